@@ -1,0 +1,20 @@
+/** Two projects: pure unit tests next to the code, end-to-end tests against real PostgreSQL, Redis and Chromium. */
+const common = {
+  moduleFileExtensions: ['js', 'json', 'ts'],
+  transform: { '^.+\\.ts$': 'ts-jest' },
+  testEnvironment: 'node',
+};
+module.exports = {
+  testTimeout: 60000,
+  projects: [
+    { ...common, displayName: 'unit', rootDir: 'src', testRegex: '.*\\.spec\\.ts$' },
+    {
+      ...common,
+      displayName: 'e2e',
+      rootDir: '.',
+      testRegex: 'test/.*\\.e2e-spec\\.ts$',
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
+  ],
+};

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Makes sure the machine has what Glimpse needs besides npm packages: a Chromium for Playwright
+# (no browser download: Debian's package) and CJK/emoji fonts. Installs them with apt-get when
+# missing and we are root; otherwise says what to install. Idempotent and quiet when all is there.
+set -euo pipefail
+
+have_chromium() {
+  [ -n "${CHROMIUM_PATH:-}" ] && [ -x "${CHROMIUM_PATH}" ] && return 0
+  for p in /usr/bin/chromium /usr/bin/chromium-browser /usr/bin/google-chrome-stable /usr/bin/google-chrome /snap/bin/chromium; do
+    [ -x "$p" ] && return 0
+  done
+  return 1
+}
+have_fonts() {
+  command -v fc-list >/dev/null 2>&1 && fc-list | grep -qi 'Noto Sans CJK' && fc-list | grep -qi 'Noto Color Emoji'
+}
+
+missing=()
+have_chromium || missing+=(chromium)
+have_fonts || missing+=(fonts-noto-cjk fonts-noto-color-emoji)
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "Installing ${missing[*]} with apt-get…" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q >/dev/null
+  apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "Missing system packages: ${missing[*]}. Install them (e.g. sudo apt-get install ${missing[*]}) or set CHROMIUM_PATH." >&2
+  have_chromium || exit 1
+fi

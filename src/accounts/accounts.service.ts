@@ -1,0 +1,45 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { newId } from '../common/ids';
+import { Account } from './account.entity';
+import { Plan } from './plan';
+
+/** Thrown by the accounts service for a missing account or a duplicate email (CLI-facing). */
+export class AccountError extends Error {}
+
+/** Creates accounts, finds them by id or email, and changes their plan. */
+@Injectable()
+export class AccountsService {
+  constructor(@InjectRepository(Account) private readonly accounts: Repository<Account>) {}
+
+  /** Creates an account. Throws {@link AccountError} when the email is taken. */
+  async create(email: string, plan: Plan): Promise<Account> {
+    const normalized = email.trim().toLowerCase();
+    if (await this.accounts.existsBy({ email: normalized })) {
+      throw new AccountError(`An account with email ${normalized} already exists`);
+    }
+    return this.accounts.save(this.accounts.create({ id: newId('account'), email: normalized, plan }));
+  }
+
+  /** The account with this id (`acc_…`) or email. Throws {@link AccountError} when there is none. */
+  async get(idOrEmail: string): Promise<Account> {
+    const account = idOrEmail.startsWith('acc_')
+      ? await this.accounts.findOneBy({ id: idOrEmail })
+      : await this.accounts.findOneBy({ email: idOrEmail.trim().toLowerCase() });
+    if (!account) throw new AccountError(`No account ${idOrEmail}`);
+    return account;
+  }
+
+  /** The account with this email, or null. */
+  findByEmail(email: string): Promise<Account | null> {
+    return this.accounts.findOneBy({ email: email.trim().toLowerCase() });
+  }
+
+  /** Moves an account to another plan; its keys' caps change on their next request. */
+  async changePlan(idOrEmail: string, plan: Plan): Promise<Account> {
+    const account = await this.get(idOrEmail);
+    account.plan = plan;
+    return this.accounts.save(account);
+  }
+}

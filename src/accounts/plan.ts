@@ -1,0 +1,10 @@
+/** Plans and their monthly screenshot caps (spec section 8; `legacy_free` per CONTRACT.md, "Quotas"). */
+export const PLANS = ['free', 'starter', 'pro', 'legacy_free'] as const;
+export type Plan = (typeof PLANS)[number];
+
+/** Fixed monthly caps; `legacy_free` takes its cap from `LEGACY_FREE_CAP`. */
+export const PLAN_CAPS: Record<Exclude<Plan, 'legacy_free'>, number> = { free: 100, starter: 2000, pro: 10000 };
+
+export function isPlan(value: string): value is Plan {
+  return (PLANS as readonly string[]).includes(value);
+}

@@ -1,0 +1,38 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AccountsModule } from './accounts/accounts.module';
+import { AuthModule } from './auth/auth.module';
+import { CommonModule } from './common/common.module';
+import { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { dataSourceOptions } from './database/data-source';
+import { QueueModule } from './queue/queue.module';
+import { ScreenshotsModule } from './screenshots/screenshots.module';
+import { StorageModule } from './storage/storage.module';
+
+/** How a process uses the module graph. */
+export interface AppModuleOptions {
+  config: AppConfig;
+  /** Run the queue processors in this process. */
+  runProcessors: boolean;
+}
+
+/** The whole service; `main.ts`, `worker.ts`, `cli.ts` and the tests build it with their options. */
+@Module({})
+export class AppModule {
+  static register({ config, runProcessors }: AppModuleOptions): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        CommonModule,
+        TypeOrmModule.forRoot(dataSourceOptions(config)),
+        QueueModule.forRoot(config, runProcessors),
+        AccountsModule,
+        AuthModule,
+        StorageModule,
+        ScreenshotsModule,
+      ],
+    };
+  }
+}

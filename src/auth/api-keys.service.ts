@@ -1,0 +1,87 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { Account } from '../accounts/account.entity';
+import { AccountsService } from '../accounts/accounts.service';
+import { Plan } from '../accounts/plan';
+import { ApiError, ErrorCode } from '../common/api-error';
+import { Clock } from '../common/clock';
+import { newId } from '../common/ids';
+import { ApiKey } from './api-key.entity';
+import { API_KEY_SECRET_PREFIX, displayPrefix, hashApiKeySecret, newApiKeySecret } from './api-key-secret';
+
+/** The caller of an authenticated request, as attached by the API key guard. */
+export interface AuthenticatedKey {
+  apiKeyId: string;
+  accountId: string;
+  plan: Plan;
+}
+
+/** A freshly created key: the only moment the secret exists outside the caller's hands. */
+export interface CreatedApiKey {
+  id: string;
+  key: string;
+  prefix: string;
+  accountId: string;
+}
+
+/** Thrown by {@link ApiKeysService.revoke} for an unknown key id (CLI-facing). */
+export class ApiKeyNotFoundError extends Error {}
+
+/** Creates, lists, revokes and authenticates API keys (CONTRACT.md, "API keys"). */
+@Injectable()
+export class ApiKeysService {
+  constructor(
+    @InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>,
+    private readonly accounts: AccountsService,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Creates a key for an account (by id or email). The returned `key` is the secret, shown once. */
+  async create(accountIdOrEmail: string, name?: string): Promise<CreatedApiKey> {
+    const account = await this.accounts.get(accountIdOrEmail);
+    const secret = newApiKeySecret();
+    const record = await this.keys.save(
+      this.keys.create({
+        id: newId('apiKey'),
+        accountId: account.id,
+        name: name ?? null,
+        prefix: displayPrefix(secret),
+        secretHash: hashApiKeySecret(secret),
+        revokedAt: null,
+      }),
+    );
+    return { id: record.id, key: secret, prefix: record.prefix, accountId: account.id };
+  }
+
+  /** Revokes a key at once; idempotent (a second revoke keeps the first time). Throws {@link ApiKeyNotFoundError}. */
+  async revoke(keyId: string): Promise<ApiKey> {
+    const key = await this.keys.findOneBy({ id: keyId });
+    if (!key) throw new ApiKeyNotFoundError(`No API key ${keyId}`);
+    if (!key.revokedAt) {
+      key.revokedAt = this.clock.now();
+      await this.keys.save(key);
+    }
+    return key;
+  }
+
+  /** The keys of an account (by id or email), oldest first. */
+  async list(accountIdOrEmail: string): Promise<ApiKey[]> {
+    const account = await this.accounts.get(accountIdOrEmail);
+    return this.keys.find({ where: { accountId: account.id }, order: { createdAt: 'ASC' } });
+  }
+
+  /**
+   * Resolves a presented secret to its caller. Reads the database on every call, so a revocation takes
+   * effect on the next request. Throws 401 `INVALID_API_KEY` for an unknown secret and 401
+   * `API_KEY_REVOKED` for a revoked one.
+   */
+  async authenticate(secret: string): Promise<AuthenticatedKey> {
+    const key = secret.startsWith(API_KEY_SECRET_PREFIX)
+      ? await this.keys.findOne({ where: { secretHash: hashApiKeySecret(secret) }, relations: { account: true } })
+      : null;
+    if (!key) throw new ApiError(ErrorCode.INVALID_API_KEY, 401, 'API key not recognised');
+    if (key.revokedAt) throw new ApiError(ErrorCode.API_KEY_REVOKED, 401, 'API key has been revoked');
+    return { apiKeyId: key.id, accountId: key.accountId, plan: (key.account as Account).plan };
+  }
+}

@@ -1,0 +1,88 @@
+import { INestApplicationContext } from '@nestjs/common';
+import { Command, InvalidArgumentError } from 'commander';
+import { AccountsService } from '../accounts/accounts.service';
+import { isPlan, Plan, PLANS } from '../accounts/plan';
+import { ApiKeysService } from '../auth/api-keys.service';
+import { ScreenshotsService } from '../screenshots/screenshots.service';
+
+/** Prints a command's result: the JSON object with `--json`, else readable lines. */
+type Printer = (json: object, text: string) => void;
+
+function parsePlan(value: string): Plan {
+  if (!isPlan(value)) throw new InvalidArgumentError(`must be one of ${PLANS.join(', ')}`);
+  return value;
+}
+
+/**
+ * The admin commands of CONTRACT.md, "Admin CLI": `account:create`, `account:plan`, `key:create`,
+ * `key:revoke`, `key:list`. `app` is resolved lazily so `--help` needs no database.
+ */
+export function buildAdminProgram(app: () => Promise<INestApplicationContext>, print: (json: boolean) => Printer): Command {
+  const program = new Command('glimpse').description('Glimpse admin CLI').option('--json', 'print one JSON object on stdout');
+  const out = () => print(Boolean(program.opts().json));
+
+  program
+    .command('account:create')
+    .description('create an account')
+    .requiredOption('--email <email>', 'account email')
+    .option('--plan <plan>', `one of ${PLANS.join(', ')}`, parsePlan, 'free' as Plan)
+    .action(async (opts: { email: string; plan: Plan }) => {
+      const account = await (await app()).get(AccountsService).create(opts.email, opts.plan);
+      const json = { id: account.id, email: account.email, plan: account.plan };
+      out()(json, `Created account ${account.id} (${account.email}, plan ${account.plan})`);
+    });
+
+  program
+    .command('account:plan')
+    .description("change an account's plan")
+    .requiredOption('--account <idOrEmail>', 'account id or email')
+    .requiredOption('--plan <plan>', `one of ${PLANS.join(', ')}`, parsePlan)
+    .action(async (opts: { account: string; plan: Plan }) => {
+      const account = await (await app()).get(AccountsService).changePlan(opts.account, opts.plan);
+      out()({ id: account.id, email: account.email, plan: account.plan }, `Account ${account.id} is now on plan ${account.plan}`);
+    });
+
+  program
+    .command('key:create')
+    .description('create an API key (the secret is printed once)')
+    .requiredOption('--account <idOrEmail>', 'account id or email')
+    .option('--name <name>', 'label, e.g. the environment')
+    .action(async (opts: { account: string; name?: string }) => {
+      const key = await (await app()).get(ApiKeysService).create(opts.account, opts.name);
+      out()(key, `Created API key ${key.id} for ${key.accountId}. Store it now; it is not shown again:\n${key.key}`);
+    });
+
+  program
+    .command('key:revoke')
+    .description('revoke an API key at once')
+    .requiredOption('--key <keyId>', 'key record id (key_…)')
+    .action(async (opts: { key: string }) => {
+      const key = await (await app()).get(ApiKeysService).revoke(opts.key);
+      const revokedAt = (key.revokedAt as Date).toISOString();
+      out()({ id: key.id, revokedAt }, `Revoked ${key.id} at ${revokedAt}`);
+    });
+
+  program
+    .command('key:list')
+    .description("list an account's API keys with this month's usage")
+    .requiredOption('--account <idOrEmail>', 'account id or email')
+    .action(async (opts: { account: string }) => {
+      const ctx = await app();
+      const keys = await ctx.get(ApiKeysService).list(opts.account);
+      const usage = await ctx.get(ScreenshotsService).usageThisMonth(keys.map((k) => k.id));
+      const data = keys.map((k) => ({
+        id: k.id,
+        prefix: k.prefix,
+        name: k.name,
+        createdAt: k.createdAt.toISOString(),
+        revokedAt: k.revokedAt?.toISOString() ?? null,
+        usedThisMonth: usage.get(k.id) ?? 0,
+      }));
+      const text = data.length
+        ? data.map((k) => `${k.id}  ${k.prefix}…  ${k.name ?? '-'}  used ${k.usedThisMonth}  ${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}`).join('\n')
+        : 'No keys';
+      out()({ data }, text);
+    });
+
+  return program;
+}

@@ -1,0 +1,143 @@
+import { plainToInstance, Transform } from 'class-transformer';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  Min,
+  validateSync,
+} from 'class-validator';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+const toInt = ({ value }: { value: unknown }) =>
+  typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+const toBool = ({ value }: { value: unknown }) => {
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0' || value === '') return false;
+  return value;
+};
+
+/** Where `CHROMIUM_PATH` is looked for when unset (Debian, Ubuntu, Chrome packages). */
+export const CHROMIUM_CANDIDATES = [
+  '/usr/bin/chromium',
+  '/usr/bin/chromium-browser',
+  '/usr/bin/google-chrome-stable',
+  '/usr/bin/google-chrome',
+  '/snap/bin/chromium',
+];
+
+/**
+ * Raw environment as read from `process.env`, validated with class-validator.
+ * Names and defaults follow CONTRACT.md, "Configuration (environment)".
+ */
+class EnvironmentVariables {
+  @Transform(toInt) @IsInt() @Min(0) @Max(65535) PORT = 3000;
+  @IsString() @Matches(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// URL' })
+  DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/glimpse';
+  @IsString() @Matches(/^rediss?:\/\//, { message: 'must be a redis:// URL' })
+  REDIS_URL = 'redis://127.0.0.1:6379';
+  @IsString() @Matches(/^[A-Za-z0-9_:-]{1,64}$/, { message: 'must be 1-64 characters of [A-Za-z0-9_:-]' })
+  QUEUE_PREFIX = 'glimpse';
+  @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  PUBLIC_BASE_URL?: string;
+  @IsString() STORAGE_DIR = './data/files';
+  @IsOptional() @IsString() CHROMIUM_PATH?: string;
+  @Transform(toBool) @IsBoolean() SSRF_ALLOW_PRIVATE = false;
+  @Transform(toBool) @IsBoolean() WEBHOOK_ALLOW_HTTP = false;
+  @IsString() @Matches(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, { message: 'must be a comma-separated list of seconds' })
+  WEBHOOK_RETRY_DELAYS = '60,300,1800,7200,43200';
+  @Transform(toInt) @IsInt() @Min(100) @Max(120000) WEBHOOK_TIMEOUT_MS = 15000;
+  @Transform(toInt) @IsInt() @Min(1) @Max(3650) RESULT_TTL_DAYS = 30;
+  @Transform(toInt) @IsInt() @Min(0) LEGACY_FREE_CAP = 1000;
+  @IsIn(['inline', 'off']) WORKER_MODE: 'inline' | 'off' = 'inline';
+  @Transform(toInt) @IsInt() @Min(1000) @Max(120000) CAPTURE_TIMEOUT_MS = 30000;
+  @Transform(toInt) @IsInt() @Min(1) @Max(32) CAPTURE_CONCURRENCY = 2;
+  @IsIn(['error', 'warn', 'log', 'debug', 'verbose']) LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
+}
+
+/** Typed, validated configuration, read once at boot. Units are in the field names (ms, s, days). */
+export interface AppConfig {
+  port: number;
+  databaseUrl: string;
+  redisUrl: string;
+  /** Bull key prefix; every queue of this deployment lives under it. */
+  queuePrefix: string;
+  /** Base of public result URLs, without a trailing slash (e.g. `http://localhost:3000`). */
+  publicBaseUrl: string;
+  /** Absolute path of the result file directory. */
+  storageDir: string;
+  /** Absolute path of the Chromium executable. */
+  chromiumPath: string;
+  ssrfAllowPrivate: boolean;
+  webhookAllowHttp: boolean;
+  /** Delays between webhook attempts, in seconds (attempt n+1 waits `webhookRetryDelaysS[n-1]`). */
+  webhookRetryDelaysS: number[];
+  webhookTimeoutMs: number;
+  resultTtlDays: number;
+  legacyFreeCap: number;
+  workerMode: 'inline' | 'off';
+  /** Navigation timeout of one capture, in ms. */
+  captureTimeoutMs: number;
+  /** Captures run at once by one worker process. */
+  captureConcurrency: number;
+  logLevel: 'error' | 'warn' | 'log' | 'debug' | 'verbose';
+}
+
+/** Thrown by {@link loadConfig}; `problems` holds one readable line per invalid variable. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+/** Injection token of the {@link AppConfig}. */
+export const APP_CONFIG = Symbol('APP_CONFIG');
+
+/**
+ * Validates an environment and returns the typed configuration.
+ * Empty strings count as unset. Throws {@link ConfigError} listing every problem at once.
+ */
+export function loadConfig(env: Record<string, string | undefined>): AppConfig {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const raw = plainToInstance(EnvironmentVariables, present, { exposeDefaultValues: true });
+  const errors = validateSync(raw, { whitelist: false });
+  const problems = errors.map(
+    (e) => `${e.property}=${JSON.stringify(env[e.property])}: ${Object.values(e.constraints ?? {}).join('; ')}`,
+  );
+  const chromiumPath = raw.CHROMIUM_PATH ?? CHROMIUM_CANDIDATES.find((p) => existsSync(p));
+  if (!chromiumPath) {
+    problems.push(`CHROMIUM_PATH: unset and no Chromium found at ${CHROMIUM_CANDIDATES.join(', ')}`);
+  } else if (!existsSync(chromiumPath)) {
+    problems.push(`CHROMIUM_PATH=${JSON.stringify(chromiumPath)}: no such file`);
+  }
+  if (problems.length) throw new ConfigError(problems);
+  return {
+    port: raw.PORT,
+    databaseUrl: raw.DATABASE_URL,
+    redisUrl: raw.REDIS_URL,
+    queuePrefix: raw.QUEUE_PREFIX,
+    publicBaseUrl: (raw.PUBLIC_BASE_URL ?? `http://localhost:${raw.PORT}`).replace(/\/+$/, ''),
+    storageDir: resolve(raw.STORAGE_DIR),
+    chromiumPath: chromiumPath as string,
+    ssrfAllowPrivate: raw.SSRF_ALLOW_PRIVATE,
+    webhookAllowHttp: raw.WEBHOOK_ALLOW_HTTP,
+    webhookRetryDelaysS: raw.WEBHOOK_RETRY_DELAYS.split(',').map((s) => Number(s.trim())),
+    webhookTimeoutMs: raw.WEBHOOK_TIMEOUT_MS,
+    resultTtlDays: raw.RESULT_TTL_DAYS,
+    legacyFreeCap: raw.LEGACY_FREE_CAP,
+    workerMode: raw.WORKER_MODE,
+    captureTimeoutMs: raw.CAPTURE_TIMEOUT_MS,
+    captureConcurrency: raw.CAPTURE_CONCURRENCY,
+    logLevel: raw.LOG_LEVEL,
+  };
+}
+
+/** The process's configuration from `process.env`; the only reader of `process.env` in the service. */
+export function loadConfigFromProcessEnv(): AppConfig {
+  return loadConfig(process.env);
+}

@@ -1,0 +1,7 @@
+import { Account } from '../accounts/account.entity';
+import { ApiKey } from '../auth/api-key.entity';
+import { EventRecord } from '../events/event.entity';
+import { ScreenshotJob } from '../screenshots/screenshot-job.entity';
+
+/** Every TypeORM entity of the service; the data source and the migration check use this list. */
+export const ENTITIES = [Account, ApiKey, ScreenshotJob, EventRecord];

@@ -1,0 +1,4 @@
+import { Initial1795217803145 } from './1795217803145-Initial';
+
+/** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
+export const MIGRATIONS: Function[] = [Initial1795217803145];

@@ -1,0 +1,25 @@
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import type { EventType } from './event-types';
+
+/** One occurrence of an event, stored once and then fanned out (ARCHITECTURE.md, events/). */
+@Entity({ name: 'events' })
+@Index(['accountId', 'createdAt'])
+export class EventRecord {
+  /** `evt_…` */
+  @PrimaryColumn({ type: 'varchar', length: 40 })
+  id: string;
+
+  @Column({ name: 'account_id', type: 'varchar', length: 40 })
+  accountId: string;
+
+  @Column({ type: 'varchar', length: 64 })
+  type: EventType;
+
+  /** Event-specific fields (spec section 6.1). */
+  @Column({ type: 'jsonb' })
+  data: Record<string, unknown>;
+
+  /** Set from the service clock, so the envelope's `createdAt` is exact to the millisecond. */
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}

@@ -1,0 +1,65 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { Clock } from '../common/clock';
+import { newId } from '../common/ids';
+import { EventRecord } from './event.entity';
+import { EventType } from './event-types';
+
+/** The event envelope sent to receivers (spec section 2.5 plus CONTRACT.md's `id`). */
+export interface EventEnvelope {
+  id: string;
+  type: EventType;
+  /** ISO 8601 UTC with milliseconds. */
+  createdAt: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * A consumer of published events (the webhooks fan-out). `fanOut` runs inside the transaction that
+ * stores the event, so whatever it writes commits or rolls back with the event; it returns work to do
+ * after the commit (for example enqueueing deliveries), or nothing.
+ */
+export interface EventSink {
+  fanOut(event: EventRecord, manager: EntityManager): Promise<(() => Promise<void>) | void>;
+}
+
+/** Stores events and hands them to the registered sinks in the same transaction. */
+@Injectable()
+export class EventsService {
+  private readonly sinks: EventSink[] = [];
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Registers a sink; called by consumer modules at start-up. */
+  registerSink(sink: EventSink): void {
+    this.sinks.push(sink);
+  }
+
+  /**
+   * Stores one event for an account and fans it out in one transaction, then runs the sinks'
+   * after-commit work. Throws when the database write fails (nothing is stored then).
+   */
+  async publish(accountId: string, type: EventType, data: Record<string, unknown>): Promise<EventRecord> {
+    const afterCommit: (() => Promise<void>)[] = [];
+    const event = await this.dataSource.transaction(async (manager) => {
+      const record = manager.create(EventRecord, { id: newId('event'), accountId, type, data, createdAt: this.clock.now() });
+      await manager.save(EventRecord, record);
+      for (const sink of this.sinks) {
+        const after = await sink.fanOut(record, manager);
+        if (after) afterCommit.push(after);
+      }
+      return record;
+    });
+    for (const run of afterCommit) await run();
+    return event;
+  }
+
+  /** The envelope of an event, as receivers see it. */
+  static envelope(event: EventRecord): EventEnvelope {
+    return { id: event.id, type: event.type, createdAt: event.createdAt.toISOString(), data: event.data };
+  }
+}

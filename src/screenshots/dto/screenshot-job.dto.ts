@@ -1,0 +1,41 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { IMAGE_FORMATS, ImageFormat } from '../../capture/image-format';
+import { JOB_STATUSES, JobStatus } from '../screenshot-job.entity';
+
+/** A screenshot job as returned by the API (spec section 2.1 plus CONTRACT.md's extra fields). */
+export class ScreenshotJobDto {
+  @ApiProperty({ description: 'Job id', example: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4' })
+  id: string;
+
+  @ApiProperty({ enum: JOB_STATUSES, description: 'pending → processing → done | failed' })
+  status: JobStatus;
+
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'Result URL (a capability URL, no API key needed); null until status is done',
+    example: 'http://localhost:3000/files/2vQd…x1.png',
+  })
+  url: string | null;
+
+  @ApiProperty({ type: 'string', nullable: true, description: 'Failure description; null unless status is failed' })
+  error: string | null;
+
+  @ApiProperty({ description: 'ISO 8601 UTC with milliseconds', example: '2026-11-20T12:00:00.000Z' })
+  createdAt: string;
+
+  @ApiProperty({ type: 'string', nullable: true, description: 'When the job reached done or failed (ISO 8601 UTC)' })
+  completedAt: string | null;
+
+  @ApiProperty({ enum: IMAGE_FORMATS })
+  format: ImageFormat;
+
+  @ApiProperty({ description: 'Viewport width in px', type: 'integer' })
+  width: number;
+
+  @ApiProperty({ description: 'Viewport height in px', type: 'integer' })
+  height: number;
+
+  @ApiProperty()
+  fullPage: boolean;
+}

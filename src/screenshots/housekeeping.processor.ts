@@ -1,0 +1,62 @@
+import { InjectQueue } from '@nestjs/bull';
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { Queue } from 'bull';
+import { LessThan, Repository } from 'typeorm';
+import { Clock } from '../common/clock';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { HOUSEKEEPING_QUEUE, HOUSEKEEPING_SWEEP_JOB, RUN_PROCESSORS } from '../queue/queues';
+import { ResultFilesService } from '../storage/result-files.service';
+import { CaptureProcessor } from './capture.processor';
+import { SCREENSHOT_LIMITS } from './dto/create-screenshot.dto';
+import { ScreenshotJob } from './screenshot-job.entity';
+
+/** How often the sweep runs, ms. */
+export const SWEEP_INTERVAL_MS = 60_000;
+
+/**
+ * Periodic sweep (a repeatable Bull job, so one worker runs it per interval however many run):
+ * fails jobs stuck in `processing` far beyond any capture's time budget (their worker died and the
+ * queue lost them), and deletes result files past `RESULT_TTL_DAYS`.
+ */
+@Injectable()
+export class HousekeepingProcessor implements OnApplicationBootstrap {
+  private readonly logger = new Logger(HousekeepingProcessor.name);
+
+  constructor(
+    @InjectQueue(HOUSEKEEPING_QUEUE) private readonly queue: Queue,
+    @InjectRepository(ScreenshotJob) private readonly jobs: Repository<ScreenshotJob>,
+    private readonly files: ResultFilesService,
+    private readonly captures: CaptureProcessor,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(RUN_PROCESSORS) private readonly runProcessors: boolean,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.runProcessors) return;
+    void this.queue.process(HOUSEKEEPING_SWEEP_JOB, 1, () => this.sweep());
+    await this.queue.add(HOUSEKEEPING_SWEEP_JOB, {}, {
+      repeat: { every: SWEEP_INTERVAL_MS },
+      jobId: HOUSEKEEPING_SWEEP_JOB,
+      removeOnComplete: true,
+      removeOnFail: true,
+    });
+  }
+
+  /** One sweep; returns what it did. */
+  async sweep(): Promise<{ stuckJobsFailed: number; filesDeleted: number }> {
+    const now = this.clock.now();
+    // Budget of one attempt: navigation and screenshot timeouts, the longest delay, and slack; twice for the retry.
+    const budgetMs = 2 * (2 * this.config.captureTimeoutMs + SCREENSHOT_LIMITS.delayMs.max + 60_000);
+    const stuck = await this.jobs.find({
+      select: { id: true },
+      where: { status: 'processing', startedAt: LessThan(new Date(now.getTime() - budgetMs)) },
+    });
+    for (const { id } of stuck) await this.captures.fail(id, 'capture did not finish: the worker stopped');
+    const filesDeleted = await this.files.purgeExpired();
+    const result = { stuckJobsFailed: stuck.length, filesDeleted };
+    if (result.stuckJobsFailed || result.filesDeleted) this.logger.log(`Sweep: ${JSON.stringify(result)}`);
+    return result;
+  }
+}

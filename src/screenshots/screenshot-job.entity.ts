@@ -1,0 +1,78 @@
+import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Account } from '../accounts/account.entity';
+import { ApiKey } from '../auth/api-key.entity';
+import type { ImageFormat } from '../capture/image-format';
+
+/** Job states (spec section 3.1): `pending` → `processing` → `done` | `failed`, never back. */
+export const JOB_STATUSES = ['pending', 'processing', 'done', 'failed'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+/** One screenshot job: the capture options, its state and, once done, its result file. */
+@Entity({ name: 'screenshot_jobs' })
+@Index(['accountId', 'createdAt'])
+export class ScreenshotJob {
+  /** `scr_…` */
+  @PrimaryColumn({ type: 'varchar', length: 40 })
+  id: string;
+
+  @Column({ name: 'account_id', type: 'varchar', length: 40 })
+  accountId: string;
+
+  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'account_id' })
+  account?: Account;
+
+  @Index()
+  @Column({ name: 'api_key_id', type: 'varchar', length: 40 })
+  apiKeyId: string;
+
+  @ManyToOne(() => ApiKey, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'api_key_id' })
+  apiKey?: ApiKey;
+
+  @Index()
+  @Column({ type: 'varchar', length: 16 })
+  status: JobStatus;
+
+  /** The page to capture. */
+  @Column({ name: 'target_url', type: 'text' })
+  targetUrl: string;
+
+  /** Viewport width, px. */
+  @Column({ type: 'int' })
+  width: number;
+
+  /** Viewport height, px. */
+  @Column({ type: 'int' })
+  height: number;
+
+  @Column({ name: 'full_page', type: 'boolean' })
+  fullPage: boolean;
+
+  @Column({ type: 'varchar', length: 8 })
+  format: ImageFormat;
+
+  /** Wait after load, ms. */
+  @Column({ name: 'delay_ms', type: 'int' })
+  delayMs: number;
+
+  /** Name of the result file in storage, once done. */
+  @Column({ name: 'result_file', type: 'varchar', length: 64, nullable: true })
+  resultFile: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  error: string | null;
+
+  /** Capture attempts started (a worker crash can cause a second one). */
+  @Column({ type: 'int', default: 0 })
+  attempts: number;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'started_at', type: 'timestamptz', nullable: true })
+  startedAt: Date | null;
+
+  @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
+  completedAt: Date | null;
+}

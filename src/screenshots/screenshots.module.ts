@@ -1,0 +1,28 @@
+import { BullModule } from '@nestjs/bull';
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuthModule } from '../auth/auth.module';
+import { CaptureModule } from '../capture/capture.module';
+import { EventsModule } from '../events/events.module';
+import { CAPTURE_QUEUE, HOUSEKEEPING_QUEUE } from '../queue/queues';
+import { StorageModule } from '../storage/storage.module';
+import { CaptureProcessor } from './capture.processor';
+import { HousekeepingProcessor } from './housekeeping.processor';
+import { ScreenshotJob } from './screenshot-job.entity';
+import { ScreenshotsController } from './screenshots.controller';
+import { ScreenshotsService } from './screenshots.service';
+
+@Module({
+  imports: [
+    TypeOrmModule.forFeature([ScreenshotJob]),
+    BullModule.registerQueue({ name: CAPTURE_QUEUE }, { name: HOUSEKEEPING_QUEUE }),
+    AuthModule,
+    CaptureModule,
+    StorageModule,
+    EventsModule,
+  ],
+  controllers: [ScreenshotsController],
+  providers: [ScreenshotsService, CaptureProcessor, HousekeepingProcessor],
+  exports: [ScreenshotsService],
+})
+export class ScreenshotsModule {}

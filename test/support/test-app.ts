@@ -1,0 +1,125 @@
+import { INestApplication, Type } from '@nestjs/common';
+import { Test, TestingModuleBuilder } from '@nestjs/testing';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AccountsService } from '../../src/accounts/accounts.service';
+import { Plan } from '../../src/accounts/plan';
+import { AppModule } from '../../src/app.module';
+import { ApiKeysService } from '../../src/auth/api-keys.service';
+import { AppConfig, loadConfig } from '../../src/config/app-config';
+import { configureApp } from '../../src/configure-app';
+
+let appCounter = 0;
+
+/** A running test instance of the service on 127.0.0.1 with its own queue prefix and storage directory. */
+export interface TestApp {
+  app: INestApplication;
+  config: AppConfig;
+  /** e.g. `http://127.0.0.1:40123` */
+  baseUrl: string;
+  /** A provider of the app's module graph. */
+  get<T>(type: Type<T> | string | symbol): T;
+  /** Creates an account on `plan` with one key; returns the secret and ids. */
+  createKey(plan?: Plan): Promise<{ key: string; keyId: string; accountId: string }>;
+  /** `fetch` against the app with JSON body handling and a Bearer key. */
+  request(method: string, path: string, options?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<TestResponse>;
+  close(): Promise<void>;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+export interface TestAppOptions {
+  /** Environment variables on top of the test defaults. */
+  env?: Record<string, string>;
+  /** Run the queue processors (default true). */
+  runProcessors?: boolean;
+  /** Provider overrides, e.g. a fixed Clock. */
+  override?: (builder: TestingModuleBuilder) => TestingModuleBuilder;
+}
+
+/**
+ * Starts the real app (real PostgreSQL database of this run, real Redis under a fresh prefix,
+ * real Chromium) listening on 127.0.0.1 with an ephemeral port. `SSRF_ALLOW_PRIVATE=true` by default,
+ * since every test page is served on loopback.
+ */
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const storageDir = mkdtempSync(join(tmpdir(), 'glimpse-test-'));
+  const config = loadConfig({
+    ...process.env,
+    DATABASE_URL: required('GLIMPSE_TEST_DATABASE_URL'),
+    QUEUE_PREFIX: `${required('GLIMPSE_TEST_QUEUE_PREFIX')}_${process.pid}_${++appCounter}`,
+    STORAGE_DIR: storageDir,
+    SSRF_ALLOW_PRIVATE: 'true',
+    CAPTURE_TIMEOUT_MS: '10000',
+    LOG_LEVEL: 'error',
+    ...options.env,
+  });
+  let builder = Test.createTestingModule({
+    imports: [AppModule.register({ config, runProcessors: options.runProcessors ?? true })],
+  });
+  if (options.override) builder = options.override(builder);
+  const moduleRef = await builder.compile();
+  const app = moduleRef.createNestApplication({ bodyParser: false, logger: ['error', 'warn'] });
+  configureApp(app);
+  await app.listen(0, '127.0.0.1');
+  const address = app.getHttpServer().address() as { port: number };
+  config.publicBaseUrl = `http://127.0.0.1:${address.port}`;
+  const baseUrl = config.publicBaseUrl;
+
+  return {
+    app,
+    config,
+    baseUrl,
+    get: (type) => app.get(type, { strict: false }),
+    async createKey(plan: Plan = 'pro') {
+      const account = await app.get(AccountsService).create(`user-${Math.random().toString(36).slice(2)}@test.local`, plan);
+      const created = await app.get(ApiKeysService).create(account.id, 'test');
+      return { key: created.key, keyId: created.id, accountId: account.id };
+    },
+    async request(method, path, { key, body, headers = {} } = {}) {
+      const res = await fetch(baseUrl + path, {
+        method,
+        headers: {
+          ...(key ? { authorization: `Bearer ${key}` } : {}),
+          ...(body !== undefined && typeof body !== 'string' ? { 'content-type': 'application/json' } : {}),
+          ...headers,
+        },
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        /* not JSON: keep the text */
+      }
+      return { status: res.status, headers: res.headers, body: parsed };
+    },
+    async close() {
+      await app.close();
+      rmSync(storageDir, { recursive: true, force: true });
+    },
+  };
+}
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run the e2e tests through jest's global setup`);
+  return value;
+}
+
+/** Polls `GET /v1/screenshot/:id` until the job is `done` or `failed` (at most `timeoutMs`). */
+export async function waitForJob(t: TestApp, key: string, id: string, timeoutMs = 30000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await t.request('GET', `/v1/screenshot/${id}`, { key });
+    if (res.body.status === 'done' || res.body.status === 'failed') return res.body;
+    if (Date.now() > deadline) throw new Error(`job ${id} still ${res.body.status} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
