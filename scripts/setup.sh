@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# One-time (and repeatable) local set-up: system packages, build, database, migrations, and a
+# development account with a fresh API key, printed once. Configuration comes from the environment
+# (see README, Configuration); defaults suit a single machine with PostgreSQL and Redis on localhost.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/ensure-system-deps.sh
+npm run build --silent
+node dist/database/setup-database.js
+node dist/database/run-migrations.js
+
+email="${GLIMPSE_DEV_EMAIL:-dev@localhost}"
+node dist/cli.js account:create --email "$email" --plan pro --json >/dev/null 2>&1 || true
+key_json=$(node dist/cli.js key:create --account "$email" --name "setup $(date -u +%FT%TZ)" --json)
+key=$(node -e 'process.stdout.write(JSON.parse(process.argv[1]).key)' "$key_json")
+
+cat <<MSG
+
+Glimpse is set up. Development account: $email (plan pro).
+Your API key (shown once, store it now):
+
+  $key
+
+Start the service with:  npm start        (or: npm run start:local to capture pages on this machine)
+Try it:
+  curl -X POST localhost:\${PORT:-3000}/v1/screenshot -H "Authorization: Bearer $key" \\
+       -H 'Content-Type: application/json' -d '{"url":"http://127.0.0.1:3000/docs"}'
+MSG

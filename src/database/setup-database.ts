@@ -1,0 +1,29 @@
+import { Client } from 'pg';
+import { loadConfigFromProcessEnv } from '../config/app-config';
+
+/**
+ * Creates the database named in `DATABASE_URL` when it does not exist, connecting to the server's
+ * `postgres` maintenance database. Exits 1 with a one-line reason when the server is unreachable.
+ */
+async function main(): Promise<void> {
+  const target = new URL(loadConfigFromProcessEnv().databaseUrl);
+  const name = decodeURIComponent(target.pathname.replace(/^\//, ''));
+  const maintenance = new URL(target);
+  maintenance.pathname = '/postgres';
+  const client = new Client({ connectionString: maintenance.toString() });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (!rowCount) {
+      await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`);
+      process.stdout.write(`Created database ${name}\n`);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`Could not prepare the database: ${(err as Error).message}\n`);
+  process.exit(1);
+});
