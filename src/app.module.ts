@@ -7,6 +7,7 @@ import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { dataSourceOptions } from './database/data-source';
 import { QueueModule } from './queue/queue.module';
+import { QuotaModule } from './quota/quota.module';
 import { ScreenshotsModule } from './screenshots/screenshots.module';
 import { StorageModule } from './storage/storage.module';
 
@@ -30,6 +31,7 @@ export class AppModule {
         QueueModule.forRoot(config, runProcessors),
         AccountsModule,
         AuthModule,
+        QuotaModule,
         StorageModule,
         ScreenshotsModule,
       ],

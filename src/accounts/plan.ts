@@ -8,3 +8,8 @@ export const PLAN_CAPS: Record<Exclude<Plan, 'legacy_free'>, number> = { free: 1
 export function isPlan(value: string): value is Plan {
   return (PLANS as readonly string[]).includes(value);
 }
+
+/** The monthly screenshot cap of a plan, per API key: the one place the cap rule lives. */
+export function monthlyCap(plan: Plan, legacyFreeCap: number): number {
+  return plan === 'legacy_free' ? legacyFreeCap : PLAN_CAPS[plan];
+}

@@ -3,7 +3,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { AccountsService } from '../accounts/accounts.service';
 import { isPlan, Plan, PLANS } from '../accounts/plan';
 import { ApiKeysService } from '../auth/api-keys.service';
-import { ScreenshotsService } from '../screenshots/screenshots.service';
+import { QuotaService } from '../quota/quota.service';
 
 /** Prints a command's result: the JSON object with `--json`, else readable lines. */
 type Printer = (json: object, text: string) => void;
@@ -68,15 +68,17 @@ export function buildAdminProgram(app: () => Promise<INestApplicationContext>, p
     .requiredOption('--account <idOrEmail>', 'account id or email')
     .action(async (opts: { account: string }) => {
       const ctx = await app();
-      const keys = await ctx.get(ApiKeysService).list(opts.account);
-      const usage = await ctx.get(ScreenshotsService).usageThisMonth(keys.map((k) => k.id));
-      const data = keys.map((k) => ({
+      const account = await ctx.get(AccountsService).get(opts.account);
+      const keys = await ctx.get(ApiKeysService).list(account.id);
+      const quota = ctx.get(QuotaService);
+      const usage = await Promise.all(keys.map((k) => quota.status({ apiKeyId: k.id, plan: account.plan })));
+      const data = keys.map((k, i) => ({
         id: k.id,
         prefix: k.prefix,
         name: k.name,
         createdAt: k.createdAt.toISOString(),
         revokedAt: k.revokedAt?.toISOString() ?? null,
-        usedThisMonth: usage.get(k.id) ?? 0,
+        usedThisMonth: usage[i].used,
       }));
       const text = data.length
         ? data.map((k) => `${k.id}  ${k.prefix}…  ${k.name ?? '-'}  used ${k.usedThisMonth}  ${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}`).join('\n')

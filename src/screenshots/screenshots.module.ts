@@ -5,6 +5,7 @@ import { AuthModule } from '../auth/auth.module';
 import { CaptureModule } from '../capture/capture.module';
 import { EventsModule } from '../events/events.module';
 import { CAPTURE_QUEUE, HOUSEKEEPING_QUEUE } from '../queue/queues';
+import { QuotaModule } from '../quota/quota.module';
 import { StorageModule } from '../storage/storage.module';
 import { CaptureProcessor } from './capture.processor';
 import { HousekeepingProcessor } from './housekeeping.processor';
@@ -20,6 +21,7 @@ import { ScreenshotsService } from './screenshots.service';
     CaptureModule,
     StorageModule,
     EventsModule,
+    QuotaModule,
   ],
   controllers: [ScreenshotsController],
   providers: [ScreenshotsService, CaptureProcessor, HousekeepingProcessor],

@@ -6,9 +6,9 @@ import { Repository } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { SsrfGuard } from '../capture/ssrf-guard';
 import { ApiError } from '../common/api-error';
-import { Clock } from '../common/clock';
 import { isId, newId } from '../common/ids';
 import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload } from '../queue/queues';
+import { QuotaService } from '../quota/quota.service';
 import { ResultFilesService } from '../storage/result-files.service';
 import { CreateScreenshotDto, SCREENSHOT_LIMITS } from './dto/create-screenshot.dto';
 import { ScreenshotJobDto } from './dto/screenshot-job.dto';
@@ -24,42 +24,46 @@ export class ScreenshotsService {
     @InjectQueue(CAPTURE_QUEUE) private readonly captureQueue: Queue<CapturePayload>,
     private readonly ssrfGuard: SsrfGuard,
     private readonly files: ResultFilesService,
-    private readonly clock: Clock,
+    private readonly quota: QuotaService,
   ) {}
 
   /**
-   * Checks the target against the SSRF guard, inserts a `pending` job and enqueues its id.
-   * Throws 400 `TARGET_NOT_ALLOWED`. When the queue cannot take the job, the row is removed again,
-   * so a failed request leaves no job behind, and the error propagates (500).
+   * Checks the target against the SSRF guard, then, within one quota reservation of the caller's key,
+   * inserts a `pending` job and enqueues its id. Throws 400 `TARGET_NOT_ALLOWED` and 429
+   * `PLAN_QUOTA_EXCEEDED`. When the queue cannot take the job, the row is removed again and the
+   * reservation released, so a failed request leaves no job behind and counts nothing, and the error
+   * propagates (500).
    */
   async create(caller: AuthenticatedKey, dto: CreateScreenshotDto): Promise<ScreenshotJobDto> {
     await this.ssrfGuard.assertAllowed(dto.url);
-    const job = await this.jobs.save(
-      this.jobs.create({
-        id: newId('screenshot'),
-        accountId: caller.accountId,
-        apiKeyId: caller.apiKeyId,
-        status: 'pending',
-        targetUrl: dto.url,
-        width: dto.width ?? SCREENSHOT_LIMITS.width.default,
-        height: dto.height ?? SCREENSHOT_LIMITS.height.default,
-        fullPage: dto.fullPage ?? false,
-        format: dto.format ?? 'png',
-        delayMs: dto.delay ?? SCREENSHOT_LIMITS.delayMs.default,
-        resultFile: null,
-        error: null,
-        startedAt: null,
-        completedAt: null,
-      }),
-    );
-    try {
-      await this.captureQueue.add(CAPTURE_JOB, { jobId: job.id }, { jobId: job.id, removeOnComplete: true, removeOnFail: 1000 });
-    } catch (err) {
-      this.logger.error(`Could not enqueue ${job.id}; removing the job`, (err as Error).stack);
-      await this.jobs.delete({ id: job.id });
-      throw err;
-    }
-    return this.toDto(job);
+    return this.quota.reserve(caller, async () => {
+      const job = await this.jobs.save(
+        this.jobs.create({
+          id: newId('screenshot'),
+          accountId: caller.accountId,
+          apiKeyId: caller.apiKeyId,
+          status: 'pending',
+          targetUrl: dto.url,
+          width: dto.width ?? SCREENSHOT_LIMITS.width.default,
+          height: dto.height ?? SCREENSHOT_LIMITS.height.default,
+          fullPage: dto.fullPage ?? false,
+          format: dto.format ?? 'png',
+          delayMs: dto.delay ?? SCREENSHOT_LIMITS.delayMs.default,
+          resultFile: null,
+          error: null,
+          startedAt: null,
+          completedAt: null,
+        }),
+      );
+      try {
+        await this.captureQueue.add(CAPTURE_JOB, { jobId: job.id }, { jobId: job.id, removeOnComplete: true, removeOnFail: 1000 });
+      } catch (err) {
+        this.logger.error(`Could not enqueue ${job.id}; removing the job`, (err as Error).stack);
+        await this.jobs.delete({ id: job.id });
+        throw err;
+      }
+      return this.toDto(job);
+    });
   }
 
   /** The caller's job. Throws 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */
@@ -67,25 +71,6 @@ export class ScreenshotsService {
     const job = isId('screenshot', id) ? await this.jobs.findOneBy({ id, accountId: caller.accountId }) : null;
     if (!job) throw ApiError.notFound('Screenshot job');
     return this.toDto(job);
-  }
-
-  /**
-   * Screenshots accepted this calendar month (UTC) per API key id: every accepted job counts, failed
-   * ones included (CONTRACT.md, "Quotas").
-   */
-  async usageThisMonth(apiKeyIds: string[]): Promise<Map<string, number>> {
-    if (!apiKeyIds.length) return new Map();
-    const now = this.clock.now();
-    const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-    const rows: { apiKeyId: string; count: string }[] = await this.jobs
-      .createQueryBuilder('job')
-      .select('job.apiKeyId', 'apiKeyId')
-      .addSelect('COUNT(*)', 'count')
-      .where('job.apiKeyId IN (:...apiKeyIds)', { apiKeyIds })
-      .andWhere('job.createdAt >= :monthStart', { monthStart })
-      .groupBy('job.apiKeyId')
-      .getRawMany();
-    return new Map(rows.map((r) => [r.apiKeyId, Number(r.count)]));
   }
 
   /** Maps the entity to its public shape. */

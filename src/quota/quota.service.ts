@@ -1,0 +1,156 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { monthlyCap, Plan } from '../accounts/plan';
+import type { AuthenticatedKey } from '../auth/api-keys.service';
+import { ApiError, ErrorCode } from '../common/api-error';
+import { Clock } from '../common/clock';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { EventsService } from '../events/events.service';
+import { QuotaUsage } from './quota-usage.entity';
+import { QuotaWarning } from './quota-warning.entity';
+import { quotaMonthOf, reachedThresholds, secondsUntil } from './quota-window';
+
+/** A key's quota in the current month. `used` can exceed `limit` after a downgrade; `remaining` never goes below 0. */
+export interface QuotaStatus {
+  plan: Plan;
+  limit: number;
+  used: number;
+  remaining: number;
+  /** 00:00 UTC on the 1st of next month. */
+  resetAt: Date;
+}
+
+/** The key a quota belongs to, with its account's current plan. */
+export type QuotaKey = Pick<AuthenticatedKey, 'apiKeyId' | 'plan'>;
+
+/**
+ * Monthly screenshot quotas per API key (CONTRACT.md, "Quotas"): the atomic reservation made when a
+ * job is accepted, the status behind the `X-RateLimit-*` headers, and the `quota.warning` events.
+ */
+@Injectable()
+export class QuotaService {
+  private readonly logger = new Logger(QuotaService.name);
+
+  constructor(
+    @InjectRepository(QuotaUsage) private readonly usage: Repository<QuotaUsage>,
+    @InjectRepository(QuotaWarning) private readonly warnings: Repository<QuotaWarning>,
+    private readonly events: EventsService,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** The key's plan, cap, usage and reset time for the current month. */
+  async status(key: QuotaKey): Promise<QuotaStatus> {
+    const { month, resetAt } = quotaMonthOf(this.clock.now());
+    const row = await this.usage.findOne({ select: { used: true }, where: { apiKeyId: key.apiKeyId, month } });
+    return this.toStatus(key.plan, row?.used ?? 0, resetAt);
+  }
+
+  /**
+   * Counts one screenshot against the caller's monthly cap and runs `accept` (which creates and
+   * enqueues the job). The check and the increment are one SQL statement, so concurrent callers
+   * never exceed the cap. When `accept` throws, the screenshot is handed back and the error
+   * propagates: a rejected request counts nothing. Once it resolves, the 80%/95% warnings the new
+   * usage reached are published (once per key, month and threshold).
+   *
+   * Throws 429 `PLAN_QUOTA_EXCEEDED` (with `Retry-After` and `details { used, limit, plan, resetAt }`)
+   * without calling `accept` when the cap is reached.
+   */
+  async reserve<T>(caller: AuthenticatedKey, accept: () => Promise<T>): Promise<T> {
+    const now = this.clock.now();
+    const { month, resetAt } = quotaMonthOf(now);
+    const limit = this.capOf(caller.plan);
+    // The row lock taken by ON CONFLICT serialises concurrent reservations of a key; the WHERE makes
+    // the increment conditional, and a cap of 0 inserts nothing.
+    const rows: { used: number }[] = await this.usage.query(
+      `INSERT INTO quota_usage (api_key_id, month, used)
+       SELECT $1, $2::date, 1 WHERE $3::int > 0
+       ON CONFLICT (api_key_id, month) DO UPDATE SET used = quota_usage.used + 1
+       WHERE quota_usage.used < $3::int
+       RETURNING used`,
+      [caller.apiKeyId, month, limit],
+    );
+    if (!rows.length) throw await this.exceeded(caller, month, resetAt, now);
+    let result: T;
+    try {
+      result = await accept();
+    } catch (err) {
+      await this.release(caller.apiKeyId, month);
+      throw err;
+    }
+    await this.warnOnThresholds(caller, month, this.toStatus(caller.plan, rows[0].used, resetAt));
+    return result;
+  }
+
+  private capOf(plan: Plan): number {
+    return monthlyCap(plan, this.config.legacyFreeCap);
+  }
+
+  private toStatus(plan: Plan, used: number, resetAt: Date): QuotaStatus {
+    const limit = this.capOf(plan);
+    return { plan, limit, used, remaining: Math.max(0, limit - used), resetAt };
+  }
+
+  /** Hands back a screenshot reserved in `month` (the reservation's month, even after a rollover). */
+  private async release(apiKeyId: string, month: string): Promise<void> {
+    try {
+      await this.usage
+        .createQueryBuilder()
+        .update(QuotaUsage)
+        .set({ used: () => 'used - 1' })
+        .where('api_key_id = :apiKeyId AND month = :month AND used > 0', { apiKeyId, month })
+        .execute();
+    } catch (err) {
+      this.logger.error(`Could not release a reserved screenshot of ${apiKeyId} (${month})`, (err as Error).stack);
+    }
+  }
+
+  private async exceeded(caller: AuthenticatedKey, month: string, resetAt: Date, now: Date): Promise<ApiError> {
+    const row = await this.usage.findOne({ select: { used: true }, where: { apiKeyId: caller.apiKeyId, month } });
+    const status = this.toStatus(caller.plan, row?.used ?? 0, resetAt);
+    return new ApiError(
+      ErrorCode.PLAN_QUOTA_EXCEEDED,
+      429,
+      `Monthly quota of ${status.limit} screenshots reached (plan ${status.plan}); it resets at ${resetAt.toISOString()}`,
+      { used: status.used, limit: status.limit, plan: status.plan, resetAt: resetAt.toISOString() },
+      { 'Retry-After': String(secondsUntil(resetAt, now)) },
+    );
+  }
+
+  /**
+   * Publishes `quota.warning` for each threshold `status.used` has reached and no request has
+   * claimed yet this month: the insert of the (key, month, threshold) row decides who publishes.
+   * The job is already accepted here, so failures are logged, not thrown; a threshold whose event
+   * could not be published is unclaimed again, so the next accepted job retries it.
+   */
+  private async warnOnThresholds(caller: AuthenticatedKey, month: string, status: QuotaStatus): Promise<void> {
+    const reached = reachedThresholds(status.used, status.limit);
+    if (!reached.length) return;
+    try {
+      const claimed: { threshold_percent: number }[] = await this.warnings.query(
+        `INSERT INTO quota_warnings (api_key_id, month, threshold_percent, created_at)
+         SELECT $1, $2::date, t, $4 FROM unnest($3::smallint[]) AS t
+         ON CONFLICT DO NOTHING
+         RETURNING threshold_percent`,
+        [caller.apiKeyId, month, reached, this.clock.now()],
+      );
+      for (const { threshold_percent: percent } of claimed) {
+        const data = {
+          threshold: percent / 100,
+          used: status.used,
+          limit: status.limit,
+          remaining: status.remaining,
+          resetAt: status.resetAt.toISOString(),
+          apiKeyId: caller.apiKeyId,
+        };
+        await this.events.publish(caller.accountId, 'quota.warning', data).catch(async (err) => {
+          this.logger.error(`Could not publish quota.warning ${percent}% for ${caller.apiKeyId}`, (err as Error).stack);
+          await this.warnings.delete({ apiKeyId: caller.apiKeyId, month, thresholdPercent: percent });
+        });
+      }
+    } catch (err) {
+      this.logger.error(`Could not record quota warnings for ${caller.apiKeyId}`, (err as Error).stack);
+    }
+  }
+}
