@@ -258,6 +258,8 @@ describe('MCP endpoint /mcp/<API_KEY>', () => {
     const list = await post(`/mcp/${key}`, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, headers);
     expect(list.status).toBe(200);
     expect(list.body.result.tools.map((tool: { name: string }) => tool.name).sort()).toEqual(['get_quota', 'get_screenshot', 'take_screenshot']);
+    const quota = await post(`/mcp/${key}`, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'get_quota', arguments: {} } }, headers);
+    expect(quota.body).toMatchObject({ id: 3, result: { structuredContent: { plan: 'pro', limit: 10000 } } });
   });
 
   it('answers unreadable bodies with JSON-RPC errors: invalid JSON 400, over 64 KiB 413', async () => {
