@@ -2,7 +2,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerResponse } from 'node:http';
+import { DataSource } from 'typeorm';
 import { ApiKeysService } from '../src/auth/api-keys.service';
+import { quotaMonthOf } from '../src/quota/quota-window';
 import { pngSize } from './support/images';
 import { PageServer, startPageServer } from './support/page-server';
 import { startTestApp, TestApp } from './support/test-app';
@@ -191,22 +193,26 @@ describe('MCP endpoint /mcp/<API_KEY>', () => {
     expect(texts(malformed)).toEqual(['NOT_FOUND: Screenshot job not found']);
   });
 
-  it('get_quota reports plan, limit, used, remaining and resetAt, and take_screenshot counts', async () => {
+  it('get_quota reports plan, limit, used, remaining and resetAt; take_screenshot counts, and fails with PLAN_QUOTA_EXCEEDED at the cap', async () => {
     const free = await t.createKey('free');
     const client = await connect(free.key);
+    const { month, resetAt } = quotaMonthOf(new Date());
     const before = await call(client, 'get_quota');
-    const now = new Date();
-    expect(before.structuredContent).toEqual({
-      plan: 'free',
-      limit: 100,
-      used: 0,
-      remaining: 100,
-      resetAt: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString(),
-    });
+    expect(before.structuredContent).toEqual({ plan: 'free', limit: 100, used: 0, remaining: 100, resetAt: resetAt.toISOString() });
     expect(JSON.parse(texts(before)[0])).toEqual(before.structuredContent);
+
     await call(client, 'take_screenshot', { url: `${pages.url}/plain`, width: 200, height: 200 });
-    const after = await call(client, 'get_quota');
-    expect(after.structuredContent).toMatchObject({ used: 1, remaining: 99 });
+    expect((await call(client, 'get_quota')).structuredContent).toMatchObject({ used: 1, remaining: 99 });
+
+    // Use up the rest of the month's quota, as 99 more captures would.
+    await t.get(DataSource).query(`UPDATE quota_usage SET used = 100 WHERE api_key_id = $1 AND month = $2`, [free.keyId, month]);
+    const refused = await call(client, 'take_screenshot', { url: `${pages.url}/plain`, width: 200, height: 200 });
+    expect(refused.isError).toBe(true);
+    expect(texts(refused)[0]).toMatch(/^PLAN_QUOTA_EXCEEDED: /);
+    expect(texts(refused)[0]).toContain(resetAt.toISOString());
+    expect((await call(client, 'get_quota')).structuredContent).toMatchObject({ used: 100, remaining: 0 });
+    const jobs = await t.get(DataSource).query(`SELECT COUNT(*)::int AS count FROM screenshot_jobs WHERE api_key_id = $1`, [free.keyId]);
+    expect(jobs[0].count).toBe(1);
   });
 
   it('refuses an unknown or revoked key with HTTP 401 and a JSON-RPC error, and no client can connect', async () => {

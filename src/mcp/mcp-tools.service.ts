@@ -1,15 +1,13 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { PLAN_CAPS } from '../accounts/plan';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiError, ErrorCode } from '../common/api-error';
-import { Clock } from '../common/clock';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { SCREENSHOT_LIMITS } from '../screenshots/dto/create-screenshot.dto';
 import { ScreenshotJobDto } from '../screenshots/dto/screenshot-job.dto';
 import { ScreenshotsService } from '../screenshots/screenshots.service';
+import { QuotaService } from '../quota/quota.service';
 import { ResultFilesService } from '../storage/result-files.service';
 import {
   GET_QUOTA_INPUT_SCHEMA,
@@ -53,8 +51,7 @@ export class McpToolsService {
   constructor(
     private readonly screenshots: ScreenshotsService,
     private readonly files: ResultFilesService,
-    private readonly clock: Clock,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly quota: QuotaService,
   ) {}
 
   /**
@@ -76,7 +73,8 @@ export class McpToolsService {
           `delay waits ${L.delayMs.min}-${L.delayMs.max} ms after the page load (default ${L.delayMs.default}). ` +
           `Waits up to timeoutSeconds (${SCREENSHOT_WAIT_S.min}-${SCREENSHOT_WAIT_S.max}, default ${SCREENSHOT_WAIT_S.default}) for the capture; ` +
           'if it is not finished by then, returns the id with status pending or processing: call get_screenshot with that id later. ' +
-          'Each call counts one screenshot against the monthly quota of this API key, also when the capture fails.',
+          'Each accepted capture counts one screenshot against the monthly quota of this API key, also when the capture ' +
+          'later fails; a call refused for its arguments, its target or a reached quota counts nothing.',
         inputSchema: TAKE_SCREENSHOT_INPUT_SCHEMA,
         outputSchema: SCREENSHOT_OUTPUT_SCHEMA,
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -137,22 +135,10 @@ export class McpToolsService {
     return this.jobResult(await this.screenshots.get(caller, id), includeImage);
   }
 
-  /**
-   * `get_quota`: the key's plan, monthly cap, usage this calendar month (UTC) and reset time.
-   * Interim until the quota module lands: the cap comes from the plan (CONTRACT.md, "Quotas") and the
-   * usage from the jobs accepted this month.
-   */
+  /** `get_quota`: the key's plan, monthly cap, usage this calendar month (UTC) and reset time ({@link QuotaService.status}). */
   async getQuota(caller: AuthenticatedKey): Promise<CallToolResult> {
-    const now = this.clock.now();
-    const limit = caller.plan === 'legacy_free' ? this.config.legacyFreeCap : PLAN_CAPS[caller.plan];
-    const used = (await this.screenshots.usageThisMonth([caller.apiKeyId])).get(caller.apiKeyId) ?? 0;
-    const quota: QuotaOutput = {
-      plan: caller.plan,
-      limit,
-      used,
-      remaining: Math.max(0, limit - used),
-      resetAt: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString(),
-    };
+    const status = await this.quota.status(caller);
+    const quota: QuotaOutput = { ...status, resetAt: status.resetAt.toISOString() };
     return { content: [{ type: 'text', text: JSON.stringify(quota) }], structuredContent: quota };
   }
 

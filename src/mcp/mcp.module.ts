@@ -1,5 +1,6 @@
 import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
+import { QuotaModule } from '../quota/quota.module';
 import { ScreenshotsModule } from '../screenshots/screenshots.module';
 import { StorageModule } from '../storage/storage.module';
 import { McpController } from './mcp.controller';
@@ -9,7 +10,7 @@ import { McpToolsService } from './mcp-tools.service';
 
 /** The MCP endpoint for AI agents at `/mcp/<API_KEY>` and its tools. */
 @Module({
-  imports: [AuthModule, ScreenshotsModule, StorageModule],
+  imports: [AuthModule, QuotaModule, ScreenshotsModule, StorageModule],
   controllers: [McpController],
   providers: [McpEndpointService, McpToolsService, McpHttpMiddleware],
 })
