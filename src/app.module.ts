@@ -6,6 +6,7 @@ import { CommonModule } from './common/common.module';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { dataSourceOptions } from './database/data-source';
+import { McpModule } from './mcp/mcp.module';
 import { QueueModule } from './queue/queue.module';
 import { QuotaModule } from './quota/quota.module';
 import { ScreenshotsModule } from './screenshots/screenshots.module';
@@ -34,6 +35,7 @@ export class AppModule {
         QuotaModule,
         StorageModule,
         ScreenshotsModule,
+        McpModule,
       ],
     };
   }

@@ -6,6 +6,12 @@ import { requestIdOf } from './request-context';
 /** Largest JSON body accepted, in bytes (a screenshot request is well under 4 KiB). */
 export const JSON_BODY_LIMIT_BYTES = 100 * 1024;
 
+/**
+ * Paths whose routes parse their own bodies with their own limit and error format: the MCP endpoint
+ * (`/mcp` and below) answers JSON-RPC errors, not envelopes (see `src/mcp/mcp-http.middleware.ts`).
+ */
+export const OWN_BODY_PARSING_PATHS = /^\/mcp(\/|$)/;
+
 /** Paths (exact) that take `multipart/form-data` instead of JSON. */
 export const MULTIPART_PATHS = new Set(['/v1/screenshot/upload']);
 
@@ -13,7 +19,8 @@ export const MULTIPART_PATHS = new Set(['/v1/screenshot/upload']);
  * Express middleware chain for request bodies: a 415 `UNSUPPORTED_MEDIA_TYPE` for a body that is
  * neither JSON nor (on {@link MULTIPART_PATHS}) multipart, JSON parsing limited to
  * {@link JSON_BODY_LIMIT_BYTES}, and body-parser failures as envelopes (400 `INVALID_JSON`,
- * 413 `PAYLOAD_TOO_LARGE`) instead of Express's HTML error page.
+ * 413 `PAYLOAD_TOO_LARGE`) instead of Express's HTML error page. Paths under
+ * {@link OWN_BODY_PARSING_PATHS} are passed through unparsed.
  */
 export function bodyParsingMiddleware() {
   const requireSupportedType = (req: Request, res: Response, next: NextFunction) => {
@@ -43,7 +50,10 @@ export function bodyParsingMiddleware() {
     }
     next(err);
   };
-  return [requireSupportedType, express.json({ limit: JSON_BODY_LIMIT_BYTES }), renderParserError];
+  const parseJson = express.json({ limit: JSON_BODY_LIMIT_BYTES });
+  const parseJsonUnlessOwn = (req: Request, res: Response, next: NextFunction) =>
+    OWN_BODY_PARSING_PATHS.test(req.path) ? next() : parseJson(req, res, next);
+  return [requireSupportedType, parseJsonUnlessOwn, renderParserError];
 }
 
 function hasBody(req: Request): boolean {

@@ -57,6 +57,8 @@ class EnvironmentVariables {
   @IsIn(['inline', 'off']) WORKER_MODE: 'inline' | 'off' = 'inline';
   @Transform(toInt) @IsInt() @Min(1000) @Max(120000) CAPTURE_TIMEOUT_MS = 30000;
   @Transform(toInt) @IsInt() @Min(1) @Max(32) CAPTURE_CONCURRENCY = 2;
+  /** Comma-separated origins (`https://host[:port]`) whose browser requests may reach `/mcp/<API_KEY>`. */
+  @IsString() MCP_ALLOWED_ORIGINS = '';
   @IsIn(['error', 'warn', 'log', 'debug', 'verbose']) LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
 }
 
@@ -86,6 +88,12 @@ export interface AppConfig {
   /** Captures run at once by one worker process. */
   captureConcurrency: number;
   logLevel: 'error' | 'warn' | 'log' | 'debug' | 'verbose';
+  /**
+   * Origins (`scheme://host[:port]`, lower case, no trailing slash) allowed to call the MCP endpoint from
+   * a browser; a request with any other `Origin` header is refused with 403. Empty: only requests
+   * without `Origin` (non-browser clients) are served.
+   */
+  mcpAllowedOrigins: string[];
 }
 
 /** Thrown by {@link loadConfig}; `problems` holds one readable line per invalid variable. */
@@ -115,6 +123,8 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
   } else if (!existsSync(chromiumPath)) {
     problems.push(`CHROMIUM_PATH=${JSON.stringify(chromiumPath)}: no such file`);
   }
+  const mcpAllowedOrigins = parseOrigins(raw.MCP_ALLOWED_ORIGINS ?? '');
+  if (typeof mcpAllowedOrigins === 'string') problems.push(`MCP_ALLOWED_ORIGINS=${JSON.stringify(env.MCP_ALLOWED_ORIGINS)}: ${mcpAllowedOrigins}`);
   if (problems.length) throw new ConfigError(problems);
   return {
     port: raw.PORT,
@@ -134,7 +144,31 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
     captureTimeoutMs: raw.CAPTURE_TIMEOUT_MS,
     captureConcurrency: raw.CAPTURE_CONCURRENCY,
     logLevel: raw.LOG_LEVEL,
+    mcpAllowedOrigins: mcpAllowedOrigins as string[],
   };
+}
+
+/**
+ * Parses a comma-separated list of origins (`https://app.example.com`, `http://localhost:5173`) into
+ * their serialized form (lower-case scheme and host, default port dropped). Returns a problem
+ * description instead when an entry is not a bare http(s) origin.
+ */
+function parseOrigins(list: string): string[] | string {
+  const origins: string[] = [];
+  for (const entry of list.split(',').map((s) => s.trim()).filter(Boolean)) {
+    let url: URL | null = null;
+    try {
+      url = new URL(entry);
+    } catch {
+      /* reported below */
+    }
+    const bare = url && url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password;
+    if (!url || !bare || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+      return `${JSON.stringify(entry)} is not an origin such as https://app.example.com (scheme, host and optional port only)`;
+    }
+    origins.push(url.origin);
+  }
+  return origins;
 }
 
 /** The process's configuration from `process.env`; the only reader of `process.env` in the service. */

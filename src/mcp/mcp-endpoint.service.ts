@@ -1,0 +1,64 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Request, Response } from 'express';
+import { ApiKeysService } from '../auth/api-keys.service';
+import { ApiError, ErrorCode } from '../common/api-error';
+import { JsonRpcErrorCode, MCP_SERVER_ERROR, sendJsonRpcError } from './json-rpc-error';
+import { redactMcpPath } from './mcp-http.middleware';
+import { McpToolsService } from './mcp-tools.service';
+
+/**
+ * The MCP endpoint `/mcp/<API_KEY>` (spec sections 4.5 and 5): stateless Streamable HTTP with JSON
+ * responses. Each POST is authenticated by the key in its path, then served by a fresh MCP server and
+ * transport that live as long as that one HTTP exchange. The SDK negotiates the protocol version and
+ * checks `Accept` and `Content-Type`. Refusals before the MCP server (401, 405, 500) are JSON-RPC errors.
+ */
+@Injectable()
+export class McpEndpointService {
+  private readonly logger = new Logger('McpEndpoint');
+
+  constructor(
+    private readonly apiKeys: ApiKeysService,
+    private readonly tools: McpToolsService,
+  ) {}
+
+  /**
+   * Serves one JSON-RPC POST for the key `secret` (its body already parsed by the MCP middleware).
+   * An unknown or revoked key is HTTP 401 with `error.data.code` `INVALID_API_KEY` or `API_KEY_REVOKED`,
+   * and no tool runs. Never throws: unexpected failures are logged (path redacted) and answered 500.
+   */
+  async handlePost(secret: string, req: Request, res: Response): Promise<void> {
+    try {
+      const caller = await this.apiKeys.authenticate(secret);
+      const server = this.tools.createServer(caller);
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      res.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(req, res, req.body);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) {
+        return sendJsonRpcError(res, 401, MCP_SERVER_ERROR, err.message, err.code);
+      }
+      this.logger.error(`${req.method} ${redactMcpPath(req.path)} failed`, (err as Error).stack);
+      if (!res.headersSent) sendJsonRpcError(res, 500, JsonRpcErrorCode.InternalError, 'Internal server error', ErrorCode.INTERNAL_ERROR);
+    }
+  }
+
+  /**
+   * GET, DELETE and every other method but POST: 405 with `Allow: POST`. The endpoint is stateless,
+   * so there is no server-sent event stream to open (GET) and no session to end (DELETE).
+   */
+  rejectMethod(res: Response): void {
+    sendJsonRpcError(res, 405, MCP_SERVER_ERROR, 'Method not allowed: this MCP endpoint is stateless and takes only POST', undefined, {
+      Allow: 'POST',
+    });
+  }
+
+  /** `/mcp` without a key: 401 `UNAUTHENTICATED`, telling where the key goes. */
+  rejectMissingKey(res: Response): void {
+    sendJsonRpcError(res, 401, MCP_SERVER_ERROR, 'Put your API key in the path: /mcp/<API_KEY>', ErrorCode.UNAUTHENTICATED);
+  }
+}

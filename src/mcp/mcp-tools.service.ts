@@ -1,0 +1,192 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { AuthenticatedKey } from '../auth/api-keys.service';
+import { ApiError, ErrorCode } from '../common/api-error';
+import { SCREENSHOT_LIMITS } from '../screenshots/dto/create-screenshot.dto';
+import { ScreenshotJobDto } from '../screenshots/dto/screenshot-job.dto';
+import { ScreenshotsService } from '../screenshots/screenshots.service';
+import { QuotaService } from '../quota/quota.service';
+import { ResultFilesService } from '../storage/result-files.service';
+import {
+  GET_QUOTA_INPUT_SCHEMA,
+  GET_SCREENSHOT_INPUT_SCHEMA,
+  GetScreenshotInput,
+  SCREENSHOT_WAIT_S,
+  TAKE_SCREENSHOT_INPUT_SCHEMA,
+  TakeScreenshotInput,
+  validateToolInput,
+} from './tool-inputs';
+import { QUOTA_OUTPUT_SCHEMA, QuotaOutput, SCREENSHOT_OUTPUT_SCHEMA, ScreenshotOutput } from './tool-outputs';
+
+/** How often `take_screenshot` looks at its job while waiting, in ms. */
+export const JOB_POLL_INTERVAL_MS = 100;
+
+/**
+ * Largest image returned inline as MCP image content, in bytes (10 MiB, about 13.3 MiB of base64):
+ * beyond that MCP clients and models refuse or truncate the result, so the tool links the image
+ * (`url`) and says so instead.
+ */
+export const INLINE_IMAGE_MAX_BYTES = 10 * 1024 * 1024;
+
+/** Name and version the server reports in `initialize`. */
+const SERVER_INFO = { name: 'glimpse', title: 'Glimpse screenshots', version: '1.0.0' };
+
+const INSTRUCTIONS =
+  'Glimpse captures screenshots of web pages with a real Chromium browser. Call take_screenshot with a URL to get the ' +
+  'image; every accepted capture counts against the monthly quota of the API key in this server URL (see get_quota). ' +
+  'Failed calls return isError with a stable code such as VALIDATION_FAILED, TARGET_NOT_ALLOWED, PLAN_QUOTA_EXCEEDED or NOT_FOUND.';
+
+/**
+ * The MCP tools (`take_screenshot`, `get_screenshot`, `get_quota`) for one authenticated API key.
+ * They go through the same services as the REST API, so captures get the same validation, SSRF
+ * guard, quota count and events as `POST /v1/screenshot`. Every failure is a tool result with
+ * `isError: true` whose first text is `<CODE>: <message>` (CONTRACT.md's codes).
+ */
+@Injectable()
+export class McpToolsService {
+  private readonly logger = new Logger('McpTools');
+
+  constructor(
+    private readonly screenshots: ScreenshotsService,
+    private readonly files: ResultFilesService,
+    private readonly quota: QuotaService,
+  ) {}
+
+  /**
+   * A fresh MCP server whose tools act for `caller`. A connected server cannot be reused, so the
+   * endpoint builds one per HTTP request (stateless Streamable HTTP).
+   */
+  createServer(caller: AuthenticatedKey): McpServer {
+    const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+    const L = SCREENSHOT_LIMITS;
+    server.registerTool(
+      'take_screenshot',
+      {
+        title: 'Take a screenshot',
+        description:
+          'Captures a screenshot of a web page (http or https URL reachable from the public internet) and returns the image, ' +
+          'its public URL and the job as JSON {id, status, url, format, width, height}. ' +
+          `Viewport: width ${L.width.min}-${L.width.max} px (default ${L.width.default}), height ${L.height.min}-${L.height.max} px ` +
+          `(default ${L.height.default}); fullPage captures the whole scrollable page; format png (default), jpeg or webp; ` +
+          `delay waits ${L.delayMs.min}-${L.delayMs.max} ms after the page load (default ${L.delayMs.default}). ` +
+          `Waits up to timeoutSeconds (${SCREENSHOT_WAIT_S.min}-${SCREENSHOT_WAIT_S.max}, default ${SCREENSHOT_WAIT_S.default}) for the capture; ` +
+          'if it is not finished by then, returns the id with status pending or processing: call get_screenshot with that id later. ' +
+          'Each accepted capture counts one screenshot against the monthly quota of this API key, also when the capture ' +
+          'later fails; a call refused for its arguments, its target or a reached quota counts nothing.',
+        inputSchema: TAKE_SCREENSHOT_INPUT_SCHEMA,
+        outputSchema: SCREENSHOT_OUTPUT_SCHEMA,
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+      },
+      (args, extra) => this.asToolResult(() => this.takeScreenshot(caller, args, extra.signal)),
+    );
+    server.registerTool(
+      'get_screenshot',
+      {
+        title: 'Get a screenshot job',
+        description:
+          'Returns a screenshot job of this account by id as JSON {id, status, url, format, width, height}; status is ' +
+          'pending, processing, done or failed. With includeImage true (default false) and status done, also returns the image. ' +
+          'Use it for a take_screenshot call that returned before the capture finished. Does not count against the quota.',
+        inputSchema: GET_SCREENSHOT_INPUT_SCHEMA,
+        outputSchema: SCREENSHOT_OUTPUT_SCHEMA,
+        annotations: { readOnlyHint: true, openWorldHint: false },
+      },
+      (args) => this.asToolResult(() => this.getScreenshot(caller, args)),
+    );
+    server.registerTool(
+      'get_quota',
+      {
+        title: 'Get the screenshot quota',
+        description:
+          'Returns the monthly screenshot quota of this API key as JSON {plan, limit, used, remaining, resetAt}: screenshots ' +
+          'allowed per calendar month (UTC), used so far, remaining, and when the count resets (ISO 8601, 1st of next month ' +
+          '00:00 UTC). Does not count against the quota.',
+        inputSchema: GET_QUOTA_INPUT_SCHEMA,
+        outputSchema: QUOTA_OUTPUT_SCHEMA,
+        annotations: { readOnlyHint: true, openWorldHint: false },
+      },
+      () => this.asToolResult(() => this.getQuota(caller)),
+    );
+    return server;
+  }
+
+  /**
+   * `take_screenshot`: validates the arguments (as `POST /v1/screenshot`, plus `timeoutSeconds`),
+   * creates the job through {@link ScreenshotsService.create}, then looks at it every
+   * {@link JOB_POLL_INTERVAL_MS} until it ends, `timeoutSeconds` pass or the client goes away.
+   * Throws the service's {@link ApiError}s (400 `VALIDATION_FAILED`, `TARGET_NOT_ALLOWED`, quota).
+   */
+  async takeScreenshot(caller: AuthenticatedKey, args: unknown, signal?: AbortSignal): Promise<CallToolResult> {
+    const { timeoutSeconds = SCREENSHOT_WAIT_S.default, ...request } = validateToolInput(TakeScreenshotInput, args);
+    let job = await this.screenshots.create(caller, request);
+    const deadline = performance.now() + timeoutSeconds * 1000;
+    while (!hasEnded(job) && performance.now() < deadline && !signal?.aborted) {
+      await sleep(JOB_POLL_INTERVAL_MS, undefined, { signal }).catch(() => undefined);
+      job = await this.screenshots.get(caller, job.id);
+    }
+    return this.jobResult(job, true);
+  }
+
+  /** `get_screenshot`: the caller's job; throws 404 `NOT_FOUND` for an unknown id or another account's. */
+  async getScreenshot(caller: AuthenticatedKey, args: unknown): Promise<CallToolResult> {
+    const { id, includeImage = false } = validateToolInput(GetScreenshotInput, args);
+    return this.jobResult(await this.screenshots.get(caller, id), includeImage);
+  }
+
+  /** `get_quota`: the key's plan, monthly cap, usage this calendar month (UTC) and reset time ({@link QuotaService.status}). */
+  async getQuota(caller: AuthenticatedKey): Promise<CallToolResult> {
+    const status = await this.quota.status(caller);
+    const quota: QuotaOutput = { ...status, resetAt: status.resetAt.toISOString() };
+    return { content: [{ type: 'text', text: JSON.stringify(quota) }], structuredContent: quota };
+  }
+
+  /**
+   * The result for a job: for `done`, the image (when `includeImage` and it is small enough) then the
+   * job JSON; for `pending`/`processing`, the job JSON and a hint to poll; for `failed`, an error
+   * result `CAPTURE_FAILED: <browser error>` with the job JSON.
+   */
+  private async jobResult(job: ScreenshotJobDto, includeImage: boolean): Promise<CallToolResult> {
+    const brief: ScreenshotOutput = { id: job.id, status: job.status, url: job.url, format: job.format, width: job.width, height: job.height };
+    const json = { type: 'text' as const, text: JSON.stringify(brief) };
+    if (job.status === 'failed') {
+      return { content: [{ type: 'text', text: `CAPTURE_FAILED: ${job.error ?? 'capture failed'}` }, json], structuredContent: brief, isError: true };
+    }
+    if (job.status !== 'done') {
+      const hint = `The capture is not finished yet (status ${job.status}). Call get_screenshot with id "${job.id}" in a few seconds.`;
+      return { content: [json, { type: 'text', text: hint }], structuredContent: brief };
+    }
+    if (!includeImage) return { content: [json], structuredContent: brief };
+    const file = job.url ? await this.files.openPublicUrl(job.url) : null;
+    if (!file) {
+      return { content: [json, { type: 'text', text: 'The image file has expired and is no longer available.' }], structuredContent: brief };
+    }
+    if (file.data.length > INLINE_IMAGE_MAX_BYTES) {
+      const note = `The image is ${file.data.length} bytes, more than the ${INLINE_IMAGE_MAX_BYTES} bytes returned inline: download it from url.`;
+      return { content: [json, { type: 'text', text: note }], structuredContent: brief };
+    }
+    return {
+      content: [{ type: 'image', data: file.data.toString('base64'), mimeType: file.contentType }, json],
+      structuredContent: brief,
+    };
+  }
+
+  /** Runs a tool body; an {@link ApiError} becomes an error result `<CODE>: <message>`, anything else `INTERNAL_ERROR`. */
+  private async asToolResult(run: () => Promise<CallToolResult>): Promise<CallToolResult> {
+    try {
+      return await run();
+    } catch (err) {
+      if (err instanceof ApiError) {
+        const details = err.details ? `\n${JSON.stringify(err.details)}` : '';
+        return { content: [{ type: 'text', text: `${err.code}: ${err.message}${details}` }], isError: true };
+      }
+      this.logger.error('MCP tool failed', (err as Error).stack);
+      return { content: [{ type: 'text', text: `${ErrorCode.INTERNAL_ERROR}: Internal server error` }], isError: true };
+    }
+  }
+}
+
+function hasEnded(job: ScreenshotJobDto): boolean {
+  return job.status === 'done' || job.status === 'failed';
+}

@@ -1,0 +1,23 @@
+import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
+import { QuotaModule } from '../quota/quota.module';
+import { ScreenshotsModule } from '../screenshots/screenshots.module';
+import { StorageModule } from '../storage/storage.module';
+import { McpController } from './mcp.controller';
+import { McpEndpointService } from './mcp-endpoint.service';
+import { McpHttpMiddleware } from './mcp-http.middleware';
+import { McpToolsService } from './mcp-tools.service';
+
+/** The MCP endpoint for AI agents at `/mcp/<API_KEY>` and its tools. */
+@Module({
+  imports: [AuthModule, QuotaModule, ScreenshotsModule, StorageModule],
+  controllers: [McpController],
+  providers: [McpEndpointService, McpToolsService, McpHttpMiddleware],
+})
+export class McpModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    consumer
+      .apply(McpHttpMiddleware)
+      .forRoutes({ path: 'mcp', method: RequestMethod.ALL }, { path: 'mcp/*path', method: RequestMethod.ALL });
+  }
+}

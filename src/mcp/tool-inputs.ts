@@ -1,0 +1,102 @@
+import { plainToInstance } from 'class-transformer';
+import { IsBoolean, IsInt, IsOptional, IsString, Max, Min, validateSync } from 'class-validator';
+import { z } from 'zod';
+import { IMAGE_FORMATS } from '../capture/image-format';
+import { ApiError } from '../common/api-error';
+import { toFieldErrors } from '../common/validation';
+import { CreateScreenshotDto, SCREENSHOT_LIMITS } from '../screenshots/dto/create-screenshot.dto';
+
+/** How long `take_screenshot` waits for its job, in seconds (an MCP-only option). */
+export const SCREENSHOT_WAIT_S = { min: 1, max: 60, default: 30 } as const;
+
+/**
+ * Arguments of `take_screenshot`: the REST body of `POST /v1/screenshot` (same rules, inherited from
+ * {@link CreateScreenshotDto}) plus how long to wait for the result.
+ */
+export class TakeScreenshotInput extends CreateScreenshotDto {
+  @IsOptional()
+  @IsInt()
+  @Min(SCREENSHOT_WAIT_S.min)
+  @Max(SCREENSHOT_WAIT_S.max)
+  timeoutSeconds?: number;
+}
+
+/** Arguments of `get_screenshot`. */
+export class GetScreenshotInput {
+  @IsString()
+  id: string;
+
+  @IsOptional()
+  @IsBoolean()
+  includeImage?: boolean;
+}
+
+/**
+ * Validates tool arguments exactly as the REST validation pipe validates a body (class-validator,
+ * unknown fields rejected, no type coercion) and returns the typed input.
+ * Throws 400 `VALIDATION_FAILED` with `details.fields`.
+ */
+export function validateToolInput<T extends object>(type: new () => T, args: unknown): T {
+  const input = plainToInstance(type, args ?? {});
+  const errors = validateSync(input, { whitelist: true, forbidNonWhitelisted: true, stopAtFirstError: true });
+  if (errors.length) throw ApiError.validation(toFieldErrors(errors));
+  return input;
+}
+
+/**
+ * A tool argument as advertised to the client: `jsonSchema` is what `tools/list` shows, while the
+ * SDK passes the value through untouched, so that {@link validateToolInput} (the service's one set of
+ * rules) decides and a failure carries the contract's `VALIDATION_FAILED` code instead of the SDK's
+ * generic message.
+ */
+function advertised(jsonSchema: Record<string, unknown>, required = false) {
+  return required ? z.unknown().meta(jsonSchema) : z.unknown().optional().meta(jsonSchema);
+}
+
+/** An object of advertised arguments; unknown keys reach the handler, which rejects them. */
+function advertisedObject(shape: Record<string, z.ZodType>) {
+  return z.looseObject(shape).meta({ additionalProperties: false });
+}
+
+const L = SCREENSHOT_LIMITS;
+
+/** Input schema of `take_screenshot`, derived from {@link SCREENSHOT_LIMITS} and {@link IMAGE_FORMATS}. */
+export const TAKE_SCREENSHOT_INPUT_SCHEMA = advertisedObject({
+  url: advertised(
+    { type: 'string', format: 'uri', maxLength: L.urlMaxLength, description: `Absolute http(s) URL of the page to capture (at most ${L.urlMaxLength} characters).` },
+    true,
+  ),
+  width: advertised({ type: 'integer', minimum: L.width.min, maximum: L.width.max, default: L.width.default, description: 'Viewport width in CSS px.' }),
+  height: advertised({
+    type: 'integer',
+    minimum: L.height.min,
+    maximum: L.height.max,
+    default: L.height.default,
+    description: 'Viewport height in CSS px (with fullPage the image is as tall as the page).',
+  }),
+  fullPage: advertised({ type: 'boolean', default: false, description: 'Capture the whole scrollable page instead of the viewport only.' }),
+  format: advertised({ type: 'string', enum: [...IMAGE_FORMATS], default: 'png', description: 'Image format.' }),
+  delay: advertised({
+    type: 'integer',
+    minimum: L.delayMs.min,
+    maximum: L.delayMs.max,
+    default: L.delayMs.default,
+    description: 'Milliseconds to wait after the page has loaded before capturing (for animations or late content).',
+  }),
+  timeoutSeconds: advertised({
+    type: 'integer',
+    minimum: SCREENSHOT_WAIT_S.min,
+    maximum: SCREENSHOT_WAIT_S.max,
+    default: SCREENSHOT_WAIT_S.default,
+    description: 'Seconds to wait for the capture before returning the job id and status without the image.',
+  }),
+});
+
+/** Input schema of `get_screenshot`. */
+export const GET_SCREENSHOT_INPUT_SCHEMA = advertisedObject({
+  id: advertised({ type: 'string', pattern: '^scr_[0-9A-Za-z]+$', description: 'Job id returned by take_screenshot (scr_…).' }, true),
+  includeImage: advertised({ type: 'boolean', default: false, description: 'Also return the image when the job is done.' }),
+});
+
+/** Input schema of `get_quota`: no arguments (any sent are ignored). */
+export const GET_QUOTA_INPUT_SCHEMA = z.object({});
