@@ -333,6 +333,23 @@ describe('webhooks', () => {
     }
   });
 
+  it('delivers quota.warning when an accepted screenshot brings a key to 80% of its cap', async () => {
+    const free = await t.createKey('free');
+    const endpoint = await createEndpoint(receiver.route('quota', 204), { events: ['quota.warning'] }, free.key);
+    const now = new Date(); // the app runs on the system clock
+    const month = `${now.getUTCFullYear()}-${String(now.getUTCMonth() + 1).padStart(2, '0')}-01`;
+    await t.get(DataSource).query(`INSERT INTO quota_usage (api_key_id, month, used) VALUES ($1, $2, 79)`, [free.keyId, month]);
+    const job = await t.request('POST', '/v1/screenshot', { key: free.key, body: { url: `${receiver.url}/no-such-page` } });
+    expect(job.status).toBe(202);
+    const [req] = await receiver.waitFor('quota', 1);
+    expect(req.headers['x-glimpse-event']).toBe('quota.warning');
+    expect(verifyDelivery(req, endpoint.secret)).toMatchObject({
+      type: 'quota.warning',
+      data: { threshold: 0.8, used: 80, limit: 100, remaining: 20, apiKeyId: free.keyId, resetAt: expect.stringMatching(/-01T00:00:00\.000Z$/) },
+    });
+    await waitForJob(t, free.key, job.body.id);
+  });
+
   it('keeps the newest 50 deliveries per endpoint, newest first, and prunes older ended ones', async () => {
     const endpoint = await createEndpoint(receiver.route('many', 204));
     const ids: string[] = [];
