@@ -7,7 +7,8 @@ const common = {
 module.exports = {
   testTimeout: 60000,
   projects: [
-    { ...common, displayName: 'unit', rootDir: 'src', testRegex: '.*\\.spec\\.ts$' },
+    // Unit tests of the service (src/) and of the receiver-side webhook verifier (openapi/sdk-typescript/).
+    { ...common, displayName: 'unit', rootDir: '.', roots: ['<rootDir>/src', '<rootDir>/openapi'], testRegex: '.*\\.spec\\.ts$' },
     {
       ...common,
       displayName: 'e2e',

@@ -11,6 +11,7 @@ import { QueueModule } from './queue/queue.module';
 import { QuotaModule } from './quota/quota.module';
 import { ScreenshotsModule } from './screenshots/screenshots.module';
 import { StorageModule } from './storage/storage.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 /** How a process uses the module graph. */
 export interface AppModuleOptions {
@@ -35,6 +36,7 @@ export class AppModule {
         QuotaModule,
         StorageModule,
         ScreenshotsModule,
+        WebhooksModule,
         McpModule,
       ],
     };

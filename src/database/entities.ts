@@ -4,6 +4,8 @@ import { EventRecord } from '../events/event.entity';
 import { QuotaUsage } from '../quota/quota-usage.entity';
 import { QuotaWarning } from '../quota/quota-warning.entity';
 import { ScreenshotJob } from '../screenshots/screenshot-job.entity';
+import { WebhookDelivery } from '../webhooks/webhook-delivery.entity';
+import { WebhookEndpoint } from '../webhooks/webhook-endpoint.entity';
 
 /** Every TypeORM entity of the service; the data source and the migration check use this list. */
-export const ENTITIES = [Account, ApiKey, ScreenshotJob, EventRecord, QuotaUsage, QuotaWarning];
+export const ENTITIES = [Account, ApiKey, ScreenshotJob, EventRecord, QuotaUsage, QuotaWarning, WebhookEndpoint, WebhookDelivery];

@@ -1,14 +1,24 @@
 /** Bull queue names; payloads carry ids only, state lives in PostgreSQL (ARCHITECTURE.md). */
 export const CAPTURE_QUEUE = 'captures';
 export const HOUSEKEEPING_QUEUE = 'housekeeping';
+export const WEBHOOK_QUEUE = 'webhook-deliveries';
 
 /** Job names within the queues. */
 export const CAPTURE_JOB = 'capture';
 export const HOUSEKEEPING_SWEEP_JOB = 'sweep';
+/** One attempt of one webhook delivery. */
+export const WEBHOOK_ATTEMPT_JOB = 'attempt';
+/** Periodic recovery of webhook deliveries whose attempt was lost (worker died, enqueue failed). */
+export const WEBHOOK_SWEEP_JOB = 'webhook-sweep';
 
 /** Payload of a capture queue job: the screenshot job id only. */
 export interface CapturePayload {
   jobId: string;
+}
+
+/** Payload of a webhook attempt job: the delivery id only. */
+export interface WebhookAttemptPayload {
+  deliveryId: string;
 }
 
 /** Injection token: true when this process runs the queue processors (`WORKER_MODE=inline` or `worker.ts`). */

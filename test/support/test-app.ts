@@ -38,21 +38,26 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   /** Run the queue processors (default true). */
   runProcessors?: boolean;
+  /**
+   * Bull queue prefix to use instead of a fresh one: pass the `config.queuePrefix` of a closed app to
+   * simulate a restart of the service against the same Redis state.
+   */
+  queuePrefix?: string;
   /** Provider overrides, e.g. a fixed Clock. */
   override?: (builder: TestingModuleBuilder) => TestingModuleBuilder;
 }
 
 /**
- * Starts the real app (real PostgreSQL database of this run, real Redis under a fresh prefix,
- * real Chromium) listening on 127.0.0.1 with an ephemeral port. `SSRF_ALLOW_PRIVATE=true` by default,
- * since every test page is served on loopback.
+ * Starts the real app (real PostgreSQL database of this run, real Redis under a fresh prefix unless
+ * `queuePrefix` is given, real Chromium) listening on 127.0.0.1 with an ephemeral port.
+ * `SSRF_ALLOW_PRIVATE=true` by default, since every test page is served on loopback.
  */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const storageDir = mkdtempSync(join(tmpdir(), 'glimpse-test-'));
   const config = loadConfig({
     ...process.env,
     DATABASE_URL: required('GLIMPSE_TEST_DATABASE_URL'),
-    QUEUE_PREFIX: `${required('GLIMPSE_TEST_QUEUE_PREFIX')}_${process.pid}_${++appCounter}`,
+    QUEUE_PREFIX: options.queuePrefix ?? `${required('GLIMPSE_TEST_QUEUE_PREFIX')}_${process.pid}_${++appCounter}`,
     STORAGE_DIR: storageDir,
     SSRF_ALLOW_PRIVATE: 'true',
     CAPTURE_TIMEOUT_MS: '10000',

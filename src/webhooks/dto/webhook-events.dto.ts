@@ -1,0 +1,145 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { IMAGE_FORMATS } from '../../capture/image-format';
+
+/*
+ * Event payloads as receivers get them (spec section 6.1, CONTRACT.md "Quotas" and "Webhooks").
+ * Documentation only: the OpenAPI document includes these as schemas (WEBHOOK_EVENT_SCHEMAS).
+ * Receivers must ignore fields and event types they do not know (spec section 6.2).
+ */
+
+/** `data` of `screenshot.completed`. */
+export class ScreenshotCompletedDataDto {
+  @ApiProperty({ description: 'Screenshot job id', example: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4' })
+  screenshotId: string;
+  @ApiProperty({ description: 'The captured page URL', example: 'https://example.com' })
+  url: string;
+  @ApiProperty({ description: 'Result URL (capability URL, no API key needed)', example: 'https://glimpse.example.com/files/2vQd…x1.png' })
+  publicUrl: string;
+  @ApiProperty({ enum: IMAGE_FORMATS })
+  format: string;
+  @ApiProperty({ type: 'integer', description: 'Viewport width in px' })
+  width: number;
+  @ApiProperty({ type: 'integer', description: 'Viewport height in px' })
+  height: number;
+  @ApiProperty({ description: 'Whether the full scrollable page was captured' })
+  fullPage: boolean;
+}
+
+/** `data` of `screenshot.failed`. */
+export class ScreenshotFailedDataDto {
+  @ApiProperty({ description: 'Screenshot job id', example: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4' })
+  screenshotId: string;
+  @ApiProperty({ description: 'The page URL that could not be captured' })
+  url: string;
+  @ApiProperty({ description: 'Failure description (as the job\'s `error`)', example: 'net::ERR_CONNECTION_REFUSED' })
+  error: string;
+}
+
+/** `data` of `run.completed` (reserved for browser session runs). */
+export class RunCompletedDataDto {
+  @ApiProperty({ example: 'run_3pQ8xW1vB8nR3sL6cZ7hT2mK' })
+  runId: string;
+  @ApiProperty()
+  finalUrl: string;
+  @ApiProperty()
+  pageTitle: string;
+  @ApiProperty({ type: 'string', nullable: true })
+  videoUrl: string | null;
+  @ApiProperty({ type: 'integer' })
+  consoleErrorCount: number;
+  @ApiProperty({ type: 'integer' })
+  networkErrorCount: number;
+}
+
+/** `data` of `run.failed` (reserved for browser session runs). */
+export class RunFailedDataDto extends RunCompletedDataDto {
+  @ApiProperty()
+  finalizationError: string;
+}
+
+/** `data` of `quota.warning` (spec section 8, CONTRACT.md "Quotas"). */
+export class QuotaWarningDataDto {
+  @ApiProperty({ enum: [0.8, 0.95], description: 'Share of the cap that usage reached' })
+  threshold: number;
+  @ApiProperty({ type: 'integer', description: 'Screenshots used this month by the key' })
+  used: number;
+  @ApiProperty({ type: 'integer', description: 'Monthly cap of the plan' })
+  limit: number;
+  @ApiProperty({ type: 'integer', description: '`limit - used`, not below 0' })
+  remaining: number;
+  @ApiProperty({ description: 'When the window resets: the 1st of next month, 00:00 UTC (ISO 8601)' })
+  resetAt: string;
+  @ApiProperty({ description: 'The API key whose usage crossed the threshold', example: 'key_9xW1vB8nR3sL6cZ7hT2mKpQ4' })
+  apiKeyId: string;
+}
+
+/** `data` of `test.ping`. */
+export class TestPingDataDto {
+  @ApiProperty({ description: 'The endpoint the ping was sent to', example: 'we_4fQx9LmZ2pRt7YvB1nKc3sDw' })
+  endpointId: string;
+  @ApiProperty({ example: 'Test event from Glimpse' })
+  message: string;
+}
+
+/** Fields common to every event envelope (spec section 2.5 plus CONTRACT.md's `id`). */
+export class WebhookEventBaseDto {
+  @ApiProperty({ description: 'Event id; the same on every delivery of the event', example: 'evt_2mK8pQ4xW1vB8nR3sL6cZ7hT' })
+  id: string;
+  @ApiProperty({ description: 'ISO 8601 UTC with milliseconds', example: '2026-11-20T12:00:00.000Z' })
+  createdAt: string;
+}
+
+export class ScreenshotCompletedEventDto extends WebhookEventBaseDto {
+  @ApiProperty({ enum: ['screenshot.completed'] })
+  type: 'screenshot.completed';
+  @ApiProperty({ type: ScreenshotCompletedDataDto })
+  data: ScreenshotCompletedDataDto;
+}
+
+export class ScreenshotFailedEventDto extends WebhookEventBaseDto {
+  @ApiProperty({ enum: ['screenshot.failed'] })
+  type: 'screenshot.failed';
+  @ApiProperty({ type: ScreenshotFailedDataDto })
+  data: ScreenshotFailedDataDto;
+}
+
+export class RunCompletedEventDto extends WebhookEventBaseDto {
+  @ApiProperty({ enum: ['run.completed'] })
+  type: 'run.completed';
+  @ApiProperty({ type: RunCompletedDataDto })
+  data: RunCompletedDataDto;
+}
+
+export class RunFailedEventDto extends WebhookEventBaseDto {
+  @ApiProperty({ enum: ['run.failed'] })
+  type: 'run.failed';
+  @ApiProperty({ type: RunFailedDataDto })
+  data: RunFailedDataDto;
+}
+
+export class QuotaWarningEventDto extends WebhookEventBaseDto {
+  @ApiProperty({ enum: ['quota.warning'] })
+  type: 'quota.warning';
+  @ApiProperty({ type: QuotaWarningDataDto })
+  data: QuotaWarningDataDto;
+}
+
+export class TestPingEventDto extends WebhookEventBaseDto {
+  @ApiProperty({ enum: ['test.ping'] })
+  type: 'test.ping';
+  @ApiProperty({ type: TestPingDataDto })
+  data: TestPingDataDto;
+}
+
+/**
+ * Every event envelope class, for `SwaggerModule.createDocument(..., { extraModels })` so the OpenAPI
+ * document carries the payloads as schemas (one per event type).
+ */
+export const WEBHOOK_EVENT_SCHEMAS = [
+  ScreenshotCompletedEventDto,
+  ScreenshotFailedEventDto,
+  RunCompletedEventDto,
+  RunFailedEventDto,
+  QuotaWarningEventDto,
+  TestPingEventDto,
+] as const;

@@ -1,0 +1,81 @@
+import { Column, Entity, Generated, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { EventRecord } from '../events/event.entity';
+import type { EventType } from '../events/event-types';
+import { WebhookEndpoint } from './webhook-endpoint.entity';
+
+/**
+ * Delivery states (CONTRACT.md, "Webhooks"): `pending` (no attempt failed yet), `retrying` (an attempt
+ * failed, the next one is scheduled), then `successful` or `exhausted` (spec section 3.2), never back.
+ */
+export const DELIVERY_STATUSES = ['pending', 'retrying', 'successful', 'exhausted'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** States in which a delivery still has attempts to make. */
+export const OPEN_DELIVERY_STATUSES: DeliveryStatus[] = ['pending', 'retrying'];
+
+/** One event sent to one endpoint (spec section 2.4); its id is the `Webhook-Id` header. */
+@Entity({ name: 'webhook_deliveries' })
+@Index(['endpointId', 'seq'])
+export class WebhookDelivery {
+  /** `dlv_…` */
+  @PrimaryColumn({ type: 'varchar', length: 40 })
+  id: string;
+
+  /** Insertion order, so "newest first" is exact even within one millisecond. */
+  @Column({ type: 'bigint' })
+  @Generated('increment')
+  seq: string;
+
+  @Column({ name: 'endpoint_id', type: 'varchar', length: 40 })
+  endpointId: string;
+
+  @ManyToOne(() => WebhookEndpoint, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'endpoint_id' })
+  endpoint?: WebhookEndpoint;
+
+  @Index()
+  @Column({ name: 'event_id', type: 'varchar', length: 40 })
+  eventId: string;
+
+  @ManyToOne(() => EventRecord, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'event_id' })
+  event?: EventRecord;
+
+  @Column({ type: 'varchar', length: 64 })
+  type: EventType;
+
+  /** The exact request body, fixed at fan-out, sent unchanged on every attempt. */
+  @Column({ type: 'text' })
+  payload: string;
+
+  @Index()
+  @Column({ type: 'varchar', length: 16 })
+  status: DeliveryStatus;
+
+  /** Attempts started so far (at most `WEBHOOK_RETRY_DELAYS` + 1). */
+  @Column({ type: 'int', default: 0 })
+  attempts: number;
+
+  /** HTTP status of the last answered attempt; null when it got no answer. */
+  @Column({ name: 'response_code', type: 'int', nullable: true })
+  responseCode: number | null;
+
+  /** Why the last attempt failed (with a short excerpt of the response body); null after success. */
+  @Column({ name: 'error_message', type: 'text', nullable: true })
+  errorMessage: string | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  /** When the last attempt started. */
+  @Column({ name: 'last_attempt_at', type: 'timestamptz', nullable: true })
+  lastAttemptAt: Date | null;
+
+  /** When the next attempt is due; null once the delivery ended. */
+  @Column({ name: 'next_attempt_at', type: 'timestamptz', nullable: true })
+  nextAttemptAt: Date | null;
+
+  /** Set while an attempt is in flight; a stale value means its worker died (see the sweep). */
+  @Column({ name: 'attempt_started_at', type: 'timestamptz', nullable: true })
+  attemptStartedAt: Date | null;
+}

@@ -1,0 +1,51 @@
+import { BullModule } from '@nestjs/bull';
+import { Logger, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuthModule } from '../auth/auth.module';
+import { CaptureModule } from '../capture/capture.module';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { EventsModule } from '../events/events.module';
+import { WEBHOOK_QUEUE } from '../queue/queues';
+import { SecretCipher } from './secret-cipher';
+import { WEBHOOK_SECRET_CIPHER, WebhookDeliveriesService } from './webhook-deliveries.service';
+import { WebhookDelivery } from './webhook-delivery.entity';
+import { WebhookDeliveryProcessor } from './webhook-delivery.processor';
+import { WebhookEndpoint } from './webhook-endpoint.entity';
+import { WebhookSender } from './webhook-sender';
+import { WebhookTargetPolicy } from './webhook-target';
+import { WebhooksController } from './webhooks.controller';
+import { WebhooksService } from './webhooks.service';
+
+/**
+ * Signed webhooks: endpoints, the fan-out of events into deliveries (registered as an event sink at
+ * start-up), the delivery processor and the delivery log.
+ */
+@Module({
+  imports: [
+    TypeOrmModule.forFeature([WebhookEndpoint, WebhookDelivery]),
+    BullModule.registerQueue({ name: WEBHOOK_QUEUE }),
+    AuthModule,
+    CaptureModule,
+    EventsModule,
+  ],
+  controllers: [WebhooksController],
+  providers: [
+    {
+      provide: WEBHOOK_SECRET_CIPHER,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => {
+        if (!config.webhookSecretKey) {
+          new Logger('WebhooksModule').warn('WEBHOOK_SECRET_KEY is unset: webhook signing secrets are stored unencrypted');
+        }
+        return new SecretCipher(config.webhookSecretKey);
+      },
+    },
+    WebhooksService,
+    WebhookDeliveriesService,
+    WebhookDeliveryProcessor,
+    WebhookSender,
+    WebhookTargetPolicy,
+  ],
+  exports: [WebhooksService],
+})
+export class WebhooksModule {}

@@ -1,0 +1,154 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import type { AuthenticatedKey } from '../auth/api-keys.service';
+import { ApiError } from '../common/api-error';
+import { Clock } from '../common/clock';
+import { isId, newId } from '../common/ids';
+import { EventsService } from '../events/events.service';
+import { CreateWebhookEndpointDto } from './dto/create-webhook-endpoint.dto';
+import { WebhookDeliveryDto, WebhookDeliveryListDto } from './dto/webhook-delivery.dto';
+import {
+  CreatedWebhookEndpointDto,
+  RotatedWebhookSecretDto,
+  TestWebhookDeliveryDto,
+  WebhookEndpointDto,
+  WebhookEndpointListDto,
+} from './dto/webhook-endpoint.dto';
+import { SecretCipher } from './secret-cipher';
+import { newSigningSecret } from './signing';
+import { DELIVERY_LOG_SIZE, WEBHOOK_SECRET_CIPHER } from './webhook-deliveries.service';
+import { WebhookDelivery } from './webhook-delivery.entity';
+import { WebhookEndpoint } from './webhook-endpoint.entity';
+import { WebhookTargetPolicy } from './webhook-target';
+
+/** Message of every `test.ping` event. */
+export const TEST_PING_MESSAGE = 'Test event from Glimpse';
+
+/**
+ * Webhook endpoint management and the delivery log (spec section 4.4, CONTRACT.md "Webhooks").
+ * Every operation is scoped to the caller's account: another account's endpoint id is 404 `NOT_FOUND`.
+ * The signing secret leaves this service only in the create and rotate responses.
+ */
+@Injectable()
+export class WebhooksService {
+  constructor(
+    @InjectRepository(WebhookEndpoint) private readonly endpoints: Repository<WebhookEndpoint>,
+    @InjectRepository(WebhookDelivery) private readonly deliveries: Repository<WebhookDelivery>,
+    @Inject(WEBHOOK_SECRET_CIPHER) private readonly cipher: SecretCipher,
+    private readonly targets: WebhookTargetPolicy,
+    private readonly events: EventsService,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Creates an endpoint with a new signing secret. `events` defaults to `["*"]` (duplicates dropped),
+   * `description` to ''. Throws 400 `TARGET_NOT_ALLOWED` when the URL is not https (unless
+   * `WEBHOOK_ALLOW_HTTP`) or fails the SSRF guard.
+   */
+  async create(caller: AuthenticatedKey, dto: CreateWebhookEndpointDto): Promise<CreatedWebhookEndpointDto> {
+    await this.targets.assertAllowed(dto.url);
+    const id = newId('webhookEndpoint');
+    const secret = newSigningSecret();
+    const now = this.clock.now();
+    const endpoint = this.endpoints.create({
+      id,
+      accountId: caller.accountId,
+      url: dto.url,
+      events: [...new Set(dto.events ?? ['*'])],
+      description: dto.description ?? '',
+      secretSealed: this.cipher.seal(secret, id),
+      createdAt: now,
+      updatedAt: now,
+    });
+    await this.endpoints.insert(endpoint);
+    return { ...this.toDto(endpoint), secret };
+  }
+
+  /** The caller's endpoints, oldest first. */
+  async list(caller: AuthenticatedKey): Promise<WebhookEndpointListDto> {
+    const rows = await this.endpoints.find({ where: { accountId: caller.accountId }, order: { createdAt: 'ASC', id: 'ASC' } });
+    return { data: rows.map((e) => this.toDto(e)) };
+  }
+
+  /**
+   * Replaces the signing secret; the new one signs every attempt from now on, retries of earlier
+   * deliveries included. Throws 404 `NOT_FOUND`.
+   */
+  async rotate(caller: AuthenticatedKey, id: string): Promise<RotatedWebhookSecretDto> {
+    const endpoint = await this.find(caller, id);
+    const secret = newSigningSecret();
+    const result = await this.endpoints.update(
+      { id: endpoint.id, accountId: caller.accountId },
+      { secretSealed: this.cipher.seal(secret, endpoint.id), updatedAt: this.clock.now() },
+    );
+    if (!result.affected) throw ApiError.notFound('Webhook endpoint');
+    return { id: endpoint.id, secret };
+  }
+
+  /**
+   * Publishes a `test.ping` event `{ endpointId, message }` delivered to this endpoint only (whatever
+   * it subscribes to) and returns the delivery id. Throws 404 `NOT_FOUND`.
+   */
+  async test(caller: AuthenticatedKey, id: string): Promise<TestWebhookDeliveryDto> {
+    const endpoint = await this.find(caller, id);
+    const event = await this.events.publish(caller.accountId, 'test.ping', { endpointId: endpoint.id, message: TEST_PING_MESSAGE });
+    const delivery = await this.deliveries.findOne({ select: { id: true }, where: { eventId: event.id, endpointId: endpoint.id } });
+    // The endpoint was deleted between the lookup and the fan-out.
+    if (!delivery) throw ApiError.notFound('Webhook endpoint');
+    return { deliveryId: delivery.id };
+  }
+
+  /** The endpoint's newest {@link DELIVERY_LOG_SIZE} deliveries, newest first. Throws 404 `NOT_FOUND`. */
+  async listDeliveries(caller: AuthenticatedKey, id: string): Promise<WebhookDeliveryListDto> {
+    const endpoint = await this.find(caller, id);
+    const rows = await this.deliveries.find({
+      where: { endpointId: endpoint.id },
+      order: { seq: 'DESC' },
+      take: DELIVERY_LOG_SIZE,
+    });
+    return { data: rows.map((d) => this.toDeliveryDto(d)) };
+  }
+
+  /**
+   * Deletes the endpoint and its deliveries; queued attempts find nothing and stop, an attempt in
+   * flight is not recorded. Throws 404 `NOT_FOUND`.
+   */
+  async remove(caller: AuthenticatedKey, id: string): Promise<void> {
+    const result = isId('webhookEndpoint', id) ? await this.endpoints.delete({ id, accountId: caller.accountId }) : null;
+    if (!result?.affected) throw ApiError.notFound('Webhook endpoint');
+  }
+
+  /** The caller's endpoint; 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */
+  private async find(caller: AuthenticatedKey, id: string): Promise<WebhookEndpoint> {
+    const endpoint = isId('webhookEndpoint', id) ? await this.endpoints.findOneBy({ id, accountId: caller.accountId }) : null;
+    if (!endpoint) throw ApiError.notFound('Webhook endpoint');
+    return endpoint;
+  }
+
+  private toDto(e: WebhookEndpoint): WebhookEndpointDto {
+    return {
+      id: e.id,
+      url: e.url,
+      events: e.events,
+      description: e.description,
+      createdAt: e.createdAt.toISOString(),
+      updatedAt: e.updatedAt.toISOString(),
+    };
+  }
+
+  private toDeliveryDto(d: WebhookDelivery): WebhookDeliveryDto {
+    return {
+      id: d.id,
+      eventId: d.eventId,
+      type: d.type,
+      status: d.status,
+      attempts: d.attempts,
+      responseCode: d.responseCode,
+      errorMessage: d.errorMessage,
+      createdAt: d.createdAt.toISOString(),
+      lastAttemptAt: d.lastAttemptAt?.toISOString() ?? null,
+      nextAttemptAt: d.nextAttemptAt?.toISOString() ?? null,
+    };
+  }
+}
