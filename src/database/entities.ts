@@ -1,9 +1,10 @@
 import { Account } from '../accounts/account.entity';
 import { ApiKey } from '../auth/api-key.entity';
 import { EventRecord } from '../events/event.entity';
+import { IdempotencyRecord } from '../idempotency/idempotency-record.entity';
 import { QuotaUsage } from '../quota/quota-usage.entity';
 import { QuotaWarning } from '../quota/quota-warning.entity';
 import { ScreenshotJob } from '../screenshots/screenshot-job.entity';
 
 /** Every TypeORM entity of the service; the data source and the migration check use this list. */
-export const ENTITIES = [Account, ApiKey, ScreenshotJob, EventRecord, QuotaUsage, QuotaWarning];
+export const ENTITIES = [Account, ApiKey, ScreenshotJob, EventRecord, QuotaUsage, QuotaWarning, IdempotencyRecord];
