@@ -10,7 +10,7 @@ interface UploadedFile {
 /** JSON with object keys sorted at every level, so `{a,b}` and `{b,a}` fingerprint alike. */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) && !Buffer.isBuffer(v)
+    v && typeof v === 'object' && !Array.isArray(v)
       ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, (v as Record<string, unknown>)[k]]))
       : v,
   );
