@@ -1,5 +1,6 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth } from '@nestjs/swagger';
+import { ApiOrganizationIdHeader } from '../common/organization-id';
 import type { Request } from 'express';
 import { ApiKeyGuard, authenticatedKeyOf } from './api-key.guard';
 import type { AuthenticatedKey } from './api-keys.service';
@@ -11,7 +12,11 @@ export const CurrentApiKey = createParamDecorator((_: unknown, ctx: ExecutionCon
   return key;
 });
 
-/** Puts a controller or route behind the Bearer API key guard and documents the scheme in OpenAPI. */
+/**
+ * Puts a controller or route behind the Bearer API key guard and documents the scheme in OpenAPI,
+ * with the `X-Organization-ID` request header every `/v1` route accepts (checked by
+ * `organizationIdMiddleware`; every `/v1` controller uses this decorator).
+ */
 export function ApiKeyAuth() {
-  return applyDecorators(UseGuards(ApiKeyGuard), ApiBearerAuth('apiKey'));
+  return applyDecorators(UseGuards(ApiKeyGuard), ApiBearerAuth('apiKey'), ApiOrganizationIdHeader());
 }

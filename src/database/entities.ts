@@ -1,6 +1,7 @@
 import { Account } from '../accounts/account.entity';
 import { ApiKey } from '../auth/api-key.entity';
 import { EventRecord } from '../events/event.entity';
+import { IdempotencyRecord } from '../idempotency/idempotency-record.entity';
 import { QuotaUsage } from '../quota/quota-usage.entity';
 import { QuotaWarning } from '../quota/quota-warning.entity';
 import { ScreenshotJob } from '../screenshots/screenshot-job.entity';
@@ -8,4 +9,14 @@ import { WebhookDelivery } from '../webhooks/webhook-delivery.entity';
 import { WebhookEndpoint } from '../webhooks/webhook-endpoint.entity';
 
 /** Every TypeORM entity of the service; the data source and the migration check use this list. */
-export const ENTITIES = [Account, ApiKey, ScreenshotJob, EventRecord, QuotaUsage, QuotaWarning, WebhookEndpoint, WebhookDelivery];
+export const ENTITIES = [
+  Account,
+  ApiKey,
+  ScreenshotJob,
+  EventRecord,
+  QuotaUsage,
+  QuotaWarning,
+  IdempotencyRecord,
+  WebhookEndpoint,
+  WebhookDelivery,
+];

@@ -43,8 +43,7 @@ export class QuotaService {
   /** The key's plan, cap, usage and reset time for the current month. */
   async status(key: QuotaKey): Promise<QuotaStatus> {
     const { month, resetAt } = quotaMonthOf(this.clock.now());
-    const row = await this.usage.findOne({ select: { used: true }, where: { apiKeyId: key.apiKeyId, month } });
-    return this.toStatus(key.plan, row?.used ?? 0, resetAt);
+    return this.toStatus(key.plan, await this.usedIn(key.apiKeyId, month), resetAt);
   }
 
   /**
@@ -87,6 +86,12 @@ export class QuotaService {
     return monthlyCap(plan, this.config.legacyFreeCap);
   }
 
+  /** Screenshots counted for a key in a month (`YYYY-MM-01`); 0 without a row. */
+  private async usedIn(apiKeyId: string, month: string): Promise<number> {
+    const row = await this.usage.findOne({ select: { used: true }, where: { apiKeyId, month } });
+    return row?.used ?? 0;
+  }
+
   private toStatus(plan: Plan, used: number, resetAt: Date): QuotaStatus {
     const limit = this.capOf(plan);
     return { plan, limit, used, remaining: Math.max(0, limit - used), resetAt };
@@ -107,8 +112,7 @@ export class QuotaService {
   }
 
   private async exceeded(caller: AuthenticatedKey, month: string, resetAt: Date, now: Date): Promise<ApiError> {
-    const row = await this.usage.findOne({ select: { used: true }, where: { apiKeyId: caller.apiKeyId, month } });
-    const status = this.toStatus(caller.plan, row?.used ?? 0, resetAt);
+    const status = this.toStatus(caller.plan, await this.usedIn(caller.apiKeyId, month), resetAt);
     return new ApiError(
       ErrorCode.PLAN_QUOTA_EXCEEDED,
       429,

@@ -5,6 +5,7 @@ import type { Queue } from 'bull';
 import { LessThan, Repository } from 'typeorm';
 import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { IdempotencyService } from '../idempotency/idempotency.service';
 import { HOUSEKEEPING_QUEUE, HOUSEKEEPING_SWEEP_JOB, RUN_PROCESSORS } from '../queue/queues';
 import { ResultFilesService } from '../storage/result-files.service';
 import { CaptureProcessor } from './capture.processor';
@@ -17,7 +18,7 @@ export const SWEEP_INTERVAL_MS = 60_000;
 /**
  * Periodic sweep (a repeatable Bull job, so one worker runs it per interval however many run):
  * fails jobs stuck in `processing` far beyond any capture's time budget (their worker died and the
- * queue lost them), and deletes result files past `RESULT_TTL_DAYS`.
+ * queue lost them), deletes result files past `RESULT_TTL_DAYS`, and deletes expired idempotency keys.
  */
 @Injectable()
 export class HousekeepingProcessor implements OnApplicationBootstrap {
@@ -28,6 +29,7 @@ export class HousekeepingProcessor implements OnApplicationBootstrap {
     @InjectRepository(ScreenshotJob) private readonly jobs: Repository<ScreenshotJob>,
     private readonly files: ResultFilesService,
     private readonly captures: CaptureProcessor,
+    private readonly idempotency: IdempotencyService,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(RUN_PROCESSORS) private readonly runProcessors: boolean,
@@ -45,7 +47,7 @@ export class HousekeepingProcessor implements OnApplicationBootstrap {
   }
 
   /** One sweep; returns what it did. */
-  async sweep(): Promise<{ stuckJobsFailed: number; filesDeleted: number }> {
+  async sweep(): Promise<{ stuckJobsFailed: number; filesDeleted: number; idempotencyKeysDeleted: number }> {
     const now = this.clock.now();
     // Budget of one attempt: navigation and screenshot timeouts, the longest delay, and slack; twice for the retry.
     const budgetMs = 2 * (2 * this.config.captureTimeoutMs + SCREENSHOT_LIMITS.delayMs.max + 60_000);
@@ -55,7 +57,8 @@ export class HousekeepingProcessor implements OnApplicationBootstrap {
     });
     for (const { id } of stuck) await this.captures.fail(id, 'capture did not finish: the worker stopped');
     const filesDeleted = await this.files.purgeExpired();
-    const result = { stuckJobsFailed: stuck.length, filesDeleted };
+    const idempotencyKeysDeleted = await this.idempotency.purgeExpired();
+    const result = { stuckJobsFailed: stuck.length, filesDeleted, idempotencyKeysDeleted };
     if (result.stuckJobsFailed || result.filesDeleted) this.logger.log(`Sweep: ${JSON.stringify(result)}`);
     return result;
   }

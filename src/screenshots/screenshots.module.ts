@@ -4,6 +4,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module';
 import { CaptureModule } from '../capture/capture.module';
 import { EventsModule } from '../events/events.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { CAPTURE_QUEUE, HOUSEKEEPING_QUEUE } from '../queue/queues';
 import { QuotaModule } from '../quota/quota.module';
 import { StorageModule } from '../storage/storage.module';
@@ -22,6 +23,7 @@ import { ScreenshotsService } from './screenshots.service';
     StorageModule,
     EventsModule,
     QuotaModule,
+    IdempotencyModule,
   ],
   controllers: [ScreenshotsController],
   providers: [ScreenshotsService, CaptureProcessor, HousekeepingProcessor],

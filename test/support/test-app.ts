@@ -1,5 +1,6 @@
 import { INestApplication, Type } from '@nestjs/common';
 import { Test, TestingModuleBuilder } from '@nestjs/testing';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,8 +10,6 @@ import { AppModule } from '../../src/app.module';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { configureApp } from '../../src/configure-app';
-
-let appCounter = 0;
 
 /** A running test instance of the service on 127.0.0.1 with its own queue prefix and storage directory. */
 export interface TestApp {
@@ -57,7 +56,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const config = loadConfig({
     ...process.env,
     DATABASE_URL: required('GLIMPSE_TEST_DATABASE_URL'),
-    QUEUE_PREFIX: options.queuePrefix ?? `${required('GLIMPSE_TEST_QUEUE_PREFIX')}_${process.pid}_${++appCounter}`,
+    // Random, not a counter: jest gives each test file its own module registry, so a counter would
+    // start again at 1 in every file and apps of different files would share (and drain) one queue.
+    QUEUE_PREFIX: options.queuePrefix ?? `${required('GLIMPSE_TEST_QUEUE_PREFIX')}_${randomBytes(4).toString('hex')}`,
     STORAGE_DIR: storageDir,
     SSRF_ALLOW_PRIVATE: 'true',
     CAPTURE_TIMEOUT_MS: '10000',

@@ -1,0 +1,51 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { ApiKey } from '../auth/api-key.entity';
+
+/**
+ * One `Idempotency-Key` in its scope (API key, method, path): in flight under a lease while its first
+ * request runs (`responseStatus` null), then the stored 2xx response that retries replay.
+ */
+@Entity({ name: 'idempotency_keys' })
+@Index(['expiresAt'])
+export class IdempotencyRecord {
+  @PrimaryColumn({ name: 'api_key_id', type: 'varchar', length: 40 })
+  apiKeyId: string;
+
+  @PrimaryColumn({ type: 'varchar', length: 10 })
+  method: string;
+
+  @PrimaryColumn({ type: 'text' })
+  path: string;
+
+  /** The `Idempotency-Key` header value. */
+  @PrimaryColumn({ type: 'varchar', length: 128 })
+  key: string;
+
+  @ManyToOne(() => ApiKey, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'api_key_id' })
+  apiKey?: ApiKey;
+
+  /** Hex SHA-256 of the request (canonical JSON of the body, hashes of uploaded files). */
+  @Column({ type: 'char', length: 64 })
+  fingerprint: string;
+
+  /** Random token of the request that claimed the key; only it may store or release the entry. */
+  @Column({ name: 'lease_token', type: 'varchar', length: 32 })
+  leaseToken: string;
+
+  /** The stored response's status; null while the first request runs. */
+  @Column({ name: 'response_status', type: 'smallint', nullable: true })
+  responseStatus: number | null;
+
+  /** The stored response body, exactly as sent. */
+  @Column({ name: 'response_body', type: 'text', nullable: true })
+  responseBody: string | null;
+
+  /** From the service clock. */
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  /** In flight: when the lease runs out. Stored: when the response is forgotten. Past it, the key is free. */
+  @Column({ name: 'expires_at', type: 'timestamptz' })
+  expiresAt: Date;
+}
