@@ -57,6 +57,8 @@ class EnvironmentVariables {
   @IsIn(['inline', 'off']) WORKER_MODE: 'inline' | 'off' = 'inline';
   @Transform(toInt) @IsInt() @Min(1000) @Max(120000) CAPTURE_TIMEOUT_MS = 30000;
   @Transform(toInt) @IsInt() @Min(1) @Max(32) CAPTURE_CONCURRENCY = 2;
+  @Transform(toInt) @IsInt() @Min(0) @Max(32) CAPTURE_WARM_CONTEXTS = 2;
+  @Transform(toInt) @IsInt() @Min(1) @Max(1000000) CAPTURE_BROWSER_RECYCLE_AFTER = 500;
   @IsIn(['error', 'warn', 'log', 'debug', 'verbose']) LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
 }
 
@@ -85,6 +87,13 @@ export interface AppConfig {
   captureTimeoutMs: number;
   /** Captures run at once by one worker process. */
   captureConcurrency: number;
+  /**
+   * Fresh browser contexts (each with a page) created ahead of demand, each still used by one
+   * capture only; 0 creates them on demand (the naive baseline of the benchmark).
+   */
+  captureWarmContexts: number;
+  /** Captures after which a browser is replaced by a new one, to bound its memory. */
+  captureBrowserRecycleAfter: number;
   logLevel: 'error' | 'warn' | 'log' | 'debug' | 'verbose';
 }
 
@@ -133,6 +142,8 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
     workerMode: raw.WORKER_MODE,
     captureTimeoutMs: raw.CAPTURE_TIMEOUT_MS,
     captureConcurrency: raw.CAPTURE_CONCURRENCY,
+    captureWarmContexts: raw.CAPTURE_WARM_CONTEXTS,
+    captureBrowserRecycleAfter: raw.CAPTURE_BROWSER_RECYCLE_AFTER,
     logLevel: raw.LOG_LEVEL,
   };
 }
