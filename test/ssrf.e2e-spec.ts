@@ -131,6 +131,21 @@ describe('SSRF guard: every request the page makes goes through the checking pro
     expect(internal.connections()).toBe(before);
   });
 
+  it('renders an uploaded document whose subresources aim at blocked addresses without reaching them', async () => {
+    const before = internal.connections();
+    const form = new FormData();
+    const html = `<html><body><h1>uploaded</h1><img src="http://127.0.0.1:${internal.port}/img.png">
+      <img src="http://localhost:${internal.port}/img.png"><iframe src="http://[::ffff:127.0.0.1]:${internal.port}/"></iframe>
+      <script>fetch('http://2130706433:${internal.port}/fetch').catch(() => {})</script>
+      <img src="http://allowed.test:${site.port}/"></body></html>`;
+    form.append('file', new Blob([html], { type: 'text/html' }), 'page.html');
+    const res = await fetch(`${t.baseUrl}/v1/screenshot/upload`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    expect(res.status).toBe(202);
+    const job = await waitForJob(t, key, ((await res.json()) as { id: string }).id);
+    expect(job).toMatchObject({ status: 'done', error: null });
+    expect(internal.connections()).toBe(before);
+  });
+
   it('fails a name that does not resolve with the browser error', async () => {
     const job = await capture(`http://nowhere.test:${site.port}/`);
     expect(job).toMatchObject({ status: 'failed', error: 'net::ERR_NAME_NOT_RESOLVED' });

@@ -5,6 +5,7 @@ import { IdempotencyRecord } from '../idempotency/idempotency-record.entity';
 import { QuotaUsage } from '../quota/quota-usage.entity';
 import { QuotaWarning } from '../quota/quota-warning.entity';
 import { ScreenshotJob } from '../screenshots/screenshot-job.entity';
+import { ScreenshotUpload } from '../screenshots/screenshot-upload.entity';
 
 /** Every TypeORM entity of the service; the data source and the migration check use this list. */
-export const ENTITIES = [Account, ApiKey, ScreenshotJob, EventRecord, QuotaUsage, QuotaWarning, IdempotencyRecord];
+export const ENTITIES = [Account, ApiKey, ScreenshotJob, EventRecord, QuotaUsage, QuotaWarning, IdempotencyRecord, ScreenshotUpload];

@@ -10,6 +10,7 @@ import { EventsService } from '../events/events.service';
 import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload, RUN_PROCESSORS } from '../queue/queues';
 import { ResultFilesService } from '../storage/result-files.service';
 import { ScreenshotJob } from './screenshot-job.entity';
+import { ScreenshotUpload } from './screenshot-upload.entity';
 
 /** Capture attempts per job: the first, and one more when a worker died during the first. */
 export const MAX_CAPTURE_ATTEMPTS = 2;
@@ -26,6 +27,7 @@ export class CaptureProcessor implements OnApplicationBootstrap {
   constructor(
     @InjectQueue(CAPTURE_QUEUE) private readonly queue: Queue<CapturePayload>,
     @InjectRepository(ScreenshotJob) private readonly jobs: Repository<ScreenshotJob>,
+    @InjectRepository(ScreenshotUpload) private readonly uploads: Repository<ScreenshotUpload>,
     private readonly engine: CaptureEngine,
     private readonly files: ResultFilesService,
     private readonly clock: Clock,
@@ -56,8 +58,11 @@ export class CaptureProcessor implements OnApplicationBootstrap {
       return;
     }
     try {
+      const upload = job.source === 'upload' ? await this.uploads.findOneBy({ jobId }) : null;
+      if (job.source === 'upload' && !upload) throw new CaptureError('the uploaded document is no longer available');
       const result = await this.engine.capture({
         url: job.targetUrl,
+        document: upload?.document,
         width: job.width,
         height: job.height,
         fullPage: job.fullPage,
@@ -65,7 +70,7 @@ export class CaptureProcessor implements OnApplicationBootstrap {
         delayMs: job.delayMs,
       });
       const resultFile = await this.files.save(result.image, result.format);
-      await this.finish(jobId, { status: 'done', resultFile, completedAt: this.clock.now() });
+      await this.finish(jobId, { status: 'done', resultFile, clipped: result.clipped, completedAt: this.clock.now() });
     } catch (err) {
       if (!(err instanceof CaptureError)) this.logger.error(`Capture of ${jobId} failed`, (err as Error).stack);
       await this.fail(jobId, err instanceof Error ? err.message : String(err));
@@ -98,6 +103,7 @@ export class CaptureProcessor implements OnApplicationBootstrap {
   private async finish(jobId: string, changes: Partial<ScreenshotJob> & { status: 'done' | 'failed' }): Promise<void> {
     const result = await this.jobs.update({ id: jobId, status: In(['pending', 'processing']) }, changes);
     if (!result.affected) return;
+    await this.uploads.delete({ jobId }).catch((err) => this.logger.error(`Could not delete the upload of ${jobId}`, (err as Error).stack));
     const job = await this.jobs.findOneByOrFail({ id: jobId });
     const data =
       job.status === 'done'
@@ -109,6 +115,7 @@ export class CaptureProcessor implements OnApplicationBootstrap {
             width: job.width,
             height: job.height,
             fullPage: job.fullPage,
+            clipped: job.clipped,
           }
         : { screenshotId: job.id, url: job.targetUrl, error: job.error };
     await this.events
