@@ -25,7 +25,7 @@ describe('POST /v1/screenshot/upload', () => {
   ) {
     const form = new FormData();
     for (const [name, value] of Object.entries(fields)) form.append(name, value);
-    if (file) form.append('file', new Blob([file.content], { type: file.type ?? 'text/html' }), file.name ?? 'page.html');
+    if (file) form.append('file', new Blob([typeof file.content === 'string' ? file.content : new Uint8Array(file.content)], { type: file.type ?? 'text/html' }), file.name ?? 'page.html');
     const res = await fetch(`${t.baseUrl}/v1/screenshot/upload`, { method: 'POST', headers, body: form });
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : null };

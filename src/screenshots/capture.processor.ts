@@ -1,5 +1,5 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Job, Queue } from 'bull';
 import { In, Repository } from 'typeorm';
@@ -9,6 +9,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EventsService } from '../events/events.service';
 import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload, RUN_PROCESSORS } from '../queue/queues';
 import { ResultFilesService } from '../storage/result-files.service';
+import { SCREENSHOT_LIMITS } from './dto/create-screenshot.dto';
 import { ScreenshotJob } from './screenshot-job.entity';
 import { ScreenshotUpload } from './screenshot-upload.entity';
 
@@ -19,9 +20,14 @@ export const MAX_CAPTURE_ATTEMPTS = 2;
  * Runs captures from the `captures` queue (`CAPTURE_CONCURRENCY` at once) and moves each job
  * `pending` → `processing` → `done` | `failed`. Transitions are conditional updates, so a job never
  * goes back and never ends in two states, whatever the queue redelivers.
+ *
+ * Graceful shutdown: on module destroy the queue is paused for this process and the in-flight
+ * captures are awaited (at most one capture's time budget) before the browser closes; a capture
+ * still running then is left `processing` and its queue job is redelivered by Bull's stalled-job
+ * check to another (or the restarted) worker.
  */
 @Injectable()
-export class CaptureProcessor implements OnApplicationBootstrap {
+export class CaptureProcessor implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(CaptureProcessor.name);
 
   constructor(
@@ -47,6 +53,17 @@ export class CaptureProcessor implements OnApplicationBootstrap {
         this.logger.error(`Could not mark ${job.data.jobId} failed`, (e as Error).stack),
       );
     });
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    if (!this.runProcessors) return;
+    const budgetMs = 2 * this.config.captureTimeoutMs + SCREENSHOT_LIMITS.delayMs.max;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.queue.pause(true, false).catch((err) => this.logger.warn(`Could not pause the capture queue: ${(err as Error).message}`)),
+      new Promise((resolve) => (timer = setTimeout(resolve, budgetMs))),
+    ]);
+    clearTimeout(timer);
   }
 
   /** Claims, captures and completes one screenshot job. Never throws for a capture failure. */
