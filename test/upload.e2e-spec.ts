@@ -113,6 +113,20 @@ describe('POST /v1/screenshot/upload', () => {
     expect(res.body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
   });
 
+  it('counts against the quota: the upload that would exceed the cap is 429 PLAN_QUOTA_EXCEEDED', async () => {
+    const free = await t.createKey('free');
+    const ds = t.get(DataSource);
+    const res1 = await upload({ content: page('white') }, {}, { authorization: `Bearer ${free.key}` });
+    expect(res1.status).toBe(202);
+    const [{ used }] = await ds.query('SELECT used FROM quota_usage WHERE api_key_id = $1', [free.keyId]);
+    expect(used).toBe(1);
+    await ds.query('UPDATE quota_usage SET used = 100 WHERE api_key_id = $1', [free.keyId]);
+    const res2 = await upload({ content: page('white') }, {}, { authorization: `Bearer ${free.key}` });
+    expect(res2.status).toBe(429);
+    expect(res2.body.code).toBe('PLAN_QUOTA_EXCEEDED');
+    await waitForJob(t, free.key, res1.body.id);
+  });
+
   it('requires an API key', async () => {
     const res = await upload({ content: page('white') }, {}, {});
     expect(res.status).toBe(401);
