@@ -108,6 +108,8 @@ class BrowserGoneError extends Error {}
 export class CaptureEngine implements OnApplicationShutdown {
   private readonly logger = new Logger(CaptureEngine.name);
   private current: Promise<BrowserSlot> | null = null;
+  /** What `current` resolved to, once it has. */
+  private currentSlot: BrowserSlot | null = null;
   private readonly slots = new Set<BrowserSlot>();
   private closing = false;
 
@@ -154,7 +156,8 @@ export class CaptureEngine implements OnApplicationShutdown {
   }
 
   private async attempt(request: CaptureRequest): Promise<CaptureResult> {
-    const slot = await this.slot();
+    let slot = await this.slot();
+    if (slot.retired) slot = await this.slot();
     slot.inFlight++;
     slot.captures++;
     if (slot.captures >= this.config.captureBrowserRecycleAfter) this.retire(slot);
@@ -162,9 +165,11 @@ export class CaptureEngine implements OnApplicationShutdown {
     let timer: NodeJS.Timeout | undefined;
     let overBudget = false;
     const budgetMs = this.config.captureTimeoutMs + request.delayMs + this.config.captureTimeoutMs;
+    let crashed = false;
     try {
       lease = await this.takeLease(slot);
       const leased = lease;
+      leased.page.once('crash', () => (crashed = true));
       timer = setTimeout(() => {
         overBudget = true;
         void leased.context.close().catch(() => undefined);
@@ -176,13 +181,14 @@ export class CaptureEngine implements OnApplicationShutdown {
         throw new BrowserGoneError('the browser crashed during the capture');
       }
       if (overBudget) throw new CaptureError(`capture exceeded its time budget of ${budgetMs} ms`);
-      if (lease && lease.page.isClosed() && /crash/i.test(String((err as Error).message))) {
+      if (crashed) {
         throw new BrowserGoneError('the page crashed during the capture');
       }
       throw err;
     } finally {
       clearTimeout(timer);
-      await lease?.context.close().catch(() => undefined);
+      // Closed in the background: the result is ready, and a closing context is unusable already.
+      void lease?.context.close().catch(() => undefined);
       slot.inFlight--;
       if (slot.retired && slot.inFlight === 0) void this.closeSlot(slot);
     }
@@ -278,12 +284,21 @@ export class CaptureEngine implements OnApplicationShutdown {
   /** The browser new captures run on, launching one when there is none or the last was retired. */
   private slot(): Promise<BrowserSlot> {
     if (this.closing) return Promise.reject(new CaptureError('the capture engine is shutting down'));
+    if (this.currentSlot?.retired) {
+      this.current = null;
+      this.currentSlot = null;
+    }
     if (!this.current) {
       const launching = this.launch();
       this.current = launching;
-      launching.catch(() => {
-        if (this.current === launching) this.current = null;
-      });
+      launching.then(
+        (slot) => {
+          if (this.current === launching) this.currentSlot = slot;
+        },
+        () => {
+          if (this.current === launching) this.current = null;
+        },
+      );
     }
     return this.current;
   }
@@ -348,13 +363,9 @@ export class CaptureEngine implements OnApplicationShutdown {
   private retire(slot: BrowserSlot): void {
     if (slot.retired) return;
     slot.retired = true;
-    if (this.current) {
-      void this.current.then(
-        (s) => {
-          if (s === slot && this.current) this.current = null;
-        },
-        () => undefined,
-      );
+    if (this.currentSlot === slot) {
+      this.current = null;
+      this.currentSlot = null;
     }
     const warm = slot.warm.splice(0);
     for (const lease of warm) void lease.then((l) => l.context.close().catch(() => undefined), () => undefined);

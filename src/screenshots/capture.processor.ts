@@ -120,8 +120,10 @@ export class CaptureProcessor implements OnApplicationBootstrap, OnModuleDestroy
   private async finish(jobId: string, changes: Partial<ScreenshotJob> & { status: 'done' | 'failed' }): Promise<void> {
     const result = await this.jobs.update({ id: jobId, status: In(['pending', 'processing']) }, changes);
     if (!result.affected) return;
-    await this.uploads.delete({ jobId }).catch((err) => this.logger.error(`Could not delete the upload of ${jobId}`, (err as Error).stack));
     const job = await this.jobs.findOneByOrFail({ id: jobId });
+    if (job.source === 'upload') {
+      await this.uploads.delete({ jobId }).catch((err) => this.logger.error(`Could not delete the upload of ${jobId}`, (err as Error).stack));
+    }
     const data =
       job.status === 'done'
         ? {
