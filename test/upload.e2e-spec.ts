@@ -127,6 +127,23 @@ describe('POST /v1/screenshot/upload', () => {
     await waitForJob(t, free.key, res1.body.id);
   });
 
+  it('replays a retry with the same Idempotency-Key and file, and refuses the key with another file (422)', async () => {
+    const headers = { authorization: `Bearer ${key}`, 'idempotency-key': `upload-${Date.now()}` };
+    const before = await jobCount();
+    const first = await upload({ content: page('white') }, { width: '600' }, headers);
+    expect(first.status).toBe(202);
+    const again = await upload({ content: page('white') }, { width: '600' }, headers);
+    expect(again.status).toBe(202);
+    expect(again.body.id).toBe(first.body.id);
+    expect(await jobCount()).toBe(before + 1);
+    const otherFile = await upload({ content: page('black') }, { width: '600' }, headers);
+    expect(otherFile.status).toBe(422);
+    expect(otherFile.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    const otherOptions = await upload({ content: page('white') }, { width: '700' }, headers);
+    expect(otherOptions.status).toBe(422);
+    await waitForJob(t, key, first.body.id);
+  });
+
   it('requires an API key', async () => {
     const res = await upload({ content: page('white') }, {}, {});
     expect(res.status).toBe(401);

@@ -40,6 +40,7 @@ export class ScreenshotsController {
 
   @Post('upload')
   @HttpCode(202)
+  @Idempotent()
   @UseInterceptors(
     FileInterceptor('file', { limits: { fileSize: UPLOAD_MAX_BYTES, files: 1, fields: 10, fieldSize: 1024, parts: 11 } }),
   )
@@ -47,12 +48,18 @@ export class ScreenshotsController {
     operationId: 'uploadScreenshot',
     summary: 'Enqueue a screenshot of an uploaded HTML document',
     description:
-      'multipart/form-data with the document in `file` (`text/html`, at most 2 MiB) and the capture options of `POST /v1/screenshot` (except `url`) as form fields. The document is rendered as uploaded; what it loads goes through the SSRF guard. Answers like `POST /v1/screenshot`.',
+      'multipart/form-data with the document in `file` (`text/html`, at most 2 MiB) and the capture options of `POST /v1/screenshot` (except `url`) as form fields. ' +
+      'The document is rendered as uploaded; what it loads goes through the SSRF guard. Counts one screenshot against the monthly quota and answers like `POST /v1/screenshot`. ' +
+      'Send an `Idempotency-Key` to retry safely (fingerprint: the form fields and the SHA-256 of the file).',
   })
   @ApiConsumes('multipart/form-data')
   @ApiBody({ type: UploadScreenshotFormDto })
-  @ApiAcceptedResponse({ type: ScreenshotJobDto, description: 'Job accepted' })
-  @ApiErrorResponses(400, 401, 413, 415, 500)
+  @ApiAcceptedResponse({
+    type: ScreenshotJobDto,
+    description: 'Job accepted and counted against the monthly quota (a replay is not counted again)',
+    headers: { ...AUTHENTICATED_RESPONSE_HEADERS, ...IDEMPOTENCY_REPLAYED_RESPONSE_HEADER },
+  })
+  @ApiErrorResponses(400, 401, 413, 415, 429, 500)
   upload(
     @CurrentApiKey() caller: AuthenticatedKey,
     @UploadedFile() file: UploadedDocument | undefined,
