@@ -12,7 +12,7 @@ describe('capture a real page end to end', () => {
       '/plain': '<html><body style="background:#fff"><h1>Hello</h1></body></html>',
       '/tall': '<html><body style="margin:0"><div style="height:3000px;background:linear-gradient(red,blue)"></div></body></html>',
       '/late-colour':
-        '<html><body style="margin:0;background:rgb(255,0,0)"><script>setTimeout(()=>{document.body.style.background="rgb(0,0,255)"},500)</script></body></html>',
+        '<html><body style="margin:0;background:rgb(255,0,0)"><script>setTimeout(()=>{document.body.style.background="rgb(0,0,255)"},3000)</script></body></html>',
       '/hang': () => {
         /* never answers */
       },
@@ -77,7 +77,7 @@ describe('capture a real page end to end', () => {
     expect(size.height).toBeGreaterThanOrEqual(3000);
   });
 
-  it('honours delay: a page that turns blue after 500 ms is captured blue with delay 1000', async () => {
+  it('honours delay: a page that turns blue 3 s after its script ran is captured red without delay, blue with delay 3200', async () => {
     const { inflateSync } = await import('node:zlib');
     const firstPixel = (png: Buffer) => {
       // Concatenate IDAT chunks, inflate, skip the filter byte of row 0 (filter 0 or 1 keeps pixel 0 raw).
@@ -91,7 +91,7 @@ describe('capture a real page end to end', () => {
       return [raw[1], raw[2], raw[3]];
     };
     const early = await capture({ url: `${pages.url}/late-colour`, width: 200, height: 200 });
-    const late = await capture({ url: `${pages.url}/late-colour`, width: 200, height: 200, delay: 1000 });
+    const late = await capture({ url: `${pages.url}/late-colour`, width: 200, height: 200, delay: 3200 });
     expect(firstPixel((await download(early.url)).data)).toEqual([255, 0, 0]);
     expect(firstPixel((await download(late.url)).data)).toEqual([0, 0, 255]);
   });

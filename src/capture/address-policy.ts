@@ -1,4 +1,6 @@
+import { Inject, Injectable } from '@nestjs/common';
 import ipaddr from 'ipaddr.js';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
 
 /**
  * Why an address may not be connected to, or null when it is an ordinary public unicast address.
@@ -22,4 +24,21 @@ export function blockedAddressReason(address: string): string | null {
   }
   const range = parsed.range();
   return range === 'unicast' ? null : range;
+}
+
+/**
+ * The address rule the SSRF guard and the egress proxy apply to every address before connecting:
+ * {@link blockedAddressReason}, lifted entirely when `SSRF_ALLOW_PRIVATE=true` (CONTRACT.md,
+ * "SSRF guard"). A provider, so tests can replace it (for example to treat one loopback address as
+ * public) while every request still takes the same path through the guard and the proxy.
+ */
+@Injectable()
+export class AddressPolicy {
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  /** Why `address` (an IPv4 or IPv6 literal) may not be connected to, or null when it may. */
+  blockedReason(address: string): string | null {
+    if (this.config.ssrfAllowPrivate) return null;
+    return blockedAddressReason(address);
+  }
 }

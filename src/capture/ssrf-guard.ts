@@ -3,7 +3,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { ApiError, ErrorCode } from '../common/api-error';
-import { blockedAddressReason } from './address-policy';
+import { AddressPolicy } from './address-policy';
 
 /** Resolves a host name to all of its addresses; replaceable in tests. */
 export type HostResolver = (host: string) => Promise<string[]>;
@@ -12,16 +12,30 @@ export type HostResolver = (host: string) => Promise<string[]>;
 export const systemResolver: HostResolver = async (host) =>
   (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
+/** Thrown by {@link SsrfGuard.addressToConnect} when a host may not be connected to; `message` says why. */
+export class TargetRefusedError extends Error {}
+
+/** Thrown by {@link SsrfGuard.addressToConnect} when a host name does not resolve. */
+export class TargetUnresolvedError extends Error {}
+
 /**
  * The SSRF guard for capture and webhook target URLs (CONTRACT.md, "SSRF guard").
  * Only `http:` and `https:`; with `SSRF_ALLOW_PRIVATE` unset, a host that is, or resolves to, a
- * blocked address (see {@link blockedAddressReason}) is refused.
+ * blocked address (see {@link AddressPolicy}) is refused.
+ *
+ * Two uses: {@link assertAllowed} checks a URL when it is submitted (a fast, friendly 400), and
+ * {@link addressToConnect} is what the capture egress proxy calls for every connection the browser
+ * makes: it resolves once, checks every address, and returns the checked address to dial, so a name
+ * that resolves differently later (DNS rebinding) cannot reach a blocked address.
  */
 @Injectable()
 export class SsrfGuard {
   private resolver: HostResolver = systemResolver;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly policy: AddressPolicy,
+  ) {}
 
   /** Replaces the resolver (tests only: a stub that answers differently on each lookup). */
   useResolver(resolver: HostResolver): void {
@@ -53,9 +67,35 @@ export class SsrfGuard {
       }
     }
     for (const address of addresses) {
-      const reason = blockedAddressReason(address);
+      const reason = this.policy.blockedReason(address);
       if (reason) throw this.refuse(rawUrl, `${host} resolves to ${address} (${reason})`);
     }
+  }
+
+  /**
+   * The address to connect to for `host` (a name or an IP literal, brackets allowed): resolves it
+   * once with the current resolver and checks every address it has. Returns the first address; the
+   * caller must dial exactly that address. Throws {@link TargetUnresolvedError} when the name does
+   * not resolve, {@link TargetRefusedError} when any address is blocked.
+   */
+  async addressToConnect(host: string): Promise<string> {
+    const bare = host.replace(/^\[|\]$/g, '');
+    let addresses: string[];
+    if (isIP(bare)) {
+      addresses = [bare];
+    } else {
+      try {
+        addresses = await this.resolver(bare);
+      } catch (err) {
+        throw new TargetUnresolvedError(`${bare} does not resolve (${(err as NodeJS.ErrnoException).code ?? 'lookup failed'})`);
+      }
+      if (!addresses.length) throw new TargetUnresolvedError(`${bare} does not resolve`);
+    }
+    for (const address of addresses) {
+      const reason = this.policy.blockedReason(address);
+      if (reason) throw new TargetRefusedError(`${bare} resolves to ${address} (${reason})`);
+    }
+    return addresses[0];
   }
 
   private refuse(url: string, why: string): ApiError {

@@ -12,7 +12,7 @@ export const JSON_BODY_LIMIT_BYTES = 100 * 1024;
  */
 export const OWN_BODY_PARSING_PATHS = /^\/mcp(\/|$)/;
 
-/** Paths (exact) that take `multipart/form-data` instead of JSON. */
+/** Paths (exact) that take `multipart/form-data` instead of JSON (a JSON body there is a 415). */
 export const MULTIPART_PATHS = new Set(['/v1/screenshot/upload']);
 
 /**
@@ -24,8 +24,8 @@ export const MULTIPART_PATHS = new Set(['/v1/screenshot/upload']);
  */
 export function bodyParsingMiddleware() {
   const requireSupportedType = (req: Request, res: Response, next: NextFunction) => {
-    if (!req.path.startsWith('/v1/') || !hasBody(req) || req.is('application/json')) return next();
-    if (MULTIPART_PATHS.has(req.path) && req.is('multipart/form-data')) return next();
+    if (!req.path.startsWith('/v1/') || !hasBody(req)) return next();
+    if (MULTIPART_PATHS.has(req.path) ? req.is('multipart/form-data') : req.is('application/json')) return next();
     const allowed = MULTIPART_PATHS.has(req.path) ? 'multipart/form-data' : 'application/json';
     sendError(
       res,

@@ -60,6 +60,8 @@ class EnvironmentVariables {
   @IsIn(['inline', 'off']) WORKER_MODE: 'inline' | 'off' = 'inline';
   @Transform(toInt) @IsInt() @Min(1000) @Max(120000) CAPTURE_TIMEOUT_MS = 30000;
   @Transform(toInt) @IsInt() @Min(1) @Max(32) CAPTURE_CONCURRENCY = 2;
+  @Transform(toInt) @IsInt() @Min(0) @Max(32) CAPTURE_WARM_CONTEXTS = 2;
+  @Transform(toInt) @IsInt() @Min(1) @Max(1000000) CAPTURE_BROWSER_RECYCLE_AFTER = 500;
   /** Comma-separated origins (`https://host[:port]`) whose browser requests may reach `/mcp/<API_KEY>`. */
   @IsString() MCP_ALLOWED_ORIGINS = '';
   @IsIn(['error', 'warn', 'log', 'debug', 'verbose']) LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
@@ -96,6 +98,13 @@ export interface AppConfig {
   captureTimeoutMs: number;
   /** Captures run at once by one worker process. */
   captureConcurrency: number;
+  /**
+   * Fresh browser contexts (each with a page) created ahead of demand, each still used by one
+   * capture only; 0 creates them on demand (the naive baseline of the benchmark).
+   */
+  captureWarmContexts: number;
+  /** Captures after which a browser is replaced by a new one, to bound its memory. */
+  captureBrowserRecycleAfter: number;
   logLevel: 'error' | 'warn' | 'log' | 'debug' | 'verbose';
   /**
    * Origins (`scheme://host[:port]`, lower case, no trailing slash) allowed to call the MCP endpoint from
@@ -155,6 +164,8 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
     workerMode: raw.WORKER_MODE,
     captureTimeoutMs: raw.CAPTURE_TIMEOUT_MS,
     captureConcurrency: raw.CAPTURE_CONCURRENCY,
+    captureWarmContexts: raw.CAPTURE_WARM_CONTEXTS,
+    captureBrowserRecycleAfter: raw.CAPTURE_BROWSER_RECYCLE_AFTER,
     logLevel: raw.LOG_LEVEL,
     mcpAllowedOrigins: mcpAllowedOrigins as string[],
   };

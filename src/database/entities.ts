@@ -5,6 +5,7 @@ import { IdempotencyRecord } from '../idempotency/idempotency-record.entity';
 import { QuotaUsage } from '../quota/quota-usage.entity';
 import { QuotaWarning } from '../quota/quota-warning.entity';
 import { ScreenshotJob } from '../screenshots/screenshot-job.entity';
+import { ScreenshotUpload } from '../screenshots/screenshot-upload.entity';
 import { WebhookDelivery } from '../webhooks/webhook-delivery.entity';
 import { WebhookEndpoint } from '../webhooks/webhook-endpoint.entity';
 
@@ -13,6 +14,7 @@ export const ENTITIES = [
   Account,
   ApiKey,
   ScreenshotJob,
+  ScreenshotUpload,
   EventRecord,
   QuotaUsage,
   QuotaWarning,

@@ -1,5 +1,5 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Job, Queue } from 'bull';
 import { In, Repository } from 'typeorm';
@@ -9,7 +9,9 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EventsService } from '../events/events.service';
 import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload, RUN_PROCESSORS } from '../queue/queues';
 import { ResultFilesService } from '../storage/result-files.service';
+import { SCREENSHOT_LIMITS } from './dto/create-screenshot.dto';
 import { ScreenshotJob } from './screenshot-job.entity';
+import { ScreenshotUpload } from './screenshot-upload.entity';
 
 /** Capture attempts per job: the first, and one more when a worker died during the first. */
 export const MAX_CAPTURE_ATTEMPTS = 2;
@@ -18,14 +20,20 @@ export const MAX_CAPTURE_ATTEMPTS = 2;
  * Runs captures from the `captures` queue (`CAPTURE_CONCURRENCY` at once) and moves each job
  * `pending` → `processing` → `done` | `failed`. Transitions are conditional updates, so a job never
  * goes back and never ends in two states, whatever the queue redelivers.
+ *
+ * Graceful shutdown: on module destroy the queue is paused for this process and the in-flight
+ * captures are awaited (at most one capture's time budget) before the browser closes; a capture
+ * still running then is left `processing` and its queue job is redelivered by Bull's stalled-job
+ * check to another (or the restarted) worker.
  */
 @Injectable()
-export class CaptureProcessor implements OnApplicationBootstrap {
+export class CaptureProcessor implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(CaptureProcessor.name);
 
   constructor(
     @InjectQueue(CAPTURE_QUEUE) private readonly queue: Queue<CapturePayload>,
     @InjectRepository(ScreenshotJob) private readonly jobs: Repository<ScreenshotJob>,
+    @InjectRepository(ScreenshotUpload) private readonly uploads: Repository<ScreenshotUpload>,
     private readonly engine: CaptureEngine,
     private readonly files: ResultFilesService,
     private readonly clock: Clock,
@@ -47,6 +55,17 @@ export class CaptureProcessor implements OnApplicationBootstrap {
     });
   }
 
+  async onModuleDestroy(): Promise<void> {
+    if (!this.runProcessors) return;
+    const budgetMs = 2 * this.config.captureTimeoutMs + SCREENSHOT_LIMITS.delayMs.max;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.queue.pause(true, false).catch((err) => this.logger.warn(`Could not pause the capture queue: ${(err as Error).message}`)),
+      new Promise((resolve) => (timer = setTimeout(resolve, budgetMs))),
+    ]);
+    clearTimeout(timer);
+  }
+
   /** Claims, captures and completes one screenshot job. Never throws for a capture failure. */
   async process(jobId: string): Promise<void> {
     const job = await this.claim(jobId);
@@ -56,8 +75,11 @@ export class CaptureProcessor implements OnApplicationBootstrap {
       return;
     }
     try {
+      const upload = job.source === 'upload' ? await this.uploads.findOneBy({ jobId }) : null;
+      if (job.source === 'upload' && !upload) throw new CaptureError('the uploaded document is no longer available');
       const result = await this.engine.capture({
         url: job.targetUrl,
+        document: upload?.document,
         width: job.width,
         height: job.height,
         fullPage: job.fullPage,
@@ -65,7 +87,7 @@ export class CaptureProcessor implements OnApplicationBootstrap {
         delayMs: job.delayMs,
       });
       const resultFile = await this.files.save(result.image, result.format);
-      await this.finish(jobId, { status: 'done', resultFile, completedAt: this.clock.now() });
+      await this.finish(jobId, { status: 'done', resultFile, clipped: result.clipped, completedAt: this.clock.now() });
     } catch (err) {
       if (!(err instanceof CaptureError)) this.logger.error(`Capture of ${jobId} failed`, (err as Error).stack);
       await this.fail(jobId, err instanceof Error ? err.message : String(err));
@@ -99,6 +121,9 @@ export class CaptureProcessor implements OnApplicationBootstrap {
     const result = await this.jobs.update({ id: jobId, status: In(['pending', 'processing']) }, changes);
     if (!result.affected) return;
     const job = await this.jobs.findOneByOrFail({ id: jobId });
+    if (job.source === 'upload') {
+      await this.uploads.delete({ jobId }).catch((err) => this.logger.error(`Could not delete the upload of ${jobId}`, (err as Error).stack));
+    }
     const data =
       job.status === 'done'
         ? {
@@ -109,6 +134,7 @@ export class CaptureProcessor implements OnApplicationBootstrap {
             width: job.width,
             height: job.height,
             fullPage: job.fullPage,
+            clipped: job.clipped,
           }
         : { screenshotId: job.id, url: job.targetUrl, error: job.error };
     await this.events

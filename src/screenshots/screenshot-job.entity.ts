@@ -7,6 +7,10 @@ import type { ImageFormat } from '../capture/image-format';
 export const JOB_STATUSES = ['pending', 'processing', 'done', 'failed'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
+/** Where a job's page comes from: a URL to load, or an uploaded HTML document (`screenshot_uploads`). */
+export const JOB_SOURCES = ['url', 'upload'] as const;
+export type JobSource = (typeof JOB_SOURCES)[number];
+
 /** One screenshot job: the capture options, its state and, once done, its result file. */
 @Entity({ name: 'screenshot_jobs' })
 @Index(['accountId', 'createdAt'])
@@ -34,9 +38,12 @@ export class ScreenshotJob {
   @Column({ type: 'varchar', length: 16 })
   status: JobStatus;
 
-  /** The page to capture. */
+  /** The page to capture; for an upload, `upload:<sha256 of the document>`. */
   @Column({ name: 'target_url', type: 'text' })
   targetUrl: string;
+
+  @Column({ type: 'varchar', length: 8, default: 'url' })
+  source: JobSource;
 
   /** Viewport width, px. */
   @Column({ type: 'int' })
@@ -55,6 +62,10 @@ export class ScreenshotJob {
   /** Wait after load, ms. */
   @Column({ name: 'delay_ms', type: 'int' })
   delayMs: number;
+
+  /** True when the full-page capture was cut at the height cap (16,384 px). */
+  @Column({ type: 'boolean', default: false })
+  clipped: boolean;
 
   /** Name of the result file in storage, once done. */
   @Column({ name: 'result_file', type: 'varchar', length: 64, nullable: true })

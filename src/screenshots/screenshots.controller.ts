@@ -1,5 +1,6 @@
-import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, Param, Post, UploadedFile, UseInterceptors } from '@nestjs/common';
+import { FileInterceptor } from '@nestjs/platform-express';
+import { ApiAcceptedResponse, ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth, CurrentApiKey } from '../auth/current-api-key.decorator';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
@@ -7,7 +8,8 @@ import { AUTHENTICATED_RESPONSE_HEADERS, IDEMPOTENCY_REPLAYED_RESPONSE_HEADER } 
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import { CreateScreenshotDto } from './dto/create-screenshot.dto';
 import { ScreenshotJobDto } from './dto/screenshot-job.dto';
-import { ScreenshotsService } from './screenshots.service';
+import { UPLOAD_MAX_BYTES, UploadScreenshotDto, UploadScreenshotFormDto } from './dto/upload-screenshot.dto';
+import { ScreenshotsService, UploadedDocument } from './screenshots.service';
 
 @ApiTags('screenshots')
 @ApiKeyAuth()
@@ -34,6 +36,36 @@ export class ScreenshotsController {
   @ApiErrorResponses(400, 401, 413, 415, 429, 500)
   create(@CurrentApiKey() caller: AuthenticatedKey, @Body() dto: CreateScreenshotDto): Promise<ScreenshotJobDto> {
     return this.screenshots.create(caller, dto);
+  }
+
+  @Post('upload')
+  @HttpCode(202)
+  @Idempotent()
+  @UseInterceptors(
+    FileInterceptor('file', { limits: { fileSize: UPLOAD_MAX_BYTES, files: 1, fields: 10, fieldSize: 1024, parts: 11 } }),
+  )
+  @ApiOperation({
+    operationId: 'uploadScreenshot',
+    summary: 'Enqueue a screenshot of an uploaded HTML document',
+    description:
+      'multipart/form-data with the document in `file` (`text/html`, at most 2 MiB) and the capture options of `POST /v1/screenshot` (except `url`) as form fields. ' +
+      'The document is rendered as uploaded; what it loads goes through the SSRF guard. Counts one screenshot against the monthly quota and answers like `POST /v1/screenshot`. ' +
+      'Send an `Idempotency-Key` to retry safely (fingerprint: the form fields and the SHA-256 of the file).',
+  })
+  @ApiConsumes('multipart/form-data')
+  @ApiBody({ type: UploadScreenshotFormDto })
+  @ApiAcceptedResponse({
+    type: ScreenshotJobDto,
+    description: 'Job accepted and counted against the monthly quota (a replay is not counted again)',
+    headers: { ...AUTHENTICATED_RESPONSE_HEADERS, ...IDEMPOTENCY_REPLAYED_RESPONSE_HEADER },
+  })
+  @ApiErrorResponses(400, 401, 413, 415, 429, 500)
+  upload(
+    @CurrentApiKey() caller: AuthenticatedKey,
+    @UploadedFile() file: UploadedDocument | undefined,
+    @Body() dto: UploadScreenshotDto,
+  ): Promise<ScreenshotJobDto> {
+    return this.screenshots.createFromUpload(caller, file, dto);
   }
 
   @Get(':id')

@@ -11,12 +11,13 @@ import { StorageModule } from '../storage/storage.module';
 import { CaptureProcessor } from './capture.processor';
 import { HousekeepingProcessor } from './housekeeping.processor';
 import { ScreenshotJob } from './screenshot-job.entity';
+import { ScreenshotUpload } from './screenshot-upload.entity';
 import { ScreenshotsController } from './screenshots.controller';
 import { ScreenshotsService } from './screenshots.service';
 
 @Module({
   imports: [
-    TypeOrmModule.forFeature([ScreenshotJob]),
+    TypeOrmModule.forFeature([ScreenshotJob, ScreenshotUpload]),
     BullModule.registerQueue({ name: CAPTURE_QUEUE }, { name: HOUSEKEEPING_QUEUE }),
     AuthModule,
     CaptureModule,

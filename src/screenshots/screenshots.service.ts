@@ -2,17 +2,28 @@ import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
+import { createHash } from 'node:crypto';
 import { Repository } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { SsrfGuard } from '../capture/ssrf-guard';
-import { ApiError } from '../common/api-error';
+import { ApiError, ErrorCode } from '../common/api-error';
 import { isId, newId } from '../common/ids';
 import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload } from '../queue/queues';
 import { QuotaService } from '../quota/quota.service';
 import { ResultFilesService } from '../storage/result-files.service';
 import { CreateScreenshotDto, SCREENSHOT_LIMITS } from './dto/create-screenshot.dto';
 import { ScreenshotJobDto } from './dto/screenshot-job.dto';
+import { UPLOAD_MAX_BYTES, UPLOAD_MEDIA_TYPES, UploadScreenshotDto } from './dto/upload-screenshot.dto';
 import { ScreenshotJob } from './screenshot-job.entity';
+import { ScreenshotUpload } from './screenshot-upload.entity';
+
+/** The uploaded file as the multipart parser hands it over. */
+export interface UploadedDocument {
+  buffer: Buffer;
+  /** Media type of the part, as sent. */
+  mimetype: string;
+  size: number;
+}
 
 /** Accepts screenshot jobs and answers polls; the capture itself runs in {@link CaptureProcessor}. */
 @Injectable()
@@ -37,33 +48,77 @@ export class ScreenshotsService {
   async create(caller: AuthenticatedKey, dto: CreateScreenshotDto): Promise<ScreenshotJobDto> {
     await this.ssrfGuard.assertAllowed(dto.url);
     return this.quota.reserve(caller, async () => {
-      const job = await this.jobs.save(
-        this.jobs.create({
-          id: newId('screenshot'),
-          accountId: caller.accountId,
-          apiKeyId: caller.apiKeyId,
-          status: 'pending',
-          targetUrl: dto.url,
-          width: dto.width ?? SCREENSHOT_LIMITS.width.default,
-          height: dto.height ?? SCREENSHOT_LIMITS.height.default,
-          fullPage: dto.fullPage ?? false,
-          format: dto.format ?? 'png',
-          delayMs: dto.delay ?? SCREENSHOT_LIMITS.delayMs.default,
-          resultFile: null,
-          error: null,
-          startedAt: null,
-          completedAt: null,
-        }),
-      );
-      try {
-        await this.captureQueue.add(CAPTURE_JOB, { jobId: job.id }, { jobId: job.id, removeOnComplete: true, removeOnFail: 1000 });
-      } catch (err) {
-        this.logger.error(`Could not enqueue ${job.id}; removing the job`, (err as Error).stack);
-        await this.jobs.delete({ id: job.id });
-        throw err;
-      }
+      const job = await this.jobs.save(this.newJob(caller, dto, dto.url, 'url'));
+      await this.enqueue(job);
       return this.toDto(job);
     });
+  }
+
+  /**
+   * Accepts an HTML upload (`POST /v1/screenshot/upload`): within one quota reservation of the
+   * caller's key (an upload counts like any accepted job), stores the document with a `pending` job
+   * (one transaction) and enqueues the job. The document is rendered as uploaded; its subresources
+   * go through the SSRF guard at capture time.
+   * Throws 400 `VALIDATION_FAILED` without a `file` part, 415 `UNSUPPORTED_MEDIA_TYPE` when the part
+   * is not `text/html`, 413 `PAYLOAD_TOO_LARGE` above {@link UPLOAD_MAX_BYTES}, 429
+   * `PLAN_QUOTA_EXCEEDED`; a failure leaves no job and counts nothing.
+   */
+  async createFromUpload(caller: AuthenticatedKey, file: UploadedDocument | undefined, dto: UploadScreenshotDto): Promise<ScreenshotJobDto> {
+    if (!file) throw ApiError.validation([{ field: 'file', message: 'an HTML document is required in the multipart field "file"' }]);
+    const mediaType = file.mimetype.split(';')[0].trim().toLowerCase();
+    if (!UPLOAD_MEDIA_TYPES.includes(mediaType)) {
+      throw new ApiError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, 415, `The file must be text/html, not ${mediaType || 'untyped'}`);
+    }
+    if (file.size > UPLOAD_MAX_BYTES) {
+      throw new ApiError(ErrorCode.PAYLOAD_TOO_LARGE, 413, `The file exceeds ${UPLOAD_MAX_BYTES} bytes`);
+    }
+    const sha256 = uploadDigest(file.buffer);
+    return this.quota.reserve(caller, async () => {
+      const job = this.newJob(caller, dto, `upload:${sha256}`, 'upload');
+      await this.jobs.manager.transaction(async (manager) => {
+        await manager.save(job);
+        await manager.insert(ScreenshotUpload, { jobId: job.id, document: file.buffer, sha256 });
+      });
+      await this.enqueue(job);
+      return this.toDto(job);
+    });
+  }
+
+  private newJob(
+    caller: AuthenticatedKey,
+    options: Omit<CreateScreenshotDto, 'url'>,
+    targetUrl: string,
+    source: ScreenshotJob['source'],
+  ): ScreenshotJob {
+    return this.jobs.create({
+      id: newId('screenshot'),
+      accountId: caller.accountId,
+      apiKeyId: caller.apiKeyId,
+      status: 'pending',
+      targetUrl,
+      source,
+      width: options.width ?? SCREENSHOT_LIMITS.width.default,
+      height: options.height ?? SCREENSHOT_LIMITS.height.default,
+      fullPage: options.fullPage ?? false,
+      format: options.format ?? 'png',
+      delayMs: options.delay ?? SCREENSHOT_LIMITS.delayMs.default,
+      clipped: false,
+      resultFile: null,
+      error: null,
+      startedAt: null,
+      completedAt: null,
+    });
+  }
+
+  /** Enqueues a saved job; when the queue cannot take it, deletes the job (and its upload) and rethrows. */
+  private async enqueue(job: ScreenshotJob): Promise<void> {
+    try {
+      await this.captureQueue.add(CAPTURE_JOB, { jobId: job.id }, { jobId: job.id, removeOnComplete: true, removeOnFail: 1000 });
+    } catch (err) {
+      this.logger.error(`Could not enqueue ${job.id}; removing the job`, (err as Error).stack);
+      await this.jobs.delete({ id: job.id });
+      throw err;
+    }
   }
 
   /** The caller's job. Throws 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */
@@ -86,6 +141,12 @@ export class ScreenshotsService {
       width: job.width,
       height: job.height,
       fullPage: job.fullPage,
+      clipped: job.clipped,
     };
   }
+}
+
+/** Hex SHA-256 of an uploaded document: its identity in `targetUrl` and its idempotency fingerprint. */
+export function uploadDigest(document: Buffer): string {
+  return createHash('sha256').update(document).digest('hex');
 }

@@ -3,16 +3,23 @@ import { AddressInfo } from 'node:net';
 
 export type PageHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
-/** A page server on 127.0.0.1 (ephemeral port) serving the test's own pages. */
+/** A page server on a loopback address (ephemeral port) serving the test's own pages. */
 export interface PageServer {
   /** e.g. `http://127.0.0.1:40125` */
   url: string;
+  port: number;
+  /** TCP connections accepted so far (every request, upgrade or probe opens or reuses one). */
+  connections(): number;
   server: Server;
   close(): Promise<void>;
 }
 
-/** Serves `routes` (path → HTML string or handler); other paths are 404. */
-export async function startPageServer(routes: Record<string, string | PageHandler>): Promise<PageServer> {
+/**
+ * Serves `routes` (path → HTML string or handler); other paths are 404. Binds `host`, a loopback
+ * address (default 127.0.0.1; Linux answers on all of 127.0.0.0/8, e.g. 127.0.0.2).
+ */
+export async function startPageServer(routes: Record<string, string | PageHandler>, host = '127.0.0.1'): Promise<PageServer> {
+  if (!host.startsWith('127.')) throw new Error('test page servers bind loopback addresses only');
   const server = createServer((req, res) => {
     const route = routes[(req.url ?? '/').split('?')[0]];
     if (route === undefined) {
@@ -23,10 +30,14 @@ export async function startPageServer(routes: Record<string, string | PageHandle
       route(req, res);
     }
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  let connections = 0;
+  server.on('connection', () => connections++);
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host}:${port}`,
+    port,
+    connections: () => connections,
     server,
     close: () =>
       new Promise((resolve) => {

@@ -38,4 +38,7 @@ export class ScreenshotJobDto {
 
   @ApiProperty()
   fullPage: boolean;
+
+  @ApiProperty({ description: 'True when a full-page capture was cut at the height cap of 16,384 px' })
+  clipped: boolean;
 }

@@ -1,0 +1,278 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { Agent, createServer, IncomingMessage, request as httpRequest, Server, ServerResponse } from 'node:http';
+import { AddressInfo, connect, Socket } from 'node:net';
+import { Duplex } from 'node:stream';
+import { SsrfGuard, TargetRefusedError, TargetUnresolvedError } from './ssrf-guard';
+
+/**
+ * Response header by which the proxy marks a plain-HTTP request it could not or would not forward;
+ * the value is the customer-readable failure ("Target not allowed: …", "net::ERR_CONNECTION_REFUSED").
+ */
+export const EGRESS_ERROR_HEADER = 'x-glimpse-egress-error';
+
+/** Chromium's names for the upstream failures the proxy sees, so errors read as without a proxy. */
+const NET_ERRORS: Record<string, string> = {
+  ECONNREFUSED: 'net::ERR_CONNECTION_REFUSED',
+  ECONNRESET: 'net::ERR_CONNECTION_RESET',
+  ETIMEDOUT: 'net::ERR_CONNECTION_TIMED_OUT',
+  EHOSTUNREACH: 'net::ERR_ADDRESS_UNREACHABLE',
+  ENETUNREACH: 'net::ERR_ADDRESS_UNREACHABLE',
+};
+
+/** Headers that belong to one hop and are not forwarded (RFC 9110 section 7.6.1, plus the proxy ones). */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+/** How many recent failures are remembered for error messages. */
+const FAILURE_MEMORY = 256;
+
+/** Milliseconds an upstream dial may take before the proxy gives up. */
+const CONNECT_TIMEOUT_MS = 15_000;
+
+/**
+ * The SSRF guard on the wire: an HTTP forward proxy on 127.0.0.1 (ephemeral port) that Chromium is
+ * told to use for every request, loopback included (`--proxy-bypass-list=<-loopback>`). For each
+ * connection it resolves the host once through {@link SsrfGuard.addressToConnect} (the guard's
+ * resolver and address policy), and dials exactly the address it checked, so neither a redirect,
+ * a subresource, an iframe, fetch/XHR, a WebSocket nor a DNS answer that changes between check
+ * and connect (rebinding) reaches a blocked address.
+ *
+ * Handles `CONNECT host:port` (https, wss and any other tunnel: refused with 403, else
+ * `200 Connection Established` and a byte pipe), absolute-form plain HTTP requests (forwarded; a
+ * refusal is a 403 and an upstream failure a 502, both carrying {@link EGRESS_ERROR_HEADER}) and
+ * plain-HTTP upgrades (ws://). Chromium reports a failed CONNECT only as
+ * `ERR_TUNNEL_CONNECTION_FAILED`, so the proxy remembers recent failures per `host:port`
+ * ({@link recentFailure}).
+ * Only `http:` targets are accepted in absolute form; anything else is a 400.
+ */
+@Injectable()
+export class EgressProxy {
+  private readonly logger = new Logger(EgressProxy.name);
+  private server: Server | null = null;
+  private starting: Promise<string> | null = null;
+  private readonly sockets = new Set<Duplex>();
+  private readonly failures = new Map<string, string>();
+  private readonly agent = new Agent({ keepAlive: true, maxFreeSockets: 16 });
+
+  constructor(private readonly guard: SsrfGuard) {}
+
+  /** Starts the proxy once; resolves to its address `127.0.0.1:<port>`. */
+  start(): Promise<string> {
+    this.starting ??= new Promise<string>((resolve, reject) => {
+      const server = createServer((req, res) => void this.forward(req, res));
+      server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.tunnel(req, socket, head));
+      server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head));
+      server.on('connection', (socket: Socket) => this.track(socket));
+      server.on('clientError', (_err, socket) => socket.destroy());
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => {
+        this.server = server;
+        const { port } = server.address() as AddressInfo;
+        this.logger.debug(`Egress proxy on 127.0.0.1:${port}`);
+        resolve(`127.0.0.1:${port}`);
+      });
+    });
+    return this.starting;
+  }
+
+  /** Stops listening and cuts every open connection. */
+  async close(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    this.starting = null;
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+    this.agent.destroy();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /**
+   * Why the proxy last failed to connect to `host:port` (host as in the URL; IPv6 brackets
+   * optional), as a customer-readable message, or undefined. Used to turn Chromium's
+   * `ERR_TUNNEL_CONNECTION_FAILED` into the real reason.
+   */
+  recentFailure(host: string, port: number): string | undefined {
+    return this.failures.get(failureKey(host, port));
+  }
+
+  private async forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let target: URL;
+    try {
+      target = new URL(req.url ?? '');
+    } catch {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end('absolute-form request expected');
+      return;
+    }
+    if (target.protocol !== 'http:') {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end(`scheme ${target.protocol} is not proxied`);
+      return;
+    }
+    const port = Number(target.port || 80);
+    const address = await this.check(target.hostname, port);
+    if (typeof address !== 'string') {
+      failPlain(res, address.refused ? 403 : 502, address.failure);
+      return;
+    }
+    const upstream = httpRequest({
+      host: address,
+      port,
+      method: req.method,
+      path: `${target.pathname}${target.search}`,
+      headers: forwardableHeaders(req.rawHeaders),
+      setHost: false,
+      agent: this.agent,
+      timeout: CONNECT_TIMEOUT_MS,
+    });
+    upstream.on('response', (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardableHeaders(answer.rawHeaders));
+      answer.pipe(res);
+      answer.on('error', () => res.destroy());
+    });
+    upstream.on('timeout', () => upstream.destroy(new Error('upstream timeout')));
+    upstream.on('error', (err: NodeJS.ErrnoException) => {
+      if (res.headersSent) return void res.destroy();
+      failPlain(res, 502, this.remember(target.hostname, port, netError(err)));
+    });
+    req.pipe(upstream);
+    res.on('close', () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
+  }
+
+  private async tunnel(req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
+    this.track(client);
+    const authority = /^\[?([^\]]*?)\]?:(\d{1,5})$/.exec(req.url ?? '');
+    if (!authority) {
+      client.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    const [, host, portText] = authority;
+    const port = Number(portText);
+    const address = await this.check(host, port);
+    if (typeof address !== 'string') {
+      failRaw(client, address.refused ? '403 Forbidden' : '502 Bad Gateway', address.failure);
+      return;
+    }
+    this.pipeTo(host, address, port, client, 'HTTP/1.1 200 Connection Established\r\n\r\n', head);
+  }
+
+  private async upgrade(req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
+    this.track(client);
+    let target: URL;
+    try {
+      target = new URL(req.url ?? '');
+    } catch {
+      client.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    if (target.protocol !== 'http:' && target.protocol !== 'ws:') {
+      client.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    const port = Number(target.port || 80);
+    const address = await this.check(target.hostname, port);
+    if (typeof address !== 'string') {
+      failRaw(client, address.refused ? '403 Forbidden' : '502 Bad Gateway', address.failure);
+      return;
+    }
+    const lines = [`${req.method} ${target.pathname}${target.search} HTTP/1.1`];
+    for (let i = 0; i < req.rawHeaders.length; i += 2) {
+      if (req.rawHeaders[i].toLowerCase().startsWith('proxy-')) continue;
+      lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+    }
+    this.pipeTo(target.hostname, address, port, client, null, Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), head]));
+  }
+
+  /** Dials `address:port`; on success sends `greeting` to the client, `head` upstream, and pipes both ways. */
+  private pipeTo(host: string, address: string, port: number, client: Duplex, greeting: string | null, head: Buffer): void {
+    const upstream = connect({ host: address, port, timeout: CONNECT_TIMEOUT_MS });
+    this.track(upstream);
+    let connected = false;
+    upstream.once('connect', () => {
+      connected = true;
+      upstream.setTimeout(0);
+      if (greeting) client.write(greeting);
+      if (head.length) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    upstream.once('timeout', () => upstream.destroy());
+    upstream.on('error', (err: NodeJS.ErrnoException) => {
+      if (connected) return void client.destroy();
+      failRaw(client, '502 Bad Gateway', this.remember(host, port, netError(err)));
+    });
+    client.on('error', () => upstream.destroy());
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  }
+
+  /** The checked address to dial, or why not (remembered for {@link recentFailure}). */
+  private async check(host: string, port: number): Promise<string | { refused: boolean; failure: string }> {
+    try {
+      return await this.guard.addressToConnect(host);
+    } catch (err) {
+      if (err instanceof TargetRefusedError) {
+        this.logger.debug(`Refused ${host}:${port}: ${err.message}`);
+        return { refused: true, failure: this.remember(host, port, `Target not allowed: ${err.message}`) };
+      }
+      const failure = err instanceof TargetUnresolvedError ? 'net::ERR_NAME_NOT_RESOLVED' : `lookup failed: ${(err as Error).message}`;
+      return { refused: false, failure: this.remember(host, port, failure) };
+    }
+  }
+
+  private remember(host: string, port: number, failure: string): string {
+    const key = failureKey(host, port);
+    this.failures.delete(key);
+    this.failures.set(key, failure);
+    if (this.failures.size > FAILURE_MEMORY) this.failures.delete(this.failures.keys().next().value as string);
+    return failure;
+  }
+
+  private track(socket: Duplex): void {
+    if (this.sockets.has(socket)) return;
+    this.sockets.add(socket);
+    socket.once('close', () => this.sockets.delete(socket));
+  }
+}
+
+/** Raw header pairs minus hop-by-hop ones, as a flat `[name, value, …]` list (keeps case and order). */
+function forwardableHeaders(raw: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    if (!HOP_BY_HOP.has(raw[i].toLowerCase())) out.push(raw[i], raw[i + 1]);
+  }
+  return out;
+}
+
+function headerSafe(value: string): string {
+  return value.replace(/[^\x20-\x7e]/g, '?');
+}
+
+function failureKey(host: string, port: number): string {
+  return `${host.replace(/^\[|\]$/g, '').toLowerCase()}:${port}`;
+}
+
+function netError(err: NodeJS.ErrnoException): string {
+  return NET_ERRORS[err.code ?? ''] ?? (err.message === 'upstream timeout' ? 'net::ERR_CONNECTION_TIMED_OUT' : 'net::ERR_CONNECTION_FAILED');
+}
+
+/** Ends a plain-HTTP proxy request with `status` and the failure in {@link EGRESS_ERROR_HEADER}. */
+function failPlain(res: ServerResponse, status: number, failure: string): void {
+  res
+    .writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', [EGRESS_ERROR_HEADER]: headerSafe(failure) })
+    .end(failure);
+}
+
+/** Ends a CONNECT or upgrade request on its raw socket with `status` and the failure header. */
+function failRaw(client: Duplex, status: string, failure: string): void {
+  client.end(`HTTP/1.1 ${status}\r\n${EGRESS_ERROR_HEADER}: ${headerSafe(failure)}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+}
