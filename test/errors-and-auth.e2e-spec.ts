@@ -153,6 +153,7 @@ describe('global contract: envelope, request ids, validation, authentication', (
       width: 100,
       height: 4320,
       fullPage: true,
+      clipped: false,
     });
     const polled = await t.request('GET', `/v1/screenshot/${res.body.id}`, { key });
     expect(polled.status).toBe(200);
