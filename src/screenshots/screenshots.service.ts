@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { Repository } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { SsrfGuard } from '../capture/ssrf-guard';
+import { Clock } from '../common/clock';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { isId, newId } from '../common/ids';
 import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload } from '../queue/queues';
@@ -36,6 +37,7 @@ export class ScreenshotsService {
     private readonly ssrfGuard: SsrfGuard,
     private readonly files: ResultFilesService,
     private readonly quota: QuotaService,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -48,7 +50,8 @@ export class ScreenshotsService {
   async create(caller: AuthenticatedKey, dto: CreateScreenshotDto): Promise<ScreenshotJobDto> {
     await this.ssrfGuard.assertAllowed(dto.url);
     return this.quota.reserve(caller, async () => {
-      const job = await this.jobs.save(this.newJob(caller, dto, dto.url, 'url'));
+      const job = this.newJob(caller, dto, dto.url, 'url');
+      await this.jobs.insert(job);
       await this.enqueue(job);
       return this.toDto(job);
     });
@@ -76,7 +79,7 @@ export class ScreenshotsService {
     return this.quota.reserve(caller, async () => {
       const job = this.newJob(caller, dto, `upload:${sha256}`, 'upload');
       await this.jobs.manager.transaction(async (manager) => {
-        await manager.save(job);
+        await manager.insert(ScreenshotJob, job);
         await manager.insert(ScreenshotUpload, { jobId: job.id, document: file.buffer, sha256 });
       });
       await this.enqueue(job);
@@ -103,6 +106,7 @@ export class ScreenshotsService {
       format: options.format ?? 'png',
       delayMs: options.delay ?? SCREENSHOT_LIMITS.delayMs.default,
       clipped: false,
+      createdAt: this.clock.now(),
       resultFile: null,
       error: null,
       startedAt: null,
