@@ -1,6 +1,8 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiResponse } from '@nestjs/swagger';
-import type { HeadersObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { ApiExtraModels, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import type { HeadersObject, SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { PLANS } from '../accounts/plan';
+import { ErrorCode } from './api-error';
 import { ErrorEnvelopeDto } from './error-envelope';
 import {
   AUTHENTICATED_RESPONSE_HEADERS,
@@ -8,12 +10,23 @@ import {
   RETRY_AFTER_RESPONSE_HEADER,
 } from './operational-headers';
 
+/** Error statuses a route can document. */
+export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 415 | 422 | 429 | 500;
+
+interface StatusDefaults {
+  description: string;
+  codes: ErrorCode[];
+  headers: HeadersObject;
+  /** Schema of `details` when the status gives it a fixed shape. */
+  details?: SchemaObject;
+}
+
 /**
- * Codes a status can carry, as documented on each route (spec 7.3 and CONTRACT.md), and its headers:
+ * Codes a status can carry unless a route narrows them (spec 7.3 and CONTRACT.md), and its headers:
  * statuses answered after authentication carry the rate-limit headers; 401 and the body-parsing
  * statuses (413, 415), answered before a key is known, carry only the request id.
  */
-const CODES_BY_STATUS: Record<number, { description: string; codes: string[]; headers: HeadersObject }> = {
+export const ERROR_CODES_BY_STATUS: Record<ErrorStatus, StatusDefaults> = {
   400: {
     description: 'Invalid request',
     codes: ['VALIDATION_FAILED', 'INVALID_JSON', 'TARGET_NOT_ALLOWED', 'INVALID_IDEMPOTENCY_KEY', 'INVALID_ORGANIZATION_ID'],
@@ -31,30 +44,77 @@ const CODES_BY_STATUS: Record<number, { description: string; codes: string[]; he
     headers: AUTHENTICATED_RESPONSE_HEADERS,
   },
   413: { description: 'Body too large', codes: ['PAYLOAD_TOO_LARGE'], headers: REQUEST_ID_RESPONSE_HEADER },
-  415: { description: 'Body is not JSON', codes: ['UNSUPPORTED_MEDIA_TYPE'], headers: REQUEST_ID_RESPONSE_HEADER },
+  415: { description: 'Body is not of a supported media type', codes: ['UNSUPPORTED_MEDIA_TYPE'], headers: REQUEST_ID_RESPONSE_HEADER },
   422: {
     description: 'Idempotency-Key reused with a different body',
     codes: ['IDEMPOTENCY_KEY_REUSED'],
     headers: AUTHENTICATED_RESPONSE_HEADERS,
   },
   429: {
-    description: 'Monthly quota reached; details { used, limit, plan, resetAt }',
+    description: 'Monthly quota reached; retry after `Retry-After` seconds',
     codes: ['PLAN_QUOTA_EXCEEDED'],
     headers: { ...AUTHENTICATED_RESPONSE_HEADERS, ...RETRY_AFTER_RESPONSE_HEADER },
+    details: {
+      type: 'object',
+      required: ['used', 'limit', 'plan', 'resetAt'],
+      properties: {
+        used: { type: 'integer', description: 'Screenshots used this month by the key' },
+        limit: { type: 'integer', description: 'Monthly cap of the plan' },
+        plan: { type: 'string', enum: [...PLANS] },
+        resetAt: { type: 'string', format: 'date-time', description: '00:00 UTC on the 1st of next month' },
+      },
+    },
   },
   500: { description: 'Unexpected failure', codes: ['INTERNAL_ERROR'], headers: AUTHENTICATED_RESPONSE_HEADERS },
 };
 
-/** Documents error responses (envelope schema, possible codes and headers) for the given statuses. */
-export function ApiErrorResponses(...statuses: number[]) {
-  return applyDecorators(
-    ...statuses.map((status) =>
-      ApiResponse({
-        status,
-        description: `${CODES_BY_STATUS[status].description}. Codes: ${CODES_BY_STATUS[status].codes.join(', ')}`,
-        type: ErrorEnvelopeDto,
-        headers: CODES_BY_STATUS[status].headers,
-      }),
-    ),
-  );
+/** A status with the exact codes this route can return for it (instead of the defaults). */
+export interface ErrorResponseSpec {
+  status: ErrorStatus;
+  codes: ErrorCode[];
+  description?: string;
+}
+
+/**
+ * Documents error responses: each status gets the envelope schema {@link ErrorEnvelopeDto} with its
+ * `code` narrowed to an enum of the codes the route can return for that status (so generated clients
+ * get typed codes), its headers, an example, and `details` where the status fixes its shape (429).
+ * Pass a bare status for the defaults of {@link ERROR_CODES_BY_STATUS}, or `{ status, codes }` to list
+ * the route's own codes.
+ *
+ * @example `@ApiErrorResponses({ status: 400, codes: ['VALIDATION_FAILED', 'INVALID_JSON'] }, 401, 500)`
+ */
+export function ApiErrorResponses(...specs: (ErrorStatus | ErrorResponseSpec)[]) {
+  return applyDecorators(ApiExtraModels(ErrorEnvelopeDto), ...specs.map((spec) => ApiResponse(errorResponseOptions(spec))));
+}
+
+/**
+ * The documentation of one error status: description, headers, the envelope schema with `code`
+ * narrowed to the given codes (and `details` where the status fixes its shape), and an example.
+ * Used by {@link ApiErrorResponses}, and by the document builder for pipeline-wide errors.
+ */
+export function errorResponseOptions(spec: ErrorStatus | ErrorResponseSpec) {
+  const { status, codes, description, headers, details } =
+    typeof spec === 'number' ? { status: spec, ...ERROR_CODES_BY_STATUS[spec] } : { ...ERROR_CODES_BY_STATUS[spec.status], ...spec };
+  return {
+    status,
+    description: `${description}. Codes: ${codes.join(', ')}`,
+    headers,
+    schema: {
+      allOf: [
+        { $ref: getSchemaPath(ErrorEnvelopeDto) },
+        {
+          type: 'object' as const,
+          required: details ? ['code', 'details'] : ['code'],
+          properties: { code: { type: 'string' as const, enum: [...codes] }, ...(details ? { details } : {}) },
+        },
+      ],
+    },
+    example: {
+      error: description,
+      code: codes[0],
+      requestId: 'req_4kq1Jd0aZxY2mNw8PqRs',
+      ...(status === 429 ? { details: { used: 100, limit: 100, plan: 'free', resetAt: '2026-12-01T00:00:00.000Z' } } : {}),
+    },
+  };
 }

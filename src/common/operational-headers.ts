@@ -1,4 +1,5 @@
 import type { HeadersObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { REQUEST_ID_PATTERN } from './request-id';
 
 /**
  * Operational response headers (spec section 7.1, CONTRACT.md "Operational headers"): their names,
@@ -22,7 +23,7 @@ export const REQUEST_ID_RESPONSE_HEADER: HeadersObject = {
   [HEADER.requestId]: {
     description: 'The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>`',
     required: true,
-    schema: { type: 'string' },
+    schema: { type: 'string', pattern: REQUEST_ID_PATTERN.source, example: 'req_4kq1Jd0aZxY2mNw8PqRs' },
   },
 };
 

@@ -1,18 +1,53 @@
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { canonicalizeDocument, toOpenApi31Schemas } from './canonical-document';
+import { addOperationalHeaders, operationsOf } from './operational-headers';
+import { WEBHOOK_EVENT_EXAMPLES, WEBHOOK_EVENT_SCHEMAS } from './webhook-events';
+import { addWebhooks, SIGNATURE_SCHEME } from './webhooks-section';
 
-/** Builds the OpenAPI document of the running module graph (served at /docs, written by `npm run openapi`). */
+/** Descriptions of the tags operations use; an operation tag missing here fails `npm run openapi:lint`. */
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  screenshots: 'Capture jobs: enqueue a capture, poll it until `done` or `failed`, then fetch the result URL (no API key needed for the file).',
+  webhooks: SIGNATURE_SCHEME,
+};
+
+const DESCRIPTION = [
+  'Self-hostable screenshot capture: submit a URL, poll the job until `done`, fetch the result URL.',
+  '',
+  '- **Authentication**: every request carries `Authorization: Bearer <API_KEY>` (`sk_live_…`).',
+  '- **Errors**: every error is `{ error, code, requestId, details? }`; each response lists its possible `code` values. Treat unknown codes as transient.',
+  '- **Operational headers**: every response carries `X-Request-ID`; every answer to an authenticated request carries `X-RateLimit-*`; a 429 carries `Retry-After`.',
+  '- **Idempotency**: write routes that document `Idempotency-Key` replay the first 2xx response for 24 hours (`Idempotency-Replayed: true`).',
+  '- **Webhooks**: events are signed with HMAC-SHA256; see the `webhooks` tag.',
+].join('\n');
+
+/**
+ * Builds the OpenAPI 3.1 document of the app's module graph in its canonical (sorted, committed) form:
+ * the routes' Swagger metadata, the operational headers, the webhook events and the error envelopes.
+ * Served at `/docs/openapi.json` and written to `openapi/openapi.json` by `npm run openapi`, so the two
+ * are identical. The app need not be initialised or listening (a `preview` app is enough).
+ */
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
+    .setOpenAPIVersion('3.1.0')
     .setTitle('Glimpse API')
-    .setDescription(
-      'Self-hostable screenshot capture: submit a URL, poll the job until `done`, fetch the result URL. ' +
-        'Every request carries `Authorization: Bearer <API_KEY>`; every error is `{ error, code, requestId, details? }`.',
-    )
+    .setDescription(DESCRIPTION)
     .setVersion('1')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key `sk_live_…`' }, 'apiKey')
+    .addServer('/', 'This server')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'sk_live_…', description: 'API key `sk_live_…`, sent as `Authorization: Bearer <API_KEY>`' }, 'apiKey')
     .build();
-  return SwaggerModule.createDocument(app, config, {
+  const raw = SwaggerModule.createDocument(app, config, {
     operationIdFactory: (_controller, method) => method,
+    extraModels: [...WEBHOOK_EVENT_SCHEMAS],
   });
+  const usedTags = new Set(operationsOf(raw).flatMap((op) => op.tags ?? []));
+  usedTags.add('webhooks');
+  raw.tags = [...usedTags].map((name) => (TAG_DESCRIPTIONS[name] ? { name, description: TAG_DESCRIPTIONS[name] } : { name }));
+  addOperationalHeaders(raw);
+  addWebhooks(
+    raw,
+    WEBHOOK_EVENT_SCHEMAS.map((dto) => dto.name),
+    WEBHOOK_EVENT_EXAMPLES,
+  );
+  return canonicalizeDocument(toOpenApi31Schemas(raw));
 }

@@ -1,0 +1,13 @@
+/**
+ * Glimpse TypeScript SDK: the client and types generated from `openapi/openapi.json`, plus helpers
+ * to wait for a job and download its file.
+ */
+export { createGlimpseClient } from './client';
+export type { GlimpseClient, GlimpseClientOptions } from './client';
+export { downloadScreenshot } from './download';
+export type { DownloadedScreenshot } from './download';
+export { GlimpseApiError, GlimpseTimeoutError } from './errors';
+export type { components, operations, paths, webhooks } from './generated/schema';
+export type { CreateScreenshotRequest, ErrorEnvelope, ScreenshotJob, WebhookEvent, WebhookEventType } from './types';
+export { retryAfterMs, waitForScreenshot } from './wait-for-screenshot';
+export type { FinishedScreenshotJob, WaitForScreenshotOptions } from './wait-for-screenshot';

@@ -1,0 +1,14 @@
+import type { components, webhooks } from './generated/schema';
+
+/** A screenshot job as returned by `createScreenshot` and `getScreenshot`. */
+export type ScreenshotJob = components['schemas']['ScreenshotJobDto'];
+/** Body of `createScreenshot` (only `url` is required). */
+export type CreateScreenshotRequest = components['schemas']['CreateScreenshotDto'];
+/** The error envelope of every error response; each operation narrows `code` to the codes it can return. */
+export type ErrorEnvelope = components['schemas']['ErrorEnvelopeDto'];
+/** Any webhook event body, discriminated by `type`. Ignore types you do not know. */
+export type WebhookEvent = {
+  [K in keyof webhooks]: webhooks[K]['post'] extends { requestBody: { content: { 'application/json': infer B } } } ? B : never;
+}[keyof webhooks];
+/** Event types the document lists. */
+export type WebhookEventType = WebhookEvent['type'];

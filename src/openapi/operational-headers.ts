@@ -1,0 +1,88 @@
+import type { OpenAPIObject, OperationObject, ParameterObject, ReferenceObject, SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { errorResponseOptions } from '../common/api-error-responses.decorator';
+import {
+  HEADER,
+  IDEMPOTENCY_REPLAYED_RESPONSE_HEADER,
+  RATE_LIMIT_RESPONSE_HEADERS,
+  REQUEST_ID_RESPONSE_HEADER,
+  RETRY_AFTER_RESPONSE_HEADER,
+} from '../common/operational-headers';
+import { REQUEST_ID_PATTERN } from '../common/request-id';
+
+const isReference = (value: unknown): value is ReferenceObject => typeof value === 'object' && value !== null && '$ref' in value;
+
+/** Statuses answered before the API key is known (auth, body parsing): no rate-limit headers. */
+const BEFORE_AUTHENTICATION = new Set(['401', '413', '415']);
+
+/**
+ * Completes every operation of `doc` (mutating it) where a route's decorators left something out, by
+ * rules that hold for the whole `/v1` pipeline rather than per route, so new routes are documented
+ * alike:
+ * - the optional `X-Request-ID` request header, and `X-Request-ID` on every response (set by the
+ *   request-id middleware on every answer);
+ * - `X-RateLimit-*` on every response of an authenticated operation except those answered before the
+ *   key is known (401, 413, 415), as the global rate-limit interceptor sets them;
+ * - 400 `INVALID_ORGANIZATION_ID` on every operation taking `X-Organization-ID` (a global middleware
+ *   checks it), added to the operation's 400 codes or as a 400 of its own;
+ * - `Retry-After` on every 429;
+ * - `Idempotency-Replayed` on the 2xx responses of an operation that takes `Idempotency-Key`.
+ * What a route declares itself (see `src/common/operational-headers.ts`) is kept as it is.
+ * `ErrorEnvelopeDto` must be among the document's schemas.
+ */
+export function addOperationalHeaders(doc: OpenAPIObject): void {
+  for (const operation of operationsOf(doc)) {
+    const parameters = (operation.parameters ??= []);
+    const names = parameters.filter((p): p is ParameterObject => !isReference(p)).map((p) => p.name.toLowerCase());
+    if (names.includes('x-organization-id')) addErrorCode(operation, 400, 'INVALID_ORGANIZATION_ID');
+    const authenticated = (operation.security ?? doc.security ?? []).some((requirement) => Object.keys(requirement).length > 0);
+    if (!names.includes('x-request-id')) {
+      parameters.push({
+        name: HEADER.requestId,
+        in: 'header',
+        required: false,
+        description: 'Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern.',
+        schema: { type: 'string', pattern: REQUEST_ID_PATTERN.source, example: 'client-7f3a9c21' },
+      });
+    }
+    const idempotent = names.includes('idempotency-key');
+    for (const [status, response] of Object.entries(operation.responses ?? {})) {
+      if (!response || isReference(response)) continue;
+      const headers = { ...response.headers };
+      const has = (name: string) => Object.keys(headers).some((h) => h.toLowerCase() === name.toLowerCase());
+      if (!has(HEADER.requestId)) Object.assign(headers, REQUEST_ID_RESPONSE_HEADER);
+      if (authenticated && !BEFORE_AUTHENTICATION.has(status)) {
+        for (const [name, header] of Object.entries(RATE_LIMIT_RESPONSE_HEADERS)) if (!has(name)) headers[name] = header;
+      }
+      if (status === '429' && !has(HEADER.retryAfter)) Object.assign(headers, RETRY_AFTER_RESPONSE_HEADER);
+      if (idempotent && status.startsWith('2') && !has(HEADER.idempotencyReplayed)) Object.assign(headers, IDEMPOTENCY_REPLAYED_RESPONSE_HEADER);
+      response.headers = headers;
+    }
+  }
+}
+
+/**
+ * Makes `code` one of the documented codes of `status` on `operation`: appended to the `code` enum of
+ * its error schema (as written by `ApiErrorResponses`), or as a new error response with that code.
+ */
+function addErrorCode(operation: OperationObject, status: 400, code: 'INVALID_ORGANIZATION_ID'): void {
+  const responses = (operation.responses ??= {});
+  const existing = responses[String(status)];
+  if (!existing) {
+    const { description, headers, schema, example } = errorResponseOptions({ status, codes: [code] });
+    responses[String(status)] = { description, headers, content: { 'application/json': { schema, example } } };
+    return;
+  }
+  if (isReference(existing)) return;
+  const schema = existing.content?.['application/json']?.schema as SchemaObject | undefined;
+  const codeSchema = (schema?.allOf?.[1] as SchemaObject | undefined)?.properties?.code as SchemaObject | undefined;
+  if (codeSchema?.enum && !codeSchema.enum.includes(code)) {
+    codeSchema.enum = [...codeSchema.enum, code];
+    existing.description = `${existing.description}, ${code}`;
+  }
+}
+
+/** Every operation object under `paths`. */
+export function operationsOf(doc: Pick<OpenAPIObject, 'paths'>): OperationObject[] {
+  const methods = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+  return Object.values(doc.paths ?? {}).flatMap((item) => methods.map((m) => item[m]).filter((op): op is OperationObject => !!op));
+}

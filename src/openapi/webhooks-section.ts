@@ -1,0 +1,100 @@
+import type { OpenAPIObject, ParameterObject, PathItemObject, SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+
+/** How receivers verify a delivery (spec section 6.3); the description of the `webhooks` tag. */
+export const SIGNATURE_SCHEME = [
+  'Glimpse POSTs each event, as JSON, to the endpoints subscribed to its type (`["*"]` means every type, including future ones).',
+  '',
+  '**Verifying a delivery** (the `v1` scheme, the one Stripe uses):',
+  '1. Read `Webhook-Signature: t=<unix_seconds>,v1=<hex>` and keep the raw request body exactly as received.',
+  '2. Compute HMAC-SHA256, keyed with the endpoint’s signing secret (the whole `whsec_…` string), over `<t>.<raw body>`; hex-encode it.',
+  '3. Compare with `v1` in constant time; reject when `t` differs from your clock by more than 300 seconds.',
+  '4. After verification the body’s `type` is authoritative. Deliveries may arrive out of order or more than once: process idempotently, keyed on `Webhook-Id`.',
+  '5. Answer 2xx within 5 seconds and do the work asynchronously. A non-2xx answer, a network failure or 15 s without an answer schedules a retry: up to 6 attempts, after 1 min, 5 min, 30 min, 2 h and 12 h. Each attempt is signed afresh (new timestamp, same `Webhook-Id`).',
+  '',
+  'Ignore event types you do not know. The TypeScript SDK exports a verifier.',
+].join('\n');
+
+const DELIVERY_HEADERS: Record<string, ParameterObject> = {
+  WebhookId: {
+    name: 'Webhook-Id',
+    in: 'header',
+    required: true,
+    description: 'Delivery id, identical on every attempt of the delivery: deduplicate on it.',
+    schema: { type: 'string', pattern: '^dlv_[A-Za-z0-9]{20,}$', example: 'dlv_7hT2mK8pQ4xW1vB8nR3sL6cZ' },
+  },
+  WebhookTimestamp: {
+    name: 'Webhook-Timestamp',
+    in: 'header',
+    required: true,
+    description: 'Unix seconds at signing time (the `t` of the signature).',
+    schema: { type: 'string', pattern: '^[0-9]+$', example: '1795651200' },
+  },
+  WebhookSignature: {
+    name: 'Webhook-Signature',
+    in: 'header',
+    required: true,
+    description: '`t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`.',
+    schema: {
+      type: 'string',
+      pattern: '^t=[0-9]+,v1=[0-9a-f]{64}$',
+      example: 't=1795651200,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd',
+    },
+  },
+  UserAgent: {
+    name: 'User-Agent',
+    in: 'header',
+    required: true,
+    description: 'Identifies Glimpse deliveries; the suffix is the signature scheme version.',
+    schema: { type: 'string', enum: ['Glimpse-Webhook/1'] },
+  },
+};
+
+/** The operationId of a webhook: `receiveScreenshotCompletedEvent` for `screenshot.completed`. */
+export function webhookOperationId(type: string): string {
+  const words = type.split(/[._-]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1));
+  return `receive${words.join('')}Event`;
+}
+
+/**
+ * Adds the OpenAPI 3.1 `webhooks` section to `doc` (mutating it): one entry per event type, named after
+ * the type, with the delivery headers as parameters and the event's envelope schema as body.
+ * `eventSchemaNames` are component schemas whose `type` property is a one-value enum (the event type).
+ * `examples` holds one example body per event type. Throws when a named schema is missing, has no such
+ * `type`, or has no example.
+ */
+export function addWebhooks(doc: OpenAPIObject, eventSchemaNames: string[], examples: Record<string, unknown>): void {
+  const schemas = doc.components?.schemas ?? {};
+  doc.components = { ...doc.components, parameters: { ...doc.components?.parameters, ...DELIVERY_HEADERS } };
+  const webhooks: Record<string, PathItemObject> = {};
+  for (const name of eventSchemaNames) {
+    const typeProperty = (schemas[name] as SchemaObject | undefined)?.properties?.type as SchemaObject | undefined;
+    const type = typeProperty?.enum?.length === 1 ? String(typeProperty.enum[0]) : undefined;
+    if (!type) throw new Error(`Webhook event schema ${name} is missing or has no single-value "type" enum`);
+    if (!examples[type]) throw new Error(`No example for webhook event ${type}`);
+    webhooks[type] = {
+      post: {
+        operationId: webhookOperationId(type),
+        summary: `Event ${type}`,
+        description: `Delivered to endpoints subscribed to \`${type}\` (or \`*\`). Verify \`Webhook-Signature\` before trusting the body; see the \`webhooks\` tag for the scheme.`,
+        tags: ['webhooks'],
+        security: [],
+        parameters: [
+          ...Object.keys(DELIVERY_HEADERS).map((key) => ({ $ref: `#/components/parameters/${key}` })),
+          {
+            name: 'X-Glimpse-Event',
+            in: 'header',
+            required: true,
+            description: 'The event type; mirrors the body’s `type`.',
+            schema: { type: 'string', enum: [type] },
+          },
+        ],
+        requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}` }, example: examples[type] } } },
+        responses: {
+          '200': { description: 'Any 2xx answer acknowledges the delivery; no further attempts.' },
+          '400': { description: 'Any other answer (for example a rejected signature) schedules another attempt.' },
+        },
+      },
+    };
+  }
+  (doc as OpenAPIObject & { webhooks?: Record<string, PathItemObject> }).webhooks = webhooks;
+}
