@@ -11,11 +11,13 @@ import { startTestApp, TestApp, waitForJob } from './support/test-app';
  * a new operation only needs an entry in RECIPES saying how to build a valid request.
  */
 
-/** What a request is made of; `body` is JSON unless `rawBody` is given. */
+/** What a request is made of; `body` is JSON unless `rawBody` or `form` (multipart) is given. */
 interface RequestParts {
   pathParams?: Record<string, string>;
   body?: unknown;
   rawBody?: string;
+  /** Multipart fields; a Blob value is sent as a file part. */
+  form?: Record<string, string | Blob>;
   contentType?: string;
   headers?: Record<string, string>;
   /** false: send no Authorization header; a string: send it instead of the test key. */
@@ -77,6 +79,24 @@ const RECIPES: Record<string, Recipe> = {
     },
     notExercised: { 409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it' },
   },
+  uploadScreenshot: {
+    valid: () => ({ form: { file: html('<h1>Uploaded</h1>'), width: '320', height: '240' } }),
+    scenarios: (ctx, valid): Variant[] => {
+      const idempotent = { ...valid, headers: { 'Idempotency-Key': `upload-${Date.now()}-${process.pid}` } };
+      return [
+        { name: 'no file part', parts: { form: { width: '320' } }, status: 400 },
+        { name: 'width below minimum', parts: { form: { ...valid.form, width: '50' } }, status: 400 },
+        { name: 'unknown form field', parts: { form: { ...valid.form, notAField: 'x' } }, status: 400 },
+        { name: 'file that is not HTML', parts: { form: { file: new Blob(['%PDF-1.4'], { type: 'application/pdf' }) } }, status: 415 },
+        { name: 'file over 2 MiB', parts: { form: { file: html('a'.repeat(2 * 1024 * 1024 + 1)) } }, status: 413 },
+        { name: 'monthly quota used up', parts: { ...valid, auth: `Bearer ${ctx.exhaustedKey}` }, status: 429 },
+        { name: 'first upload with an Idempotency-Key', parts: idempotent, status: 202 },
+        { name: 'replayed upload', parts: idempotent, status: 202, expectHeaders: { 'Idempotency-Replayed': 'true' } },
+        { name: 'Idempotency-Key reused with another file', parts: { ...idempotent, form: { file: html('<h1>Other</h1>') } }, status: 422 },
+      ];
+    },
+    notExercised: { 409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it' },
+  },
   getScreenshot: {
     valid: async (ctx) => ({ pathParams: { id: await ctx.doneScreenshotId() } }),
     unknownPathParams: { id: 'scr_000000000000000000000000' },
@@ -102,6 +122,9 @@ const RECIPES: Record<string, Recipe> = {
     unknownPathParams: { id: 'we_000000000000000000000000' },
   },
 };
+
+/** An HTML file part. */
+const html = (content: string) => new Blob([`<!doctype html><html><body>${content}</body></html>`], { type: 'text/html' });
 
 const doc = loadCommittedDocument();
 const operations = operationsOf(doc);
@@ -163,8 +186,14 @@ describe('contract: every operation of openapi/openapi.json against the running 
     const requestId = `contract-${process.pid}-${++requestCounter}`;
     const headers: Record<string, string> = { 'x-request-id': requestId, ...parts.headers };
     if (parts.auth !== false) headers.authorization = typeof parts.auth === 'string' ? parts.auth : `Bearer ${ctx.key}`;
-    let body: string | undefined;
-    if (parts.rawBody !== undefined || parts.body !== undefined) {
+    let body: string | FormData | undefined;
+    if (parts.form && parts.rawBody === undefined) {
+      body = new FormData();
+      for (const [field, value] of Object.entries(parts.form)) {
+        if (typeof value === 'string') body.append(field, value);
+        else body.append(field, value, 'page.html');
+      }
+    } else if (parts.rawBody !== undefined || parts.body !== undefined) {
       body = parts.rawBody ?? JSON.stringify(parts.body);
       headers['content-type'] = parts.contentType ?? 'application/json';
     }
@@ -214,6 +243,9 @@ describe('contract: every operation of openapi/openapi.json against the running 
       if (resolveRef(doc, jsonBody.schema).required?.length) add(400, 'empty body object', { body: {} });
       add(413, 'body over the size limit', { rawBody: JSON.stringify({ url: `https://example.com/${'a'.repeat(200 * 1024)}` }) });
       add(415, 'text/plain body', { rawBody: 'url=https://example.com', contentType: 'text/plain' });
+    }
+    if (op.operation.requestBody && resolveRef(doc, op.operation.requestBody).content?.['multipart/form-data']) {
+      add(415, 'text/plain instead of multipart', { rawBody: 'file=x', contentType: 'text/plain' });
     }
     for (const param of op.parameters.filter((p) => p.in === 'header' && p.schema?.pattern && p.name.toLowerCase() !== 'x-request-id')) {
       add(400, `${param.name} not matching ${param.schema.pattern}`, { headers: { ...valid.headers, [param.name]: 'bad value!' } });

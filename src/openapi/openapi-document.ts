@@ -2,7 +2,8 @@ import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { canonicalizeDocument, toOpenApi31Schemas } from './canonical-document';
 import { addOperationalHeaders, operationsOf } from './operational-headers';
-import { WEBHOOK_EVENT_EXAMPLES, WEBHOOK_EVENT_SCHEMAS } from './webhook-events';
+import { WEBHOOK_EVENT_SCHEMAS } from '../webhooks/dto';
+import { WEBHOOK_EVENT_EXAMPLES } from './webhook-event-examples';
 import { addWebhooks, SIGNATURE_SCHEME } from './webhooks-section';
 
 /** Descriptions of the tags operations use; an operation tag missing here fails `npm run openapi:lint`. */

@@ -11,8 +11,11 @@ import { REQUEST_ID_PATTERN } from '../common/request-id';
 
 const isReference = (value: unknown): value is ReferenceObject => typeof value === 'object' && value !== null && '$ref' in value;
 
-/** Statuses answered before the API key is known (auth, body parsing): no rate-limit headers. */
-const BEFORE_AUTHENTICATION = new Set(['401', '413', '415']);
+/**
+ * Statuses never answered with a known API key. (413 and 415 are answered before authentication by
+ * the JSON body parser, but after it by an upload route's file checks, so they may carry the headers.)
+ */
+const BEFORE_AUTHENTICATION = new Set(['401']);
 
 /**
  * Completes every operation of `doc` (mutating it) where a route's decorators left something out, by
@@ -20,8 +23,8 @@ const BEFORE_AUTHENTICATION = new Set(['401', '413', '415']);
  * alike:
  * - the optional `X-Request-ID` request header, and `X-Request-ID` on every response (set by the
  *   request-id middleware on every answer);
- * - `X-RateLimit-*` on every response of an authenticated operation except those answered before the
- *   key is known (401, 413, 415), as the global rate-limit interceptor sets them;
+ * - `X-RateLimit-*` (optional) on every response of an authenticated operation but 401, as the global
+ *   rate-limit interceptor sets them whenever the key is known;
  * - 400 `INVALID_ORGANIZATION_ID` on every operation taking `X-Organization-ID` (a global middleware
  *   checks it), added to the operation's 400 codes or as a 400 of its own;
  * - `Retry-After` on every 429;

@@ -1,0 +1,67 @@
+/*
+ * Example bodies of the webhook events for the OpenAPI document; the event schemas themselves are the
+ * webhooks module's DTOs (src/webhooks/dto/webhook-events.dto.ts, WEBHOOK_EVENT_SCHEMAS).
+ */
+
+/** One example envelope per event type, for the document's webhook request bodies. */
+export const WEBHOOK_EVENT_EXAMPLES: Record<string, { id: string; type: string; createdAt: string; data: Record<string, unknown> }> = {
+  'screenshot.completed': {
+    id: 'evt_2mK8pQ4xW1vB8nR3sL6cZ7hT',
+    type: 'screenshot.completed',
+    createdAt: '2026-11-20T12:00:02.420Z',
+    data: {
+      screenshotId: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4',
+      url: 'https://example.com',
+      publicUrl: 'https://glimpse.example.com/files/Xq2vQd8Lr0tYb3nWc5mKz7hJf1pSg4aDe6uVi9oRl2x.png',
+      format: 'png',
+      width: 1280,
+      height: 800,
+      fullPage: false,
+    },
+  },
+  'screenshot.failed': {
+    id: 'evt_5nR3sL6cZ7hT2mK8pQ4xW1vB',
+    type: 'screenshot.failed',
+    createdAt: '2026-11-20T12:00:31.007Z',
+    data: { screenshotId: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4', url: 'https://example.com', error: 'net::ERR_NAME_NOT_RESOLVED' },
+  },
+  'run.completed': {
+    id: 'evt_7hT2mK8pQ4xW1vB8nR3sL6cZ',
+    type: 'run.completed',
+    createdAt: '2026-11-20T12:05:00.000Z',
+    data: {
+      runId: 'run_3pQ8xW1vB8nR3sL6cZ7hT2mK',
+      finalUrl: 'https://example.com/done',
+      pageTitle: 'Example Domain',
+      videoUrl: null,
+      consoleErrorCount: 0,
+      networkErrorCount: 1,
+    },
+  },
+  'run.failed': {
+    id: 'evt_8nR3sL6cZ7hT2mK8pQ4xW1vB',
+    type: 'run.failed',
+    createdAt: '2026-11-20T12:05:00.000Z',
+    data: {
+      runId: 'run_3pQ8xW1vB8nR3sL6cZ7hT2mK',
+      finalUrl: 'https://example.com/done',
+      pageTitle: 'Example Domain',
+      videoUrl: null,
+      consoleErrorCount: 2,
+      networkErrorCount: 0,
+      finalizationError: 'video upload failed',
+    },
+  },
+  'quota.warning': {
+    id: 'evt_1vB8nR3sL6cZ7hT2mK8pQ4xW',
+    type: 'quota.warning',
+    createdAt: '2026-11-20T12:00:00.000Z',
+    data: { threshold: 0.8, used: 80, limit: 100, remaining: 20, resetAt: '2026-12-01T00:00:00.000Z', apiKeyId: 'key_9xW1vB8nR3sL6cZ7hT2mKpQ4' },
+  },
+  'test.ping': {
+    id: 'evt_4xW1vB8nR3sL6cZ7hT2mK8pQ',
+    type: 'test.ping',
+    createdAt: '2026-11-20T12:00:00.000Z',
+    data: { endpointId: 'we_4fQx9LmZ2pRt7YvB1nKc3sDw', message: 'Test event from Glimpse' },
+  },
+};
