@@ -1,11 +1,17 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import {
   createGlimpseClient,
   downloadScreenshot,
   GlimpseApiError,
   GlimpseClient,
   GlimpseTimeoutError,
+  verifyWebhook,
   waitForScreenshot,
+  WebhookEvent,
+  WebhookEventPayload,
+  WebhookVerificationError,
 } from '../openapi/sdk-typescript/src';
+import { ContractValidator, loadCommittedDocument } from './support/openapi-contract';
 import { isJpeg, pngSize } from './support/images';
 import { PageServer, startPageServer } from './support/page-server';
 import { startTestApp, TestApp } from './support/test-app';
@@ -16,10 +22,21 @@ describe('TypeScript SDK against the running app', () => {
   let t: TestApp;
   let pages: PageServer;
   let client: GlimpseClient;
+  const received: { headers: IncomingHttpHeaders; body: string }[] = [];
 
   beforeAll(async () => {
-    pages = await startPageServer({ '/hello': '<html><body style="background:#fff"><h1>Hello SDK</h1></body></html>' });
-    t = await startTestApp();
+    pages = await startPageServer({
+      '/hello': '<html><body style="background:#fff"><h1>Hello SDK</h1></body></html>',
+      '/hook': (req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+          res.writeHead(204).end();
+        });
+      },
+    });
+    t = await startTestApp({ env: { WEBHOOK_ALLOW_HTTP: 'true' } });
     const { key } = await t.createKey('pro');
     client = createGlimpseClient({ baseUrl: t.baseUrl, apiKey: key });
   });
@@ -77,6 +94,48 @@ describe('TypeScript SDK against the running app', () => {
     expect(denied.response.status).toBe(401);
     expect(denied.error?.code).toBe('INVALID_API_KEY');
     await expect(waitForScreenshot(stranger, 'scr_000000000000000000000000')).rejects.toBeInstanceOf(GlimpseApiError);
+  });
+
+  it('manages a webhook endpoint and verifies a signed test.ping with the SDK verifier', async () => {
+    const created = await client.POST('/v1/webhooks', { body: { url: `${pages.url}/hook`, events: ['test.ping'], description: 'sdk e2e' } });
+    expect(created.response.status).toBe(201);
+    const endpoint = created.data!;
+    expect(endpoint.secret).toMatch(/^whsec_/);
+
+    const listed = await client.GET('/v1/webhooks');
+    expect(listed.data?.data.map((e) => e.id)).toContain(endpoint.id);
+    expect(listed.data?.data.find((e) => e.id === endpoint.id)).not.toHaveProperty('secret');
+
+    const ping = await client.POST('/v1/webhooks/{id}/test', { params: { path: { id: endpoint.id } } });
+    expect(ping.response.status).toBe(202);
+    const deadline = Date.now() + 20_000;
+    while (!received.some((r) => r.headers['webhook-id'] === ping.data!.deliveryId) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const delivery = received.find((r) => r.headers['webhook-id'] === ping.data!.deliveryId);
+    expect(delivery).toBeDefined();
+
+    const event = verifyWebhook(delivery!.body, delivery!.headers, endpoint.secret);
+    expect(event).toMatchObject({ type: 'test.ping', data: { endpointId: endpoint.id } });
+    expect(delivery!.headers['x-glimpse-event']).toBe('test.ping');
+    // The body is what the document's webhooks section promises, field for field.
+    const doc = loadCommittedDocument();
+    const validate = new ContractValidator(doc).schemaValidator('test.ping', doc.webhooks['test.ping'].post.requestBody.content['application/json'].schema);
+    expect(validate(JSON.parse(delivery!.body)) ? [] : validate.errors).toEqual([]);
+    // Every payload the document describes fits the verifier's event type (checked when compiling).
+    const documentedFitsVerifier: WebhookEventPayload extends WebhookEvent ? true : false = true;
+    expect(documentedFitsVerifier).toBe(true);
+
+    const rotated = await client.POST('/v1/webhooks/{id}/rotate', { params: { path: { id: endpoint.id } } });
+    expect(rotated.data?.secret).toMatch(/^whsec_/);
+    expect(rotated.data?.secret).not.toBe(endpoint.secret);
+    expect(() => verifyWebhook(delivery!.body, delivery!.headers, rotated.data!.secret)).toThrow(WebhookVerificationError);
+
+    const deliveries = await client.GET('/v1/webhooks/{id}/deliveries', { params: { path: { id: endpoint.id } } });
+    expect(deliveries.data?.data[0]).toMatchObject({ id: ping.data!.deliveryId, type: 'test.ping' });
+
+    const deleted = await client.DELETE('/v1/webhooks/{id}', { params: { path: { id: endpoint.id } } });
+    expect(deleted.response.status).toBe(204);
+    const gone = await client.POST('/v1/webhooks/{id}/test', { params: { path: { id: endpoint.id } } });
+    expect(gone.error?.code).toBe('NOT_FOUND');
   });
 
   describe('waitForScreenshot against a stand-in server on 127.0.0.1 (429 cannot be provoked on the polling route)', () => {

@@ -1,6 +1,6 @@
 /**
- * Glimpse TypeScript SDK: the client and types generated from `openapi/openapi.json`, plus helpers
- * to wait for a job and download its file.
+ * Glimpse TypeScript SDK: the client and types generated from `openapi/openapi.json`, helpers to wait
+ * for a job and download its file, and the receiver-side webhook signature verifier.
  */
 export { createGlimpseClient } from './client';
 export type { GlimpseClient, GlimpseClientOptions } from './client';
@@ -8,6 +8,8 @@ export { downloadScreenshot } from './download';
 export type { DownloadedScreenshot } from './download';
 export { GlimpseApiError, GlimpseTimeoutError } from './errors';
 export type { components, operations, paths, webhooks } from './generated/schema';
-export type { CreateScreenshotRequest, ErrorEnvelope, ScreenshotJob, WebhookEvent, WebhookEventType } from './types';
+export type { CreateScreenshotRequest, ErrorEnvelope, ScreenshotJob, WebhookEventPayload, WebhookEventType } from './types';
 export { retryAfterMs, waitForScreenshot } from './wait-for-screenshot';
 export type { FinishedScreenshotJob, WaitForScreenshotOptions } from './wait-for-screenshot';
+export { DEFAULT_TOLERANCE_S, verifyWebhook, WebhookVerificationError } from './webhook-verifier';
+export type { WebhookEvent, WebhookHeaders, WebhookVerificationErrorCode } from './webhook-verifier';

@@ -6,9 +6,12 @@ export type ScreenshotJob = components['schemas']['ScreenshotJobDto'];
 export type CreateScreenshotRequest = components['schemas']['CreateScreenshotDto'];
 /** The error envelope of every error response; each operation narrows `code` to the codes it can return. */
 export type ErrorEnvelope = components['schemas']['ErrorEnvelopeDto'];
-/** Any webhook event body, discriminated by `type`. Ignore types you do not know. */
-export type WebhookEvent = {
+/**
+ * Any webhook event body as the document defines it, discriminated by `type` (`verifyWebhook` returns
+ * the same shapes as `WebhookEvent`). Ignore types you do not know.
+ */
+export type WebhookEventPayload = {
   [K in keyof webhooks]: webhooks[K]['post'] extends { requestBody: { content: { 'application/json': infer B } } } ? B : never;
 }[keyof webhooks];
 /** Event types the document lists. */
-export type WebhookEventType = WebhookEvent['type'];
+export type WebhookEventType = WebhookEventPayload['type'];
