@@ -60,8 +60,12 @@ describe('X-Organization-ID and the OpenAPI declaration of the operational heade
 
     it('declares 409, 422 and 429 on POST /v1/screenshot, with the rate-limit headers, Retry-After and Idempotency-Replayed', () => {
       const responses = doc.paths['/v1/screenshot'].post.responses;
-      for (const status of ['409', '422', '429']) {
-        expect(responses[status].content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorEnvelopeDto');
+      const codes = { '409': 'IDEMPOTENCY_IN_FLIGHT', '422': 'IDEMPOTENCY_KEY_REUSED', '429': 'PLAN_QUOTA_EXCEEDED' };
+      for (const [status, code] of Object.entries(codes)) {
+        // The envelope, with `code` narrowed to the status's codes.
+        const [envelope, narrowed] = responses[status].content['application/json'].schema.allOf;
+        expect(envelope.$ref).toBe('#/components/schemas/ErrorEnvelopeDto');
+        expect(narrowed.properties.code.enum).toEqual([code]);
         expect(Object.keys(responses[status].headers)).toEqual(expect.arrayContaining(rateLimit));
       }
       expect(responses['409'].description).toContain('IDEMPOTENCY_IN_FLIGHT');
