@@ -38,6 +38,15 @@ const DONE_JOB_EXAMPLE: ScreenshotJobDto = {
   completedAt: '2026-11-20T12:00:02.418Z',
 };
 
+/** The 202 of both job-creating routes: the accepted job, counted against the quota, replayable. */
+const ApiAcceptedJobResponse = () =>
+  ApiAcceptedResponse({
+    type: ScreenshotJobDto,
+    description: 'Job accepted and counted against the monthly quota (a replay is not counted again)',
+    headers: { ...AUTHENTICATED_RESPONSE_HEADERS, ...IDEMPOTENCY_REPLAYED_RESPONSE_HEADER },
+    example: PENDING_JOB_EXAMPLE,
+  });
+
 @ApiTags('screenshots')
 @ApiKeyAuth()
 @Controller('v1/screenshot')
@@ -56,12 +65,7 @@ export class ScreenshotsController {
       'When the quota is used up the answer is 429 `PLAN_QUOTA_EXCEEDED` with `Retry-After`. Send an `Idempotency-Key` to retry safely.',
   })
   @ApiBody({ type: CreateScreenshotDto, examples: CREATE_EXAMPLES })
-  @ApiAcceptedResponse({
-    type: ScreenshotJobDto,
-    description: 'Job accepted and counted against the monthly quota (a replay is not counted again)',
-    headers: { ...AUTHENTICATED_RESPONSE_HEADERS, ...IDEMPOTENCY_REPLAYED_RESPONSE_HEADER },
-    example: PENDING_JOB_EXAMPLE,
-  })
+  @ApiAcceptedJobResponse()
   @ApiErrorResponses(400, 401, 413, 415, 429, 500)
   create(@CurrentApiKey() caller: AuthenticatedKey, @Body() dto: CreateScreenshotDto): Promise<ScreenshotJobDto> {
     return this.screenshots.create(caller, dto);
@@ -86,12 +90,7 @@ export class ScreenshotsController {
     type: UploadScreenshotFormDto,
     examples: { html: { summary: 'An HTML document at 800×600', value: { file: '<!doctype html><h1>Invoice 42</h1>', width: 800, height: 600 } } },
   })
-  @ApiAcceptedResponse({
-    type: ScreenshotJobDto,
-    description: 'Job accepted and counted against the monthly quota (a replay is not counted again)',
-    headers: { ...AUTHENTICATED_RESPONSE_HEADERS, ...IDEMPOTENCY_REPLAYED_RESPONSE_HEADER },
-    example: PENDING_JOB_EXAMPLE,
-  })
+  @ApiAcceptedJobResponse()
   @ApiErrorResponses(400, 401, 413, 415, 429, 500)
   upload(
     @CurrentApiKey() caller: AuthenticatedKey,
