@@ -22,7 +22,7 @@ Your API key (shown once, store it now):
 
   $key
 
-Start the service with:  npm start        (or: npm run start:local to capture pages on this machine)
+Start the service with:  npm run start:local   (allows pages on this machine; production: npm start)
 Try it:
   curl -X POST localhost:\${PORT:-3000}/v1/screenshot -H "Authorization: Bearer $key" \\
        -H 'Content-Type: application/json' -d '{"url":"http://127.0.0.1:3000/docs"}'
