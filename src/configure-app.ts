@@ -20,7 +20,6 @@ export function configureApp(app: INestApplication): void {
   app.use(...bodyParsingMiddleware());
   app.useGlobalFilters(new HttpExceptionFilter());
   app.useGlobalPipes(createValidationPipe());
-  app.enableShutdownHooks();
   SwaggerModule.setup('docs', app, buildOpenApiDocument(app), {
     jsonDocumentUrl: 'docs/openapi.json',
     swaggerOptions: { persistAuthorization: true },
