@@ -8,6 +8,11 @@ import { Plan } from './plan';
 /** Thrown by the accounts service for a missing account or a duplicate email (CLI-facing). */
 export class AccountError extends Error {}
 
+/** Emails are stored and looked up trimmed and lower-cased. */
+function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
 /** Creates accounts, finds them by id or email, and changes their plan. */
 @Injectable()
 export class AccountsService {
@@ -15,7 +20,7 @@ export class AccountsService {
 
   /** Creates an account. Throws {@link AccountError} when the email is taken. */
   async create(email: string, plan: Plan): Promise<Account> {
-    const normalized = email.trim().toLowerCase();
+    const normalized = normalizeEmail(email);
     if (await this.accounts.existsBy({ email: normalized })) {
       throw new AccountError(`An account with email ${normalized} already exists`);
     }
@@ -26,14 +31,9 @@ export class AccountsService {
   async get(idOrEmail: string): Promise<Account> {
     const account = idOrEmail.startsWith('acc_')
       ? await this.accounts.findOneBy({ id: idOrEmail })
-      : await this.accounts.findOneBy({ email: idOrEmail.trim().toLowerCase() });
+      : await this.accounts.findOneBy({ email: normalizeEmail(idOrEmail) });
     if (!account) throw new AccountError(`No account ${idOrEmail}`);
     return account;
-  }
-
-  /** The account with this email, or null. */
-  findByEmail(email: string): Promise<Account | null> {
-    return this.accounts.findOneBy({ email: email.trim().toLowerCase() });
   }
 
   /** Moves an account to another plan; its keys' caps change on their next request. */

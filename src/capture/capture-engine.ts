@@ -142,11 +142,6 @@ export class CaptureEngine implements OnApplicationShutdown {
     }
   }
 
-  /** Pre-launches the browser and fills the warm pool (optional; the first capture does it otherwise). */
-  async warmUp(): Promise<void> {
-    await this.slot();
-  }
-
   /** Closes every browser and the egress proxy; no Chromium process is left. */
   async onApplicationShutdown(): Promise<void> {
     this.closing = true;

@@ -8,7 +8,3 @@ export const EVENT_TYPES = [
   'test.ping',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
-
-export function isEventType(value: string): value is EventType {
-  return (EVENT_TYPES as readonly string[]).includes(value);
-}

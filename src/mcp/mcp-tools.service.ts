@@ -8,7 +8,6 @@ import { SCREENSHOT_LIMITS } from '../screenshots/dto/create-screenshot.dto';
 import { ScreenshotJobDto } from '../screenshots/dto/screenshot-job.dto';
 import { ScreenshotsService } from '../screenshots/screenshots.service';
 import { QuotaService } from '../quota/quota.service';
-import { ResultFilesService } from '../storage/result-files.service';
 import {
   GET_QUOTA_INPUT_SCHEMA,
   GET_SCREENSHOT_INPUT_SCHEMA,
@@ -50,7 +49,6 @@ export class McpToolsService {
 
   constructor(
     private readonly screenshots: ScreenshotsService,
-    private readonly files: ResultFilesService,
     private readonly quota: QuotaService,
   ) {}
 
@@ -126,13 +124,13 @@ export class McpToolsService {
       await sleep(JOB_POLL_INTERVAL_MS, undefined, { signal }).catch(() => undefined);
       job = await this.screenshots.get(caller, job.id);
     }
-    return this.jobResult(job, true);
+    return this.jobResult(caller, job, true);
   }
 
   /** `get_screenshot`: the caller's job; throws 404 `NOT_FOUND` for an unknown id or another account's. */
   async getScreenshot(caller: AuthenticatedKey, args: unknown): Promise<CallToolResult> {
     const { id, includeImage = false } = validateToolInput(GetScreenshotInput, args);
-    return this.jobResult(await this.screenshots.get(caller, id), includeImage);
+    return this.jobResult(caller, await this.screenshots.get(caller, id), includeImage);
   }
 
   /** `get_quota`: the key's plan, monthly cap, usage this calendar month (UTC) and reset time ({@link QuotaService.status}). */
@@ -147,7 +145,7 @@ export class McpToolsService {
    * job JSON; for `pending`/`processing`, the job JSON and a hint to poll; for `failed`, an error
    * result `CAPTURE_FAILED: <browser error>` with the job JSON.
    */
-  private async jobResult(job: ScreenshotJobDto, includeImage: boolean): Promise<CallToolResult> {
+  private async jobResult(caller: AuthenticatedKey, job: ScreenshotJobDto, includeImage: boolean): Promise<CallToolResult> {
     const brief: ScreenshotOutput = { id: job.id, status: job.status, url: job.url, format: job.format, width: job.width, height: job.height };
     const json = { type: 'text' as const, text: JSON.stringify(brief) };
     if (job.status === 'failed') {
@@ -158,7 +156,7 @@ export class McpToolsService {
       return { content: [json, { type: 'text', text: hint }], structuredContent: brief };
     }
     if (!includeImage) return { content: [json], structuredContent: brief };
-    const file = job.url ? await this.files.openPublicUrl(job.url) : null;
+    const file = await this.screenshots.openResult(caller, job.id);
     if (!file) {
       return { content: [json, { type: 'text', text: 'The image file has expired and is no longer available.' }], structuredContent: brief };
     }

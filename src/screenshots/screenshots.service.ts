@@ -11,7 +11,7 @@ import { ApiError, ErrorCode } from '../common/api-error';
 import { isId, newId } from '../common/ids';
 import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload } from '../queue/queues';
 import { QuotaService } from '../quota/quota.service';
-import { ResultFilesService } from '../storage/result-files.service';
+import { ResultFilesService, ServedFile } from '../storage/result-files.service';
 import { CreateScreenshotDto, SCREENSHOT_LIMITS } from './dto/create-screenshot.dto';
 import { ScreenshotJobDto } from './dto/screenshot-job.dto';
 import { UPLOAD_MAX_BYTES, UPLOAD_MEDIA_TYPES, UploadScreenshotDto } from './dto/upload-screenshot.dto';
@@ -127,9 +127,22 @@ export class ScreenshotsService {
 
   /** The caller's job. Throws 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */
   async get(caller: AuthenticatedKey, id: string): Promise<ScreenshotJobDto> {
+    return this.toDto(await this.findOwn(caller, id));
+  }
+
+  /**
+   * The result image of the caller's job: null unless the job is `done` and its file still exists
+   * (not past `RESULT_TTL_DAYS`). Throws 404 `NOT_FOUND` as {@link get}.
+   */
+  async openResult(caller: AuthenticatedKey, id: string): Promise<ServedFile | null> {
+    const job = await this.findOwn(caller, id);
+    return job.status === 'done' && job.resultFile ? this.files.open(job.resultFile) : null;
+  }
+
+  private async findOwn(caller: AuthenticatedKey, id: string): Promise<ScreenshotJob> {
     const job = isId('screenshot', id) ? await this.jobs.findOneBy({ id, accountId: caller.accountId }) : null;
     if (!job) throw ApiError.notFound('Screenshot job');
-    return this.toDto(job);
+    return job;
   }
 
   /** Maps the entity to its public shape. */

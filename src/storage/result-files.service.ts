@@ -49,15 +49,6 @@ export class ResultFilesService {
     return { data: file.data, contentType: IMAGE_CONTENT_TYPES[ext] };
   }
 
-  /**
-   * The file behind a URL made by {@link publicUrl} (a job's result URL), or null when the URL is not
-   * one of this service's result URLs or the file is gone or expired (as {@link open}).
-   */
-  openPublicUrl(url: string): Promise<ServedFile | null> {
-    const prefix = `${this.config.publicBaseUrl}/files/`;
-    return url.startsWith(prefix) ? this.open(url.slice(prefix.length)) : Promise.resolve(null);
-  }
-
   /** Deletes every file older than the TTL; returns how many. */
   purgeExpired(): Promise<number> {
     return this.storage.deleteOlderThan(this.expiryCutoff());
