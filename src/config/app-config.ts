@@ -31,6 +31,9 @@ export const CHROMIUM_CANDIDATES = [
   '/snap/bin/chromium',
 ];
 
+/** Where `FFMPEG_PATH` is looked for when unset; otherwise `ffmpeg` is looked up on `PATH` when a run starts. */
+export const FFMPEG_CANDIDATES = ['/usr/bin/ffmpeg', '/usr/local/bin/ffmpeg'];
+
 /**
  * Raw environment as read from `process.env`, validated with class-validator.
  * Names and defaults follow CONTRACT.md, "Configuration (environment)".
@@ -62,6 +65,9 @@ class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(1) @Max(32) CAPTURE_CONCURRENCY = 2;
   @Transform(toInt) @IsInt() @Min(0) @Max(32) CAPTURE_WARM_CONTEXTS = 2;
   @Transform(toInt) @IsInt() @Min(1) @Max(1000000) CAPTURE_BROWSER_RECYCLE_AFTER = 500;
+  @IsOptional() @IsString() FFMPEG_PATH?: string;
+  @Transform(toInt) @IsInt() @Min(0) @Max(32) RUN_CONCURRENCY = 1;
+  @Transform(toBool) @IsBoolean() RUNS_ALLOW_EVALUATE = true;
   /** Comma-separated origins (`https://host[:port]`) whose browser requests may reach `/mcp/<API_KEY>`. */
   @IsString() MCP_ALLOWED_ORIGINS = '';
   @IsIn(['error', 'warn', 'log', 'debug', 'verbose']) LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
@@ -105,6 +111,12 @@ export interface AppConfig {
   captureWarmContexts: number;
   /** Captures after which a browser is replaced by a new one, to bound its memory. */
   captureBrowserRecycleAfter: number;
+  /** Path of the `ffmpeg` that encodes browser session run videos (Debian's package by default). */
+  ffmpegPath: string;
+  /** Browser session runs at once per worker process (0: this process runs none). */
+  runConcurrency: number;
+  /** Whether `evaluate` steps are accepted in runs (false: 400 `VALIDATION_FAILED`). */
+  runsAllowEvaluate: boolean;
   logLevel: 'error' | 'warn' | 'log' | 'debug' | 'verbose';
   /**
    * Origins (`scheme://host[:port]`, lower case, no trailing slash) allowed to call the MCP endpoint from
@@ -166,6 +178,9 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
     captureConcurrency: raw.CAPTURE_CONCURRENCY,
     captureWarmContexts: raw.CAPTURE_WARM_CONTEXTS,
     captureBrowserRecycleAfter: raw.CAPTURE_BROWSER_RECYCLE_AFTER,
+    ffmpegPath: raw.FFMPEG_PATH ?? FFMPEG_CANDIDATES.find((p) => existsSync(p)) ?? 'ffmpeg',
+    runConcurrency: raw.RUN_CONCURRENCY,
+    runsAllowEvaluate: raw.RUNS_ALLOW_EVALUATE,
     logLevel: raw.LOG_LEVEL,
     mcpAllowedOrigins: mcpAllowedOrigins as string[],
   };
