@@ -9,6 +9,7 @@ import { dataSourceOptions } from './database/data-source';
 import { McpModule } from './mcp/mcp.module';
 import { QueueModule } from './queue/queue.module';
 import { QuotaModule } from './quota/quota.module';
+import { RunsModule } from './runs/runs.module';
 import { ScreenshotsModule } from './screenshots/screenshots.module';
 import { StorageModule } from './storage/storage.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -36,6 +37,7 @@ export class AppModule {
         QuotaModule,
         StorageModule,
         ScreenshotsModule,
+        RunsModule,
         WebhooksModule,
         McpModule,
       ],

@@ -2,10 +2,10 @@ import { ValidationPipe } from '@nestjs/common';
 import { ValidateBy, ValidationError, ValidationOptions } from 'class-validator';
 import { ApiError, FieldError } from './api-error';
 
-/** Flattens class-validator errors into `details.fields` entries with dotted paths (`items.0.url`). */
+/** Flattens class-validator errors into `details.fields` entries named as in the body (`items[3].url`, `steps[0].selector`). */
 export function toFieldErrors(errors: ValidationError[], parent = ''): FieldError[] {
   return errors.flatMap((e) => {
-    const field = parent ? `${parent}.${e.property}` : e.property;
+    const field = !parent ? e.property : /^\d+$/.test(e.property) ? `${parent}[${e.property}]` : `${parent}.${e.property}`;
     const own = Object.values(e.constraints ?? {}).map((message) => ({ field, message }));
     return [...own, ...toFieldErrors(e.children ?? [], field)];
   });

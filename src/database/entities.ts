@@ -4,6 +4,7 @@ import { EventRecord } from '../events/event.entity';
 import { IdempotencyRecord } from '../idempotency/idempotency-record.entity';
 import { QuotaUsage } from '../quota/quota-usage.entity';
 import { QuotaWarning } from '../quota/quota-warning.entity';
+import { Run } from '../runs/run.entity';
 import { ScreenshotJob } from '../screenshots/screenshot-job.entity';
 import { ScreenshotUpload } from '../screenshots/screenshot-upload.entity';
 import { WebhookDelivery } from '../webhooks/webhook-delivery.entity';
@@ -21,4 +22,5 @@ export const ENTITIES = [
   IdempotencyRecord,
   WebhookEndpoint,
   WebhookDelivery,
+  Run,
 ];

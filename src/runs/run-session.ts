@@ -17,6 +17,9 @@ export interface RunFailure {
   message: string;
 }
 
+/** A JSON value. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
 /** Result of one step (the run object's `steps[]`). */
 export interface StepOutcome {
   index: number;
@@ -26,8 +29,8 @@ export interface StepOutcome {
   error: string | null;
   /** Stored file name of a `screenshot` step's image (a capability URL once published). */
   screenshotFile: string | null;
-  /** JSON-compatible result of an `evaluate` step (at most {@link RUN_LIMITS.resultMaxBytes} of JSON). */
-  result: unknown;
+  /** JSON result of an `evaluate` step (at most {@link RUN_LIMITS.resultMaxBytes} of JSON). */
+  result: JsonValue;
 }
 
 /** What {@link runSession} does. Times in ms, sizes in CSS px. */
@@ -215,7 +218,7 @@ async function perform(
   timeout: number,
   hooks: RunSessionHooks,
   cdp: () => Promise<CDPSession>,
-): Promise<{ screenshotFile?: string; result?: unknown }> {
+): Promise<{ screenshotFile?: string; result?: JsonValue }> {
   try {
     switch (step.action) {
       case 'goto':
@@ -287,14 +290,14 @@ function missingSecret(): never {
 }
 
 /** Runs a script in the page (awaited if it returns a promise); its JSON result must fit in 10 KiB. */
-async function evaluate(page: Page, script: string, timeout: number): Promise<unknown> {
-  let value: unknown;
+async function evaluate(page: Page, script: string, timeout: number): Promise<JsonValue> {
+  let value: JsonValue;
   try {
     value = await withTimeout(
       page.evaluate(async (source) => {
         // eslint-disable-next-line @typescript-eslint/no-implied-eval
         const result = await (0, eval)(source);
-        return result === undefined ? null : JSON.parse(JSON.stringify(result) ?? 'null');
+        return (result === undefined ? null : JSON.parse(JSON.stringify(result) ?? 'null')) as JsonValue;
       }, script),
       timeout,
     );
@@ -452,9 +455,9 @@ export function redactor(values: string[]): (text: string) => string {
 }
 
 /** `value` with sensitive values removed from every string in it. */
-function redactJson(value: unknown, redact: (text: string) => string): unknown {
+function redactJson(value: JsonValue, redact: (text: string) => string): JsonValue {
   try {
-    return JSON.parse(redact(JSON.stringify(value)));
+    return JSON.parse(redact(JSON.stringify(value))) as JsonValue;
   } catch {
     return '[redacted]';
   }

@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
-import { IMAGE_CONTENT_TYPES, ImageFormat } from '../capture/image-format';
-import { newResultFileName, RESULT_FILE_NAME, ResultStorage } from './result-storage';
+import { newResultFileName, RESULT_CONTENT_TYPES, RESULT_FILE_NAME, ResultFileExtension, ResultStorage } from './result-storage';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -24,10 +23,10 @@ export class ResultFilesService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** Stores an image under a fresh unguessable name; returns that name. */
-  async save(image: Buffer, format: ImageFormat): Promise<string> {
-    const name = newResultFileName(format);
-    await this.storage.put(name, image);
+  /** Stores a file (an image, or a run's video) under a fresh unguessable name with extension `ext`; returns that name. */
+  async save(data: Buffer, ext: ResultFileExtension): Promise<string> {
+    const name = newResultFileName(ext);
+    await this.storage.put(name, data);
     return name;
   }
 
@@ -45,8 +44,8 @@ export class ResultFilesService {
       await this.storage.delete(name);
       return null;
     }
-    const ext = name.slice(name.lastIndexOf('.') + 1) as ImageFormat;
-    return { data: file.data, contentType: IMAGE_CONTENT_TYPES[ext] };
+    const ext = name.slice(name.lastIndexOf('.') + 1) as ResultFileExtension;
+    return { data: file.data, contentType: RESULT_CONTENT_TYPES[ext] };
   }
 
   /** Deletes every file older than the TTL; returns how many. */

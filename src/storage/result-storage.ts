@@ -7,8 +7,20 @@ export interface StoredFile {
   storedAt: Date;
 }
 
-/** Pattern of a result file name: a 256-bit base64url token and an image extension. */
-export const RESULT_FILE_NAME = /^[A-Za-z0-9_-]{43}\.(png|jpeg|webp)$/;
+/** Extensions of result files: capture images and browser session run videos. */
+export const RESULT_FILE_EXTENSIONS = ['png', 'jpeg', 'webp', 'webm'] as const;
+export type ResultFileExtension = (typeof RESULT_FILE_EXTENSIONS)[number];
+
+/** MIME type per result file extension. */
+export const RESULT_CONTENT_TYPES: Record<ResultFileExtension, string> = {
+  png: 'image/png',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+  webm: 'video/webm',
+};
+
+/** Pattern of a result file name: a 256-bit base64url token and a result file extension. */
+export const RESULT_FILE_NAME = new RegExp(`^[A-Za-z0-9_-]{43}\\.(${RESULT_FILE_EXTENSIONS.join('|')})$`);
 
 /** A fresh, unguessable result file name (`<256-bit base64url token>.<ext>`): a capability. */
 export function newResultFileName(ext: string): string {

@@ -1,0 +1,31 @@
+import { BullModule } from '@nestjs/bull';
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuthModule } from '../auth/auth.module';
+import { CaptureModule } from '../capture/capture.module';
+import { EventsModule } from '../events/events.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { RUN_QUEUE } from '../queue/queues';
+import { QuotaModule } from '../quota/quota.module';
+import { StorageModule } from '../storage/storage.module';
+import { Run } from './run.entity';
+import { RunsController } from './runs.controller';
+import { RunsService } from './runs.service';
+
+/** Browser session runs (ARCHITECTURE.md, runs/): REST API, lifecycle and the run processor. */
+@Module({
+  imports: [
+    TypeOrmModule.forFeature([Run]),
+    BullModule.registerQueue({ name: RUN_QUEUE }),
+    AuthModule,
+    CaptureModule,
+    StorageModule,
+    EventsModule,
+    QuotaModule,
+    IdempotencyModule,
+  ],
+  controllers: [RunsController],
+  providers: [RunsService],
+  exports: [RunsService],
+})
+export class RunsModule {}

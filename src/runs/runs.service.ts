@@ -1,0 +1,277 @@
+import { InjectQueue } from '@nestjs/bull';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { Queue } from 'bull';
+import { In, Repository } from 'typeorm';
+import type { AuthenticatedKey } from '../auth/api-keys.service';
+import { SsrfGuard } from '../capture/ssrf-guard';
+import { ApiError, ErrorCode } from '../common/api-error';
+import { Clock } from '../common/clock';
+import { isId, newId } from '../common/ids';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { EventsService } from '../events/events.service';
+import { RUN_JOB, RUN_QUEUE, RunPayload } from '../queue/queues';
+import { QuotaService } from '../quota/quota.service';
+import { ResultFilesService } from '../storage/result-files.service';
+import { CreateRunDto, SESSION_LIMITS } from './dto/create-run.dto';
+import { ListRunsQueryDto, RunDto, RunListDto } from './dto/run.dto';
+import { RUN_LIMITS, RunStep, withoutSecrets } from './run-steps';
+import { Run, RunSessionOptions } from './run.entity';
+
+/** How a run ends: the fields written with its final status. */
+export type RunEnding = Partial<Pick<Run, 'finalUrl' | 'pageTitle' | 'videoFile' | 'consoleErrorCount' | 'networkErrorCount' | 'consoleErrors' | 'networkErrors' | 'stepResults'>> &
+  ({ status: 'completed' } | { status: 'failed'; finalizationError: string; failure: NonNullable<Run['failure']> });
+
+/** Default page size of `GET /v1/runs`. */
+const DEFAULT_PAGE_SIZE = 20;
+
+/**
+ * Browser session runs (CONTRACT.md, "Browser session runs"): accepts them (SSRF check of `url`,
+ * one screenshot of quota, `pending` row, queue job), answers polls and lists, cancels, and ends
+ * them exactly once with their `run.completed` / `run.failed` event. The session itself runs in
+ * {@link RunProcessor}.
+ */
+@Injectable()
+export class RunsService {
+  private readonly logger = new Logger(RunsService.name);
+
+  constructor(
+    @InjectRepository(Run) private readonly runs: Repository<Run>,
+    @InjectQueue(RUN_QUEUE) private readonly queue: Queue<RunPayload>,
+    private readonly ssrfGuard: SsrfGuard,
+    private readonly quota: QuotaService,
+    private readonly files: ResultFilesService,
+    private readonly events: EventsService,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * Accepts a run: refuses `evaluate` steps when `RUNS_ALLOW_EVALUATE=false` (400
+   * `VALIDATION_FAILED` naming `steps[i].action`), checks `url` with the SSRF guard (400
+   * `TARGET_NOT_ALLOWED`; the steps' own URLs are checked on the wire when the run goes there), then
+   * within one quota reservation (429 `PLAN_QUOTA_EXCEEDED`) stores a `pending` run without the
+   * sensitive values and enqueues it with them. A failure leaves no run and counts nothing.
+   */
+  async create(caller: AuthenticatedKey, dto: CreateRunDto): Promise<RunDto> {
+    const steps = (dto.steps ?? []).map((step) => ({ ...step }) as RunStep);
+    if (!this.config.runsAllowEvaluate) {
+      const refused = steps.flatMap((step, i) => (step.action === 'evaluate' ? [{ field: `steps[${i}].action`, message: 'evaluate steps are disabled on this server' }] : []));
+      if (refused.length) throw ApiError.validation(refused);
+    }
+    await this.ssrfGuard.assertAllowed(dto.url);
+    const { stored, secrets } = withoutSecrets(steps);
+    return this.quota.reserve(caller, async () => {
+      const run = this.runs.create({
+        id: newId('run'),
+        accountId: caller.accountId,
+        apiKeyId: caller.apiKeyId,
+        status: 'pending',
+        url: dto.url,
+        options: sessionOptions(dto),
+        video: dto.video ?? true,
+        timeoutMs: dto.timeoutMs ?? RUN_LIMITS.timeoutMs.default,
+        steps: stored,
+        stepResults: [],
+        finalUrl: null,
+        pageTitle: null,
+        videoFile: null,
+        consoleErrorCount: 0,
+        networkErrorCount: 0,
+        consoleErrors: [],
+        networkErrors: [],
+        finalizationError: null,
+        failure: null,
+        attempts: 0,
+        cancelRequestedAt: null,
+        createdAt: this.clock.now(),
+        startedAt: null,
+        completedAt: null,
+      });
+      await this.runs.insert(run);
+      try {
+        await this.enqueue(run.id, secrets);
+      } catch (err) {
+        this.logger.error(`Could not enqueue ${run.id}; removing the run`, (err as Error).stack);
+        await this.runs.delete({ id: run.id });
+        throw err;
+      }
+      return this.toDto(run);
+    });
+  }
+
+  /**
+   * Puts a run on the queue (the queue job id is the run id, so a second enqueue is harmless). The
+   * entry is removed when it ends, with the sensitive values it carries.
+   */
+  async enqueue(runId: string, sensitiveValues: Record<number, string> = {}): Promise<void> {
+    const payload: RunPayload = Object.keys(sensitiveValues).length ? { runId, sensitiveValues } : { runId };
+    await this.queue.add(RUN_JOB, payload, { jobId: runId, removeOnComplete: true, removeOnFail: true });
+  }
+
+  /** The caller's run. Throws 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */
+  async get(caller: AuthenticatedKey, id: string): Promise<RunDto> {
+    return this.toDto(await this.findOwn(caller, id));
+  }
+
+  /**
+   * The caller's runs, newest first, `limit` (1-100, default 20) per page, optionally of one status.
+   * The cursor is opaque (the last run's creation time and id). Throws 400 `VALIDATION_FAILED`
+   * naming `cursor` when it is not one this service issued.
+   */
+  async list(caller: AuthenticatedKey, query: ListRunsQueryDto): Promise<RunListDto> {
+    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+    const qb = this.runs
+      .createQueryBuilder('run')
+      .where('run.account_id = :accountId', { accountId: caller.accountId })
+      .orderBy('run.created_at', 'DESC')
+      .addOrderBy('run.id', 'DESC')
+      .take(limit + 1);
+    if (query.status) qb.andWhere('run.status = :status', { status: query.status });
+    if (query.cursor !== undefined) {
+      const cursor = decodeCursor(query.cursor);
+      if (!cursor) throw ApiError.validation([{ field: 'cursor', message: 'must be a nextCursor returned by this endpoint' }]);
+      qb.andWhere('(run.created_at, run.id) < (:createdAt, :id)', cursor);
+    }
+    const rows = await qb.getMany();
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return { data: page.map((run) => this.toDto(run)), nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
+  }
+
+  /**
+   * Cancels the caller's run (`POST /v1/runs/:id/cancel`): a `pending` run ends `failed` with stage
+   * `canceled` at once; a `running` one is asked to stop, and its worker ends it `failed` / `canceled`
+   * once what was recorded is stored. Returns the run as it is now. Throws 404 `NOT_FOUND` as
+   * {@link get}, 409 `RUN_ALREADY_ENDED` for a run that already ended.
+   */
+  async cancel(caller: AuthenticatedKey, id: string): Promise<RunDto> {
+    const run = await this.findOwn(caller, id);
+    if (run.status === 'pending') {
+      const ended = await this.finish(run.id, { status: 'failed', finalizationError: 'the run was canceled', failure: { stage: 'canceled', stepIndex: null }, stepResults: skippedSteps(run.steps) }, ['pending']);
+      if (ended) {
+        await this.queue.removeJobs(run.id).catch(() => undefined);
+        return this.toDto(ended);
+      }
+    }
+    const requested = await this.runs.update({ id: run.id, status: 'running' }, { cancelRequestedAt: this.clock.now() });
+    const now = await this.runs.findOneByOrFail({ id: run.id });
+    if (!requested.affected && (now.status === 'completed' || now.status === 'failed')) {
+      throw new ApiError(ErrorCode.RUN_ALREADY_ENDED, 409, `Run ${run.id} already ended (${now.status})`);
+    }
+    return this.toDto(now);
+  }
+
+  /** Whether the customer asked to cancel this running run. */
+  async cancelRequested(runId: string): Promise<boolean> {
+    const run = await this.runs.findOne({ select: { id: true, cancelRequestedAt: true }, where: { id: runId } });
+    return Boolean(run?.cancelRequestedAt);
+  }
+
+  /**
+   * Ends a run still in one of `from` (default: `pending` or `running`) with `ending`, and publishes
+   * `run.completed` or `run.failed` (spec section 6.1) when this call is the one that ended it.
+   * Returns the ended run, or null when it had already ended. An event that cannot be published is
+   * logged (the run's state is the source of truth).
+   */
+  async finish(runId: string, ending: RunEnding, from: Run['status'][] = ['pending', 'running']): Promise<Run | null> {
+    const result = await this.runs.update({ id: runId, status: In(from) }, { ...ending, completedAt: this.clock.now() });
+    if (!result.affected) return null;
+    const run = await this.runs.findOneByOrFail({ id: runId });
+    await this.publishEnd(run).catch((err) => this.logger.error(`Could not publish the event of ${runId}`, (err as Error).stack));
+    return run;
+  }
+
+  private async publishEnd(run: Run): Promise<void> {
+    const durationMs = run.startedAt && run.completedAt ? run.completedAt.getTime() - run.startedAt.getTime() : 0;
+    const common = {
+      runId: run.id,
+      videoUrl: run.videoFile ? this.files.publicUrl(run.videoFile) : null,
+      consoleErrorCount: run.consoleErrorCount,
+      networkErrorCount: run.networkErrorCount,
+      stepCount: run.steps.length,
+      durationMs,
+    };
+    if (run.status === 'completed') {
+      await this.events.publish(run.accountId, 'run.completed', {
+        ...common,
+        status: 'completed',
+        finalUrl: run.finalUrl ?? run.url,
+        pageTitle: run.pageTitle ?? '',
+      });
+    } else {
+      await this.events.publish(run.accountId, 'run.failed', {
+        ...common,
+        status: 'failed',
+        finalUrl: run.finalUrl,
+        pageTitle: run.pageTitle,
+        finalizationError: run.finalizationError ?? 'the run failed',
+      });
+    }
+  }
+
+  private async findOwn(caller: AuthenticatedKey, id: string): Promise<Run> {
+    const run = isId('run', id) ? await this.runs.findOneBy({ id, accountId: caller.accountId }) : null;
+    if (!run) throw ApiError.notFound('Run');
+    return run;
+  }
+
+  /** Maps the entity to its public shape (file names become capability URLs). */
+  toDto(run: Run): RunDto {
+    return {
+      id: run.id,
+      status: run.status,
+      url: run.url,
+      finalUrl: run.finalUrl,
+      pageTitle: run.pageTitle,
+      videoUrl: run.videoFile ? this.files.publicUrl(run.videoFile) : null,
+      consoleErrorCount: run.consoleErrorCount,
+      networkErrorCount: run.networkErrorCount,
+      consoleErrors: run.consoleErrors,
+      networkErrors: run.networkErrors,
+      steps: run.stepResults.map((step) => ({
+        index: step.index,
+        action: step.action,
+        status: step.status,
+        durationMs: step.durationMs,
+        error: step.error,
+        screenshotUrl: step.screenshotFile ? this.files.publicUrl(step.screenshotFile) : null,
+        result: step.result ?? null,
+      })),
+      finalizationError: run.finalizationError,
+      failure: run.failure,
+      createdAt: run.createdAt.toISOString(),
+      startedAt: run.startedAt?.toISOString() ?? null,
+      completedAt: run.completedAt?.toISOString() ?? null,
+    };
+  }
+}
+
+/** The session options of a request with their defaults. */
+function sessionOptions(dto: CreateRunDto): RunSessionOptions {
+  return {
+    width: dto.width ?? 1280,
+    height: dto.height ?? 800,
+    scale: dto.scale ?? SESSION_LIMITS.scale.default,
+    locale: dto.locale ?? null,
+    timezone: dto.timezone ?? null,
+    darkMode: dto.darkMode ?? false,
+    reducedMotion: dto.reducedMotion ?? false,
+  };
+}
+
+/** Every step of a run that never started, as `skipped`. */
+export function skippedSteps(steps: RunStep[]): Run['stepResults'] {
+  return steps.map((step, index) => ({ index, action: step.action, status: 'skipped', durationMs: 0, error: null, screenshotFile: null, result: null }));
+}
+
+function encodeCursor(run: Run): string {
+  return Buffer.from(`${run.createdAt.toISOString()}|${run.id}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { createdAt: Date; id: string } | null {
+  const [iso, id, extra] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  const createdAt = new Date(iso ?? '');
+  if (extra !== undefined || !id || !isId('run', id) || Number.isNaN(createdAt.getTime())) return null;
+  return { createdAt, id };
+}
