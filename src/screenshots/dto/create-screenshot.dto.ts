@@ -56,7 +56,11 @@ export const CaptureOption = {
 
 /** Body of `POST /v1/screenshot` (spec section 2.1). Unknown fields are rejected. */
 export class CreateScreenshotDto {
-  @ApiProperty({ description: 'Absolute http(s) URL of the page to capture', maxLength: 2048, example: 'https://example.com' })
+  @ApiProperty({
+    description: 'Absolute http(s) URL of the page to capture; no user name, password or port 0',
+    maxLength: 2048,
+    example: 'https://example.com',
+  })
   @IsHttpUrl(SCREENSHOT_LIMITS.urlMaxLength)
   url: string;
 
