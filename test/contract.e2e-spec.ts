@@ -241,7 +241,7 @@ describe('contract: every operation of openapi/openapi.json against the running 
         add(400, `body ${violation.name}`, { body: { ...(valid.body as object), ...violation.patch } });
       }
       if (resolveRef(doc, jsonBody.schema).required?.length) add(400, 'empty body object', { body: {} });
-      add(413, 'body over the size limit', { rawBody: JSON.stringify({ url: `https://example.com/${'a'.repeat(200 * 1024)}` }) });
+      add(413, 'body over the size limit', { rawBody: JSON.stringify({ url: `https://example.com/${'a'.repeat(1024 * 1024)}` }) });
       add(415, 'text/plain body', { rawBody: 'url=https://example.com', contentType: 'text/plain' });
     }
     if (op.operation.requestBody && resolveRef(doc, op.operation.requestBody).content?.['multipart/form-data']) {
