@@ -3,6 +3,7 @@ import { IsBoolean, IsInt, IsOptional, IsString, Max, Min, validateSync } from '
 import { z } from 'zod';
 import { CAPTURE_LIMITS, CAPTURE_OPTION_FIELDS } from '../capture/capture-options';
 import { ApiError } from '../common/api-error';
+import { assertAcceptableBody } from '../common/request-body-rules';
 import { toFieldErrors } from '../common/validation';
 import { CreateScreenshotDto } from '../screenshots/dto/create-screenshot.dto';
 
@@ -33,10 +34,11 @@ export class GetScreenshotInput {
 
 /**
  * Validates tool arguments exactly as the REST validation pipe validates a body (class-validator,
- * unknown fields rejected, no type coercion) and returns the typed input.
+ * unknown and reserved fields rejected, no NUL characters, no type coercion) and returns the typed input.
  * Throws 400 `VALIDATION_FAILED` with `details.fields`.
  */
 export function validateToolInput<T extends object>(type: new () => T, args: unknown): T {
+  assertAcceptableBody(args);
   const input = plainToInstance(type, args ?? {});
   const errors = validateSync(input, { whitelist: true, forbidNonWhitelisted: true, stopAtFirstError: true });
   if (errors.length) throw ApiError.validation(toFieldErrors(errors));

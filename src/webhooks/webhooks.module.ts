@@ -34,10 +34,10 @@ import { WebhooksService } from './webhooks.service';
       provide: WEBHOOK_SECRET_CIPHER,
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => {
-        if (!config.webhookSecretKey) {
+        if (!config.webhookSecretKeys.length) {
           new Logger('WebhooksModule').warn('WEBHOOK_SECRET_KEY is unset: webhook signing secrets are stored unencrypted');
         }
-        return new SecretCipher(config.webhookSecretKey);
+        return new SecretCipher(config.webhookSecretKeys);
       },
     },
     WebhooksService,

@@ -28,7 +28,11 @@ export const CaptureOption = Object.fromEntries(
 
 /** Body of `POST /v1/screenshot` (spec section 2.1). Unknown fields are rejected. */
 export class CreateScreenshotDto implements CaptureOptionsInput {
-  @ApiProperty({ description: 'Absolute http(s) URL of the page to capture', maxLength: CAPTURE_LIMITS.urlMaxLength, example: 'https://example.com' })
+  @ApiProperty({
+    description: 'Absolute http(s) URL of the page to capture; no user name, password or port 0',
+    maxLength: CAPTURE_LIMITS.urlMaxLength,
+    example: 'https://example.com',
+  })
   @IsHttpUrl(CAPTURE_LIMITS.urlMaxLength)
   url: string;
 

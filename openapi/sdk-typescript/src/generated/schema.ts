@@ -35,7 +35,7 @@ export interface paths {
         put?: never;
         /**
          * Enqueue a screenshot of an uploaded HTML document
-         * @description multipart/form-data with the document in `file` (`text/html`, at most 2 MiB) and the capture options of `POST /v1/screenshot` (except `url`) as form fields. The document is rendered as uploaded; what it loads goes through the SSRF guard. Counts one screenshot against the monthly quota and answers like `POST /v1/screenshot`. Send an `Idempotency-Key` to retry safely (fingerprint: the form fields and the SHA-256 of the file).
+         * @description multipart/form-data with the document in `file` (`text/html`, at most 10 MiB) and the capture options of `POST /v1/screenshot` (except `url`) as form fields. The document is rendered as uploaded; what it loads goes through the SSRF guard. Counts one screenshot against the monthly quota and answers like `POST /v1/screenshot`. Send an `Idempotency-Key` to retry safely (fingerprint: the form fields and the SHA-256 of the file).
          */
         post: operations["uploadScreenshot"];
         delete?: never;
@@ -316,7 +316,7 @@ export interface components {
              */
             height?: number;
             /**
-             * @description Absolute http(s) URL of the page to capture
+             * @description Absolute http(s) URL of the page to capture; no user name, password or port 0
              * @example https://example.com
              */
             url: string;
@@ -344,7 +344,7 @@ export interface components {
              */
             events?: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping")[];
             /**
-             * @description HTTPS URL that receives the deliveries (http only where the server allows it with WEBHOOK_ALLOW_HTTP)
+             * @description HTTPS URL that receives the deliveries (http only where the server allows it with WEBHOOK_ALLOW_HTTP); no user name, password or port 0. Stored and returned in its WHATWG-serialized form (e.g. `HTTPS://Example.com:443/hooks` becomes `https://example.com/hooks`).
              * @example https://example.com/hooks/glimpse
              */
             url: string;
@@ -682,7 +682,7 @@ export interface components {
             delay?: number;
             /**
              * Format: binary
-             * @description The HTML document (`text/html`, at most 2 MiB)
+             * @description The HTML document (`text/html`, at most 10 MiB)
              */
             file: string;
             /**
