@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Browser, chromium, Page } from 'playwright';
 import { ImageFormat } from '../src/capture/image-format';
+import { resolveChromiumExecutable } from '../src/browser/chromium-executable';
 import { loadConfig } from '../src/config/app-config';
 import { runSession, RunSessionSpec } from '../src/runs/run-session';
 import { pngSize } from './support/images';
@@ -17,7 +18,7 @@ describe('runSession', () => {
 
   beforeAll(async () => {
     pages = await startRunPages();
-    browser = await chromium.launch({ executablePath: config.chromiumPath, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+    browser = await chromium.launch({ executablePath: resolveChromiumExecutable(config.chromiumPath), headless: true, args: ['--no-sandbox', '--disable-gpu'] });
   });
 
   afterAll(async () => {

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Browser, chromium } from 'playwright';
+import { resolveChromiumExecutable } from '../src/browser/chromium-executable';
 import { loadConfig } from '../src/config/app-config';
 import { VideoRecorder } from '../src/runs/video-recorder';
 import { PageServer, startPageServer } from './support/page-server';
@@ -17,7 +18,7 @@ describe('VideoRecorder', () => {
       '/still': '<html><body style="margin:0;background:#2a6"><h1>A page that never repaints</h1></body></html>',
       '/ticking': '<html><body><h1 id="n">0</h1><script>let i=0;setInterval(()=>{document.getElementById("n").textContent=++i},100)</script></body></html>',
     });
-    browser = await chromium.launch({ executablePath: config.chromiumPath, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+    browser = await chromium.launch({ executablePath: resolveChromiumExecutable(config.chromiumPath), headless: true, args: ['--no-sandbox', '--disable-gpu'] });
   });
 
   afterAll(async () => {

@@ -2,7 +2,8 @@ import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module';
-import { CaptureModule } from '../capture/capture.module';
+import { BrowserModule } from '../browser/browser.module';
+import { EgressModule } from '../egress/egress.module';
 import { EventsModule } from '../events/events.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { RUN_QUEUE } from '../queue/queues';
@@ -18,7 +19,8 @@ import { RunsService } from './runs.service';
     TypeOrmModule.forFeature([Run]),
     BullModule.registerQueue({ name: RUN_QUEUE }),
     AuthModule,
-    CaptureModule,
+    BrowserModule,
+    EgressModule,
     StorageModule,
     EventsModule,
     QuotaModule,

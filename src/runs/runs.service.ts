@@ -4,7 +4,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
 import { In, Repository } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
-import { SsrfGuard } from '../capture/ssrf-guard';
+import { SsrfGuard } from '../egress/ssrf-guard';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { isId, newId } from '../common/ids';
