@@ -1,4 +1,9 @@
+import { getQueueToken } from '@nestjs/bull';
 import { DataSource } from 'typeorm';
+import { RUN_QUEUE } from '../src/queue/queues';
+import { Clock } from '../src/common/clock';
+import { RunProcessor } from '../src/runs/run.processor';
+import { FakeClock } from './support/fake-clock';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
@@ -10,9 +15,10 @@ describe('browser session runs: API', () => {
   let db: DataSource;
   let key: string;
   const url = 'http://127.0.0.1:9/start';
+  const clock = new FakeClock('2026-11-20T12:00:00.000Z');
 
   beforeAll(async () => {
-    t = await startTestApp({ runProcessors: false });
+    t = await startTestApp({ runProcessors: false, override: (b) => b.overrideProvider(Clock).useValue(clock) });
     db = t.get(DataSource);
     ({ key } = await t.createKey());
   });
@@ -158,7 +164,10 @@ describe('browser session runs: API', () => {
   it('lists newest first with a cursor, and filters by status', async () => {
     const { key: k } = await t.createKey();
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await t.request('POST', '/v1/runs', { key: k, body: { url: `${url}/${i}` } })).body.id);
+    for (let i = 0; i < 5; i++) {
+      clock.advance(1);
+      ids.push((await t.request('POST', '/v1/runs', { key: k, body: { url: `${url}/${i}` } })).body.id);
+    }
     const first = await t.request('GET', '/v1/runs?limit=2', { key: k });
     expect(first.status).toBe(200);
     expect(first.body.data.map((r: any) => r.id)).toEqual([ids[4], ids[3]]);
@@ -188,5 +197,32 @@ describe('browser session runs: API', () => {
     const again = await t.request('POST', `/v1/runs/${created.body.id}/cancel`, { key });
     expect(again.status).toBe(409);
     expect(again.body.code).toBe('RUN_ALREADY_ENDED');
+  });
+
+  it('ends a run redelivered after its worker died mid-run as failed (stage worker), never running it twice', async () => {
+    const created = await t.request('POST', '/v1/runs', { key, body: { url, steps: [{ action: 'wait', ms: 1 }, { action: 'wait', ms: 1 }] } });
+    // A worker claimed the run, finished step 0 and died; the queue redelivers the run.
+    await db.query(`UPDATE runs SET status = 'running', started_at = $2, attempts = 1, step_results = $3 WHERE id = $1`, [
+      created.body.id,
+      clock.now(),
+      JSON.stringify([{ index: 0, action: 'wait', status: 'ok', durationMs: 1, error: null, screenshotFile: null, result: null }]),
+    ]);
+    await t.get(RunProcessor).process({ runId: created.body.id });
+    const run = (await t.request('GET', `/v1/runs/${created.body.id}`, { key })).body;
+    expect(run).toMatchObject({ status: 'failed', finalizationError: 'the worker stopped during the run', failure: { stage: 'worker', stepIndex: 1 } });
+    expect(run.steps.map((s: any) => s.status)).toEqual(['ok', 'skipped']);
+  });
+
+  it('reconciler: fails a run running far beyond its budget, and re-queues a pending run whose queue entry was lost', async () => {
+    const stuck = await t.request('POST', '/v1/runs', { key, body: { url, timeoutMs: 1000 } });
+    await db.query(`UPDATE runs SET status = 'running', started_at = $2, attempts = 1 WHERE id = $1`, [stuck.body.id, clock.now()]);
+    const lost = await t.request('POST', '/v1/runs', { key, body: { url } });
+    const queue = t.get<any>(getQueueToken(RUN_QUEUE));
+    await (await queue.getJob(lost.body.id)).remove();
+    clock.advance(10 * 60_000);
+    const result = await t.get(RunProcessor).sweep();
+    expect(result.stranded).toBeGreaterThanOrEqual(1);
+    expect((await t.request('GET', `/v1/runs/${stuck.body.id}`, { key })).body).toMatchObject({ status: 'failed', failure: { stage: 'worker' } });
+    expect(await queue.getJob(lost.body.id)).not.toBeNull();
   });
 });

@@ -55,7 +55,7 @@ export interface RunSessionHooks {
   saveScreenshot(image: Buffer, format: ImageFormat): Promise<string>;
   /** Called after each step with the outcomes so far (progress for pollers); errors are logged, not fatal. */
   onProgress?(steps: StepOutcome[]): Promise<void>;
-  /** Aborted with reason `'canceled'` when the customer cancels the run. */
+  /** Aborted with reason `'canceled'` when the customer cancels the run, `'worker'` when the worker shuts down. */
   signal?: AbortSignal;
   /** Response header by which the egress proxy marks a refusal, with its customer-readable reason. */
   egressErrorHeader?: string;
@@ -82,7 +82,7 @@ export interface RunSessionOutcome {
 
 /** Ends a step early: the budget ran out, the browser crashed, or the run was canceled. */
 class RunInterrupted extends Error {
-  constructor(readonly stage: 'timeout' | 'browser' | 'canceled') {
+  constructor(readonly stage: 'timeout' | 'browser' | 'canceled' | 'worker') {
     super(stage);
   }
 }
@@ -382,6 +382,7 @@ function toFailure(
     const during = stepIndex === null ? 'while loading the first page' : `during step ${stepIndex}`;
     if (err.stage === 'timeout') return { stage: 'timeout', stepIndex, message: `run exceeded its time budget of ${budgetMs} ms (${during})` };
     if (err.stage === 'browser') return { stage: 'browser', stepIndex, message: `the browser crashed ${during}` };
+    if (err.stage === 'worker') return { stage: 'worker', stepIndex, message: `the worker shut down ${during}` };
     return { stage: 'canceled', stepIndex, message: 'the run was canceled' };
   }
   const reason = err instanceof StepError ? err.message : 'unexpected error';
@@ -405,7 +406,7 @@ function interrupter(page: Page, deadline: number, signal?: AbortSignal) {
   };
   const timer = setTimeout(() => fire('timeout'), Math.max(0, deadline - Date.now()));
   const onCrash = () => fire('browser');
-  const onAbort = () => fire('canceled');
+  const onAbort = () => fire(signal?.reason === 'worker' ? 'worker' : 'canceled');
   page.on('crash', onCrash);
   page.on('close', onCrash);
   if (signal?.aborted) onAbort();

@@ -11,6 +11,7 @@ import { QuotaModule } from '../quota/quota.module';
 import { StorageModule } from '../storage/storage.module';
 import { Run } from './run.entity';
 import { RunsController } from './runs.controller';
+import { RunProcessor } from './run.processor';
 import { RunsService } from './runs.service';
 
 /** Browser session runs (ARCHITECTURE.md, runs/): REST API, lifecycle and the run processor. */
@@ -27,7 +28,7 @@ import { RunsService } from './runs.service';
     IdempotencyModule,
   ],
   controllers: [RunsController],
-  providers: [RunsService],
+  providers: [RunsService, RunProcessor],
   exports: [RunsService],
 })
 export class RunsModule {}

@@ -2,7 +2,7 @@ import { InjectQueue } from '@nestjs/bull';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
-import { In, Repository } from 'typeorm';
+import { In, LessThan, Repository } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { SsrfGuard } from '../egress/ssrf-guard';
 import { ApiError, ErrorCode } from '../common/api-error';
@@ -160,6 +160,55 @@ export class RunsService {
       throw new ApiError(ErrorCode.RUN_ALREADY_ENDED, 409, `Run ${run.id} already ended (${now.status})`);
     }
     return this.toDto(now);
+  }
+
+  /**
+   * Moves a `pending` run to `running` for a worker and returns it. Returns null when the run is
+   * unknown or ended; a run found `running` was claimed before by a worker that died mid-run (its
+   * queue job was redelivered), so it is ended `failed` at stage `worker` rather than run again
+   * (its steps may have had effects, e.g. a purchase).
+   */
+  async claim(runId: string): Promise<Run | null> {
+    const result = await this.runs
+      .createQueryBuilder()
+      .update(Run)
+      .set({ status: 'running', startedAt: this.clock.now(), attempts: () => 'attempts + 1' })
+      .where({ id: runId, status: 'pending' })
+      .execute();
+    if (result.affected) return this.runs.findOneByOrFail({ id: runId });
+    await this.failStranded(runId);
+    return null;
+  }
+
+  /** Ends a `running` run whose worker stopped (crash, lost queue job) as `failed` at stage `worker`. */
+  async failStranded(runId: string): Promise<void> {
+    const run = await this.runs.findOneBy({ id: runId, status: 'running' });
+    if (!run) return;
+    const done = new Set(run.stepResults.map((s) => s.index));
+    const stepResults = [...run.stepResults, ...skippedSteps(run.steps).filter((s) => !done.has(s.index))];
+    const stepIndex = stepResults.find((s) => s.status === 'skipped')?.index ?? null;
+    await this.finish(runId, { status: 'failed', finalizationError: 'the worker stopped during the run', failure: { stage: 'worker', stepIndex }, stepResults }, ['running']);
+  }
+
+  /** Records the outcomes of the steps that ended so far (polling shows progress). */
+  async progress(runId: string, stepResults: Run['stepResults']): Promise<void> {
+    await this.runs.update({ id: runId, status: 'running' }, { stepResults });
+  }
+
+  /**
+   * `pending` runs created before `before` (for the reconciler), and `running` runs started before
+   * their own budget plus `slackMs` ago (their worker is gone).
+   */
+  async strandedRuns(before: Date, slackMs: number): Promise<{ pending: string[]; running: string[] }> {
+    const pending = await this.runs.find({ select: { id: true }, where: { status: 'pending', createdAt: LessThan(before) }, take: 1000 });
+    const running: { id: string }[] = await this.runs
+      .createQueryBuilder('run')
+      .select('run.id', 'id')
+      .where(`run.status = 'running'`)
+      .andWhere(`run.started_at < :now::timestamptz - make_interval(secs => (run.timeout_ms + :slackMs) / 1000.0)`, { now: this.clock.now(), slackMs })
+      .limit(1000)
+      .getRawMany();
+    return { pending: pending.map((r) => r.id), running: running.map((r) => r.id) };
   }
 
   /** Whether the customer asked to cancel this running run. */
