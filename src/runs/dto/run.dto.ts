@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { FAILURE_STAGES, FailureStage } from '../run-session';
@@ -25,7 +25,10 @@ export class RunStepResultDto {
   @ApiProperty({ type: 'string', nullable: true, description: 'Capability URL of a `screenshot` step\'s image; null for other steps' })
   screenshotUrl: string | null;
 
-  @ApiProperty({ nullable: true, description: 'JSON result of an `evaluate` step (at most 10 KiB); null for other steps' })
+  @ApiProperty({
+    description: 'JSON result of an `evaluate` step (at most 10 KiB); null for other steps',
+    oneOf: [{ type: 'object' }, { type: 'array', items: {} }, { type: 'string' }, { type: 'number' }, { type: 'boolean' }, { type: 'null' }],
+  })
   result: unknown;
 }
 
@@ -71,6 +74,7 @@ export class RunFailureDto {
 }
 
 /** A browser session run (CONTRACT.md, "Browser session runs"). */
+@ApiExtraModels(RunFailureDto)
 export class RunDto {
   @ApiProperty({ example: 'run_8cV1nQw3ZrT5yU7iO9pA2sD4' })
   id: string;
@@ -108,7 +112,7 @@ export class RunDto {
   @ApiProperty({ type: 'string', nullable: true, description: 'Why the run failed, customer-safe (e.g. `step 2 (click "#buy"): selector not visible within 10000 ms`); null unless failed' })
   finalizationError: string | null;
 
-  @ApiProperty({ type: RunFailureDto, nullable: true, description: 'Where the run failed; null unless failed' })
+  @ApiProperty({ oneOf: [{ $ref: getSchemaPath(RunFailureDto) }, { type: 'null' }], description: 'Where the run failed; null unless failed' })
   failure: RunFailureDto | null;
 
   @ApiProperty({ description: 'ISO 8601 UTC with milliseconds' })
