@@ -76,7 +76,8 @@ describe('dashboard (real Chromium against the real app)', () => {
   beforeAll(async () => {
     mkdirSync(SCREENSHOT_DIR, { recursive: true });
     t = await startTestApp({ env: { WEBHOOK_ALLOW_HTTP: 'true', DASHBOARD_SIGNUP: 'true' } });
-    browser = await chromium.launch({ executablePath: t.config.chromiumPath, args: ['--no-sandbox'] });
+    // The full browser (the app's CHROMIUM_PATH when set): the pages are looked at as a customer sees them.
+    browser = await chromium.launch({ executablePath: t.config.chromiumPath ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
     pages = await startPageServer({
       '/': '<!doctype html><html><body style="background:#0a6;color:#fff;font:48px sans-serif"><h1>Hello from loopback</h1></body></html>',
     });
