@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure the machine has what Glimpse needs besides npm packages: a Chromium for Playwright
-# (no browser download: Debian's package) and CJK/emoji fonts. Installs them with apt-get when
+# (no browser download: Debian's package), CJK/emoji fonts, and redis-server for the tests that stop
+# their own Redis. Installs them with apt-get when
 # missing and we are root; otherwise says what to install. Idempotent and quiet when all is there.
 set -euo pipefail
 
@@ -18,6 +19,8 @@ have_fonts() {
 missing=()
 have_chromium || missing+=(chromium)
 have_fonts || missing+=(fonts-noto-cjk fonts-noto-color-emoji)
+# Tests that take Redis away start their own redis-server on a loopback port.
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
