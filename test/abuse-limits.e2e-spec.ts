@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { loadConfig } from '../src/config/app-config';
 import { RequestRateLimiter } from '../src/quota/request-rate-limiter';
 import { ScreenshotJob } from '../src/screenshots/screenshot-job.entity';
+import { ContractValidator, loadCommittedDocument, operationsOf } from './support/openapi-contract';
 import { startTestApp, TestApp, TestResponse } from './support/test-app';
 
 /*
@@ -12,6 +13,15 @@ import { startTestApp, TestApp, TestResponse } from './support/test-app';
  * twice the rate, and not applied while Redis is away.
  */
 describe('abuse limits', () => {
+  const doc = loadCommittedDocument();
+  const validator = new ContractValidator(doc);
+
+  /** The answer conforms to the committed OpenAPI document for `operationId` (status, headers, body). */
+  function expectDocumented(operationId: string, res: TestResponse) {
+    const op = operationsOf(doc).find((o) => o.operationId === operationId)!;
+    expect(validator.problems(op, { status: res.status, headers: res.headers, text: JSON.stringify(res.body) })).toEqual([]);
+  }
+
   function expectRateLimited(res: TestResponse, limit: number) {
     expect(res.status).toBe(429);
     expect(res.body).toMatchObject({ code: 'RATE_LIMITED', details: { limit, windowSeconds: 1 } });
@@ -57,6 +67,7 @@ describe('abuse limits', () => {
       if (elapsedMs < 900) expect(accepted).toHaveLength(4);
       expect(accepted.length).toBeGreaterThanOrEqual(4);
       for (const res of limited) expectRateLimited(res, 2);
+      expectDocumented('createScreenshot', limited[0]);
       expect(await jobCount()).toBe(accepted.length);
 
       // A limited request held no idempotency key: its retry runs for real (no replay) once the window passes.
@@ -81,6 +92,7 @@ describe('abuse limits', () => {
       expect(answers.filter((r) => r.status === 200).length).toBeGreaterThanOrEqual(4);
       expect(answers.filter((r) => r.status === 200).length).toBeLessThan(6);
       expectRateLimited(answers[answers.length - 1], 2);
+      expectDocumented('listWebhookEndpoints', answers[answers.length - 1]);
       const other = await t.createKey('pro');
       expect((await t.request('GET', '/v1/webhooks', { key: other.key })).status).toBe(200);
       // No key, no limit: a 401 is never a 429.

@@ -991,10 +991,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description Monthly quota reached; retry after `Retry-After` seconds. Codes: PLAN_QUOTA_EXCEEDED */
+            /** @description Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds. Codes: PLAN_QUOTA_EXCEEDED, TOO_MANY_PENDING_JOBS, RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Seconds until the monthly quota resets */
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
                     "Retry-After": number;
                     /** @description Monthly screenshot cap of the key's plan */
                     "X-RateLimit-Limit"?: number;
@@ -1018,11 +1018,14 @@ export interface operations {
                      *         "resetAt": "2026-12-01T00:00:00.000Z",
                      *         "used": 100
                      *       },
-                     *       "error": "Monthly quota reached; retry after `Retry-After` seconds",
+                     *       "error": "Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds",
                      *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & ({
+                        /** @enum {string} */
+                        code: "PLAN_QUOTA_EXCEEDED" | "TOO_MANY_PENDING_JOBS" | "RATE_LIMITED";
+                    } & ({
                         /** @enum {string} */
                         code: "PLAN_QUOTA_EXCEEDED";
                         details: {
@@ -1038,7 +1041,25 @@ export interface operations {
                             /** @description Screenshots used this month by the key */
                             used: number;
                         };
-                    };
+                    } | {
+                        /** @enum {string} */
+                        code: "TOO_MANY_PENDING_JOBS";
+                        details: {
+                            /** @description Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`) */
+                            limit: number;
+                            /** @description Jobs and runs of the account not yet ended */
+                            pending: number;
+                        };
+                    } | {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    }));
                 };
             };
             /** @description Unexpected failure. Codes: INTERNAL_ERROR */
@@ -1294,10 +1315,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description Monthly quota reached; retry after `Retry-After` seconds. Codes: PLAN_QUOTA_EXCEEDED */
+            /** @description Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds. Codes: PLAN_QUOTA_EXCEEDED, TOO_MANY_PENDING_JOBS, RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Seconds until the monthly quota resets */
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
                     "Retry-After": number;
                     /** @description Monthly screenshot cap of the key's plan */
                     "X-RateLimit-Limit"?: number;
@@ -1321,11 +1342,14 @@ export interface operations {
                      *         "resetAt": "2026-12-01T00:00:00.000Z",
                      *         "used": 100
                      *       },
-                     *       "error": "Monthly quota reached; retry after `Retry-After` seconds",
+                     *       "error": "Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds",
                      *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & ({
+                        /** @enum {string} */
+                        code: "PLAN_QUOTA_EXCEEDED" | "TOO_MANY_PENDING_JOBS" | "RATE_LIMITED";
+                    } & ({
                         /** @enum {string} */
                         code: "PLAN_QUOTA_EXCEEDED";
                         details: {
@@ -1341,7 +1365,25 @@ export interface operations {
                             /** @description Screenshots used this month by the key */
                             used: number;
                         };
-                    };
+                    } | {
+                        /** @enum {string} */
+                        code: "TOO_MANY_PENDING_JOBS";
+                        details: {
+                            /** @description Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`) */
+                            limit: number;
+                            /** @description Jobs and runs of the account not yet ended */
+                            pending: number;
+                        };
+                    } | {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    }));
                 };
             };
             /** @description Unexpected failure. Codes: INTERNAL_ERROR */
@@ -1505,6 +1547,47 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
             /** @description Unexpected failure. Codes: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -1633,6 +1716,47 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
                     };
                 };
             };
@@ -1826,6 +1950,47 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
             /** @description Unexpected failure. Codes: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -1967,6 +2132,47 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
                     };
                 };
             };
@@ -2134,6 +2340,47 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
             /** @description Unexpected failure. Codes: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -2286,6 +2533,47 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
             /** @description Unexpected failure. Codes: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -2434,6 +2722,47 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
                     };
                 };
             };
