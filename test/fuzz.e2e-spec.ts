@@ -1,4 +1,4 @@
-import { SsrfGuard } from '../src/capture/ssrf-guard';
+import { HostResolver } from '../src/egress/host-resolver';
 import { DocOperation, Json, loadCommittedDocument, operationsOf, resolveRef } from './support/openapi-contract';
 import { multipartBody, rawRequest, RawResponse } from './support/raw-http';
 import { startTestApp, TestApp } from './support/test-app';
@@ -58,11 +58,17 @@ describe('fuzz: every operation of openapi/openapi.json against hostile input', 
   const failures: string[] = [];
 
   beforeAll(async () => {
-    t = await startTestApp({ runProcessors: false, env: { SSRF_ALLOW_PRIVATE: 'false', WEBHOOK_ALLOW_HTTP: 'false' } });
-    // No DNS at all: every name fails to resolve except localhost, which is loopback.
-    t.get(SsrfGuard).useResolver(async (host) => {
-      if (host.toLowerCase().replace(/\.$/, '') === 'localhost') return ['127.0.0.1', '::1'];
-      throw Object.assign(new Error(`${host} not resolved in tests`), { code: 'ENOTFOUND' });
+    t = await startTestApp({
+      runProcessors: false,
+      env: { SSRF_ALLOW_PRIVATE: 'false', WEBHOOK_ALLOW_HTTP: 'false' },
+      // No DNS at all: every name fails to resolve except localhost, which is loopback.
+      override: (b) =>
+        b.overrideProvider(HostResolver).useValue({
+          resolve: async (host: string) => {
+            if (host.toLowerCase().replace(/\.$/, '') === 'localhost') return ['127.0.0.1', '::1'];
+            throw Object.assign(new Error(`${host} not resolved in tests`), { code: 'ENOTFOUND' });
+          },
+        }),
     });
     ({ key } = await t.createKey('pro'));
   });

@@ -11,7 +11,6 @@ import {
   Min,
   validateSync,
 } from 'class-validator';
-import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 const toInt = ({ value }: { value: unknown }) =>
@@ -24,15 +23,6 @@ const toBool = ({ value }: { value: unknown }) => {
 
 /** One webhook secret key: 32 bytes as 64 hex characters or 44 base64 characters. */
 const SECRET_KEY_PATTERN = /^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/;
-
-/** Where `CHROMIUM_PATH` is looked for when unset (Debian, Ubuntu, Chrome packages). */
-export const CHROMIUM_CANDIDATES = [
-  '/usr/bin/chromium',
-  '/usr/bin/chromium-browser',
-  '/usr/bin/google-chrome-stable',
-  '/usr/bin/google-chrome',
-  '/snap/bin/chromium',
-];
 
 /**
  * Raw environment as read from `process.env`, validated with class-validator.
@@ -89,8 +79,12 @@ export interface AppConfig {
   publicBaseUrl: string;
   /** Absolute path of the result file directory. */
   storageDir: string;
-  /** Absolute path of the Chromium executable. */
-  chromiumPath: string;
+  /**
+   * `CHROMIUM_PATH` as set, or null: the browser pool then picks the first browser it finds, the
+   * headless shell first (src/browser/chromium-executable.ts). Not checked here, so processes that
+   * launch no browser (`npm run openapi`, an API with `WORKER_MODE=off`, unit tests) need none.
+   */
+  chromiumPath: string | null;
   ssrfAllowPrivate: boolean;
   webhookAllowHttp: boolean;
   /** Delays between webhook attempts, in seconds (attempt n+1 waits `webhookRetryDelaysS[n-1]`). */
@@ -157,12 +151,6 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
     // Secrets are named, never echoed.
     (e) => `${e.property}${/SECRET/.test(e.property) ? '' : `=${JSON.stringify(env[e.property])}`}: ${Object.values(e.constraints ?? {}).join('; ')}`,
   );
-  const chromiumPath = raw.CHROMIUM_PATH ?? CHROMIUM_CANDIDATES.find((p) => existsSync(p));
-  if (!chromiumPath) {
-    problems.push(`CHROMIUM_PATH: unset and no Chromium found at ${CHROMIUM_CANDIDATES.join(', ')}`);
-  } else if (!existsSync(chromiumPath)) {
-    problems.push(`CHROMIUM_PATH=${JSON.stringify(chromiumPath)}: no such file`);
-  }
   const webhookSecretKeys = parseSecretKeys(raw.WEBHOOK_SECRET_KEYS, raw.WEBHOOK_SECRET_KEY, problems);
   const production = raw.NODE_ENV === 'production';
   if (production && !webhookSecretKeys.length && !problems.some((p) => p.startsWith('WEBHOOK_SECRET_KEY'))) {
@@ -180,7 +168,7 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
     queuePrefix: raw.QUEUE_PREFIX,
     publicBaseUrl: (raw.PUBLIC_BASE_URL ?? `http://localhost:${raw.PORT}`).replace(/\/+$/, ''),
     storageDir: resolve(raw.STORAGE_DIR),
-    chromiumPath: chromiumPath as string,
+    chromiumPath: raw.CHROMIUM_PATH ?? null,
     ssrfAllowPrivate: raw.SSRF_ALLOW_PRIVATE,
     webhookAllowHttp: raw.WEBHOOK_ALLOW_HTTP,
     webhookRetryDelaysS: raw.WEBHOOK_RETRY_DELAYS.split(',').map((s) => Number(s.trim())),

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
+import type { CaptureOptionsInput } from '../../capture/capture-options';
 import type { ImageFormat } from '../../capture/image-format';
 import { CaptureOption } from './create-screenshot.dto';
 
@@ -18,7 +19,7 @@ const formBool = ({ value }: { value: unknown }) => (value === 'true' ? true : v
  * Form fields of `POST /v1/screenshot/upload` besides the `file` part: the capture options of
  * `POST /v1/screenshot` (same rules), sent as strings and converted explicitly. Unknown fields are rejected.
  */
-export class UploadScreenshotDto {
+export class UploadScreenshotDto implements CaptureOptionsInput {
   @CaptureOption.width()
   @Transform(formInt)
   width?: number;
