@@ -53,6 +53,27 @@ export const DETAILS_BY_CODE: Partial<Record<ErrorCode, SchemaObject>> = {
   },
 };
 
+/**
+ * One `details` schema for several codes of {@link DETAILS_BY_CODE}: every field of each (a field of
+ * several codes described per code), required when every code requires it. (A `oneOf` keyed on `code`
+ * would be more exact, but example validators and generated clients handle it unevenly.)
+ */
+function mergedDetails(codes: ErrorCode[]): SchemaObject {
+  const properties: Record<string, SchemaObject> = {};
+  const describedBy: Record<string, string[]> = {};
+  for (const code of codes) {
+    for (const [name, prop] of Object.entries(DETAILS_BY_CODE[code]!.properties ?? {}) as [string, SchemaObject][]) {
+      properties[name] ??= { ...prop };
+      (describedBy[name] ??= []).push(`${code}: ${prop.description ?? name}`);
+    }
+  }
+  for (const [name, descriptions] of Object.entries(describedBy)) properties[name].description = descriptions.join('; ');
+  const required = codes
+    .map((c) => DETAILS_BY_CODE[c]!.required ?? [])
+    .reduce((common, next) => common.filter((name) => next.includes(name)));
+  return { type: 'object', description: 'Fields depend on `code`', required, properties };
+}
+
 /** Example `details` per code, for the documented examples. */
 const DETAILS_EXAMPLES: Partial<Record<ErrorCode, Record<string, unknown>>> = {
   PLAN_QUOTA_EXCEEDED: { used: 100, limit: 100, plan: 'free', resetAt: '2026-12-01T00:00:00.000Z' },
@@ -120,8 +141,8 @@ export function ApiErrorResponses(...specs: (ErrorStatus | ErrorResponseSpec)[])
 
 /**
  * The documentation of one error status: description, headers, the envelope schema with `code`
- * narrowed to the given codes (and, for codes of {@link DETAILS_BY_CODE}, `details` required in that
- * shape: directly for one code, as a `oneOf` keyed on `code` for several), and an example.
+ * narrowed to the given codes (and, for codes of {@link DETAILS_BY_CODE}, `details` in that shape; for
+ * several such codes, one object with the fields of each, described per code), and an example.
  * Used by {@link ApiErrorResponses}, and by the document builder for pipeline-wide errors.
  */
 export function errorResponseOptions(spec: ErrorStatus | ErrorResponseSpec) {
@@ -137,13 +158,8 @@ export function errorResponseOptions(spec: ErrorStatus | ErrorResponseSpec) {
   } else {
     narrowed = {
       type: 'object',
-      required: ['code'],
-      properties: { code: codeSchema },
-      oneOf: codes.map((code): SchemaObject =>
-        DETAILS_BY_CODE[code]
-          ? { type: 'object', required: ['code', 'details'], properties: { code: { type: 'string', enum: [code] }, details: DETAILS_BY_CODE[code]! } }
-          : { type: 'object', required: ['code'], properties: { code: { type: 'string', enum: [code] } } },
-      ),
+      required: withDetails.length === codes.length ? ['code', 'details'] : ['code'],
+      properties: { code: codeSchema, details: mergedDetails(withDetails) },
     };
   }
   const example = {

@@ -1056,44 +1056,31 @@ export interface operations {
                      *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & ({
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "PLAN_QUOTA_EXCEEDED" | "TOO_MANY_PENDING_JOBS" | "RATE_LIMITED";
-                    } & ({
-                        /** @enum {string} */
-                        code: "PLAN_QUOTA_EXCEEDED";
+                        /** @description Fields depend on `code` */
                         details: {
-                            /** @description Monthly cap of the plan */
+                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap of the plan; TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
                             limit: number;
-                            /** @enum {string} */
-                            plan: "free" | "starter" | "pro" | "legacy_free";
+                            /** @description TOO_MANY_PENDING_JOBS: Jobs and runs of the account not yet ended */
+                            pending?: number;
+                            /**
+                             * @description PLAN_QUOTA_EXCEEDED: plan
+                             * @enum {string}
+                             */
+                            plan?: "free" | "starter" | "pro" | "legacy_free";
                             /**
                              * Format: date-time
-                             * @description 00:00 UTC on the 1st of next month
+                             * @description PLAN_QUOTA_EXCEEDED: 00:00 UTC on the 1st of next month
                              */
-                            resetAt: string;
-                            /** @description Screenshots used this month by the key */
-                            used: number;
+                            resetAt?: string;
+                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key */
+                            used?: number;
+                            /** @description RATE_LIMITED: Length of the window, seconds (1) */
+                            windowSeconds?: number;
                         };
-                    } | {
-                        /** @enum {string} */
-                        code: "TOO_MANY_PENDING_JOBS";
-                        details: {
-                            /** @description Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`) */
-                            limit: number;
-                            /** @description Jobs and runs of the account not yet ended */
-                            pending: number;
-                        };
-                    } | {
-                        /** @enum {string} */
-                        code: "RATE_LIMITED";
-                        details: {
-                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
-                            limit: number;
-                            /** @description Length of the window, seconds (1) */
-                            windowSeconds: number;
-                        };
-                    }));
+                    };
                 };
             };
             /** @description Unexpected failure. Codes: INTERNAL_ERROR */
@@ -1380,44 +1367,31 @@ export interface operations {
                      *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & ({
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "PLAN_QUOTA_EXCEEDED" | "TOO_MANY_PENDING_JOBS" | "RATE_LIMITED";
-                    } & ({
-                        /** @enum {string} */
-                        code: "PLAN_QUOTA_EXCEEDED";
+                        /** @description Fields depend on `code` */
                         details: {
-                            /** @description Monthly cap of the plan */
+                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap of the plan; TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
                             limit: number;
-                            /** @enum {string} */
-                            plan: "free" | "starter" | "pro" | "legacy_free";
+                            /** @description TOO_MANY_PENDING_JOBS: Jobs and runs of the account not yet ended */
+                            pending?: number;
+                            /**
+                             * @description PLAN_QUOTA_EXCEEDED: plan
+                             * @enum {string}
+                             */
+                            plan?: "free" | "starter" | "pro" | "legacy_free";
                             /**
                              * Format: date-time
-                             * @description 00:00 UTC on the 1st of next month
+                             * @description PLAN_QUOTA_EXCEEDED: 00:00 UTC on the 1st of next month
                              */
-                            resetAt: string;
-                            /** @description Screenshots used this month by the key */
-                            used: number;
+                            resetAt?: string;
+                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key */
+                            used?: number;
+                            /** @description RATE_LIMITED: Length of the window, seconds (1) */
+                            windowSeconds?: number;
                         };
-                    } | {
-                        /** @enum {string} */
-                        code: "TOO_MANY_PENDING_JOBS";
-                        details: {
-                            /** @description Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`) */
-                            limit: number;
-                            /** @description Jobs and runs of the account not yet ended */
-                            pending: number;
-                        };
-                    } | {
-                        /** @enum {string} */
-                        code: "RATE_LIMITED";
-                        details: {
-                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
-                            limit: number;
-                            /** @description Length of the window, seconds (1) */
-                            windowSeconds: number;
-                        };
-                    }));
+                    };
                 };
             };
             /** @description Unexpected failure. Codes: INTERNAL_ERROR */
