@@ -116,6 +116,71 @@ describe('abuse limits', () => {
     });
   });
 
+  describe('MAX_PENDING_JOBS_PER_ACCOUNT=3', () => {
+    let t: TestApp;
+    let key: string;
+    let accountId: string;
+
+    beforeAll(async () => {
+      // No processors: accepted jobs stay pending until the test ends them.
+      t = await startTestApp({ runProcessors: false, env: { MAX_PENDING_JOBS_PER_ACCOUNT: '3' } });
+      ({ key, accountId } = await t.createKey('pro'));
+    });
+    afterAll(() => t.close());
+
+    const jobCount = () => t.get(DataSource).getRepository(ScreenshotJob).countBy({ accountId });
+    const submit = (idempotencyKey?: string) =>
+      t.request('POST', '/v1/screenshot', {
+        key,
+        body: { url: 'http://127.0.0.1:9/' },
+        headers: idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {},
+      });
+
+    it('refuses the submission past the limit with 429 TOO_MANY_PENDING_JOBS, counting and creating nothing', async () => {
+      for (let i = 0; i < 3; i++) expect((await submit()).status).toBe(202);
+      const refused = await submit(`pending-limit-${process.pid}`);
+      expect(refused.status).toBe(429);
+      expect(refused.body).toMatchObject({ code: 'TOO_MANY_PENDING_JOBS', details: { limit: 3, pending: 3 } });
+      expect(refused.headers.get('retry-after')).toBe('5');
+      expect(refused.headers.get('x-ratelimit-remaining')).toBe(String(10000 - 3));
+      expectDocumented('createScreenshot', refused);
+      expect(await jobCount()).toBe(3);
+
+      // Uploads count against the same limit.
+      const form = new FormData();
+      form.append('file', new Blob(['<h1>x</h1>'], { type: 'text/html' }), 'a.html');
+      const upload = await fetch(`${t.baseUrl}/v1/screenshot/upload`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+      expect(upload.status).toBe(429);
+      expect((await upload.json()).code).toBe('TOO_MANY_PENDING_JOBS');
+
+      // Another account is not affected.
+      const other = await t.createKey('pro');
+      expect((await t.request('POST', '/v1/screenshot', { key: other.key, body: { url: 'http://127.0.0.1:9/' } })).status).toBe(202);
+
+      // Once a job has ended (as the worker would end it), there is room again; the refused
+      // request's Idempotency-Key was not held, so its retry runs for real.
+      await t.get(DataSource).query(
+        `UPDATE screenshot_jobs SET status = 'failed', error = 'ended by the test', completed_at = now()
+         WHERE id = (SELECT id FROM screenshot_jobs WHERE account_id = $1 ORDER BY created_at LIMIT 1)`,
+        [accountId],
+      );
+      const retried = await submit(`pending-limit-${process.pid}`);
+      expect(retried.status).toBe(202);
+      expect(retried.headers.get('idempotency-replayed')).toBeNull();
+      expect(await jobCount()).toBe(4);
+      expect(retried.headers.get('x-ratelimit-remaining')).toBe(String(10000 - 4));
+      expect((await submit()).status).toBe(429);
+    });
+
+    it('counts processing jobs as not yet ended, and done ones not', async () => {
+      await t.get(DataSource).query(`UPDATE screenshot_jobs SET status = 'processing' WHERE account_id = $1 AND status = 'pending'`, [accountId]);
+      expect((await submit()).body.code).toBe('TOO_MANY_PENDING_JOBS');
+      await t.get(DataSource).query(`UPDATE screenshot_jobs SET status = 'done', completed_at = now() WHERE account_id = $1`, [accountId]);
+      for (let i = 0; i < 3; i++) expect((await submit()).status).toBe(202);
+      expect((await submit()).status).toBe(429);
+    });
+  });
+
   describe('while Redis is away', () => {
     let redis: ChildProcess | undefined;
     afterAll(() => redis?.kill('SIGKILL'));
