@@ -8,6 +8,7 @@ import { EventsModule } from '../events/events.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { RUN_QUEUE } from '../queue/queues';
 import { QuotaModule } from '../quota/quota.module';
+import { ScreenshotsModule } from '../screenshots/screenshots.module';
 import { StorageModule } from '../storage/storage.module';
 import { Run } from './run.entity';
 import { RunsController } from './runs.controller';
@@ -26,6 +27,7 @@ import { RunsService } from './runs.service';
     EventsModule,
     QuotaModule,
     IdempotencyModule,
+    ScreenshotsModule,
   ],
   controllers: [RunsController],
   providers: [RunsService, RunProcessor],

@@ -1,5 +1,5 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
 import { In, LessThan, Repository } from 'typeorm';
@@ -12,6 +12,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EventsService } from '../events/events.service';
 import { RUN_JOB, RUN_QUEUE, RunPayload } from '../queue/queues';
 import { QuotaService } from '../quota/quota.service';
+import { PendingJobsLimit } from '../screenshots/pending-jobs-limit';
 import { ResultFilesService } from '../storage/result-files.service';
 import { CreateRunDto, SESSION_LIMITS } from './dto/create-run.dto';
 import { ListRunsQueryDto, RunDto, RunListDto } from './dto/run.dto';
@@ -32,7 +33,7 @@ const DEFAULT_PAGE_SIZE = 20;
  * {@link RunProcessor}.
  */
 @Injectable()
-export class RunsService {
+export class RunsService implements OnModuleInit {
   private readonly logger = new Logger(RunsService.name);
 
   constructor(
@@ -43,14 +44,27 @@ export class RunsService {
     private readonly files: ResultFilesService,
     private readonly events: EventsService,
     private readonly clock: Clock,
+    private readonly pendingJobs: PendingJobsLimit,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
+
+  /** Runs not yet ended count against `MAX_PENDING_JOBS_PER_ACCOUNT` with capture jobs (CONTRACT.md, "Rate limits and back-pressure"). */
+  onModuleInit(): void {
+    this.pendingJobs.register(async (accountId, limit) => {
+      const rows: { n: number }[] = await this.runs.query(
+        `SELECT count(*)::int AS n FROM (SELECT 1 FROM runs WHERE account_id = $1 AND status IN ('pending', 'running') LIMIT $2) AS open_runs`,
+        [accountId, limit],
+      );
+      return rows[0].n;
+    });
+  }
 
   /**
    * Accepts a run: refuses `evaluate` steps when `RUNS_ALLOW_EVALUATE=false` (400
    * `VALIDATION_FAILED` naming `steps[i].action`), checks `url` with the SSRF guard (400
-   * `TARGET_NOT_ALLOWED`; the steps' own URLs are checked on the wire when the run goes there), then
-   * within one quota reservation (429 `PLAN_QUOTA_EXCEEDED`) stores a `pending` run without the
+   * `TARGET_NOT_ALLOWED`; the steps' own URLs are checked on the wire when the run goes there), checks
+   * the account's open work (429 `TOO_MANY_PENDING_JOBS`), then within one quota reservation (429
+   * `PLAN_QUOTA_EXCEEDED`) stores a `pending` run without the
    * sensitive values and enqueues it with them. A failure leaves no run and counts nothing.
    */
   async create(caller: AuthenticatedKey, dto: CreateRunDto): Promise<RunDto> {
@@ -60,6 +74,7 @@ export class RunsService {
       if (refused.length) throw ApiError.validation(refused);
     }
     await this.ssrfGuard.assertAllowed(dto.url);
+    await this.pendingJobs.assertRoomFor(caller.accountId);
     const { stored, secrets } = withoutSecrets(steps);
     return this.quota.reserve(caller, async () => {
       const run = this.runs.create({

@@ -43,6 +43,10 @@ export class Runs1795437856201 implements MigrationInterface {
             CREATE INDEX "IDX_6ea6233a23dade4f601b3f9882" ON "runs" ("account_id", "created_at")
         `);
         await queryRunner.query(`
+            CREATE INDEX "IDX_runs_open_by_account" ON "runs" ("account_id")
+            WHERE "status" IN ('pending', 'running')
+        `);
+        await queryRunner.query(`
             ALTER TABLE "runs"
             ADD CONSTRAINT "FK_38b9fe460b36f9c989366a6bb18" FOREIGN KEY ("account_id") REFERENCES "accounts"("id") ON DELETE CASCADE ON UPDATE NO ACTION
         `);
@@ -58,6 +62,9 @@ export class Runs1795437856201 implements MigrationInterface {
         `);
         await queryRunner.query(`
             ALTER TABLE "runs" DROP CONSTRAINT "FK_38b9fe460b36f9c989366a6bb18"
+        `);
+        await queryRunner.query(`
+            DROP INDEX "public"."IDX_runs_open_by_account"
         `);
         await queryRunner.query(`
             DROP INDEX "public"."IDX_6ea6233a23dade4f601b3f9882"
