@@ -74,9 +74,12 @@ describe('webhooks', () => {
       url,
       events: ['screenshot.completed'],
       description: 'prod',
+      enabled: true,
+      disabledReason: null,
+      signatureScheme: 'glimpse-v1',
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updatedAt: expect.any(String),
-      secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43}$/),
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
     });
     expect((created as any).updatedAt).toBe((created as any).createdAt);
     const defaults = await createEndpoint(url);
@@ -86,7 +89,7 @@ describe('webhooks', () => {
     expect(list.status).toBe(200);
     const mine = list.body.data.filter((e: any) => e.id === created.id || e.id === defaults.id);
     expect(mine.map((e: any) => e.id)).toEqual([created.id, defaults.id]);
-    expect(Object.keys(mine[0]).sort()).toEqual(['createdAt', 'description', 'events', 'id', 'updatedAt', 'url']);
+    expect(Object.keys(mine[0]).sort()).toEqual(['createdAt', 'description', 'disabledReason', 'enabled', 'events', 'id', 'signatureScheme', 'updatedAt', 'url']);
     expect(JSON.stringify(list.body)).not.toContain(created.secret);
 
     // Encrypted at rest (WEBHOOK_SECRET_KEY is set): the column does not hold the secret.

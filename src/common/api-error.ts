@@ -18,6 +18,7 @@ export const ErrorCode = {
   ROUTE_NOT_FOUND: 'ROUTE_NOT_FOUND',
   TARGET_NOT_ALLOWED: 'TARGET_NOT_ALLOWED',
   PLAN_QUOTA_EXCEEDED: 'PLAN_QUOTA_EXCEEDED',
+  DELIVERY_IN_PROGRESS: 'DELIVERY_IN_PROGRESS',
   INTERNAL_ERROR: 'INTERNAL_ERROR',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

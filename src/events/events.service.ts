@@ -45,17 +45,30 @@ export class EventsService {
    */
   async publish(accountId: string, type: EventType, data: Record<string, unknown>): Promise<EventRecord> {
     const afterCommit: (() => Promise<void>)[] = [];
-    const event = await this.dataSource.transaction(async (manager) => {
-      const record = manager.create(EventRecord, { id: newId('event'), accountId, type, data, createdAt: this.clock.now() });
-      await manager.save(EventRecord, record);
-      for (const sink of this.sinks) {
-        const after = await sink.fanOut(record, manager);
-        if (after) afterCommit.push(after);
-      }
-      return record;
-    });
+    const event = await this.dataSource.transaction((manager) => this.publishWithin(manager, accountId, type, data, afterCommit));
     for (const run of afterCommit) await run();
     return event;
+  }
+
+  /**
+   * Stores one event and fans it out inside the caller's transaction `manager`, so the event commits
+   * or rolls back with the caller's own writes. The sinks' after-commit work is appended to
+   * `afterCommit`; the caller must run it once its transaction has committed.
+   */
+  async publishWithin(
+    manager: EntityManager,
+    accountId: string,
+    type: EventType,
+    data: Record<string, unknown>,
+    afterCommit: (() => Promise<void>)[],
+  ): Promise<EventRecord> {
+    const record = manager.create(EventRecord, { id: newId('event'), accountId, type, data, createdAt: this.clock.now() });
+    await manager.save(EventRecord, record);
+    for (const sink of this.sinks) {
+      const after = await sink.fanOut(record, manager);
+      if (after) afterCommit.push(after);
+    }
+    return record;
   }
 
   /** The envelope of an event, as receivers see it. */

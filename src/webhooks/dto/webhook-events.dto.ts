@@ -81,6 +81,18 @@ export class TestPingDataDto {
   message: string;
 }
 
+/** `data` of `endpoint.disabled` (CONTRACT.md "Webhooks", auto-disable). */
+export class EndpointDisabledDataDto {
+  @ApiProperty({ description: 'The endpoint that was disabled (not the one receiving this event)', example: 'we_4fQx9LmZ2pRt7YvB1nKc3sDw' })
+  endpointId: string;
+  @ApiProperty({ description: 'Its URL', example: 'https://example.com/hooks/glimpse' })
+  url: string;
+  @ApiProperty({ enum: ['failing'], description: '`failing`: no successful attempt for `WEBHOOK_DISABLE_AFTER_S` and a delivery exhausted in that time' })
+  reason: string;
+  @ApiProperty({ description: 'When it was disabled (ISO 8601 UTC)', example: '2026-11-25T12:00:00.000Z' })
+  disabledAt: string;
+}
+
 /** Fields common to every event envelope (spec section 2.5 plus CONTRACT.md's `id`). */
 export class WebhookEventBaseDto {
   @ApiProperty({ description: 'Event id; the same on every delivery of the event', example: 'evt_2mK8pQ4xW1vB8nR3sL6cZ7hT' })
@@ -131,6 +143,13 @@ export class TestPingEventDto extends WebhookEventBaseDto {
   data: TestPingDataDto;
 }
 
+export class EndpointDisabledEventDto extends WebhookEventBaseDto {
+  @ApiProperty({ enum: ['endpoint.disabled'] })
+  type: 'endpoint.disabled';
+  @ApiProperty({ type: EndpointDisabledDataDto })
+  data: EndpointDisabledDataDto;
+}
+
 /**
  * Every event envelope class, for `SwaggerModule.createDocument(..., { extraModels })` so the OpenAPI
  * document carries the payloads as schemas (one per event type).
@@ -142,4 +161,5 @@ export const WEBHOOK_EVENT_SCHEMAS = [
   RunFailedEventDto,
   QuotaWarningEventDto,
   TestPingEventDto,
+  EndpointDisabledEventDto,
 ] as const;
