@@ -1,6 +1,6 @@
 import { INestApplication } from '@nestjs/common';
 import { SwaggerModule } from '@nestjs/swagger';
-import { bodyParsingMiddleware } from './common/body-parsing';
+import { bodyParsingMiddleware, pathEncodingMiddleware } from './common/body-parsing';
 import { HttpExceptionFilter } from './common/http-exception.filter';
 import { organizationIdMiddleware } from './common/organization-id';
 import { requestIdMiddleware } from './common/request-context';
@@ -9,7 +9,7 @@ import { buildOpenApiDocument } from './openapi/openapi-document';
 
 /**
  * The HTTP pipeline shared by `main.ts` and the tests: request id, the `X-Organization-ID` check,
- * body parsing with envelope errors, the global error filter and validation pipe, Swagger UI at
+ * undecodable paths as 404, body parsing with envelope errors, the global error filter and validation pipe, Swagger UI at
  * `/docs`. The app must be created with `bodyParser: false`.
  */
 export function configureApp(app: INestApplication): void {
@@ -17,6 +17,7 @@ export function configureApp(app: INestApplication): void {
   express.disable('x-powered-by');
   app.use(requestIdMiddleware);
   app.use(organizationIdMiddleware);
+  app.use(pathEncodingMiddleware);
   app.use(...bodyParsingMiddleware());
   app.useGlobalFilters(new HttpExceptionFilter());
   app.useGlobalPipes(createValidationPipe());

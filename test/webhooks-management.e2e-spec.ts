@@ -334,7 +334,7 @@ describe('webhook management: PATCH, enable/disable, idempotency, resend, rotati
     // A pre-Standard-Webhooks secret, stored as the service stores secrets (sealed, bound to the id).
     const { SecretCipher } = await import('../src/webhooks/secret-cipher');
     const legacy = `whsec_${randomBytes(32).toString('base64url')}`;
-    await db.query('UPDATE webhook_endpoints SET secret_sealed = $2 WHERE id = $1', [endpoint.id, new SecretCipher(t.config.webhookSecretKey).seal(legacy, endpoint.id)]);
+    await db.query('UPDATE webhook_endpoints SET secret_sealed = $2 WHERE id = $1', [endpoint.id, new SecretCipher(t.config.webhookSecretKeys).seal(legacy, endpoint.id)]);
     const refused = await t.request('PATCH', `/v1/webhooks/${endpoint.id}`, { key, body: { signatureScheme: 'standard-webhooks' } });
     expect([refused.status, refused.body.code, refused.body.details.fields[0].field]).toEqual([400, 'VALIDATION_FAILED', 'signatureScheme']);
     expect((await t.request('POST', `/v1/webhooks/${endpoint.id}/rotate`, { key })).status).toBe(200);

@@ -4,6 +4,7 @@ import { AccountsService } from '../accounts/accounts.service';
 import { isPlan, Plan, PLANS } from '../accounts/plan';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { QuotaService } from '../quota/quota.service';
+import { WebhooksService } from '../webhooks/webhooks.service';
 
 /** Prints a command's result: the JSON object with `--json`, else readable lines. */
 type Printer = (json: object, text: string) => void;
@@ -15,7 +16,8 @@ function parsePlan(value: string): Plan {
 
 /**
  * The admin commands of CONTRACT.md, "Admin CLI": `account:create`, `account:plan`, `key:create`,
- * `key:revoke`, `key:list`. `app` is resolved lazily so `--help` needs no database.
+ * `key:revoke`, `key:list`, and `webhook:reseal` (README, "Webhooks": key rotation). `app` is resolved
+ * lazily so `--help` needs no database.
  */
 export function buildAdminProgram(app: () => Promise<INestApplicationContext>, print: (json: boolean) => Printer): Command {
   const program = new Command('glimpse').description('Glimpse admin CLI').option('--json', 'print one JSON object on stdout');
@@ -84,6 +86,17 @@ export function buildAdminProgram(app: () => Promise<INestApplicationContext>, p
         ? data.map((k) => `${k.id}  ${k.prefix}…  ${k.name ?? '-'}  used ${k.usedThisMonth}  ${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}`).join('\n')
         : 'No keys';
       out()({ data }, text);
+    });
+
+  program
+    .command('webhook:reseal')
+    .description('re-seal every webhook signing secret with the first key of WEBHOOK_SECRET_KEYS (after adding a new key)')
+    .action(async () => {
+      const report = await (await app()).get(WebhooksService).resealSecrets();
+      const text =
+        `Re-sealed ${report.resealed} signing secret(s); ${report.alreadyCurrent} already current.` +
+        (report.unreadable.length ? `\nNo configured key opens the secrets of: ${report.unreadable.join(', ')} (rotate them).` : '');
+      out()(report, text);
     });
 
   return program;

@@ -8,6 +8,7 @@ import { Clock } from '../common/clock';
 import { newId } from '../common/ids';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EventRecord } from '../events/event.entity';
+import type { EndpointDisabledData, TestPingData } from '../events/event-types';
 import { EventSink, EventsService } from '../events/events.service';
 import { WEBHOOK_ATTEMPT_JOB, WEBHOOK_QUEUE, WebhookAttemptPayload } from '../queue/queues';
 import { SecretCipher } from './secret-cipher';
@@ -83,8 +84,8 @@ export class WebhookDeliveriesService implements EventSink, OnModuleInit {
     });
     const targets =
       event.type === 'test.ping'
-        ? endpoints.filter((e) => e.id === event.data.endpointId)
-        : endpoints.filter((e) => e.enabled && e.id !== event.data.endpointId && subscribes(e.events, event.type));
+        ? endpoints.filter((e) => e.id === (event.data as TestPingData).endpointId)
+        : endpoints.filter((e) => e.enabled && e.id !== (event.data as Partial<EndpointDisabledData>).endpointId && subscribes(e.events, event.type));
     if (!targets.length) return;
     const payload = JSON.stringify(EventsService.envelope(event));
     const now = this.clock.now();

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
-import { DataSource, Repository } from 'typeorm';
+import { DataSource, MoreThan, Repository } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiError } from '../common/api-error';
 import { Clock } from '../common/clock';
@@ -16,12 +16,25 @@ import {
   WebhookEndpointDto,
   WebhookEndpointListDto,
 } from './dto/webhook-endpoint.dto';
-import { SecretCipher } from './secret-cipher';
+import { SecretCipher, SecretUnreadableError } from './secret-cipher';
 import { isStandardWebhooksSecret, newSigningSecret } from './signing';
 import { DELIVERY_LOG_SIZE, WEBHOOK_SECRET_CIPHER, WebhookDeliveriesService } from './webhook-deliveries.service';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 import { WebhookTargetPolicy } from './webhook-target';
+
+/** Endpoints read per batch by {@link WebhooksService.resealSecrets}. */
+const RESEAL_BATCH_SIZE = 500;
+
+/** What `webhook:reseal` did: counts, and the ids of endpoints whose secret no configured key opens. */
+export interface ResealReport {
+  resealed: number;
+  alreadyCurrent: number;
+  unreadable: string[];
+}
+
+/** Thrown by {@link WebhooksService.resealSecrets} when no secret key is configured. */
+export class NoSecretKeyError extends Error {}
 
 /** Message of every `test.ping` event. */
 export const TEST_PING_MESSAGE = 'Test event from Glimpse';
@@ -182,6 +195,48 @@ export class WebhooksService {
   async remove(caller: AuthenticatedKey, id: string): Promise<void> {
     const result = isId('webhookEndpoint', id) ? await this.endpoints.delete({ id, accountId: caller.accountId }) : null;
     if (!result?.affected) throw ApiError.notFound('Webhook endpoint');
+  }
+
+  /**
+   * Re-seals every stored signing secret with the first configured key (`WEBHOOK_SECRET_KEYS`, README
+   * "Webhooks": rotate the key, run this, then drop the old key). Reads endpoints in batches of
+   * {@link RESEAL_BATCH_SIZE}; a row changed meanwhile (rotated) is left as it is, being current already.
+   * Secrets no configured key opens are reported, not changed. Throws {@link NoSecretKeyError} without a key.
+   */
+  async resealSecrets(): Promise<ResealReport> {
+    if (!this.cipher.encrypts) throw new NoSecretKeyError('no WEBHOOK_SECRET_KEY or WEBHOOK_SECRET_KEYS is configured: nothing to seal with');
+    const report: ResealReport = { resealed: 0, alreadyCurrent: 0, unreadable: [] };
+    let after = '';
+    for (;;) {
+      const batch = await this.endpoints.find({
+        select: { id: true, secretSealed: true },
+        where: { id: MoreThan(after) },
+        order: { id: 'ASC' },
+        take: RESEAL_BATCH_SIZE,
+      });
+      if (!batch.length) return report;
+      for (const endpoint of batch) {
+        if (this.cipher.isCurrent(endpoint.secretSealed)) {
+          report.alreadyCurrent++;
+          continue;
+        }
+        let secret: string;
+        try {
+          secret = this.cipher.open(endpoint.secretSealed, endpoint.id);
+        } catch (err) {
+          if (!(err instanceof SecretUnreadableError)) throw err;
+          report.unreadable.push(endpoint.id);
+          continue;
+        }
+        const result = await this.endpoints.update(
+          { id: endpoint.id, secretSealed: endpoint.secretSealed },
+          { secretSealed: this.cipher.seal(secret, endpoint.id) },
+        );
+        if (result.affected) report.resealed++;
+        else report.alreadyCurrent++;
+      }
+      after = batch[batch.length - 1].id;
+    }
   }
 
   /** The caller's endpoint; 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */

@@ -3,6 +3,7 @@ import { Quotas1795218034281 } from './1795218034281-Quotas';
 import { Webhooks1795218228183 } from './1795218228183-Webhooks';
 import { IdempotencyKeys1795218527614 } from './1795218527614-IdempotencyKeys';
 import { CaptureEngine1795218600000 } from './1795218600000-CaptureEngine';
+import { CaptureOptions1795218700000 } from './1795218700000-CaptureOptions';
 import { WebhookManagement1795437571935 } from './1795437571935-WebhookManagement';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
@@ -12,5 +13,6 @@ export const MIGRATIONS: Function[] = [
   Webhooks1795218228183,
   IdempotencyKeys1795218527614,
   CaptureEngine1795218600000,
+  CaptureOptions1795218700000,
   WebhookManagement1795437571935,
 ];

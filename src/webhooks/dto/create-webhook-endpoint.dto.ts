@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-import { IsHttpUrl } from '../../common/validation';
+import { IsHttpUrl, NormalizeUrl } from '../../common/validation';
 import { EVENT_TYPES } from '../../events/event-types';
 import { SIGNATURE_SCHEMES, SignatureScheme } from '../signing';
 
@@ -22,10 +22,13 @@ export const SIGNATURE_SCHEME_DESCRIPTION =
 /** Body of `POST /v1/webhooks` (spec section 4.4, CONTRACT.md "Webhooks"). Unknown fields are rejected. */
 export class CreateWebhookEndpointDto {
   @ApiProperty({
-    description: 'HTTPS URL that receives the deliveries (http only where the server allows it with WEBHOOK_ALLOW_HTTP)',
+    description:
+      'HTTPS URL that receives the deliveries (http only where the server allows it with WEBHOOK_ALLOW_HTTP); no user name, password or port 0. ' +
+      'Stored and returned in its WHATWG-serialized form (e.g. `HTTPS://Example.com:443/hooks` becomes `https://example.com/hooks`).',
     maxLength: WEBHOOK_ENDPOINT_LIMITS.urlMaxLength,
     example: 'https://example.com/hooks/glimpse',
   })
+  @NormalizeUrl()
   @IsHttpUrl(WEBHOOK_ENDPOINT_LIMITS.urlMaxLength)
   url: string;
 
@@ -34,6 +37,8 @@ export class CreateWebhookEndpointDto {
     type: [String],
     enum: SUBSCRIBABLE_EVENTS,
     default: ['*'],
+    minItems: 1,
+    maxItems: 32,
     example: ['screenshot.completed', 'screenshot.failed'],
   })
   @IsOptional()
