@@ -133,13 +133,14 @@ describe('webhook management: PATCH, enable/disable, idempotency, resend, rotati
       [{ signatureScheme: 'hmac' }, 'signatureScheme'],
       [{ description: 'x'.repeat(501) }, 'description'],
       [{ secret: 'whsec_mine' }, 'secret'],
+      [{ description: null }, 'description'],
+      [{ enabled: null }, 'enabled'],
+      [{ url: 'http://user:pw@127.0.0.1:1/x' }, 'url'],
     ] as const) {
       const bad = await t.request('PATCH', `/v1/webhooks/${endpoint.id}`, { key, body });
       expect([field, bad.status, bad.body.code]).toEqual([field, 400, 'VALIDATION_FAILED']);
       expect(bad.body.details.fields.map((f: any) => f.field)).toContain(field);
     }
-    const creds = await t.request('PATCH', `/v1/webhooks/${endpoint.id}`, { key, body: { url: 'http://user:pw@127.0.0.1:1/x' } });
-    expect([creds.status, creds.body.code]).toEqual([400, 'TARGET_NOT_ALLOWED']);
     expect(await c.endpoint(endpoint.id)).toEqual(res.body);
 
     const other = await t.createKey();

@@ -402,6 +402,21 @@ describe('webhook targets under the SSRF guard (https only, private ranges block
     expect((await t.request('GET', '/v1/webhooks', { key })).body.data).toEqual([]);
   });
 
+  it('applies the same rule to PATCH url and leaves the endpoint unchanged', async () => {
+    resolvesTo = '93.184.216.34';
+    const created = await t.request('POST', '/v1/webhooks', { key, body: { url: 'https://hooks.example.test/patch' } });
+    expect(created.status).toBe(201);
+    for (const url of ['https://10.1.2.3/x', 'http://hooks.example.test/x']) {
+      const res = await t.request('PATCH', `/v1/webhooks/${created.body.id}`, { key, body: { url } });
+      expect([url, res.status, res.body.code]).toEqual([url, 400, 'TARGET_NOT_ALLOWED']);
+    }
+    resolvesTo = '10.9.9.9';
+    const rebound = await t.request('PATCH', `/v1/webhooks/${created.body.id}`, { key, body: { url: 'https://moved.example.test/x' } });
+    expect([rebound.status, rebound.body.code]).toEqual([400, 'TARGET_NOT_ALLOWED']);
+    expect((await t.request('GET', '/v1/webhooks', { key })).body.data[0].url).toBe('https://hooks.example.test/patch');
+    expect((await t.request('DELETE', `/v1/webhooks/${created.body.id}`, { key })).status).toBe(204);
+  });
+
   it('checks the address again at every attempt: a name that now resolves to loopback is not contacted', async () => {
     resolvesTo = '93.184.216.34';
     const created = await t.request('POST', '/v1/webhooks', { key, body: { url: 'https://hooks.example.test/glimpse' } });

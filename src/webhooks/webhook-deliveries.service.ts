@@ -11,12 +11,12 @@ import { EventRecord } from '../events/event.entity';
 import type { EndpointDisabledData, TestPingData } from '../events/event-types';
 import { EventSink, EventsService } from '../events/events.service';
 import { WEBHOOK_ATTEMPT_JOB, WEBHOOK_QUEUE, WebhookAttemptPayload } from '../queue/queues';
-import { SecretCipher } from './secret-cipher';
+import { SecretCipher, SecretUnreadableError } from './secret-cipher';
 import { deliveryHeaders, retryDelayMs, subscribes } from './signing';
 import { ENDED_DELIVERY_STATUSES, OPEN_DELIVERY_STATUSES, WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 import { AttemptOutcome, WebhookSender } from './webhook-sender';
-import { WebhookTargetPolicy } from './webhook-target';
+import { webhookUrlProblem } from './webhook-target';
 
 /** Deliveries kept per endpoint: the log shows the newest 50 (spec section 8); older ended ones are deleted. */
 export const DELIVERY_LOG_SIZE = 50;
@@ -60,7 +60,6 @@ export class WebhookDeliveriesService implements EventSink, OnModuleInit {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly events: EventsService,
     private readonly sender: WebhookSender,
-    private readonly targets: WebhookTargetPolicy,
     private readonly clock: Clock,
   ) {}
 
@@ -209,10 +208,14 @@ export class WebhookDeliveriesService implements EventSink, OnModuleInit {
     return result.affected && row ? row.attempts : null;
   }
 
-  /** Checks the target, signs and sends; every failure becomes an outcome. */
+  /**
+   * Checks the URL's scheme, signs and sends through the pinned transport, which resolves and checks
+   * the host (see {@link WebhookSender}); every failure becomes an outcome with a customer-safe message.
+   */
   private async send(delivery: WebhookDelivery, endpoint: WebhookEndpoint): Promise<AttemptOutcome> {
+    const problem = webhookUrlProblem(endpoint.url, this.config.webhookAllowHttp);
+    if (problem) return { ok: false, responseCode: null, errorMessage: `Target not allowed: ${problem}` };
     try {
-      await this.targets.assertAllowed(endpoint.url);
       const headers = deliveryHeaders({
         deliveryId: delivery.id,
         eventType: delivery.type,
@@ -223,8 +226,9 @@ export class WebhookDeliveriesService implements EventSink, OnModuleInit {
       });
       return await this.sender.send(endpoint.url, delivery.payload, headers, this.config.webhookTimeoutMs);
     } catch (err) {
-      if (!(err instanceof ApiError)) this.logger.error(`Attempt of ${delivery.id} failed before sending`, (err as Error).stack);
-      return { ok: false, responseCode: null, errorMessage: err instanceof Error ? err.message : String(err) };
+      if (err instanceof SecretUnreadableError) return { ok: false, responseCode: null, errorMessage: err.message };
+      this.logger.error(`Attempt of ${delivery.id} failed before sending`, (err as Error).stack);
+      return { ok: false, responseCode: null, errorMessage: 'internal error before sending; the attempt will be retried' };
     }
   }
 

@@ -1,5 +1,5 @@
-import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 import { IsHttpUrl, NormalizeUrl } from '../../common/validation';
 import { EVENT_TYPES } from '../../events/event-types';
 import { SIGNATURE_SCHEMES, SignatureScheme } from '../signing';
@@ -61,16 +61,58 @@ export class CreateWebhookEndpointDto {
 }
 
 /**
- * Body of `PATCH /v1/webhooks/{id}` (CONTRACT.md "Webhooks", management): any of the create fields
- * (same validation) plus `enabled`; absent fields keep their value.
+ * Like `@IsOptional()` for a PATCH field, except that `null` is validated (and so refused by the
+ * field's rules) instead of skipped: a field is either absent (kept) or a valid value.
  */
-export class UpdateWebhookEndpointDto extends PartialType(CreateWebhookEndpointDto) {
+const AbsentOrValid = () => ValidateIf((_object: unknown, value: unknown) => value !== undefined);
+
+/**
+ * Body of `PATCH /v1/webhooks/{id}` (CONTRACT.md "Webhooks", management): any of the create fields
+ * (same validation) plus `enabled`; absent fields keep their value, `null` is refused (400).
+ */
+export class UpdateWebhookEndpointDto {
+  @ApiPropertyOptional({
+    description: 'New URL, with the rules of creation (https unless WEBHOOK_ALLOW_HTTP, no credentials, SSRF guard); stored WHATWG-serialized.',
+    maxLength: WEBHOOK_ENDPOINT_LIMITS.urlMaxLength,
+    example: 'https://example.com/hooks/v2',
+  })
+  @AbsentOrValid()
+  @NormalizeUrl()
+  @IsHttpUrl(WEBHOOK_ENDPOINT_LIMITS.urlMaxLength)
+  url?: string;
+
+  @ApiPropertyOptional({
+    description: 'Event types to receive (replaces the list); `"*"` means every type. Duplicates are ignored.',
+    type: [String],
+    enum: SUBSCRIBABLE_EVENTS,
+    minItems: 1,
+    maxItems: 32,
+    example: ['screenshot.completed'],
+  })
+  @AbsentOrValid()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(32)
+  @IsIn(SUBSCRIBABLE_EVENTS, { each: true, message: `each value in events must be one of: ${SUBSCRIBABLE_EVENTS.join(', ')}` })
+  events?: string[];
+
+  @ApiPropertyOptional({ description: 'Free-text label', maxLength: WEBHOOK_ENDPOINT_LIMITS.descriptionMaxLength })
+  @AbsentOrValid()
+  @IsString()
+  @MaxLength(WEBHOOK_ENDPOINT_LIMITS.descriptionMaxLength)
+  description?: string;
+
+  @ApiPropertyOptional({ enum: SIGNATURE_SCHEMES, description: SIGNATURE_SCHEME_DESCRIPTION })
+  @AbsentOrValid()
+  @IsIn(SIGNATURE_SCHEMES, { message: `signatureScheme must be one of: ${SIGNATURE_SCHEMES.join(', ')}` })
+  signatureScheme?: SignatureScheme;
+
   @ApiPropertyOptional({
     description:
-      '`false` pauses the endpoint: it gets no new deliveries and its scheduled retries end `exhausted` ("endpoint disabled"). ' +
-      '`true` re-enables it and restarts the auto-disable clock.',
+      '`false` pauses the endpoint (`disabledReason: "manual"`): it gets no new deliveries and its scheduled retries end `exhausted` ' +
+      '("endpoint disabled"). `true` re-enables a disabled endpoint, clears `disabledReason` and restarts the auto-disable clock.',
   })
-  @IsOptional()
+  @AbsentOrValid()
   @IsBoolean()
   enabled?: boolean;
 }

@@ -794,33 +794,25 @@ export interface components {
             deliveryId: string;
         };
         UpdateWebhookEndpointDto: {
-            /**
-             * @description Free-text label
-             * @default
-             */
+            /** @description Free-text label */
             description?: string;
-            /** @description `false` pauses the endpoint: it gets no new deliveries and its scheduled retries end `exhausted` ("endpoint disabled"). `true` re-enables it and restarts the auto-disable clock. */
+            /** @description `false` pauses the endpoint (`disabledReason: "manual"`): it gets no new deliveries and its scheduled retries end `exhausted` ("endpoint disabled"). `true` re-enables a disabled endpoint, clears `disabledReason` and restarts the auto-disable clock. */
             enabled?: boolean;
             /**
-             * @description Event types to receive; `"*"` means every type, including types added later. Duplicates are ignored.
-             * @default [
-             *       "*"
-             *     ]
+             * @description Event types to receive (replaces the list); `"*"` means every type. Duplicates are ignored.
              * @example [
-             *       "screenshot.completed",
-             *       "screenshot.failed"
+             *       "screenshot.completed"
              *     ]
              */
             events?: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping" | "endpoint.disabled")[];
             /**
              * @description How deliveries are signed: `glimpse-v1` (`Webhook-Signature: t=<unix s>,v1=<hex>`, Stripe's scheme, which Stripe's verifier accepts) or `standard-webhooks` (`Webhook-Signature: v1,<base64>` over `<Webhook-Id>.<Webhook-Timestamp>.<body>`, keyed with the base64-decoded part of the secret after `whsec_`, verifiable with the Standard Webhooks libraries).
-             * @default glimpse-v1
              * @enum {string}
              */
             signatureScheme?: "glimpse-v1" | "standard-webhooks";
             /**
-             * @description HTTPS URL that receives the deliveries (http only where the server allows it with WEBHOOK_ALLOW_HTTP); no user name, password or port 0. Stored and returned in its WHATWG-serialized form (e.g. `HTTPS://Example.com:443/hooks` becomes `https://example.com/hooks`).
-             * @example https://example.com/hooks/glimpse
+             * @description New URL, with the rules of creation (https unless WEBHOOK_ALLOW_HTTP, no credentials, SSRF guard); stored WHATWG-serialized.
+             * @example https://example.com/hooks/v2
              */
             url?: string;
         };
