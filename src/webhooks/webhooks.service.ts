@@ -62,7 +62,7 @@ export class WebhooksService {
    * dropped), `description` to '', `signatureScheme` to `glimpse-v1`. Throws 400 `TARGET_NOT_ALLOWED` when the URL is not https (unless
    * `WEBHOOK_ALLOW_HTTP`) or fails the SSRF guard.
    */
-  async create(caller: AuthenticatedKey, dto: CreateWebhookEndpointDto): Promise<CreatedWebhookEndpointDto> {
+  async create(caller: Pick<AuthenticatedKey, 'accountId'>, dto: CreateWebhookEndpointDto): Promise<CreatedWebhookEndpointDto> {
     await this.targets.assertAllowed(dto.url);
     const id = newId('webhookEndpoint');
     const secret = newSigningSecret();
@@ -89,7 +89,7 @@ export class WebhooksService {
   }
 
   /** The caller's endpoints, oldest first. */
-  async list(caller: AuthenticatedKey): Promise<WebhookEndpointListDto> {
+  async list(caller: Pick<AuthenticatedKey, 'accountId'>): Promise<WebhookEndpointListDto> {
     const rows = await this.endpoints.find({ where: { accountId: caller.accountId }, order: { createdAt: 'ASC', id: 'ASC' } });
     return { data: rows.map((e) => this.toDto(e)) };
   }
@@ -102,7 +102,7 @@ export class WebhooksService {
    * 400 `TARGET_NOT_ALLOWED`, and 400 `VALIDATION_FAILED` when `standard-webhooks` is chosen for a
    * secret issued before that scheme existed (rotate first).
    */
-  async update(caller: AuthenticatedKey, id: string, dto: UpdateWebhookEndpointDto): Promise<WebhookEndpointDto> {
+  async update(caller: Pick<AuthenticatedKey, 'accountId'>, id: string, dto: UpdateWebhookEndpointDto): Promise<WebhookEndpointDto> {
     const endpoint = await this.find(caller, id);
     if (dto.url !== undefined && dto.url !== endpoint.url) await this.targets.assertAllowed(dto.url);
     if (dto.signatureScheme === 'standard-webhooks' && !isStandardWebhooksSecret(this.cipher.open(endpoint.secretSealed, endpoint.id))) {
@@ -134,7 +134,7 @@ export class WebhooksService {
    * then (rotation with overlap, CONTRACT.md "Webhooks"); a secret older than the old one stops at
    * once. Throws 404 `NOT_FOUND`.
    */
-  async rotate(caller: AuthenticatedKey, id: string, dto: RotateWebhookSecretDto = {}): Promise<RotatedWebhookSecretDto> {
+  async rotate(caller: Pick<AuthenticatedKey, 'accountId'>, id: string, dto: RotateWebhookSecretDto = {}): Promise<RotatedWebhookSecretDto> {
     const endpoint = await this.find(caller, id);
     const secret = newSigningSecret();
     const now = this.clock.now();
@@ -157,7 +157,7 @@ export class WebhooksService {
    * Throws 404 `NOT_FOUND` (endpoint or delivery unknown, or another account's) and 409
    * `DELIVERY_IN_PROGRESS`.
    */
-  async resendDelivery(caller: AuthenticatedKey, id: string, deliveryId: string): Promise<ResentWebhookDeliveryDto> {
+  async resendDelivery(caller: Pick<AuthenticatedKey, 'accountId'>, id: string, deliveryId: string): Promise<ResentWebhookDeliveryDto> {
     const endpoint = await this.find(caller, id);
     if (!isId('delivery', deliveryId)) throw ApiError.notFound('Webhook delivery');
     await this.deliveryService.resend(endpoint.id, deliveryId);
@@ -168,7 +168,7 @@ export class WebhooksService {
    * Publishes a `test.ping` event `{ endpointId, message }` delivered to this endpoint only (whatever
    * it subscribes to) and returns the delivery id. Throws 404 `NOT_FOUND`.
    */
-  async test(caller: AuthenticatedKey, id: string): Promise<TestWebhookDeliveryDto> {
+  async test(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<TestWebhookDeliveryDto> {
     const endpoint = await this.find(caller, id);
     const event = await this.events.publish(caller.accountId, 'test.ping', { endpointId: endpoint.id, message: TEST_PING_MESSAGE });
     const delivery = await this.deliveries.findOne({ select: { id: true }, where: { eventId: event.id, endpointId: endpoint.id } });
@@ -178,7 +178,7 @@ export class WebhooksService {
   }
 
   /** The endpoint's newest {@link DELIVERY_LOG_SIZE} deliveries, newest first. Throws 404 `NOT_FOUND`. */
-  async listDeliveries(caller: AuthenticatedKey, id: string): Promise<WebhookDeliveryListDto> {
+  async listDeliveries(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<WebhookDeliveryListDto> {
     const endpoint = await this.find(caller, id);
     const rows = await this.deliveries.find({
       where: { endpointId: endpoint.id },
@@ -192,7 +192,7 @@ export class WebhooksService {
    * Deletes the endpoint and its deliveries; queued attempts find nothing and stop, an attempt in
    * flight is not recorded. Throws 404 `NOT_FOUND`.
    */
-  async remove(caller: AuthenticatedKey, id: string): Promise<void> {
+  async remove(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<void> {
     const result = isId('webhookEndpoint', id) ? await this.endpoints.delete({ id, accountId: caller.accountId }) : null;
     if (!result?.affected) throw ApiError.notFound('Webhook endpoint');
   }
@@ -240,7 +240,7 @@ export class WebhooksService {
   }
 
   /** The caller's endpoint; 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */
-  private async find(caller: AuthenticatedKey, id: string): Promise<WebhookEndpoint> {
+  private async find(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<WebhookEndpoint> {
     const endpoint = isId('webhookEndpoint', id) ? await this.endpoints.findOneBy({ id, accountId: caller.accountId }) : null;
     if (!endpoint) throw ApiError.notFound('Webhook endpoint');
     return endpoint;
