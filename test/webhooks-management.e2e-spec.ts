@@ -192,8 +192,14 @@ describe('webhook management: PATCH, enable/disable, idempotency, resend, rotati
     const db = t.get(DataSource);
     const scheduled = await c.ping(slow.id);
     await c.waitForDelivery(slow.id, scheduled, (d) => d.attempts >= 1 && d.status === 'retrying');
-    // Hold the next attempt off for a minute so it is surely scheduled, not in flight, when paused.
-    await db.query(`UPDATE webhook_deliveries SET next_attempt_at = now() + interval '60 seconds' WHERE id = $1 AND attempt_started_at IS NULL`, [scheduled]);
+    // Hold the next attempt off for a minute so it is surely scheduled, not in flight, when paused
+    // (the update only applies between attempts; no attempt claims it afterwards).
+    for (let held = 0; !held; await sleep(5)) {
+      [, held] = await db.query(
+        `UPDATE webhook_deliveries SET next_attempt_at = now() + interval '60 seconds' WHERE id = $1 AND attempt_started_at IS NULL AND status = 'retrying'`,
+        [scheduled],
+      );
+    }
     expect((await t.request('PATCH', `/v1/webhooks/${slow.id}`, { key, body: { enabled: false } })).status).toBe(200);
     const [row] = await db.query('SELECT status, error_message, next_attempt_at FROM webhook_deliveries WHERE id = $1', [scheduled]);
     expect(row).toEqual({ status: 'exhausted', error_message: 'endpoint disabled', next_attempt_at: null });

@@ -262,6 +262,8 @@ export class WebhookDeliveriesService implements EventSink, OnModuleInit {
       return;
     }
     this.logger.log(`Delivery ${delivery.id} attempt ${attemptNo} failed: ${outcome.errorMessage}`);
+    // Disabled while this attempt was in flight: its retry ends now rather than at its due time.
+    if (delayMs !== null && (await this.endIfEndpointDisabled(delivery.id))) return;
     if (delayMs !== null) await this.enqueue(delivery.id, attemptNo + 1, delayMs);
     await this.disableIfFailing(delivery.endpointId);
   }
