@@ -278,8 +278,7 @@ export class WebhookDeliveriesService implements EventSink, OnModuleInit {
   async disableIfFailing(endpointId: string): Promise<boolean> {
     const now = this.clock.now();
     const since = new Date(now.getTime() - this.config.webhookDisableAfterS * 1000);
-    const afterCommit: (() => Promise<void>)[] = [];
-    const disabled = await this.dataSource.transaction(async (manager) => {
+    const disabled = await this.dataSource.transaction(async (manager): Promise<null | (() => Promise<void>)> => {
       // An UPDATE through query() yields [rows, count].
       const [rows] = (await manager.query(
         `UPDATE webhook_endpoints SET enabled = false, disabled_reason = 'failing', disabled_at = $2, updated_at = $2
@@ -290,20 +289,20 @@ export class WebhookDeliveriesService implements EventSink, OnModuleInit {
         [endpointId, now, since],
       )) as [{ id: string; account_id: string; url: string }[], number];
       const endpoint = rows[0];
-      if (!endpoint) return false;
+      if (!endpoint) return null;
       await this.endOpenDeliveries(manager, endpoint.id);
-      await this.events.publishWithin(
-        manager,
-        endpoint.account_id,
-        'endpoint.disabled',
-        { endpointId: endpoint.id, url: endpoint.url, reason: 'failing', disabledAt: now.toISOString() },
-        afterCommit,
-      );
-      return true;
+      const { afterCommit } = await this.events.publishWithin(manager, endpoint.account_id, 'endpoint.disabled', {
+        endpointId: endpoint.id,
+        url: endpoint.url,
+        reason: 'failing',
+        disabledAt: now.toISOString(),
+      });
+      return afterCommit;
     });
-    for (const run of afterCommit) await run();
-    if (disabled) this.logger.warn(`Webhook endpoint ${endpointId} disabled: no successful attempt for ${this.config.webhookDisableAfterS} s`);
-    return disabled;
+    if (!disabled) return false;
+    await disabled();
+    this.logger.warn(`Webhook endpoint ${endpointId} disabled: no successful attempt for ${this.config.webhookDisableAfterS} s`);
+    return true;
   }
 
   /**
