@@ -2,7 +2,7 @@ import { InjectQueue } from '@nestjs/bull';
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
-import { In, LessThan, Repository } from 'typeorm';
+import { EntityManager, In, LessThan, Repository } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { SsrfGuard } from '../egress/ssrf-guard';
 import { ApiError, ErrorCode } from '../common/api-error';
@@ -233,20 +233,26 @@ export class RunsService implements OnModuleInit {
   }
 
   /**
-   * Ends a run still in one of `from` (default: `pending` or `running`) with `ending`, and publishes
-   * `run.completed` or `run.failed` (spec section 6.1) when this call is the one that ended it.
-   * Returns the ended run, or null when it had already ended. An event that cannot be published is
-   * logged (the run's state is the source of truth).
+   * Ends a run still in one of `from` (default: `pending` or `running`) with `ending`, and stores its
+   * `run.completed` or `run.failed` event (spec section 6.1) in the same transaction, so a run that
+   * reads ended always has its event; the webhook deliveries are enqueued after the commit. Returns the
+   * ended run, or null when it had already ended (nothing is published then).
    */
   async finish(runId: string, ending: RunEnding, from: Run['status'][] = ['pending', 'running']): Promise<Run | null> {
-    const result = await this.runs.update({ id: runId, status: In(from) }, { ...ending, completedAt: this.clock.now() });
-    if (!result.affected) return null;
-    const run = await this.runs.findOneByOrFail({ id: runId });
-    await this.publishEnd(run).catch((err) => this.logger.error(`Could not publish the event of ${runId}`, (err as Error).stack));
-    return run;
+    const ended = await this.runs.manager.transaction(async (manager) => {
+      const result = await manager.update(Run, { id: runId, status: In(from) }, { ...ending, completedAt: this.clock.now() });
+      if (!result.affected) return null;
+      const run = await manager.findOneByOrFail(Run, { id: runId });
+      const { afterCommit } = await this.publishEnd(manager, run);
+      return { run, afterCommit };
+    });
+    if (!ended) return null;
+    await ended.afterCommit().catch((err) => this.logger.error(`Could not enqueue the deliveries of ${runId}`, (err as Error).stack));
+    return ended.run;
   }
 
-  private async publishEnd(run: Run): Promise<void> {
+  /** Stores the run's `run.completed` / `run.failed` event (CONTRACT.md, "Browser session runs", Events) in `manager`'s transaction. */
+  private publishEnd(manager: EntityManager, run: Run): ReturnType<EventsService['publishWithin']> {
     const durationMs = run.startedAt && run.completedAt ? run.completedAt.getTime() - run.startedAt.getTime() : 0;
     const common = {
       runId: run.id,
@@ -257,21 +263,20 @@ export class RunsService implements OnModuleInit {
       durationMs,
     };
     if (run.status === 'completed') {
-      await this.events.publish(run.accountId, 'run.completed', {
+      return this.events.publishWithin(manager, run.accountId, 'run.completed', {
         ...common,
         status: 'completed',
         finalUrl: run.finalUrl ?? run.url,
         pageTitle: run.pageTitle ?? '',
       });
-    } else {
-      await this.events.publish(run.accountId, 'run.failed', {
-        ...common,
-        status: 'failed',
-        finalUrl: run.finalUrl,
-        pageTitle: run.pageTitle,
-        finalizationError: run.finalizationError ?? 'the run failed',
-      });
     }
+    return this.events.publishWithin(manager, run.accountId, 'run.failed', {
+      ...common,
+      status: 'failed',
+      finalUrl: run.finalUrl,
+      pageTitle: run.pageTitle,
+      finalizationError: run.finalizationError ?? 'the run failed',
+    });
   }
 
   private async findOwn(caller: AuthenticatedKey, id: string): Promise<Run> {
