@@ -63,6 +63,9 @@ class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(1) @Max(1000000) CAPTURE_BROWSER_RECYCLE_AFTER = 500;
   /** Comma-separated origins (`https://host[:port]`) whose browser requests may reach `/mcp/<API_KEY>`. */
   @IsString() MCP_ALLOWED_ORIGINS = '';
+  @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  DASHBOARD_URL?: string;
+  @Transform(toBool) @IsBoolean() DASHBOARD_SIGNUP = false;
   @IsIn(['error', 'warn', 'log', 'debug', 'verbose']) LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
 }
 
@@ -112,6 +115,13 @@ export interface AppConfig {
   /** Captures after which a browser is replaced by a new one, to bound its memory. */
   captureBrowserRecycleAfter: number;
   logLevel: 'error' | 'warn' | 'log' | 'debug' | 'verbose';
+  /**
+   * Base of dashboard links (set-password, invites) from `DASHBOARD_URL`, without a trailing slash;
+   * null means `{publicBaseUrl}/dashboard` (see {@link dashboardUrlOf}).
+   */
+  dashboardUrl: string | null;
+  /** `DASHBOARD_SIGNUP=true`: anyone may create an account (plan `free`) at `/dashboard/signup`. */
+  dashboardSignup: boolean;
   /**
    * Origins (`scheme://host[:port]`, lower case, no trailing slash) allowed to call the MCP endpoint from
    * a browser; a request with any other `Origin` header is refused with 403. Empty: only requests
@@ -174,6 +184,8 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
     captureWarmContexts: raw.CAPTURE_WARM_CONTEXTS,
     captureBrowserRecycleAfter: raw.CAPTURE_BROWSER_RECYCLE_AFTER,
     logLevel: raw.LOG_LEVEL,
+    dashboardUrl: raw.DASHBOARD_URL ? raw.DASHBOARD_URL.replace(/\/+$/, '') : null,
+    dashboardSignup: raw.DASHBOARD_SIGNUP,
     mcpAllowedOrigins: mcpAllowedOrigins as string[],
   };
 }
@@ -228,6 +240,11 @@ function parseOrigins(list: string): string[] | string {
     origins.push(url.origin);
   }
   return origins;
+}
+
+/** Base URL of the dashboard for links (CONTRACT.md, "Dashboard"): `DASHBOARD_URL` or `{PUBLIC_BASE_URL}/dashboard`. */
+export function dashboardUrlOf(config: Pick<AppConfig, 'dashboardUrl' | 'publicBaseUrl'>): string {
+  return config.dashboardUrl ?? `${config.publicBaseUrl}/dashboard`;
 }
 
 /** The process's configuration from `process.env`; the only reader of `process.env` in the service. */

@@ -10,7 +10,7 @@ import { sqlRows } from '../database/sql';
 import { EventsService } from '../events/events.service';
 import { QuotaUsage } from './quota-usage.entity';
 import { QuotaWarning } from './quota-warning.entity';
-import { quotaMonthOf, reachedThresholds, secondsUntil } from './quota-window';
+import { quotaMonthOf, reachedThresholds, secondsUntil, utcDayOf } from './quota-window';
 
 /** A key's quota in the current month. `used` can exceed `limit` after a downgrade; `remaining` never goes below 0. */
 export interface QuotaStatus {
@@ -20,6 +20,13 @@ export interface QuotaStatus {
   remaining: number;
   /** 00:00 UTC on the 1st of next month. */
   resetAt: Date;
+}
+
+/** Screenshots counted for one key on one UTC day (`YYYY-MM-DD`). */
+export interface DailyUsage {
+  apiKeyId: string;
+  day: string;
+  used: number;
 }
 
 /** The key a quota belongs to, with its account's current plan. */
@@ -91,22 +98,31 @@ export class QuotaService {
     const n = write?.params.length ?? 0;
     // The row lock taken by ON CONFLICT serialises concurrent reservations of a key; the WHERE makes
     // the increment conditional, and a cap of 0 inserts nothing.
-    const reservation = `INSERT INTO quota_usage (api_key_id, month, used)
-       SELECT $${n + 1}, $${n + 2}::date, 1 WHERE $${n + 3}::int > 0
-       ON CONFLICT (api_key_id, month) DO UPDATE SET used = quota_usage.used + 1
-       WHERE quota_usage.used < $${n + 3}::int
-       RETURNING used`;
+    const day = utcDayOf(now);
+    // The per-day row (the dashboard's usage chart) is counted in the same statement, only when the
+    // monthly increment happened; so is `write`.
     const rows = await sqlRows<{ used: number }>(
       this.usage.manager.connection,
-      write ? `WITH reservation AS (${reservation}), written AS (${write.sql}) SELECT used FROM reservation` : reservation,
-      [...(write?.params ?? []), caller.apiKeyId, month, limit],
+      `WITH reservation AS (
+         INSERT INTO quota_usage (api_key_id, month, used)
+         SELECT $${n + 1}, $${n + 2}::date, 1 WHERE $${n + 3}::int > 0
+         ON CONFLICT (api_key_id, month) DO UPDATE SET used = quota_usage.used + 1
+         WHERE quota_usage.used < $${n + 3}::int
+         RETURNING used
+       ), daily AS (
+         INSERT INTO quota_usage_daily (api_key_id, day, used)
+         SELECT $${n + 1}, $${n + 4}::date, 1 FROM reservation
+         ON CONFLICT (api_key_id, day) DO UPDATE SET used = quota_usage_daily.used + 1
+       )${write ? `, written AS (${write.sql})` : ''}
+       SELECT used FROM reservation`,
+      [...(write?.params ?? []), caller.apiKeyId, month, limit, day],
     );
     if (!rows.length) throw await this.exceeded(caller, month, resetAt, now);
     let result: T;
     try {
       result = await accept();
     } catch (err) {
-      await this.release(caller.apiKeyId, month);
+      await this.release(caller.apiKeyId, month, day);
       this.observed.set(caller, this.toStatus(caller.plan, rows[0].used - 1, resetAt));
       throw err;
     }
@@ -114,6 +130,22 @@ export class QuotaService {
     this.observed.set(caller, status);
     await this.warnOnThresholds(caller, month, status);
     return result;
+  }
+
+  /**
+   * Screenshots counted per UTC day of the current month for each of `apiKeyIds` (the dashboard's
+   * usage chart): `{ apiKeyId, day: 'YYYY-MM-DD', used }`, days without captures left out, oldest first.
+   */
+  async dailyUsageThisMonth(apiKeyIds: string[]): Promise<DailyUsage[]> {
+    if (!apiKeyIds.length) return [];
+    const { month, resetAt } = quotaMonthOf(this.clock.now());
+    const rows: { api_key_id: string; day: string; used: number }[] = await this.usage.query(
+      `SELECT api_key_id, to_char(day, 'YYYY-MM-DD') AS day, used FROM quota_usage_daily
+       WHERE api_key_id = ANY($1) AND day >= $2::date AND day < $3::date AND used > 0
+       ORDER BY day, api_key_id`,
+      [apiKeyIds, month, resetAt.toISOString().slice(0, 10)],
+    );
+    return rows.map((r) => ({ apiKeyId: r.api_key_id, day: r.day, used: r.used }));
   }
 
   private capOf(plan: Plan): number {
@@ -131,15 +163,16 @@ export class QuotaService {
     return { plan, limit, used, remaining: Math.max(0, limit - used), resetAt };
   }
 
-  /** Hands back a screenshot reserved in `month` (the reservation's month, even after a rollover). */
-  private async release(apiKeyId: string, month: string): Promise<void> {
+  /** Hands back a screenshot reserved in `month` on `day` (the reservation's, even after a rollover). */
+  private async release(apiKeyId: string, month: string, day: string): Promise<void> {
     try {
-      await this.usage
-        .createQueryBuilder()
-        .update(QuotaUsage)
-        .set({ used: () => 'used - 1' })
-        .where('api_key_id = :apiKeyId AND month = :month AND used > 0', { apiKeyId, month })
-        .execute();
+      await this.usage.query(
+        `WITH monthly AS (
+           UPDATE quota_usage SET used = used - 1 WHERE api_key_id = $1 AND month = $2::date AND used > 0
+         )
+         UPDATE quota_usage_daily SET used = used - 1 WHERE api_key_id = $1 AND day = $3::date AND used > 0`,
+        [apiKeyId, month, day],
+      );
     } catch (err) {
       this.logger.error(`Could not release a reserved screenshot of ${apiKeyId} (${month})`, (err as Error).stack);
     }

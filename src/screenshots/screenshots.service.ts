@@ -144,7 +144,7 @@ export class ScreenshotsService {
   }
 
   /** The caller's job. Throws 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */
-  async get(caller: AuthenticatedKey, id: string): Promise<ScreenshotJobDto> {
+  async get(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<ScreenshotJobDto> {
     return this.toDto(await this.findOwn(caller, id));
   }
 
@@ -157,10 +157,19 @@ export class ScreenshotsService {
     return job.status === 'done' && job.resultFile ? this.files.open(job.resultFile) : null;
   }
 
-  private async findOwn(caller: AuthenticatedKey, id: string): Promise<ScreenshotJob> {
+  private async findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<ScreenshotJob> {
     const job = isId('screenshot', id) ? await this.jobs.findOneBy({ id, accountId: caller.accountId }) : null;
     if (!job) throw ApiError.notFound('Screenshot job');
     return job;
+  }
+
+  /**
+   * The account's newest jobs (the dashboard's Screenshots page), newest first, at most `limit`, each
+   * with the target URL and the id of the key it counted against.
+   */
+  async listRecent(accountId: string, limit: number): Promise<(ScreenshotJobDto & { targetUrl: string; apiKeyId: string })[]> {
+    const jobs = await this.jobs.find({ where: { accountId }, order: { createdAt: 'DESC', id: 'DESC' }, take: limit });
+    return jobs.map((job) => ({ ...this.toDto(job), targetUrl: job.source === 'upload' ? 'HTML upload' : job.targetUrl, apiKeyId: job.apiKeyId }));
   }
 
   /** Maps the entity to its public shape. */

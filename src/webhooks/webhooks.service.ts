@@ -59,7 +59,7 @@ export class WebhooksService {
    * `description` to ''. Throws 400 `TARGET_NOT_ALLOWED` when the URL is not https (unless
    * `WEBHOOK_ALLOW_HTTP`) or fails the SSRF guard.
    */
-  async create(caller: AuthenticatedKey, dto: CreateWebhookEndpointDto): Promise<CreatedWebhookEndpointDto> {
+  async create(caller: Pick<AuthenticatedKey, 'accountId'>, dto: CreateWebhookEndpointDto): Promise<CreatedWebhookEndpointDto> {
     await this.targets.assertAllowed(dto.url);
     const id = newId('webhookEndpoint');
     const secret = newSigningSecret();
@@ -79,7 +79,7 @@ export class WebhooksService {
   }
 
   /** The caller's endpoints, oldest first. */
-  async list(caller: AuthenticatedKey): Promise<WebhookEndpointListDto> {
+  async list(caller: Pick<AuthenticatedKey, 'accountId'>): Promise<WebhookEndpointListDto> {
     const rows = await this.endpoints.find({ where: { accountId: caller.accountId }, order: { createdAt: 'ASC', id: 'ASC' } });
     return { data: rows.map((e) => this.toDto(e)) };
   }
@@ -88,7 +88,7 @@ export class WebhooksService {
    * Replaces the signing secret; the new one signs every attempt from now on, retries of earlier
    * deliveries included. Throws 404 `NOT_FOUND`.
    */
-  async rotate(caller: AuthenticatedKey, id: string): Promise<RotatedWebhookSecretDto> {
+  async rotate(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<RotatedWebhookSecretDto> {
     const endpoint = await this.find(caller, id);
     const secret = newSigningSecret();
     const result = await this.endpoints.update(
@@ -103,7 +103,7 @@ export class WebhooksService {
    * Publishes a `test.ping` event `{ endpointId, message }` delivered to this endpoint only (whatever
    * it subscribes to) and returns the delivery id. Throws 404 `NOT_FOUND`.
    */
-  async test(caller: AuthenticatedKey, id: string): Promise<TestWebhookDeliveryDto> {
+  async test(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<TestWebhookDeliveryDto> {
     const endpoint = await this.find(caller, id);
     const event = await this.events.publish(caller.accountId, 'test.ping', { endpointId: endpoint.id, message: TEST_PING_MESSAGE });
     const delivery = await this.deliveries.findOne({ select: { id: true }, where: { eventId: event.id, endpointId: endpoint.id } });
@@ -113,7 +113,7 @@ export class WebhooksService {
   }
 
   /** The endpoint's newest {@link DELIVERY_LOG_SIZE} deliveries, newest first. Throws 404 `NOT_FOUND`. */
-  async listDeliveries(caller: AuthenticatedKey, id: string): Promise<WebhookDeliveryListDto> {
+  async listDeliveries(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<WebhookDeliveryListDto> {
     const endpoint = await this.find(caller, id);
     const rows = await this.deliveries.find({
       where: { endpointId: endpoint.id },
@@ -127,7 +127,7 @@ export class WebhooksService {
    * Deletes the endpoint and its deliveries; queued attempts find nothing and stop, an attempt in
    * flight is not recorded. Throws 404 `NOT_FOUND`.
    */
-  async remove(caller: AuthenticatedKey, id: string): Promise<void> {
+  async remove(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<void> {
     const result = isId('webhookEndpoint', id) ? await this.endpoints.delete({ id, accountId: caller.accountId }) : null;
     if (!result?.affected) throw ApiError.notFound('Webhook endpoint');
   }
@@ -175,7 +175,7 @@ export class WebhooksService {
   }
 
   /** The caller's endpoint; 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */
-  private async find(caller: AuthenticatedKey, id: string): Promise<WebhookEndpoint> {
+  private async find(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<WebhookEndpoint> {
     const endpoint = isId('webhookEndpoint', id) ? await this.endpoints.findOneBy({ id, accountId: caller.accountId }) : null;
     if (!endpoint) throw ApiError.notFound('Webhook endpoint');
     return endpoint;
