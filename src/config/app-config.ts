@@ -52,6 +52,8 @@ class EnvironmentVariables {
   @IsOptional() @IsString()
   @Matches(/^\s*[^,\s]+(\s*,\s*[^,\s]+)*\s*$/, { message: 'must be a comma-separated list of keys' })
   WEBHOOK_SECRET_KEYS?: string;
+  @Transform(toInt) @IsInt() @Min(0) @Max(100000) RATE_LIMIT_PER_SECOND = 0;
+  @Transform(toInt) @IsInt() @Min(1) @Max(100000000) MAX_PENDING_JOBS_PER_ACCOUNT = 10000;
   /** `production` requires a webhook secret key; any other value (development, test) does not. */
   @IsOptional() @IsString() NODE_ENV?: string;
   @Transform(toInt) @IsInt() @Min(1) @Max(3650) RESULT_TTL_DAYS = 30;
@@ -102,6 +104,13 @@ export interface AppConfig {
    * unencrypted and a warning is logged at start-up (see README, "Webhooks"); refused in production.
    */
   webhookSecretKeys: Buffer[];
+  /**
+   * Requests per second per API key on `/v1/*` and the MCP endpoint, shared through Redis, bursts up to
+   * twice that; 0: off (CONTRACT.md, "Rate limits and back-pressure").
+   */
+  rateLimitPerSecond: number;
+  /** Capture jobs and runs not yet ended that one account may have; more is 429 `TOO_MANY_PENDING_JOBS`. */
+  maxPendingJobsPerAccount: number;
   /** `NODE_ENV=production`: stricter start-up checks (a webhook secret key is required). */
   production: boolean;
   resultTtlDays: number;
@@ -187,6 +196,8 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
     webhookTimeoutMs: raw.WEBHOOK_TIMEOUT_MS,
     webhookSecretKeys,
     production,
+    rateLimitPerSecond: raw.RATE_LIMIT_PER_SECOND,
+    maxPendingJobsPerAccount: raw.MAX_PENDING_JOBS_PER_ACCOUNT,
     resultTtlDays: raw.RESULT_TTL_DAYS,
     legacyFreeCap: raw.LEGACY_FREE_CAP,
     workerMode: raw.WORKER_MODE,

@@ -18,6 +18,7 @@ import { ScreenshotJobDto } from './dto/screenshot-job.dto';
 import { UPLOAD_MAX_BYTES, UPLOAD_MEDIA_TYPES, UploadScreenshotDto } from './dto/upload-screenshot.dto';
 import { ScreenshotJob } from './screenshot-job.entity';
 import { ScreenshotUpload } from './screenshot-upload.entity';
+import { PendingJobsLimit } from './pending-jobs-limit';
 
 /** The uploaded file as the multipart parser hands it over. */
 export interface UploadedDocument {
@@ -38,18 +39,20 @@ export class ScreenshotsService {
     private readonly ssrfGuard: SsrfGuard,
     private readonly files: ResultFilesService,
     private readonly quota: QuotaService,
+    private readonly pendingJobs: PendingJobsLimit,
     private readonly clock: Clock,
   ) {}
 
   /**
    * Checks the target against the SSRF guard, then, within one quota reservation of the caller's key,
-   * inserts a `pending` job and enqueues its id. Throws 400 `TARGET_NOT_ALLOWED` and 429
-   * `PLAN_QUOTA_EXCEEDED`. When the queue cannot take the job, the row is removed again and the
+   * inserts a `pending` job and enqueues its id. Throws 400 `TARGET_NOT_ALLOWED`, 429
+   * `TOO_MANY_PENDING_JOBS` (nothing counted) and 429 `PLAN_QUOTA_EXCEEDED`. When the queue cannot take the job, the row is removed again and the
    * reservation released, so a failed request leaves no job behind and counts nothing, and the error
    * propagates (500).
    */
   async create(caller: AuthenticatedKey, dto: CreateScreenshotDto): Promise<ScreenshotJobDto> {
     await this.ssrfGuard.assertAllowed(dto.url);
+    await this.pendingJobs.assertRoomFor(caller.accountId);
     return this.quota.reserve(caller, async () => {
       const job = this.newJob(caller, dto, dto.url, 'url');
       await this.jobs.insert(job);
@@ -65,7 +68,7 @@ export class ScreenshotsService {
    * go through the SSRF guard at capture time.
    * Throws 400 `VALIDATION_FAILED` without a `file` part, 415 `UNSUPPORTED_MEDIA_TYPE` when the part
    * is not `text/html`, 413 `PAYLOAD_TOO_LARGE` above {@link UPLOAD_MAX_BYTES}, 429
-   * `PLAN_QUOTA_EXCEEDED`; a failure leaves no job and counts nothing.
+   * `TOO_MANY_PENDING_JOBS` and 429 `PLAN_QUOTA_EXCEEDED`; a failure leaves no job and counts nothing.
    */
   async createFromUpload(caller: AuthenticatedKey, file: UploadedDocument | undefined, dto: UploadScreenshotDto): Promise<ScreenshotJobDto> {
     if (!file) throw ApiError.validation([{ field: 'file', message: 'an HTML document is required in the multipart field "file"' }]);
@@ -77,6 +80,7 @@ export class ScreenshotsService {
       throw new ApiError(ErrorCode.PAYLOAD_TOO_LARGE, 413, `The file exceeds ${UPLOAD_MAX_BYTES} bytes`);
     }
     const sha256 = uploadDigest(file.buffer);
+    await this.pendingJobs.assertRoomFor(caller.accountId);
     return this.quota.reserve(caller, async () => {
       const job = this.newJob(caller, dto, `upload:${sha256}`, 'upload');
       await this.jobs.manager.transaction(async (manager) => {
