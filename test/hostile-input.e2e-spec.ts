@@ -1,6 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { createServer, Server } from 'node:http';
 import { connect, Socket } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
 import { ScreenshotJob } from '../src/screenshots/screenshot-job.entity';
 import { multipartBody, rawRequest, RawResponse } from './support/raw-http';
@@ -169,6 +170,20 @@ describe('hostile input', () => {
       expect(res.status).toBe(202);
     }
     expect(await jobCount()).toBe(before + 3);
+  });
+
+  it('a body that does not inflate as its Content-Encoding says is 400 INVALID_JSON; a gzip JSON body is read', async () => {
+    const before = await jobCount();
+    const valid = JSON.stringify({ url: 'http://127.0.0.1:9/' });
+    expectError(await send('POST', '/v1/screenshot', valid, { 'content-encoding': 'gzip' }), 400, 'INVALID_JSON');
+    expectError(await send('POST', '/v1/screenshot', valid, { 'content-encoding': 'deflate' }), 400, 'INVALID_JSON');
+    expectError(await send('POST', '/v1/screenshot', valid, { 'content-encoding': 'x-bogus' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expect(await jobCount()).toBe(before);
+    expect((await send('POST', '/v1/screenshot', gzipSync(valid), { 'content-encoding': 'gzip' })).status).toBe(202);
+    // The 1 MiB limit holds for the inflated body (a small gzip bomb is refused).
+    const bomb = gzipSync(`{"url":"http://127.0.0.1:9/","x":"${'a'.repeat(2 * 1024 * 1024)}"}`);
+    expect(bomb.length).toBeLessThan(10_000);
+    expectError(await send('POST', '/v1/screenshot', bomb, { 'content-encoding': 'gzip' }), 413, 'PAYLOAD_TOO_LARGE');
   });
 
   it('finding 11 (MCP): invalid UTF-8 and deep nesting are JSON-RPC parse errors', async () => {
