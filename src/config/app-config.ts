@@ -45,6 +45,7 @@ class EnvironmentVariables {
   @IsString() @Matches(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, { message: 'must be a comma-separated list of seconds' })
   WEBHOOK_RETRY_DELAYS = '60,300,1800,7200,43200';
   @Transform(toInt) @IsInt() @Min(100) @Max(120000) WEBHOOK_TIMEOUT_MS = 15000;
+  @Transform(toInt) @IsInt() @Min(1) @Max(31536000) WEBHOOK_DISABLE_AFTER_S = 432000;
   @IsOptional() @IsString()
   @Matches(SECRET_KEY_PATTERN, { message: 'must be 32 bytes as 64 hex characters or base64 (44 characters)' })
   WEBHOOK_SECRET_KEY?: string;
@@ -93,6 +94,11 @@ export interface AppConfig {
   /** Delays between webhook attempts, in seconds (attempt n+1 waits `webhookRetryDelaysS[n-1]`). */
   webhookRetryDelaysS: number[];
   webhookTimeoutMs: number;
+  /**
+   * An endpoint without a successful attempt for this many seconds, with an `exhausted` delivery in
+   * that time, is disabled with reason `failing` (CONTRACT.md "Webhooks", default 432,000: 5 days).
+   */
+  webhookDisableAfterS: number;
   /**
    * AES-256-GCM keys (32 bytes each) for webhook signing secrets at rest, newest first: the first seals,
    * every one opens (rotation). From `WEBHOOK_SECRET_KEYS` (comma-separated) or `WEBHOOK_SECRET_KEY`
@@ -183,6 +189,7 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
     webhookAllowHttp: raw.WEBHOOK_ALLOW_HTTP,
     webhookRetryDelaysS: raw.WEBHOOK_RETRY_DELAYS.split(',').map((s) => Number(s.trim())),
     webhookTimeoutMs: raw.WEBHOOK_TIMEOUT_MS,
+    webhookDisableAfterS: raw.WEBHOOK_DISABLE_AFTER_S,
     webhookSecretKeys,
     production,
     rateLimitPerSecond: raw.RATE_LIMIT_PER_SECOND,
