@@ -1,4 +1,4 @@
-import type { ImageFormat } from '../capture/image-format';
+import type { ResultFormat } from '../capture/image-format';
 
 /** Event types (spec section 6.1). */
 export const EVENT_TYPES = [
@@ -18,7 +18,7 @@ export interface ScreenshotCompletedData {
   url: string;
   /** Result capability URL. */
   publicUrl: string;
-  format: ImageFormat;
+  format: ResultFormat;
   /** Viewport width, CSS px. */
   width: number;
   /** Viewport height, CSS px. */

@@ -47,16 +47,17 @@ export class QuotaService {
   }
 
   /**
-   * Counts one screenshot against the caller's monthly cap and runs `accept` (which creates and
-   * enqueues the job). The check and the increment are one SQL statement, so concurrent callers
-   * never exceed the cap. When `accept` throws, the screenshot is handed back and the error
+   * Counts `count` screenshots (default 1; a batch counts one per item, CONTRACT.md "Batches") against
+   * the caller's monthly cap and runs `accept` (which creates and enqueues the jobs). The check and the
+   * increment are one SQL statement, so concurrent callers never exceed the cap, and a batch is counted
+   * whole or not at all. When `accept` throws, the screenshots are handed back and the error
    * propagates: a rejected request counts nothing. Once it resolves, the 80%/95% warnings the new
    * usage reached are published (once per key, month and threshold).
    *
    * Throws 429 `PLAN_QUOTA_EXCEEDED` (with `Retry-After` and `details { used, limit, plan, resetAt }`)
    * without calling `accept` when the cap is reached.
    */
-  async reserve<T>(caller: AuthenticatedKey, accept: () => Promise<T>): Promise<T> {
+  async reserve<T>(caller: AuthenticatedKey, accept: () => Promise<T>, count = 1): Promise<T> {
     const now = this.clock.now();
     const { month, resetAt } = quotaMonthOf(now);
     const limit = this.capOf(caller.plan);
@@ -64,18 +65,18 @@ export class QuotaService {
     // the increment conditional, and a cap of 0 inserts nothing.
     const rows: { used: number }[] = await this.usage.query(
       `INSERT INTO quota_usage (api_key_id, month, used)
-       SELECT $1, $2::date, 1 WHERE $3::int > 0
-       ON CONFLICT (api_key_id, month) DO UPDATE SET used = quota_usage.used + 1
-       WHERE quota_usage.used < $3::int
+       SELECT $1, $2::date, $4::int WHERE $4::int <= $3::int
+       ON CONFLICT (api_key_id, month) DO UPDATE SET used = quota_usage.used + $4::int
+       WHERE quota_usage.used + $4::int <= $3::int
        RETURNING used`,
-      [caller.apiKeyId, month, limit],
+      [caller.apiKeyId, month, limit, count],
     );
     if (!rows.length) throw await this.exceeded(caller, month, resetAt, now);
     let result: T;
     try {
       result = await accept();
     } catch (err) {
-      await this.release(caller.apiKeyId, month);
+      await this.release(caller.apiKeyId, month, count);
       throw err;
     }
     await this.warnOnThresholds(caller, month, this.toStatus(caller.plan, rows[0].used, resetAt));
@@ -97,14 +98,14 @@ export class QuotaService {
     return { plan, limit, used, remaining: Math.max(0, limit - used), resetAt };
   }
 
-  /** Hands back a screenshot reserved in `month` (the reservation's month, even after a rollover). */
-  private async release(apiKeyId: string, month: string): Promise<void> {
+  /** Hands back `count` screenshots reserved in `month` (the reservation's month, even after a rollover). */
+  private async release(apiKeyId: string, month: string, count: number): Promise<void> {
     try {
       await this.usage
         .createQueryBuilder()
         .update(QuotaUsage)
-        .set({ used: () => 'used - 1' })
-        .where('api_key_id = :apiKeyId AND month = :month AND used > 0', { apiKeyId, month })
+        .set({ used: () => 'GREATEST(used - :count, 0)' })
+        .where('api_key_id = :apiKeyId AND month = :month AND used > 0', { apiKeyId, month, count })
         .execute();
     } catch (err) {
       this.logger.error(`Could not release a reserved screenshot of ${apiKeyId} (${month})`, (err as Error).stack);
