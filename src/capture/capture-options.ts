@@ -89,8 +89,13 @@ export function isLocale(tag: string): boolean {
   }
 }
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** A string of well-formed Unicode (no lone surrogates: PostgreSQL and the browser cannot take them). */
+const text = () => z.string('must be a string').refine((s) => !LONE_SURROGATE.test(s), 'must be well-formed Unicode (no lone surrogates)');
+
 const selectorSchema = (description: string, example: string) =>
-  z.string().min(1, 'must not be empty').max(L.selectorMaxLength, `must be at most ${L.selectorMaxLength} characters`).meta({ description, example });
+  text().min(1, 'must not be empty').max(L.selectorMaxLength, `must be at most ${L.selectorMaxLength} characters`).meta({ description, example });
 
 const int = (min: number, max: number) =>
   z.int('must be an integer').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
@@ -208,12 +213,10 @@ export const CAPTURE_OPTION_FIELDS = {
     .min(1, 'must have at least 1 selector')
     .max(L.hideSelectorsMax, `must have at most ${L.hideSelectorsMax} selectors`)
     .meta({ description: 'Elements hidden (visibility: hidden !important) before the capture.', example: ['#cookie-banner', '.chat-widget'] }),
-  css: z
-    .string('must be a string')
+  css: text()
     .max(L.codeMaxLength, `must be at most ${L.codeMaxLength} characters`)
     .meta({ description: 'Style sheet added to the page after load.', example: 'body { font-family: serif !important; }' }),
-  javascript: z
-    .string('must be a string')
+  javascript: text()
     .max(L.codeMaxLength, `must be at most ${L.codeMaxLength} characters`)
     .meta({
       description:

@@ -212,8 +212,8 @@ export class ScreenshotsService {
   private async enqueue(jobs: ScreenshotJob[]): Promise<void> {
     if (!jobs.length) return;
     try {
-      await this.captureQueue.addBulk(
-        jobs.map((job) => ({ name: CAPTURE_JOB, data: { jobId: job.id }, opts: { jobId: job.id, removeOnComplete: true, removeOnFail: 1000 } })),
+      await Promise.all(
+        jobs.map((job) => this.captureQueue.add(CAPTURE_JOB, { jobId: job.id }, { jobId: job.id, removeOnComplete: true, removeOnFail: 1000 })),
       );
     } catch (err) {
       this.logger.error(`Could not enqueue ${jobs.map((j) => j.id).join(', ')}; removing the jobs`, (err as Error).stack);
