@@ -45,6 +45,7 @@ class EnvironmentVariables {
   @IsString() @Matches(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, { message: 'must be a comma-separated list of seconds' })
   WEBHOOK_RETRY_DELAYS = '60,300,1800,7200,43200';
   @Transform(toInt) @IsInt() @Min(100) @Max(120000) WEBHOOK_TIMEOUT_MS = 15000;
+  @Transform(toInt) @IsInt() @Min(1) @Max(31536000) WEBHOOK_DISABLE_AFTER_S = 432000;
   @IsOptional() @IsString()
   @Matches(SECRET_KEY_PATTERN, { message: 'must be 32 bytes as 64 hex characters or base64 (44 characters)' })
   WEBHOOK_SECRET_KEY?: string;
@@ -52,6 +53,8 @@ class EnvironmentVariables {
   @IsOptional() @IsString()
   @Matches(/^\s*[^,\s]+(\s*,\s*[^,\s]+)*\s*$/, { message: 'must be a comma-separated list of keys' })
   WEBHOOK_SECRET_KEYS?: string;
+  @Transform(toInt) @IsInt() @Min(0) @Max(100000) RATE_LIMIT_PER_SECOND = 0;
+  @Transform(toInt) @IsInt() @Min(1) @Max(100000000) MAX_PENDING_JOBS_PER_ACCOUNT = 10000;
   /** `production` requires a webhook secret key; any other value (development, test) does not. */
   @IsOptional() @IsString() NODE_ENV?: string;
   @Transform(toInt) @IsInt() @Min(1) @Max(3650) RESULT_TTL_DAYS = 30;
@@ -63,6 +66,9 @@ class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(1) @Max(1000000) CAPTURE_BROWSER_RECYCLE_AFTER = 500;
   /** Comma-separated origins (`https://host[:port]`) whose browser requests may reach `/mcp/<API_KEY>`. */
   @IsString() MCP_ALLOWED_ORIGINS = '';
+  @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  DASHBOARD_URL?: string;
+  @Transform(toBool) @IsBoolean() DASHBOARD_SIGNUP = false;
   @IsIn(['error', 'warn', 'log', 'debug', 'verbose']) LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
 }
 
@@ -89,12 +95,24 @@ export interface AppConfig {
   webhookRetryDelaysS: number[];
   webhookTimeoutMs: number;
   /**
+   * An endpoint without a successful attempt for this many seconds, with an `exhausted` delivery in
+   * that time, is disabled with reason `failing` (CONTRACT.md "Webhooks", default 432,000: 5 days).
+   */
+  webhookDisableAfterS: number;
+  /**
    * AES-256-GCM keys (32 bytes each) for webhook signing secrets at rest, newest first: the first seals,
    * every one opens (rotation). From `WEBHOOK_SECRET_KEYS` (comma-separated) or `WEBHOOK_SECRET_KEY`
    * (one key), 64 hex characters or base64 each. Empty when neither is set: secrets are then stored
    * unencrypted and a warning is logged at start-up (see README, "Webhooks"); refused in production.
    */
   webhookSecretKeys: Buffer[];
+  /**
+   * Requests per second per API key on `/v1/*` and the MCP endpoint, shared through Redis, bursts up to
+   * twice that; 0: off (CONTRACT.md, "Rate limits and back-pressure").
+   */
+  rateLimitPerSecond: number;
+  /** Capture jobs and runs not yet ended that one account may have; more is 429 `TOO_MANY_PENDING_JOBS`. */
+  maxPendingJobsPerAccount: number;
   /** `NODE_ENV=production`: stricter start-up checks (a webhook secret key is required). */
   production: boolean;
   resultTtlDays: number;
@@ -112,6 +130,13 @@ export interface AppConfig {
   /** Captures after which a browser is replaced by a new one, to bound its memory. */
   captureBrowserRecycleAfter: number;
   logLevel: 'error' | 'warn' | 'log' | 'debug' | 'verbose';
+  /**
+   * Base of dashboard links (set-password, invites) from `DASHBOARD_URL`, without a trailing slash;
+   * null means `{publicBaseUrl}/dashboard` (see {@link dashboardUrlOf}).
+   */
+  dashboardUrl: string | null;
+  /** `DASHBOARD_SIGNUP=true`: anyone may create an account (plan `free`) at `/dashboard/signup`. */
+  dashboardSignup: boolean;
   /**
    * Origins (`scheme://host[:port]`, lower case, no trailing slash) allowed to call the MCP endpoint from
    * a browser; a request with any other `Origin` header is refused with 403. Empty: only requests
@@ -164,8 +189,11 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
     webhookAllowHttp: raw.WEBHOOK_ALLOW_HTTP,
     webhookRetryDelaysS: raw.WEBHOOK_RETRY_DELAYS.split(',').map((s) => Number(s.trim())),
     webhookTimeoutMs: raw.WEBHOOK_TIMEOUT_MS,
+    webhookDisableAfterS: raw.WEBHOOK_DISABLE_AFTER_S,
     webhookSecretKeys,
     production,
+    rateLimitPerSecond: raw.RATE_LIMIT_PER_SECOND,
+    maxPendingJobsPerAccount: raw.MAX_PENDING_JOBS_PER_ACCOUNT,
     resultTtlDays: raw.RESULT_TTL_DAYS,
     legacyFreeCap: raw.LEGACY_FREE_CAP,
     workerMode: raw.WORKER_MODE,
@@ -174,6 +202,8 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
     captureWarmContexts: raw.CAPTURE_WARM_CONTEXTS,
     captureBrowserRecycleAfter: raw.CAPTURE_BROWSER_RECYCLE_AFTER,
     logLevel: raw.LOG_LEVEL,
+    dashboardUrl: raw.DASHBOARD_URL ? raw.DASHBOARD_URL.replace(/\/+$/, '') : null,
+    dashboardSignup: raw.DASHBOARD_SIGNUP,
     mcpAllowedOrigins: mcpAllowedOrigins as string[],
   };
 }
@@ -228,6 +258,11 @@ function parseOrigins(list: string): string[] | string {
     origins.push(url.origin);
   }
   return origins;
+}
+
+/** Base URL of the dashboard for links (CONTRACT.md, "Dashboard"): `DASHBOARD_URL` or `{PUBLIC_BASE_URL}/dashboard`. */
+export function dashboardUrlOf(config: Pick<AppConfig, 'dashboardUrl' | 'publicBaseUrl'>): string {
+  return config.dashboardUrl ?? `${config.publicBaseUrl}/dashboard`;
 }
 
 /** The process's configuration from `process.env`; the only reader of `process.env` in the service. */

@@ -15,7 +15,10 @@ export type JobSource = (typeof JOB_SOURCES)[number];
 /** One screenshot job: the capture options, its state and, once done, its result file. */
 @Entity({ name: 'screenshot_jobs' })
 @Index(['accountId', 'createdAt'])
+// The done jobs of an account by capture-cache key (CONTRACT.md, "Capture options": cache).
 @Index('IDX_screenshot_jobs_cache', ['accountId', 'cacheKey', 'completedAt'], { where: `"status" = 'done'` })
+// The jobs not yet ended of an account, counted against MAX_PENDING_JOBS_PER_ACCOUNT at every submission.
+@Index('IDX_screenshot_jobs_open_by_account', ['accountId'], { where: `"status" IN ('pending', 'processing')` })
 export class ScreenshotJob {
   /** `scr_…` */
   @PrimaryColumn({ type: 'varchar', length: 40 })

@@ -27,6 +27,7 @@ import { CreateScreenshotBatchDto } from './dto/create-screenshot-batch.dto';
 import { ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
 import { ScreenshotJob } from './screenshot-job.entity';
 import { ScreenshotUpload } from './screenshot-upload.entity';
+import { PendingJobsLimit } from './pending-jobs-limit';
 
 /** The uploaded file as the multipart parser hands it over. */
 export interface UploadedDocument {
@@ -47,25 +48,27 @@ export class ScreenshotsService {
     private readonly ssrfGuard: SsrfGuard,
     private readonly files: ResultFilesService,
     private readonly quota: QuotaService,
+    private readonly pendingJobs: PendingJobsLimit,
     private readonly clock: Clock,
     private readonly lifecycle: ScreenshotJobLifecycle,
   ) {}
 
   /**
    * Checks the target against the SSRF guard, then, within one quota reservation of the caller's key,
-   * inserts a `pending` job and enqueues its id. Throws 400 `TARGET_NOT_ALLOWED` and 429
-   * `PLAN_QUOTA_EXCEEDED`. When the queue cannot take the job, the row is removed again and the
+   * inserts a `pending` job and enqueues its id. Throws 400 `TARGET_NOT_ALLOWED`, 429
+   * `TOO_MANY_PENDING_JOBS` (nothing counted) and 429 `PLAN_QUOTA_EXCEEDED`. When the queue cannot take the job, the row is removed again and the
    * reservation released, so a failed request leaves no job behind and counts nothing, and the error
    * propagates (500).
    */
   async create(caller: AuthenticatedKey, dto: CreateScreenshotDto): Promise<ScreenshotJobDto> {
     assertNoConflicts(captureOptionConflicts(dto));
     await this.ssrfGuard.assertAllowed(dto.url);
+    await this.pendingJobs.assertRoomFor(caller.accountId);
     const job = this.newJob(caller, dto, dto.url, 'url');
     const cached = await this.fromCache(job);
     if (cached) return cached;
-    return this.quota.reserve(caller, async () => {
-      await this.jobs.insert(job);
+    // The job row is written by the reservation's own statement: one round trip, both or neither.
+    return this.quota.reserveWith(caller, this.insertJobStatement(job), async () => {
       await this.enqueue([job]);
       return this.toDto(job);
     });
@@ -88,6 +91,7 @@ export class ScreenshotsService {
         throw err;
       });
     }
+    await this.pendingJobs.assertRoomFor(caller.accountId, dto.items.length);
     const jobs = dto.items.map((item) => this.newJob(caller, item, item.url, 'url'));
     const hits = await Promise.all(jobs.map((job) => this.cacheSource(job)));
     const captures = jobs.filter((_, i) => !hits[i]);
@@ -109,7 +113,7 @@ export class ScreenshotsService {
    * go through the SSRF guard at capture time.
    * Throws 400 `VALIDATION_FAILED` without a `file` part, 415 `UNSUPPORTED_MEDIA_TYPE` when the part
    * is not `text/html`, 413 `PAYLOAD_TOO_LARGE` above {@link UPLOAD_MAX_BYTES}, 429
-   * `PLAN_QUOTA_EXCEEDED`; a failure leaves no job and counts nothing.
+   * `TOO_MANY_PENDING_JOBS` and 429 `PLAN_QUOTA_EXCEEDED`; a failure leaves no job and counts nothing.
    */
   async createFromUpload(caller: AuthenticatedKey, file: UploadedDocument | undefined, dto: UploadScreenshotDto): Promise<ScreenshotJobDto> {
     if (!file) throw ApiError.validation([{ field: 'file', message: 'an HTML document is required in the multipart field "file"' }]);
@@ -122,6 +126,7 @@ export class ScreenshotsService {
     }
     assertNoConflicts(captureOptionConflicts(dto));
     const sha256 = uploadDigest(file.buffer);
+    await this.pendingJobs.assertRoomFor(caller.accountId);
     const job = this.newJob(caller, dto, `upload:${sha256}`, 'upload');
     const cached = await this.fromCache(job);
     if (cached) return cached;
@@ -208,6 +213,21 @@ export class ScreenshotsService {
     });
   }
 
+  /**
+   * `INSERT … SELECT … FROM reservation` of a new job, for {@link QuotaService.reserveWith}: the row is
+   * written only when the reservation succeeds, in the same statement. Columns come from the entity's
+   * metadata (those the job sets; the others take their defaults).
+   */
+  private insertJobStatement(job: ScreenshotJob): { sql: string; params: unknown[] } {
+    const columns = this.jobs.metadata.columns.filter((c) => c.getEntityValue(job) !== undefined);
+    const params = columns.map((c) => c.getEntityValue(job));
+    const placeholders = columns.map((c, i) => `$${i + 1}::${c.type === 'jsonb' ? 'jsonb' : this.jobs.manager.connection.driver.normalizeType(c)}`);
+    return {
+      sql: `INSERT INTO screenshot_jobs (${columns.map((c) => `"${c.databaseName}"`).join(', ')}) SELECT ${placeholders.join(', ')} FROM reservation`,
+      params,
+    };
+  }
+
   /** Enqueues saved jobs; when the queue cannot take them, deletes the jobs (and their uploads) and rethrows. */
   private async enqueue(jobs: ScreenshotJob[]): Promise<void> {
     if (!jobs.length) return;
@@ -223,7 +243,7 @@ export class ScreenshotsService {
   }
 
   /** The caller's job. Throws 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */
-  async get(caller: AuthenticatedKey, id: string): Promise<ScreenshotJobDto> {
+  async get(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<ScreenshotJobDto> {
     return this.toDto(await this.findOwn(caller, id));
   }
 
@@ -236,10 +256,19 @@ export class ScreenshotsService {
     return job.status === 'done' && job.resultFile ? this.files.open(job.resultFile) : null;
   }
 
-  private async findOwn(caller: AuthenticatedKey, id: string): Promise<ScreenshotJob> {
+  private async findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<ScreenshotJob> {
     const job = isId('screenshot', id) ? await this.jobs.findOneBy({ id, accountId: caller.accountId }) : null;
     if (!job) throw ApiError.notFound('Screenshot job');
     return job;
+  }
+
+  /**
+   * The account's newest jobs (the dashboard's Screenshots page), newest first, at most `limit`, each
+   * with the target URL and the id of the key it counted against.
+   */
+  async listRecent(accountId: string, limit: number): Promise<(ScreenshotJobDto & { targetUrl: string; apiKeyId: string })[]> {
+    const jobs = await this.jobs.find({ where: { accountId }, order: { createdAt: 'DESC', id: 'DESC' }, take: limit });
+    return jobs.map((job) => ({ ...this.toDto(job), targetUrl: job.source === 'upload' ? 'HTML upload' : job.targetUrl, apiKeyId: job.apiKeyId }));
   }
 
   /** Maps the entity to its public shape. */

@@ -1,8 +1,8 @@
 import { MigrationInterface, QueryRunner } from "typeorm";
 
 /** Issue 11: a job echoes the options it was given, says whether it came from the capture cache, and is found by its cache key. */
-export class CaptureOptionsEcho1795218843117 implements MigrationInterface {
-    name = 'CaptureOptionsEcho1795218843117'
+export class CaptureOptionsEcho1795441843117 implements MigrationInterface {
+    name = 'CaptureOptionsEcho1795441843117'
 
     public async up(queryRunner: QueryRunner): Promise<void> {
         await queryRunner.query(`
