@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
-import { newResultFileName, RESULT_CONTENT_TYPES, RESULT_FILE_NAME, ResultFileExtension, ResultStorage } from './result-storage';
+import { newResultFileName, RESULT_FILE_CONTENT_TYPES, RESULT_FILE_NAME, ResultFileExtension, ResultStorage } from './result-storage';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -23,7 +23,7 @@ export class ResultFilesService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** Stores a file (an image, or a run's video) under a fresh unguessable name with extension `ext`; returns that name. */
+  /** Stores a result (an image, a PDF, or a run's WebM video) under a fresh unguessable name with extension `ext`; returns that name. */
   async save(data: Buffer, ext: ResultFileExtension): Promise<string> {
     const name = newResultFileName(ext);
     await this.storage.put(name, data);
@@ -45,7 +45,19 @@ export class ResultFilesService {
       return null;
     }
     const ext = name.slice(name.lastIndexOf('.') + 1) as ResultFileExtension;
-    return { data: file.data, contentType: RESULT_CONTENT_TYPES[ext] };
+    return { data: file.data, contentType: RESULT_FILE_CONTENT_TYPES[ext] };
+  }
+
+  /**
+   * Stores a copy of a result file under a fresh unguessable name (a cache hit's own result URL,
+   * CONTRACT.md "Capture options": cache); returns that name, or null when the file is gone or expired.
+   */
+  async copy(name: string): Promise<string | null> {
+    const file = await this.open(name);
+    if (!file) return null;
+    const copy = newResultFileName(name.slice(name.lastIndexOf('.') + 1));
+    await this.storage.put(copy, file.data);
+    return copy;
   }
 
   /** Deletes every file older than the TTL; returns how many. */

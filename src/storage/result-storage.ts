@@ -1,3 +1,4 @@
+import { RESULT_CONTENT_TYPES, RESULT_FORMATS } from '../capture/image-format';
 import { randomBytes } from 'node:crypto';
 
 /** A stored result file. */
@@ -7,17 +8,12 @@ export interface StoredFile {
   storedAt: Date;
 }
 
-/** Extensions of result files: capture images and browser session run videos. */
-export const RESULT_FILE_EXTENSIONS = ['png', 'jpeg', 'webp', 'webm'] as const;
+/** Extensions of result files: what a screenshot job produces, and browser session run videos. */
+export const RESULT_FILE_EXTENSIONS = [...RESULT_FORMATS, 'webm'] as const;
 export type ResultFileExtension = (typeof RESULT_FILE_EXTENSIONS)[number];
 
-/** MIME type per result file extension. */
-export const RESULT_CONTENT_TYPES: Record<ResultFileExtension, string> = {
-  png: 'image/png',
-  jpeg: 'image/jpeg',
-  webp: 'image/webp',
-  webm: 'video/webm',
-};
+/** MIME type per result file extension (the `Content-Type` of `/files/…`). */
+export const RESULT_FILE_CONTENT_TYPES: Record<ResultFileExtension, string> = { ...RESULT_CONTENT_TYPES, webm: 'video/webm' };
 
 /** Pattern of a result file name: a 256-bit base64url token and a result file extension. */
 export const RESULT_FILE_NAME = new RegExp(`^[A-Za-z0-9_-]{43}\\.(${RESULT_FILE_EXTENSIONS.join('|')})$`);
