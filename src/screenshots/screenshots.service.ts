@@ -53,9 +53,9 @@ export class ScreenshotsService {
   async create(caller: AuthenticatedKey, dto: CreateScreenshotDto): Promise<ScreenshotJobDto> {
     await this.ssrfGuard.assertAllowed(dto.url);
     await this.pendingJobs.assertRoomFor(caller.accountId);
-    return this.quota.reserve(caller, async () => {
-      const job = this.newJob(caller, dto, dto.url, 'url');
-      await this.jobs.insert(job);
+    const job = this.newJob(caller, dto, dto.url, 'url');
+    // The job row is written by the reservation's own statement: one round trip, both or neither.
+    return this.quota.reserveWith(caller, this.insertJobStatement(job), async () => {
       await this.enqueue(job);
       return this.toDto(job);
     });
@@ -119,6 +119,21 @@ export class ScreenshotsService {
       startedAt: null,
       completedAt: null,
     });
+  }
+
+  /**
+   * `INSERT … SELECT … FROM reservation` of a new job, for {@link QuotaService.reserveWith}: the row is
+   * written only when the reservation succeeds, in the same statement. Columns come from the entity's
+   * metadata (those the job sets; the others take their defaults).
+   */
+  private insertJobStatement(job: ScreenshotJob): { sql: string; params: unknown[] } {
+    const columns = this.jobs.metadata.columns.filter((c) => c.getEntityValue(job) !== undefined);
+    const params = columns.map((c) => c.getEntityValue(job));
+    const placeholders = columns.map((c, i) => `$${i + 1}::${c.type === 'jsonb' ? 'jsonb' : this.jobs.manager.connection.driver.normalizeType(c)}`);
+    return {
+      sql: `INSERT INTO screenshot_jobs (${columns.map((c) => `"${c.databaseName}"`).join(', ')}) SELECT ${placeholders.join(', ')} FROM reservation`,
+      params,
+    };
   }
 
   /** Enqueues a saved job; when the queue cannot take it, deletes the job (and its upload) and rethrows. */
