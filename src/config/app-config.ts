@@ -71,7 +71,7 @@ class EnvironmentVariables {
   @IsOptional() @IsString() FFMPEG_PATH?: string;
   @Transform(toInt) @IsInt() @Min(0) @Max(32) RUN_CONCURRENCY = 1;
   @Transform(toBool) @IsBoolean() RUNS_ALLOW_EVALUATE = true;
-  /** Comma-separated origins (`https://host[:port]`) whose browser requests may reach `/mcp/<API_KEY>`. */
+  /** Comma-separated origins (`https://host[:port]`) whose browser requests may reach the MCP endpoint. */
   @IsString() MCP_ALLOWED_ORIGINS = '';
   @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   DASHBOARD_URL?: string;
