@@ -6,7 +6,10 @@ import { CommonModule } from './common/common.module';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { dataSourceOptions } from './database/data-source';
+import { HealthModule } from './health/health.module';
+import { LoggingModule } from './logging/logging.module';
 import { McpModule } from './mcp/mcp.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { QueueModule } from './queue/queue.module';
 import { QuotaModule } from './quota/quota.module';
 import { ScreenshotsModule } from './screenshots/screenshots.module';
@@ -28,7 +31,9 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        LoggingModule,
         CommonModule,
+        MetricsModule,
         TypeOrmModule.forRoot(dataSourceOptions(config)),
         QueueModule.forRoot(config, runProcessors),
         AccountsModule,
@@ -38,6 +43,7 @@ export class AppModule {
         ScreenshotsModule,
         WebhooksModule,
         McpModule,
+        HealthModule,
       ],
     };
   }
