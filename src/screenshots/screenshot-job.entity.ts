@@ -14,6 +14,8 @@ export type JobSource = (typeof JOB_SOURCES)[number];
 /** One screenshot job: the capture options, its state and, once done, its result file. */
 @Entity({ name: 'screenshot_jobs' })
 @Index(['accountId', 'createdAt'])
+// Finds the results to delete at expiry (housekeeping sweep) without scanning every job.
+@Index('IDX_screenshot_jobs_result_expiry', ['completedAt'], { where: '"result_file" IS NOT NULL AND "result_deleted_at" IS NULL' })
 export class ScreenshotJob {
   /** `scr_…` */
   @PrimaryColumn({ type: 'varchar', length: 40 })
@@ -86,4 +88,8 @@ export class ScreenshotJob {
 
   @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
   completedAt: Date | null;
+
+  /** When the housekeeping sweep deleted the result file, past `RESULT_TTL_DAYS`; the URL is 404 since. */
+  @Column({ name: 'result_deleted_at', type: 'timestamptz', nullable: true })
+  resultDeletedAt: Date | null;
 }
