@@ -1,4 +1,5 @@
-# Glimpse API / worker image: Debian with the distribution's Chromium and CJK/emoji fonts (no browser download).
+# Glimpse API / worker image: Debian with the distribution's headless shell (the default capture browser),
+# full Chromium (selectable with CHROMIUM_PATH), ffmpeg and CJK/emoji fonts (no browser download).
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -9,9 +10,9 @@ RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends chromium fonts-noto-cjk fonts-noto-color-emoji fonts-liberation ca-certificates \
+ && apt-get install -y --no-install-recommends chromium-headless-shell chromium ffmpeg fonts-noto-cjk fonts-noto-color-emoji fonts-liberation ca-certificates \
  && rm -rf /var/lib/apt/lists/*
-ENV NODE_ENV=production CHROMIUM_PATH=/usr/bin/chromium STORAGE_DIR=/data/files PORT=3000
+ENV NODE_ENV=production CHROMIUM_PATH=/usr/bin/chromium-headless-shell STORAGE_DIR=/data/files PORT=3000
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

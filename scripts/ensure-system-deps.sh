@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Makes sure the machine has what Glimpse needs besides npm packages: a Chromium for Playwright
-# (no browser download: Debian's package) and CJK/emoji fonts. Installs them with apt-get when
-# missing and we are root; otherwise says what to install. Idempotent and quiet when all is there.
+# Makes sure the machine has what Glimpse needs besides npm packages: Debian's browsers for Playwright
+# (no browser download): `chromium-headless-shell` (the default capture browser) and `chromium` (the full
+# browser, selectable with CHROMIUM_PATH); `ffmpeg` (browser session run videos); CJK/emoji fonts.
+# Installs them with apt-get when missing and we are root; otherwise says what to install.
+# Idempotent and quiet when all is there.
 set -euo pipefail
 
-have_chromium() {
+# Any usable browser (what the tests need at the least): CHROMIUM_PATH or one of the paths the
+# browser pool looks at (src/browser/chromium-executable.ts).
+have_browser() {
   [ -n "${CHROMIUM_PATH:-}" ] && [ -x "${CHROMIUM_PATH}" ] && return 0
-  for p in /usr/bin/chromium /usr/bin/chromium-browser /usr/bin/google-chrome-stable /usr/bin/google-chrome /snap/bin/chromium; do
+  for p in /usr/bin/chromium-headless-shell /usr/bin/chromium /usr/bin/chromium-browser /usr/bin/google-chrome-stable /usr/bin/google-chrome /snap/bin/chromium; do
     [ -x "$p" ] && return 0
   done
   return 1
@@ -16,7 +20,9 @@ have_fonts() {
 }
 
 missing=()
-have_chromium || missing+=(chromium)
+[ -x /usr/bin/chromium-headless-shell ] || missing+=(chromium-headless-shell)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v ffmpeg >/dev/null 2>&1 || missing+=(ffmpeg)
 have_fonts || missing+=(fonts-noto-cjk fonts-noto-color-emoji)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
@@ -27,5 +33,5 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
 else
   echo "Missing system packages: ${missing[*]}. Install them (e.g. sudo apt-get install ${missing[*]}) or set CHROMIUM_PATH." >&2
-  have_chromium || exit 1
+  have_browser || exit 1
 fi

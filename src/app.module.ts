@@ -5,6 +5,7 @@ import { AuthModule } from './auth/auth.module';
 import { CommonModule } from './common/common.module';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
+import { DashboardModule } from './dashboard/dashboard.module';
 import { dataSourceOptions } from './database/data-source';
 import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
@@ -44,6 +45,7 @@ export class AppModule {
         WebhooksModule,
         McpModule,
         HealthModule,
+        DashboardModule,
       ],
     };
   }

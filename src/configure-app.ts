@@ -1,7 +1,7 @@
 import { INestApplication } from '@nestjs/common';
 import { SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
-import { bodyParsingMiddleware } from './common/body-parsing';
+import { bodyParsingMiddleware, pathEncodingMiddleware } from './common/body-parsing';
 import { HttpExceptionFilter } from './common/http-exception.filter';
 import { organizationIdMiddleware } from './common/organization-id';
 import { requestIdMiddleware } from './common/request-context';
@@ -11,8 +11,8 @@ import { buildOpenApiDocument } from './openapi/openapi-document';
 
 /**
  * The HTTP pipeline shared by `main.ts` and the tests: the pino logger, request id, access line and
- * HTTP metrics, the `X-Organization-ID` check,
- * body parsing with envelope errors, the global error filter and validation pipe, Swagger UI at
+ * HTTP metrics, the `X-Organization-ID` check, undecodable paths as 404, body parsing with envelope
+ * errors, the global error filter and validation pipe, Swagger UI at
  * `/docs`. The app must be created with `bodyParser: false`.
  */
 export function configureApp(app: INestApplication): void {
@@ -22,6 +22,7 @@ export function configureApp(app: INestApplication): void {
   app.use(requestIdMiddleware);
   app.use(app.get(HttpObservability).middleware);
   app.use(organizationIdMiddleware);
+  app.use(pathEncodingMiddleware);
   app.use(...bodyParsingMiddleware());
   app.useGlobalFilters(new HttpExceptionFilter());
   app.useGlobalPipes(createValidationPipe());

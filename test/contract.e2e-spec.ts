@@ -88,7 +88,7 @@ const RECIPES: Record<string, Recipe> = {
         { name: 'width below minimum', parts: { form: { ...valid.form, width: '50' } }, status: 400 },
         { name: 'unknown form field', parts: { form: { ...valid.form, notAField: 'x' } }, status: 400 },
         { name: 'file that is not HTML', parts: { form: { file: new Blob(['%PDF-1.4'], { type: 'application/pdf' }) } }, status: 415 },
-        { name: 'file over 2 MiB', parts: { form: { file: html('a'.repeat(2 * 1024 * 1024 + 1)) } }, status: 413 },
+        { name: 'file over 10 MiB', parts: { form: { file: html('a'.repeat(10 * 1024 * 1024 + 1)) } }, status: 413 },
         { name: 'monthly quota used up', parts: { ...valid, auth: `Bearer ${ctx.exhaustedKey}` }, status: 429 },
         { name: 'first upload with an Idempotency-Key', parts: idempotent, status: 202 },
         { name: 'replayed upload', parts: idempotent, status: 202, expectHeaders: { 'Idempotency-Replayed': 'true' } },
@@ -241,7 +241,7 @@ describe('contract: every operation of openapi/openapi.json against the running 
         add(400, `body ${violation.name}`, { body: { ...(valid.body as object), ...violation.patch } });
       }
       if (resolveRef(doc, jsonBody.schema).required?.length) add(400, 'empty body object', { body: {} });
-      add(413, 'body over the size limit', { rawBody: JSON.stringify({ url: `https://example.com/${'a'.repeat(200 * 1024)}` }) });
+      add(413, 'body over the size limit', { rawBody: JSON.stringify({ url: `https://example.com/${'a'.repeat(1024 * 1024)}` }) });
       add(415, 'text/plain body', { rawBody: 'url=https://example.com', contentType: 'text/plain' });
     }
     if (op.operation.requestBody && resolveRef(doc, op.operation.requestBody).content?.['multipart/form-data']) {

@@ -120,7 +120,7 @@ describe('global contract: envelope, request ids, validation, authentication', (
     });
 
     it('413 PAYLOAD_TOO_LARGE for an oversized body', async () => {
-      const res = await t.request('POST', '/v1/screenshot', { key, body: { url: 'http://127.0.0.1/', pad: 'x'.repeat(200 * 1024) } });
+      const res = await t.request('POST', '/v1/screenshot', { key, body: { url: 'http://127.0.0.1/', pad: 'x'.repeat(1024 * 1024) } });
       expectEnvelope(res, 413, 'PAYLOAD_TOO_LARGE');
     });
 

@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { AccountsService } from '../src/accounts/accounts.service';
 import { ApiKeysService } from '../src/auth/api-keys.service';
-import { SsrfGuard } from '../src/capture/ssrf-guard';
+import { SsrfGuard } from '../src/egress/ssrf-guard';
 import { Clock } from '../src/common/clock';
 import { HousekeepingProcessor } from '../src/screenshots/housekeeping.processor';
 import { FakeClock } from './support/fake-clock';

@@ -1,7 +1,9 @@
 import { DataSource, Repository } from 'typeorm';
 import { Clock } from '../src/common/clock';
 import { EventRecord } from '../src/events/event.entity';
+import { ScreenshotFailedData } from '../src/events/event-types';
 import { CaptureProcessor } from '../src/screenshots/capture.processor';
+import { CustomerMessage, ScreenshotJobLifecycle } from '../src/screenshots/screenshot-job-lifecycle';
 import { HousekeepingProcessor } from '../src/screenshots/housekeeping.processor';
 import { ScreenshotJob } from '../src/screenshots/screenshot-job.entity';
 import { startPageServer, PageServer } from './support/page-server';
@@ -64,7 +66,7 @@ describe('a job never stays processing forever', () => {
     const done = await jobs.findOneByOrFail({ id });
     expect(done.status).toBe('done');
     await t.get(CaptureProcessor).process(id);
-    await t.get(CaptureProcessor).fail(id, 'late failure');
+    await t.get(ScreenshotJobLifecycle).fail(id, new CustomerMessage('late failure'));
     expect(await jobs.findOneByOrFail({ id })).toEqual(done);
   });
 
@@ -82,7 +84,7 @@ describe('a job never stays processing forever', () => {
     expect(await jobs.findOneByOrFail({ id })).toMatchObject({ status: 'failed', error: expect.stringMatching(/did not finish/) });
     expect((await jobs.findOneByOrFail({ id: recent })).status).toBe('processing');
     const events = await t.get(DataSource).getRepository(EventRecord).findBy({ accountId, type: 'screenshot.failed' });
-    expect(events.map((e) => e.data.screenshotId)).toContain(id);
+    expect(events.map((e) => (e.data as ScreenshotFailedData).screenshotId)).toContain(id);
   });
 
   it('serves the result file for RESULT_TTL_DAYS (30), then answers 404; the sweep deletes it by job row', async () => {

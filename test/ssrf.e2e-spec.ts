@@ -1,6 +1,6 @@
-import { AddressPolicy, blockedAddressReason } from '../src/capture/address-policy';
-import { EgressProxy } from '../src/capture/egress-proxy';
-import { SsrfGuard } from '../src/capture/ssrf-guard';
+import { AddressPolicy, blockedAddressReason } from '../src/egress/address-policy';
+import { EgressProxy } from '../src/egress/egress-proxy';
+import { HostResolver } from '../src/egress/host-resolver';
 import { PageServer, startPageServer } from './support/page-server';
 import { startTestApp, TestApp, waitForJob } from './support/test-app';
 
@@ -48,14 +48,20 @@ describe('SSRF guard: every request the page makes goes through the checking pro
     );
     t = await startTestApp({
       env: { SSRF_ALLOW_PRIVATE: 'false', CAPTURE_TIMEOUT_MS: '5000' },
-      override: (b) => b.overrideProvider(AddressPolicy).useValue(testPolicy),
-    });
-    t.get(SsrfGuard).useResolver(async (host) => {
-      if (host === 'allowed.test') return [PUBLIC];
-      if (host === 'localhost') return ['127.0.0.1'];
-      // Public when the API checks it, private when the browser connects: DNS rebinding.
-      if (host === 'rebind.test') return ++rebindLookups === 1 ? [PUBLIC] : ['127.0.0.1'];
-      throw Object.assign(new Error(`no such host ${host}`), { code: 'ENOTFOUND' });
+      override: (b) =>
+        b
+          .overrideProvider(AddressPolicy)
+          .useValue(testPolicy)
+          .overrideProvider(HostResolver)
+          .useValue({
+            resolve: async (host: string) => {
+              if (host === 'allowed.test') return [PUBLIC];
+              if (host === 'localhost') return ['127.0.0.1'];
+              // Public when the API checks it, private when the browser connects: DNS rebinding.
+              if (host === 'rebind.test') return ++rebindLookups === 1 ? [PUBLIC] : ['127.0.0.1'];
+              throw Object.assign(new Error(`no such host ${host}`), { code: 'ENOTFOUND' });
+            },
+          }),
     });
     ({ key } = await t.createKey());
   });

@@ -84,17 +84,17 @@ describe('POST /v1/screenshot/upload', () => {
     expect(res.body.details.fields[0].field).toBe('file');
   });
 
-  it('rejects a document over 2 MiB with 413 PAYLOAD_TOO_LARGE and no job', async () => {
+  it('rejects a document over 10 MiB with 413 PAYLOAD_TOO_LARGE and no job', async () => {
     const before = await jobCount();
-    const res = await upload({ content: Buffer.alloc(2 * 1024 * 1024 + 1, 'a') });
+    const res = await upload({ content: Buffer.alloc(10 * 1024 * 1024 + 1, 'a') });
     expect(res.status).toBe(413);
     expect(res.body.code).toBe('PAYLOAD_TOO_LARGE');
     expect(await jobCount()).toBe(before);
   });
 
-  it('accepts a document of exactly 2 MiB', async () => {
+  it('accepts a document of exactly 10 MiB', async () => {
     const head = page('white');
-    const res = await upload({ content: Buffer.concat([Buffer.from(head), Buffer.alloc(2 * 1024 * 1024 - head.length, ' ')]) });
+    const res = await upload({ content: Buffer.concat([Buffer.from(head), Buffer.alloc(10 * 1024 * 1024 - head.length, ' ')]) });
     expect(res.status).toBe(202);
     expect((await waitForJob(t, key, res.body.id)).status).toBe('done');
   });

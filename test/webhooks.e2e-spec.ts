@@ -2,7 +2,7 @@ import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { SsrfGuard } from '../src/capture/ssrf-guard';
+import { HostResolver } from '../src/egress/host-resolver';
 import { WEBHOOK_QUEUE } from '../src/queue/queues';
 import { startPageServer } from './support/page-server';
 import { startTestApp, TestApp, waitForJob } from './support/test-app';
@@ -136,7 +136,7 @@ describe('webhooks', () => {
       expect(res.body.details.fields.map((f: any) => f.field)).toContain(field);
     }
     const bad = await t.request('POST', '/v1/webhooks', { key, body: { url: 'http://user:pw@127.0.0.1:1/x' } });
-    expect([bad.status, bad.body.code]).toEqual([400, 'TARGET_NOT_ALLOWED']);
+    expect([bad.status, bad.body.code]).toEqual([400, 'VALIDATION_FAILED']);
     expect((await t.request('GET', '/v1/webhooks', { key })).body.data.length).toBe(before);
   });
 
@@ -376,9 +376,9 @@ describe('webhook targets under the SSRF guard (https only, private ranges block
   beforeAll(async () => {
     t = await startTestApp({
       env: { SSRF_ALLOW_PRIVATE: 'false', WEBHOOK_ALLOW_HTTP: 'false', WEBHOOK_RETRY_DELAYS: '30,30,30,30,30' },
+      // A stub resolver: nothing here ever reaches the network.
+      override: (b) => b.overrideProvider(HostResolver).useValue({ resolve: async () => [resolvesTo] }),
     });
-    // A stub resolver: nothing here ever reaches the network.
-    t.get(SsrfGuard).useResolver(async () => [resolvesTo]);
     ({ key } = await t.createKey());
   });
 

@@ -1,36 +1,34 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { Browser, BrowserContext, CDPSession, chromium, Page, Response } from 'playwright';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Page, Response } from 'playwright';
+import { BrowserGoneError, BrowserPoolClosedError, BrowserUnavailableError, LeaseBudgetExceededError } from '../browser/browser-errors';
+import { BrowserPool, Lease } from '../browser/browser-pool';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { EGRESS_ERROR_HEADER, EgressProxy } from './egress-proxy';
+import { EGRESS_ERROR_HEADER, EgressProxy } from '../egress/egress-proxy';
+import { CAPTURE_LIMITS, captureBudgetMs, CaptureOptions } from './capture-options';
 import { ImageFormat } from './image-format';
 
-/** What to capture. Sizes in CSS px, times in ms. */
+/** What to capture. */
 export interface CaptureRequest {
   /** The page to load (http or https). Ignored when `document` is set. */
   url: string;
   /** An uploaded HTML document to render instead of loading `url` (bytes as uploaded). */
   document?: Buffer;
-  width: number;
-  height: number;
-  fullPage: boolean;
-  format: ImageFormat;
-  /** Wait after the `load` event, in ms. */
-  delayMs: number;
+  options: CaptureOptions;
 }
 
 /** A captured image. */
 export interface CaptureResult {
   image: Buffer;
   format: ImageFormat;
-  /** True when a full-page capture was cut at {@link FULL_PAGE_MAX_HEIGHT_PX}. */
+  /** True when a full-page capture was cut at {@link CAPTURE_LIMITS.fullPageMaxHeightPx}. */
   clipped: boolean;
 }
 
-/** A capture that failed for a reason worth showing the customer (the job's `error`). */
+/**
+ * A capture that failed for a reason worth showing the customer (the job's `error`). Its message is
+ * customer-safe by construction: Chromium's `net::ERR_…` names, "Target not allowed: …", timeouts.
+ */
 export class CaptureError extends Error {}
-
-/** Tallest full-page capture, px (Chromium's largest texture); taller pages are clipped to it. */
-export const FULL_PAGE_MAX_HEIGHT_PX = 16_384;
 
 /** Origin under which an uploaded document is rendered (fulfilled in the browser, never fetched). */
 export const UPLOAD_DOCUMENT_URL = 'http://upload.glimpse.invalid/';
@@ -38,163 +36,61 @@ export const UPLOAD_DOCUMENT_URL = 'http://upload.glimpse.invalid/';
 /** Quality of lossy formats (0-100). */
 const LOSSY_QUALITY = 85;
 
-/** Viewport of pre-created pages until a capture sets its own. */
-const DEFAULT_VIEWPORT = { width: 1280, height: 800 };
-
 /** Longest the lazy-load scroll of a full-page capture may take, ms, and the pause per step. */
 const SCROLL_BUDGET_MS = 4_000;
 const SCROLL_STEP_PAUSE_MS = 40;
+
 /** Longest wait for images started by the scroll, ms. */
 const LAZY_IMAGES_WAIT_MS = 3_000;
 
 /**
- * Flags for a headless Chromium on a server: no sandbox (root in containers), no GPU, none of the
- * background traffic (updates, sync, QUIC) a capture service must not make, and no WebRTC UDP
- * outside the proxy (it would bypass the SSRF guard).
- */
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-dev-shm-usage',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-extensions',
-  '--mute-audio',
-  '--hide-scrollbars',
-  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
-  '--webrtc-ip-handling-policy=disable_non_proxied_udp',
-];
-
-/** One launched browser and its bookkeeping. */
-interface BrowserSlot {
-  browser: Browser;
-  /** Captures started on this browser. */
-  captures: number;
-  inFlight: number;
-  /** No new captures; closed once `inFlight` is 0. */
-  retired: boolean;
-  /** Fresh contexts created ahead of demand, each used by exactly one capture. */
-  warm: Promise<Lease>[];
-}
-
-/** A fresh context with one page, used by exactly one capture and then closed. */
-interface Lease {
-  context: BrowserContext;
-  page: Page;
-  cdp: CDPSession;
-}
-
-/** A failure caused by the browser itself (crash, disconnect) rather than by the page: retried once. */
-class BrowserGoneError extends Error {}
-
-/**
- * Captures pages with Playwright on the system Chromium (`CHROMIUM_PATH`).
- *
- * - Isolation: every capture gets its own fresh browser context (cookies, localStorage,
- *   sessionStorage, IndexedDB, Cache Storage, HTTP cache, permissions are per context; service
- *   workers are blocked), closed after the capture. To hide the cost of creating a context and its
- *   page (a renderer process start, 100-150 ms), `CAPTURE_WARM_CONTEXTS` of them are created ahead of
- *   demand; a pre-created context is still used once only.
- * - SSRF: Chromium sends every request, loopback included, through the {@link EgressProxy}.
- * - Robustness: a browser that crashes or disconnects is replaced and the capture retried once;
- *   a browser is retired after `CAPTURE_BROWSER_RECYCLE_AFTER` captures (closed when its last
- *   capture ends); each capture has a total time budget (navigation timeout + delay + capture
- *   timeout) after which its context is closed.
+ * The capture procedure (README, "Capture engine"): on a fresh context leased from the
+ * {@link BrowserPool} (whose traffic all goes through the egress proxy), loads the page, waits for
+ * `load` plus the delay, scrolls a full page for lazy content, and takes the screenshot through the
+ * DevTools protocol. A browser crash starts the capture again once on a new browser; the capture's
+ * budget is {@link captureBudgetMs}.
  */
 @Injectable()
-export class CaptureEngine implements OnApplicationShutdown {
+export class CaptureEngine {
   private readonly logger = new Logger(CaptureEngine.name);
-  private current: Promise<BrowserSlot> | null = null;
-  /** What `current` resolved to, once it has. */
-  private currentSlot: BrowserSlot | null = null;
-  private readonly slots = new Set<BrowserSlot>();
-  private closing = false;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly pool: BrowserPool,
     private readonly proxy: EgressProxy,
   ) {}
 
   /**
-   * Loads `request.url` (or renders `request.document`), waits for `load` plus `delayMs`, and takes
+   * Loads `request.url` (or renders `request.document`), waits for `load` plus the delay, and takes
    * the screenshot. Navigation is bounded by `CAPTURE_TIMEOUT_MS`; a page that committed but never
    * fires `load` is captured at that timeout when it has a body. Throws {@link CaptureError} with a
-   * readable message ("navigation timed out after 30000 ms", "net::ERR_CONNECTION_REFUSED",
+   * customer-safe message ("navigation timed out after 30000 ms", "net::ERR_CONNECTION_REFUSED",
    * "Target not allowed: …", "the browser crashed during the capture, twice", …).
    */
   async capture(request: CaptureRequest): Promise<CaptureResult> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.attempt(request);
-      } catch (err) {
-        if (err instanceof BrowserGoneError) {
-          if (attempt < 2 && !this.closing) {
-            this.logger.warn(`${err.message}; retrying the capture on a new browser`);
-            continue;
-          }
-          throw new CaptureError(`${err.message}, twice`);
-        }
-        throw err instanceof CaptureError ? err : new CaptureError(this.describe(err));
-      }
-    }
-  }
-
-  /** Closes every browser and the egress proxy; no Chromium process is left. */
-  async onApplicationShutdown(): Promise<void> {
-    this.closing = true;
-    this.current = null;
-    await Promise.all([...this.slots].map((slot) => this.closeSlot(slot)));
-    await this.proxy.close();
-  }
-
-  private async attempt(request: CaptureRequest): Promise<CaptureResult> {
-    let slot = await this.slot();
-    if (slot.retired) slot = await this.slot();
-    slot.inFlight++;
-    slot.captures++;
-    if (slot.captures >= this.config.captureBrowserRecycleAfter) this.retire(slot);
-    let lease: Lease | undefined;
-    let timer: NodeJS.Timeout | undefined;
-    let overBudget = false;
-    const budgetMs = this.config.captureTimeoutMs + request.delayMs + this.config.captureTimeoutMs;
-    let crashed = false;
+    const { options } = request;
+    const budgetMs = captureBudgetMs(this.config.captureTimeoutMs, options);
     try {
-      lease = await this.takeLease(slot);
-      const leased = lease;
-      leased.page.once('crash', () => (crashed = true));
-      timer = setTimeout(() => {
-        overBudget = true;
-        void leased.context.close().catch(() => undefined);
-      }, budgetMs);
-      return await this.run(lease, request);
+      return await this.pool.withLease(
+        { budgetMs, crashRetries: 1, context: { viewport: { width: options.width, height: options.height } } },
+        (lease) => this.run(lease, request),
+      );
     } catch (err) {
-      if (!slot.browser.isConnected()) {
-        this.retire(slot);
-        throw new BrowserGoneError('the browser crashed during the capture');
+      if (err instanceof CaptureError) throw err;
+      if (err instanceof BrowserGoneError) throw new CaptureError(`${err.message} during the capture${err.attempts > 1 ? ', twice' : ''}`);
+      if (err instanceof LeaseBudgetExceededError) throw new CaptureError(`capture ${err.message}`);
+      if (err instanceof BrowserPoolClosedError) throw new CaptureError('the capture service is shutting down');
+      if (err instanceof BrowserUnavailableError) {
+        this.logger.error(`No browser for captures: ${err.message}`);
+        throw new CaptureError('the capture browser could not be started');
       }
-      if (overBudget) throw new CaptureError(`capture exceeded its time budget of ${budgetMs} ms`);
-      if (crashed) {
-        throw new BrowserGoneError('the page crashed during the capture');
-      }
-      throw err;
-    } finally {
-      clearTimeout(timer);
-      // Closed in the background: the result is ready, and a closing context is unusable already.
-      void lease?.context.close().catch(() => undefined);
-      slot.inFlight--;
-      if (slot.retired && slot.inFlight === 0) void this.closeSlot(slot);
+      throw new CaptureError(this.describe(err));
     }
   }
 
   private async run({ page, cdp }: Lease, request: CaptureRequest): Promise<CaptureResult> {
     const started = Date.now();
     const navTimeout = this.config.captureTimeoutMs;
-    if (request.width !== DEFAULT_VIEWPORT.width || request.height !== DEFAULT_VIEWPORT.height) {
-      await page.setViewportSize({ width: request.width, height: request.height });
-    }
     let failedNavigation: string | null = null;
     page.on('requestfailed', (r) => {
       if (r.isNavigationRequest() && r.frame() === page.mainFrame()) failedNavigation = r.url();
@@ -222,35 +118,35 @@ export class CaptureEngine implements OnApplicationShutdown {
       if (!rendered) throw new CaptureError(`navigation timed out after ${navTimeout} ms`);
       this.logger.debug(`${request.document ? 'Upload' : request.url} did not finish loading in ${navTimeout} ms; capturing what rendered`);
     }
-    if (request.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, request.delayMs));
-    return this.screenshot(page, cdp, request);
+    if (request.options.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, request.options.delayMs));
+    return this.screenshot(page, cdp, request.options);
   }
 
   /** Scrolls (full page), measures, and captures through the DevTools protocol (all three formats). */
-  private async screenshot(page: Page, cdp: CDPSession, request: CaptureRequest): Promise<CaptureResult> {
-    let clip = { x: 0, y: 0, width: request.width, height: request.height, scale: 1 };
+  private async screenshot(page: Page, cdp: Lease['cdp'], options: CaptureOptions): Promise<CaptureResult> {
+    let clip = { x: 0, y: 0, width: options.width, height: options.height, scale: 1 };
     let clipped = false;
-    if (request.fullPage) {
+    if (options.fullPage) {
       const fullHeight = await page.evaluate(scrollForLazyContent, {
-        maxHeight: FULL_PAGE_MAX_HEIGHT_PX,
+        maxHeight: CAPTURE_LIMITS.fullPageMaxHeightPx,
         budgetMs: SCROLL_BUDGET_MS,
         pauseMs: SCROLL_STEP_PAUSE_MS,
         imagesWaitMs: LAZY_IMAGES_WAIT_MS,
       });
-      clipped = fullHeight > FULL_PAGE_MAX_HEIGHT_PX;
-      clip = { ...clip, height: Math.max(request.height, Math.min(fullHeight, FULL_PAGE_MAX_HEIGHT_PX)) };
+      clipped = fullHeight > CAPTURE_LIMITS.fullPageMaxHeightPx;
+      clip = { ...clip, height: Math.max(options.height, Math.min(fullHeight, CAPTURE_LIMITS.fullPageMaxHeightPx)) };
     }
     await page.evaluate(() => document.fonts.ready.then(() => undefined)).catch(() => undefined);
     // optimizeForSpeed: Chromium's fast PNG encoder, measured here at about 40 ms instead of 150 ms for a
     // 1280×800 page, for files about a quarter larger; the encoder is most of a warm capture's CPU.
     const { data } = await cdp.send('Page.captureScreenshot', {
-      format: request.format,
-      ...(request.format === 'png' ? {} : { quality: LOSSY_QUALITY }),
+      format: options.format,
+      ...(options.format === 'png' ? {} : { quality: LOSSY_QUALITY }),
       optimizeForSpeed: true,
-      captureBeyondViewport: request.fullPage,
+      captureBeyondViewport: options.fullPage,
       clip,
     });
-    return { image: Buffer.from(data, 'base64'), format: request.format, clipped };
+    return { image: Buffer.from(data, 'base64'), format: options.format, clipped };
   }
 
   private describe(err: unknown, failedUrl?: string): string {
@@ -267,7 +163,8 @@ export class CaptureEngine implements OnApplicationShutdown {
     if (/Target (page, context or browser )?(has been )?closed|Browser closed|browser has disconnected/i.test(message)) {
       return 'the browser closed during the capture';
     }
-    return message.split('\n')[0].replace(/^[a-zA-Z.]+: /, '');
+    this.logger.warn(`Capture failed: ${message}`);
+    return redactInternals(message.split('\n')[0].replace(/^[a-zA-Z.]+: /, ''));
   }
 
   private proxyFailureFor(rawUrl: string): string | undefined {
@@ -278,105 +175,14 @@ export class CaptureEngine implements OnApplicationShutdown {
       return undefined;
     }
   }
+}
 
-  /** The browser new captures run on, launching one when there is none or the last was retired. */
-  private slot(): Promise<BrowserSlot> {
-    if (this.closing) return Promise.reject(new CaptureError('the capture engine is shutting down'));
-    if (this.currentSlot?.retired) {
-      this.current = null;
-      this.currentSlot = null;
-    }
-    if (!this.current) {
-      const launching = this.launch();
-      this.current = launching;
-      launching.then(
-        (slot) => {
-          if (this.current === launching) this.currentSlot = slot;
-        },
-        () => {
-          if (this.current === launching) this.current = null;
-        },
-      );
-    }
-    return this.current;
-  }
-
-  private async launch(): Promise<BrowserSlot> {
-    const proxy = await this.proxy.start();
-    const browser = await chromium.launch({
-      executablePath: this.config.chromiumPath,
-      headless: true,
-      args: [...CHROMIUM_ARGS, `--proxy-server=http://${proxy}`, '--proxy-bypass-list=<-loopback>'],
-    });
-    const slot: BrowserSlot = { browser, captures: 0, inFlight: 0, retired: false, warm: [] };
-    this.slots.add(slot);
-    browser.on('disconnected', () => {
-      this.retire(slot);
-      this.slots.delete(slot);
-    });
-    if (this.closing) {
-      await this.closeSlot(slot);
-      throw new CaptureError('the capture engine is shutting down');
-    }
-    this.refill(slot);
-    return slot;
-  }
-
-  /** A fresh context and page: a pre-created one when ready, else a new one; then tops the pool up. */
-  private async takeLease(slot: BrowserSlot): Promise<Lease> {
-    const warm = slot.warm.shift();
-    this.refill(slot);
-    if (warm) {
-      const lease = await warm.catch(() => null);
-      if (lease && !lease.page.isClosed()) return lease;
-    }
-    return this.newLease(slot.browser);
-  }
-
-  private refill(slot: BrowserSlot): void {
-    while (!slot.retired && !this.closing && slot.browser.isConnected() && slot.warm.length < this.config.captureWarmContexts) {
-      const lease = this.newLease(slot.browser);
-      lease.catch(() => undefined);
-      slot.warm.push(lease);
-    }
-  }
-
-  private async newLease(browser: Browser): Promise<Lease> {
-    const context = await browser.newContext({
-      viewport: DEFAULT_VIEWPORT,
-      serviceWorkers: 'block',
-      acceptDownloads: false,
-    });
-    try {
-      const page = await context.newPage();
-      const cdp = await context.newCDPSession(page);
-      return { context, page, cdp };
-    } catch (err) {
-      await context.close().catch(() => undefined);
-      throw err;
-    }
-  }
-
-  /** Stops giving new captures to `slot`; it is closed when its last capture ends. */
-  private retire(slot: BrowserSlot): void {
-    if (slot.retired) return;
-    slot.retired = true;
-    if (this.currentSlot === slot) {
-      this.current = null;
-      this.currentSlot = null;
-    }
-    const warm = slot.warm.splice(0);
-    for (const lease of warm) void lease.then((l) => l.context.close().catch(() => undefined), () => undefined);
-    if (slot.inFlight === 0) void this.closeSlot(slot);
-  }
-
-  private async closeSlot(slot: BrowserSlot): Promise<void> {
-    slot.retired = true;
-    this.slots.delete(slot);
-    const warm = slot.warm.splice(0);
-    await Promise.all(warm.map((lease) => lease.then((l) => l.context.close(), () => undefined).catch(() => undefined)));
-    await slot.browser.close().catch(() => undefined);
-  }
+/**
+ * `text` with anything that looks like a file system path replaced by `[internal]`, so a browser
+ * message can never show the customer where the service keeps its files. URLs are kept.
+ */
+export function redactInternals(text: string): string {
+  return text.replace(/(?<![\w:/.%-])\/(?:[\w.@+-]+\/)*[\w.@+-]+/g, '[internal]');
 }
 
 /**

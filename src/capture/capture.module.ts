@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
-import { AddressPolicy } from './address-policy';
+import { BrowserModule } from '../browser/browser.module';
+import { EgressModule } from '../egress/egress.module';
 import { CaptureEngine } from './capture-engine';
-import { EgressProxy } from './egress-proxy';
-import { SsrfGuard } from './ssrf-guard';
 
+/** The capture procedure on the browser pool; the options type lives in `capture-options.ts`. */
 @Module({
-  providers: [AddressPolicy, SsrfGuard, EgressProxy, CaptureEngine],
-  exports: [CaptureEngine, SsrfGuard, AddressPolicy],
+  imports: [BrowserModule, EgressModule],
+  providers: [CaptureEngine],
+  exports: [CaptureEngine, BrowserModule],
 })
 export class CaptureModule {}

@@ -1,10 +1,16 @@
 import express, { NextFunction, Request, Response } from 'express';
+import { isUtf8 } from 'node:buffer';
+import { MIMEType } from 'node:util';
 import { ApiError, ErrorCode } from './api-error';
 import { sendError } from './error-envelope';
 import { requestIdOf } from './request-context';
+import { bodyProblemError, findBodyProblem } from './request-body-rules';
 
-/** Largest JSON body accepted, in bytes (a screenshot request is well under 4 KiB). */
-export const JSON_BODY_LIMIT_BYTES = 100 * 1024;
+/**
+ * Largest JSON body accepted, in bytes: 1 MiB (CONTRACT.md, "Rate limits and back-pressure"; a batch
+ * of 100 captures with scripts and style sheets fits, a screenshot request is well under 4 KiB).
+ */
+export const JSON_BODY_LIMIT_BYTES = 1024 * 1024;
 
 /**
  * Paths whose routes parse their own bodies with their own limit and error format: the MCP endpoint
@@ -15,28 +21,52 @@ export const OWN_BODY_PARSING_PATHS = /^\/mcp(\/|$)/;
 /** Paths (exact) that take `multipart/form-data` instead of JSON (a JSON body there is a 415). */
 export const MULTIPART_PATHS = new Set(['/v1/screenshot/upload']);
 
+/** body-parser error type of a JSON body that is not valid UTF-8 (thrown by the `verify` hook). */
+export const INVALID_UTF8 = 'encoding.invalid-utf8';
+
 /**
- * Express middleware chain for request bodies: a 415 `UNSUPPORTED_MEDIA_TYPE` for a body that is
- * neither JSON nor (on {@link MULTIPART_PATHS}) multipart, JSON parsing limited to
- * {@link JSON_BODY_LIMIT_BYTES}, and body-parser failures as envelopes (400 `INVALID_JSON`,
- * 413 `PAYLOAD_TOO_LARGE`) instead of Express's HTML error page. Paths under
- * {@link OWN_BODY_PARSING_PATHS} are passed through unparsed.
+ * Express middleware chain for request bodies:
+ * - 415 `UNSUPPORTED_MEDIA_TYPE` for a body that is neither JSON nor (on {@link MULTIPART_PATHS})
+ *   multipart, or whose `charset` is anything but `utf-8` (JSON is UTF-8, RFC 8259 section 8.1);
+ * - JSON parsing limited to {@link JSON_BODY_LIMIT_BYTES} (413 `PAYLOAD_TOO_LARGE`); a body that is not
+ *   JSON or not valid UTF-8 (never silently replaced) is 400 `INVALID_JSON`;
+ * - the parsed body checked by {@link findBodyProblem}: nesting deeper than 32 is 400 `INVALID_JSON`,
+ *   a reserved key (`__proto__`, `constructor`, `prototype`) or a NUL character anywhere is 400
+ *   `VALIDATION_FAILED` naming the field, whatever the route does with its body.
+ * Failures are envelopes, never Express's HTML error page. Paths under {@link OWN_BODY_PARSING_PATHS}
+ * are passed through unparsed.
  */
 export function bodyParsingMiddleware() {
   const requireSupportedType = (req: Request, res: Response, next: NextFunction) => {
     if (!req.path.startsWith('/v1/') || !hasBody(req)) return next();
-    if (MULTIPART_PATHS.has(req.path) ? req.is('multipart/form-data') : req.is('application/json')) return next();
-    const allowed = MULTIPART_PATHS.has(req.path) ? 'multipart/form-data' : 'application/json';
-    sendError(
-      res,
-      requestIdOf(req),
-      new ApiError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, 415, `Content-Type must be ${allowed}`),
-    );
+    const multipart = MULTIPART_PATHS.has(req.path);
+    const allowed = multipart ? 'multipart/form-data' : 'application/json';
+    if (!req.is(allowed)) {
+      return sendError(res, requestIdOf(req), new ApiError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, 415, `Content-Type must be ${allowed}`));
+    }
+    const charset = charsetOf(req.headers['content-type']);
+    if (!multipart && charset !== null && charset !== 'utf-8' && charset !== 'utf8') {
+      return sendError(
+        res,
+        requestIdOf(req),
+        new ApiError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, 415, `Unsupported charset "${charset}": JSON bodies must be UTF-8`),
+      );
+    }
+    next();
+  };
+  const checkParsedBody = (req: Request, res: Response, next: NextFunction) => {
+    if (!req.path.startsWith('/v1/') || req.body === undefined) return next();
+    const problem = findBodyProblem(req.body);
+    if (problem) return sendError(res, requestIdOf(req), bodyProblemError(problem));
+    next();
   };
   const renderParserError = (err: unknown, req: Request, res: Response, next: NextFunction) => {
     const type = (err as { type?: string }).type;
     if (type === 'entity.parse.failed') {
       return sendError(res, requestIdOf(req), new ApiError(ErrorCode.INVALID_JSON, 400, 'Request body is not valid JSON'));
+    }
+    if (type === INVALID_UTF8) {
+      return sendError(res, requestIdOf(req), new ApiError(ErrorCode.INVALID_JSON, 400, 'Request body is not valid UTF-8'));
     }
     if (type === 'entity.too.large') {
       return sendError(
@@ -50,10 +80,39 @@ export function bodyParsingMiddleware() {
     }
     next(err);
   };
-  const parseJson = express.json({ limit: JSON_BODY_LIMIT_BYTES });
+  const parseJson = express.json({ limit: JSON_BODY_LIMIT_BYTES, verify: requireUtf8 });
   const parseJsonUnlessOwn = (req: Request, res: Response, next: NextFunction) =>
     OWN_BODY_PARSING_PATHS.test(req.path) ? next() : parseJson(req, res, next);
-  return [requireSupportedType, parseJsonUnlessOwn, renderParserError];
+  return [requireSupportedType, parseJsonUnlessOwn, renderParserError, checkParsedBody];
+}
+
+/** body-parser `verify` hook: refuses a body that is not valid UTF-8 (body-parser would replace the bytes). */
+export function requireUtf8(_req: unknown, _res: unknown, body: Buffer): void {
+  if (!isUtf8(body)) throw Object.assign(new Error('Request body is not valid UTF-8'), { status: 400, type: INVALID_UTF8 });
+}
+
+/** The lower-cased `charset` parameter of a Content-Type header, or null when absent or unparsable. */
+function charsetOf(contentType: string | undefined): string | null {
+  try {
+    return new MIMEType(contentType ?? '').params.get('charset')?.toLowerCase() ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Express middleware: a `/v1` path with a percent-encoding that does not decode (`%E0%A4%A`, a lone
+ * `%`) is 404 `NOT_FOUND` (CONTRACT.md, "Identifiers": an id of the wrong shape is a 404), instead of
+ * the router's 400 when it decodes the id.
+ */
+export function pathEncodingMiddleware(req: Request, res: Response, next: NextFunction): void {
+  if (!req.path.startsWith('/v1/')) return next();
+  try {
+    decodeURIComponent(req.path);
+  } catch {
+    return sendError(res, requestIdOf(req), ApiError.notFound('Resource'));
+  }
+  next();
 }
 
 function hasBody(req: Request): boolean {

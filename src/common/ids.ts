@@ -11,6 +11,8 @@ export const ID_PREFIX = {
   event: 'evt',
   delivery: 'dlv',
   run: 'run',
+  user: 'usr',
+  session: 'ses',
 } as const;
 export type IdKind = keyof typeof ID_PREFIX;
 

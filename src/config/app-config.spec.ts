@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from './app-config';
 
-const base = { CHROMIUM_PATH: process.execPath }; // any existing file stands in for the browser here
+const base = {};
 
 describe('loadConfig', () => {
   it('applies the defaults of CONTRACT.md', () => {
@@ -40,7 +40,51 @@ describe('loadConfig', () => {
     expect(problems.every((p) => !p.includes('\n'))).toBe(true);
   });
 
-  it('refuses a CHROMIUM_PATH that does not exist', () => {
-    expect(() => loadConfig({ CHROMIUM_PATH: '/nowhere/chromium' })).toThrow(/CHROMIUM_PATH="\/nowhere\/chromium": no such file/);
+  it('needs no browser: CHROMIUM_PATH is passed on as set, and checked by the browser pool when it launches', () => {
+    expect(loadConfig({}).chromiumPath).toBeNull();
+    expect(loadConfig({ CHROMIUM_PATH: '/nowhere/chromium' }).chromiumPath).toBe('/nowhere/chromium');
+  });
+
+  describe('webhook secret keys', () => {
+    const hex = (b: number) => b.toString(16).padStart(2, '0').repeat(32);
+    const base64 = Buffer.alloc(32, 7).toString('base64');
+
+    it('NODE_ENV=production refuses to start without a key, naming WEBHOOK_SECRET_KEY', () => {
+      expect(() => loadConfig({ ...base, NODE_ENV: 'production' })).toThrow(ConfigError);
+      try {
+        loadConfig({ ...base, NODE_ENV: 'production' });
+      } catch (err) {
+        expect((err as ConfigError).problems).toEqual([expect.stringMatching(/^WEBHOOK_SECRET_KEY: required with NODE_ENV=production/)]);
+      }
+      expect(loadConfig({ ...base, NODE_ENV: 'production', WEBHOOK_SECRET_KEY: hex(1) })).toMatchObject({ production: true });
+      expect(loadConfig({ ...base, NODE_ENV: 'production', WEBHOOK_SECRET_KEYS: hex(1) }).webhookSecretKeys).toHaveLength(1);
+      // Outside production an unset key is allowed (a warning is logged at start-up).
+      expect(loadConfig({ ...base, NODE_ENV: 'development' })).toMatchObject({ production: false, webhookSecretKeys: [] });
+      expect(loadConfig(base).webhookSecretKeys).toEqual([]);
+    });
+
+    it('WEBHOOK_SECRET_KEYS is a comma-separated list, newest first, hex or base64', () => {
+      const config = loadConfig({ ...base, WEBHOOK_SECRET_KEYS: ` ${hex(2)} , ${base64}` });
+      expect(config.webhookSecretKeys).toEqual([Buffer.alloc(32, 2), Buffer.alloc(32, 7)]);
+      expect(loadConfig({ ...base, WEBHOOK_SECRET_KEY: hex(3) }).webhookSecretKeys).toEqual([Buffer.alloc(32, 3)]);
+    });
+
+    it('reports a malformed or repeated key and both variables at once, without echoing key material', () => {
+      const problemsOf = (env: Record<string, string>) => {
+        try {
+          loadConfig({ ...base, ...env });
+        } catch (err) {
+          return (err as ConfigError).problems;
+        }
+        return [];
+      };
+      expect(problemsOf({ WEBHOOK_SECRET_KEYS: `${hex(1)},abc` })).toEqual([expect.stringMatching(/^WEBHOOK_SECRET_KEYS: key 2 must be 32 bytes/)]);
+      expect(problemsOf({ WEBHOOK_SECRET_KEYS: `${hex(1)},${hex(1)}` })).toEqual([expect.stringMatching(/key 2 is listed twice/)]);
+      expect(problemsOf({ WEBHOOK_SECRET_KEYS: hex(1), WEBHOOK_SECRET_KEY: hex(2) })).toEqual([expect.stringMatching(/set only one/)]);
+      const malformed = problemsOf({ WEBHOOK_SECRET_KEY: 'deadbeef-not-a-key', NODE_ENV: 'production' });
+      expect(malformed).toHaveLength(1);
+      expect(malformed[0]).toMatch(/^WEBHOOK_SECRET_KEY: must be 32 bytes/);
+      expect(malformed.join()).not.toContain('deadbeef');
+    });
   });
 });

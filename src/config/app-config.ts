@@ -11,7 +11,7 @@ import {
   Min,
   validateSync,
 } from 'class-validator';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 const toInt = ({ value }: { value: unknown }) =>
@@ -22,14 +22,8 @@ const toBool = ({ value }: { value: unknown }) => {
   return value;
 };
 
-/** Where `CHROMIUM_PATH` is looked for when unset (Debian, Ubuntu, Chrome packages). */
-export const CHROMIUM_CANDIDATES = [
-  '/usr/bin/chromium',
-  '/usr/bin/chromium-browser',
-  '/usr/bin/google-chrome-stable',
-  '/usr/bin/google-chrome',
-  '/snap/bin/chromium',
-];
+/** One webhook secret key: 32 bytes as 64 hex characters or 44 base64 characters. */
+const SECRET_KEY_PATTERN = /^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/;
 
 /**
  * Raw environment as read from `process.env`, validated with class-validator.
@@ -53,8 +47,14 @@ class EnvironmentVariables {
   WEBHOOK_RETRY_DELAYS = '60,300,1800,7200,43200';
   @Transform(toInt) @IsInt() @Min(100) @Max(120000) WEBHOOK_TIMEOUT_MS = 15000;
   @IsOptional() @IsString()
-  @Matches(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/, { message: 'must be 32 bytes as 64 hex characters or base64 (44 characters)' })
+  @Matches(SECRET_KEY_PATTERN, { message: 'must be 32 bytes as 64 hex characters or base64 (44 characters)' })
   WEBHOOK_SECRET_KEY?: string;
+  /** Comma-separated keys, newest first: the first seals, every one opens (key rotation). */
+  @IsOptional() @IsString()
+  @Matches(/^\s*[^,\s]+(\s*,\s*[^,\s]+)*\s*$/, { message: 'must be a comma-separated list of keys' })
+  WEBHOOK_SECRET_KEYS?: string;
+  /** `production` requires a webhook secret key; any other value (development, test) does not. */
+  @IsOptional() @IsString() NODE_ENV?: string;
   @Transform(toInt) @IsInt() @Min(1) @Max(3650) RESULT_TTL_DAYS = 30;
   @Transform(toInt) @IsInt() @Min(0) LEGACY_FREE_CAP = 1000;
   @IsIn(['inline', 'off']) WORKER_MODE: 'inline' | 'off' = 'inline';
@@ -64,6 +64,9 @@ class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(1) @Max(1000000) CAPTURE_BROWSER_RECYCLE_AFTER = 500;
   /** Comma-separated origins (`https://host[:port]`) whose browser requests may reach `/mcp/<API_KEY>`. */
   @IsString() MCP_ALLOWED_ORIGINS = '';
+  @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  DASHBOARD_URL?: string;
+  @Transform(toBool) @IsBoolean() DASHBOARD_SIGNUP = false;
   @IsIn(['error', 'warn', 'log', 'debug', 'verbose']) LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
   @IsOptional() @IsIn(['json', 'pretty']) LOG_FORMAT?: 'json' | 'pretty';
   @IsOptional() @IsString() @Matches(/^\S{16,}$/, { message: 'must be at least 16 characters without spaces' }) METRICS_TOKEN?: string;
@@ -116,19 +119,26 @@ export interface AppConfig {
   publicBaseUrl: string;
   /** Absolute path of the result file directory. */
   storageDir: string;
-  /** Absolute path of the Chromium executable. */
-  chromiumPath: string;
+  /**
+   * `CHROMIUM_PATH` as set, or null: the browser pool then picks the first browser it finds, the
+   * headless shell first (src/browser/chromium-executable.ts). Not checked here, so processes that
+   * launch no browser (`npm run openapi`, an API with `WORKER_MODE=off`, unit tests) need none.
+   */
+  chromiumPath: string | null;
   ssrfAllowPrivate: boolean;
   webhookAllowHttp: boolean;
   /** Delays between webhook attempts, in seconds (attempt n+1 waits `webhookRetryDelaysS[n-1]`). */
   webhookRetryDelaysS: number[];
   webhookTimeoutMs: number;
   /**
-   * AES-256-GCM key (32 bytes) that encrypts webhook signing secrets at rest, from `WEBHOOK_SECRET_KEY`
-   * (64 hex characters or base64). Null when unset: secrets are then stored unencrypted and a warning
-   * is logged at start-up (see README, "Webhooks").
+   * AES-256-GCM keys (32 bytes each) for webhook signing secrets at rest, newest first: the first seals,
+   * every one opens (rotation). From `WEBHOOK_SECRET_KEYS` (comma-separated) or `WEBHOOK_SECRET_KEY`
+   * (one key), 64 hex characters or base64 each. Empty when neither is set: secrets are then stored
+   * unencrypted and a warning is logged at start-up (see README, "Webhooks"); refused in production.
    */
-  webhookSecretKey: Buffer | null;
+  webhookSecretKeys: Buffer[];
+  /** `NODE_ENV=production`: stricter start-up checks (a webhook secret key is required). */
+  production: boolean;
   resultTtlDays: number;
   legacyFreeCap: number;
   workerMode: 'inline' | 'off';
@@ -144,6 +154,13 @@ export interface AppConfig {
   /** Captures after which a browser is replaced by a new one, to bound its memory. */
   captureBrowserRecycleAfter: number;
   logLevel: 'error' | 'warn' | 'log' | 'debug' | 'verbose';
+  /**
+   * Base of dashboard links (set-password, invites) from `DASHBOARD_URL`, without a trailing slash;
+   * null means `{publicBaseUrl}/dashboard` (see {@link dashboardUrlOf}).
+   */
+  dashboardUrl: string | null;
+  /** `DASHBOARD_SIGNUP=true`: anyone may create an account (plan `free`) at `/dashboard/signup`. */
+  dashboardSignup: boolean;
   /**
    * Origins (`scheme://host[:port]`, lower case, no trailing slash) allowed to call the MCP endpoint from
    * a browser; a request with any other `Origin` header is refused with 403. Empty: only requests
@@ -205,21 +222,22 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
   }
   const raw = plainToInstance(EnvironmentVariables, present, { exposeDefaultValues: true });
   const errors = validateSync(raw, { whitelist: false });
-  // Secrets are named, never echoed.
-  const shown = (name: string) =>
-    (FILE_SECRETS as readonly string[]).includes(name) || name.endsWith('TOKEN') ? '<secret>' : JSON.stringify(present[name]);
   problems.push(
-    ...errors.map((e) => `${e.property}=${shown(e.property)}: ${Object.values(e.constraints ?? {}).join('; ')}`),
+    ...errors.map(
+      // Secrets are named, never echoed; a database URL is shown without its password.
+      (e) => `${e.property}${/SECRET|TOKEN/.test(e.property) ? '' : `=${JSON.stringify(shownValue(e.property, present[e.property]))}`}: ${Object.values(e.constraints ?? {}).join('; ')}`,
+    ),
   );
   if (raw.STORAGE_DRIVER === 's3' && !raw.S3_BUCKET) problems.push('S3_BUCKET: required when STORAGE_DRIVER=s3');
   if (raw.STORAGE_DRIVER === 's3' && !!raw.S3_ACCESS_KEY_ID !== !!raw.S3_SECRET_ACCESS_KEY) {
     problems.push('S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY: set both or neither (neither: the AWS default credential chain)');
   }
-  const chromiumPath = raw.CHROMIUM_PATH ?? CHROMIUM_CANDIDATES.find((p) => existsSync(p));
-  if (!chromiumPath) {
-    problems.push(`CHROMIUM_PATH: unset and no Chromium found at ${CHROMIUM_CANDIDATES.join(', ')}`);
-  } else if (!existsSync(chromiumPath)) {
-    problems.push(`CHROMIUM_PATH=${JSON.stringify(chromiumPath)}: no such file`);
+  const webhookSecretKeys = parseSecretKeys(raw.WEBHOOK_SECRET_KEYS, raw.WEBHOOK_SECRET_KEY, problems);
+  const production = raw.NODE_ENV === 'production';
+  if (production && !webhookSecretKeys.length && !problems.some((p) => p.startsWith('WEBHOOK_SECRET_KEY'))) {
+    problems.push(
+      'WEBHOOK_SECRET_KEY: required with NODE_ENV=production (32 random bytes, e.g. `openssl rand -hex 32`), so webhook signing secrets are encrypted at rest',
+    );
   }
   const mcpAllowedOrigins = parseOrigins(raw.MCP_ALLOWED_ORIGINS ?? '');
   if (typeof mcpAllowedOrigins === 'string') problems.push(`MCP_ALLOWED_ORIGINS=${JSON.stringify(env.MCP_ALLOWED_ORIGINS)}: ${mcpAllowedOrigins}`);
@@ -231,14 +249,13 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
     queuePrefix: raw.QUEUE_PREFIX,
     publicBaseUrl: (raw.PUBLIC_BASE_URL ?? `http://localhost:${raw.PORT}`).replace(/\/+$/, ''),
     storageDir: resolve(raw.STORAGE_DIR),
-    chromiumPath: chromiumPath as string,
+    chromiumPath: raw.CHROMIUM_PATH ?? null,
     ssrfAllowPrivate: raw.SSRF_ALLOW_PRIVATE,
     webhookAllowHttp: raw.WEBHOOK_ALLOW_HTTP,
     webhookRetryDelaysS: raw.WEBHOOK_RETRY_DELAYS.split(',').map((s) => Number(s.trim())),
     webhookTimeoutMs: raw.WEBHOOK_TIMEOUT_MS,
-    webhookSecretKey: raw.WEBHOOK_SECRET_KEY
-      ? Buffer.from(raw.WEBHOOK_SECRET_KEY, raw.WEBHOOK_SECRET_KEY.length === 64 ? 'hex' : 'base64')
-      : null,
+    webhookSecretKeys,
+    production,
     resultTtlDays: raw.RESULT_TTL_DAYS,
     legacyFreeCap: raw.LEGACY_FREE_CAP,
     workerMode: raw.WORKER_MODE,
@@ -247,6 +264,8 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
     captureWarmContexts: raw.CAPTURE_WARM_CONTEXTS,
     captureBrowserRecycleAfter: raw.CAPTURE_BROWSER_RECYCLE_AFTER,
     logLevel: raw.LOG_LEVEL,
+    dashboardUrl: raw.DASHBOARD_URL ? raw.DASHBOARD_URL.replace(/\/+$/, '') : null,
+    dashboardSignup: raw.DASHBOARD_SIGNUP,
     mcpAllowedOrigins: mcpAllowedOrigins as string[],
     logFormat: raw.LOG_FORMAT ?? (stdoutIsTerminal ? 'pretty' : 'json'),
     metricsToken: raw.METRICS_TOKEN ?? null,
@@ -270,6 +289,35 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
 }
 
 /**
+ * The webhook secret keys, newest first, from `WEBHOOK_SECRET_KEYS` (comma-separated) or else
+ * `WEBHOOK_SECRET_KEY`; appends a line to `problems` for each malformed key, for both set at once and
+ * for a key listed twice.
+ */
+function parseSecretKeys(list: string | undefined, single: string | undefined, problems: string[]): Buffer[] {
+  if (list !== undefined && single !== undefined) {
+    problems.push('WEBHOOK_SECRET_KEY and WEBHOOK_SECRET_KEYS: set only one (WEBHOOK_SECRET_KEYS=<new>,<old> to rotate)');
+    return [];
+  }
+  if (list === undefined) return single !== undefined && SECRET_KEY_PATTERN.test(single) ? [decodeSecretKey(single)] : [];
+  const entries = list.split(',').map((k) => k.trim()).filter(Boolean);
+  const keys: Buffer[] = [];
+  entries.forEach((entry, i) => {
+    if (!SECRET_KEY_PATTERN.test(entry)) {
+      problems.push(`WEBHOOK_SECRET_KEYS: key ${i + 1} must be 32 bytes as 64 hex characters or base64 (44 characters)`);
+    } else if (keys.some((k) => k.equals(decodeSecretKey(entry)))) {
+      problems.push(`WEBHOOK_SECRET_KEYS: key ${i + 1} is listed twice`);
+    } else {
+      keys.push(decodeSecretKey(entry));
+    }
+  });
+  return keys;
+}
+
+function decodeSecretKey(key: string): Buffer {
+  return Buffer.from(key, key.length === 64 ? 'hex' : 'base64');
+}
+
+/**
  * Parses a comma-separated list of origins (`https://app.example.com`, `http://localhost:5173`) into
  * their serialized form (lower-case scheme and host, default port dropped). Returns a problem
  * description instead when an entry is not a bare http(s) origin.
@@ -290,6 +338,16 @@ function parseOrigins(list: string): string[] | string {
     origins.push(url.origin);
   }
   return origins;
+}
+
+/** Base URL of the dashboard for links (CONTRACT.md, "Dashboard"): `DASHBOARD_URL` or `{PUBLIC_BASE_URL}/dashboard`. */
+export function dashboardUrlOf(config: Pick<AppConfig, 'dashboardUrl' | 'publicBaseUrl'>): string {
+  return config.dashboardUrl ?? `${config.publicBaseUrl}/dashboard`;
+}
+
+/** A configuration value as shown in a problem line: URLs without their password. */
+function shownValue(name: string, value: string | undefined): string | undefined {
+  return name.endsWith('_URL') && value ? value.replace(/^([a-z]+:\/\/[^:@/]*):[^@/]*@/i, '$1:***@') : value;
 }
 
 /** The process's configuration from `process.env`; the only reader of `process.env` in the service. */

@@ -1,4 +1,6 @@
-/** Event types (spec section 6.1). `run.*` are reserved for browser session runs. */
+import type { ImageFormat } from '../capture/image-format';
+
+/** Event types (spec section 6.1). */
 export const EVENT_TYPES = [
   'screenshot.completed',
   'screenshot.failed',
@@ -8,3 +10,84 @@ export const EVENT_TYPES = [
   'test.ping',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/** `data` of `screenshot.completed` (spec section 6.1). */
+export interface ScreenshotCompletedData {
+  screenshotId: string;
+  /** The captured page URL (`upload:<sha256>` for an uploaded document). */
+  url: string;
+  /** Result capability URL. */
+  publicUrl: string;
+  format: ImageFormat;
+  /** Viewport width, CSS px. */
+  width: number;
+  /** Viewport height, CSS px. */
+  height: number;
+  fullPage: boolean;
+  /** True when a full-page capture was cut at the height cap. */
+  clipped: boolean;
+}
+
+/** `data` of `screenshot.failed` (spec section 6.1). */
+export interface ScreenshotFailedData {
+  screenshotId: string;
+  url: string;
+  /** Customer-safe failure description, as the job's `error`. */
+  error: string;
+}
+
+/** `data` of `run.completed` (spec section 6.1, CONTRACT.md "Browser session runs"). */
+export interface RunCompletedData {
+  runId: string;
+  status: 'completed';
+  finalUrl: string;
+  pageTitle: string;
+  videoUrl: string | null;
+  consoleErrorCount: number;
+  networkErrorCount: number;
+  stepCount: number;
+  /** From start to end of the run, ms. */
+  durationMs: number;
+}
+
+/** `data` of `run.failed` (spec section 6.1, CONTRACT.md "Browser session runs"). */
+export interface RunFailedData extends Omit<RunCompletedData, 'status' | 'finalUrl' | 'pageTitle'> {
+  status: 'failed';
+  /** Null when the run failed before a page loaded. */
+  finalUrl: string | null;
+  pageTitle: string | null;
+  /** Customer-safe: which step, the budget, the browser or the finalization failed. */
+  finalizationError: string;
+}
+
+/** `data` of `quota.warning` (spec section 8, CONTRACT.md "Quotas"). */
+export interface QuotaWarningData {
+  /** Share of the cap reached: 0.8 or 0.95. */
+  threshold: number;
+  used: number;
+  limit: number;
+  remaining: number;
+  /** ISO 8601. */
+  resetAt: string;
+  apiKeyId: string;
+}
+
+/** `data` of `test.ping`. */
+export interface TestPingData {
+  endpointId: string;
+  message: string;
+}
+
+/**
+ * The data shape of every event type. `EventsService.publish` takes `EventDataMap[type]`, and the
+ * OpenAPI `webhooks` section documents each type with a class that implements the same shape
+ * (src/webhooks/dto/webhook-events.dto.ts), so a field cannot be sent without being documented.
+ */
+export interface EventDataMap {
+  'screenshot.completed': ScreenshotCompletedData;
+  'screenshot.failed': ScreenshotFailedData;
+  'run.completed': RunCompletedData;
+  'run.failed': RunFailedData;
+  'quota.warning': QuotaWarningData;
+  'test.ping': TestPingData;
+}

@@ -1,5 +1,5 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
-import type { EventType } from './event-types';
+import type { EventDataMap, EventType } from './event-types';
 
 /** One occurrence of an event, stored once and then fanned out (ARCHITECTURE.md, events/). */
 @Entity({ name: 'events' })
@@ -17,7 +17,7 @@ export class EventRecord {
 
   /** Event-specific fields (spec section 6.1). */
   @Column({ type: 'jsonb' })
-  data: Record<string, unknown>;
+  data: EventDataMap[EventType];
 
   /** Set from the service clock, so the envelope's `createdAt` is exact to the millisecond. */
   @Column({ name: 'created_at', type: 'timestamptz' })

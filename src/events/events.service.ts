@@ -4,15 +4,15 @@ import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
 import { newId } from '../common/ids';
 import { EventRecord } from './event.entity';
-import { EventType } from './event-types';
+import { EventDataMap, EventType } from './event-types';
 
 /** The event envelope sent to receivers (spec section 2.5 plus CONTRACT.md's `id`). */
-export interface EventEnvelope {
+export interface EventEnvelope<T extends EventType = EventType> {
   id: string;
-  type: EventType;
+  type: T;
   /** ISO 8601 UTC with milliseconds. */
   createdAt: string;
-  data: Record<string, unknown>;
+  data: EventDataMap[T];
 }
 
 /**
@@ -41,9 +41,10 @@ export class EventsService {
 
   /**
    * Stores one event for an account and fans it out in one transaction, then runs the sinks'
-   * after-commit work. Throws when the database write fails (nothing is stored then).
+   * after-commit work. `data` has the shape {@link EventDataMap} gives the type, the one the OpenAPI
+   * `webhooks` section documents. Throws when the database write fails (nothing is stored then).
    */
-  async publish(accountId: string, type: EventType, data: Record<string, unknown>): Promise<EventRecord> {
+  async publish<T extends EventType>(accountId: string, type: T, data: EventDataMap[T]): Promise<EventRecord> {
     const afterCommit: (() => Promise<void>)[] = [];
     const event = await this.dataSource.transaction(async (manager) => {
       const record = manager.create(EventRecord, { id: newId('event'), accountId, type, data, createdAt: this.clock.now() });
@@ -60,6 +61,6 @@ export class EventsService {
 
   /** The envelope of an event, as receivers see it. */
   static envelope(event: EventRecord): EventEnvelope {
-    return { id: event.id, type: event.type, createdAt: event.createdAt.toISOString(), data: event.data };
+    return { id: event.id, type: event.type, createdAt: event.createdAt.toISOString(), data: event.data as EventDataMap[EventType] };
   }
 }

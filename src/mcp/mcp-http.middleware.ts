@@ -2,6 +2,8 @@ import { Inject, Injectable, Logger, NestMiddleware } from '@nestjs/common';
 import cors from 'cors';
 import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ErrorCode } from '../common/api-error';
+import { INVALID_UTF8, requireUtf8 } from '../common/body-parsing';
+import { findBodyProblem, MAX_BODY_DEPTH } from '../common/request-body-rules';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { JsonRpcErrorCode, MCP_SERVER_ERROR, sendJsonRpcError } from './json-rpc-error';
 
@@ -29,6 +31,7 @@ export function redactMcpPath(path: string): string {
  * 3. The body: parsed as JSON whatever its `Content-Type` (the MCP transport then insists on
  *    `application/json` itself), at most {@link MCP_BODY_LIMIT_BYTES}; failures are JSON-RPC errors
  *    (400 parse error -32700, 413 `PAYLOAD_TOO_LARGE`, 415 for an unsupported encoding), never envelopes.
+ *    A body that is not valid UTF-8 or nests deeper than {@link MAX_BODY_DEPTH} is a parse error too.
  */
 @Injectable()
 export class McpHttpMiddleware implements NestMiddleware {
@@ -41,7 +44,7 @@ export class McpHttpMiddleware implements NestMiddleware {
     this.allowedOrigins = new Set(config.mcpAllowedOrigins);
     // Only allowed origins get past step 1, so CORS reflects the request's origin.
     this.cors = cors({ origin: true, methods: ['POST'], allowedHeaders: MCP_REQUEST_HEADERS, maxAge: 600 });
-    this.parseJson = express.json({ limit: MCP_BODY_LIMIT_BYTES, type: () => true });
+    this.parseJson = express.json({ limit: MCP_BODY_LIMIT_BYTES, type: () => true, verify: requireUtf8 });
   }
 
   use(req: Request, res: Response, next: NextFunction): void {
@@ -51,7 +54,13 @@ export class McpHttpMiddleware implements NestMiddleware {
     }
     this.cors(req, res, (corsError?: unknown) => {
       if (corsError) return this.renderBodyError(corsError, req, res);
-      this.parseJson(req, res, (parseError?: unknown) => (parseError ? this.renderBodyError(parseError, req, res) : next()));
+      this.parseJson(req, res, (parseError?: unknown) => {
+        if (parseError) return this.renderBodyError(parseError, req, res);
+        if (req.body !== undefined && findBodyProblem(req.body)?.kind === 'tooDeep') {
+          return sendJsonRpcError(res, 400, JsonRpcErrorCode.ParseError, `Parse error: the request body nests deeper than ${MAX_BODY_DEPTH} levels`, ErrorCode.INVALID_JSON);
+        }
+        next();
+      });
     });
   }
 
@@ -66,8 +75,8 @@ export class McpHttpMiddleware implements NestMiddleware {
 
   private renderBodyError(err: unknown, req: Request, res: Response): void {
     const type = (err as { type?: string }).type;
-    if (type === 'entity.parse.failed') {
-      return sendJsonRpcError(res, 400, JsonRpcErrorCode.ParseError, 'Parse error: the request body is not valid JSON', ErrorCode.INVALID_JSON);
+    if (type === 'entity.parse.failed' || type === INVALID_UTF8) {
+      return sendJsonRpcError(res, 400, JsonRpcErrorCode.ParseError, 'Parse error: the request body is not valid UTF-8 JSON', ErrorCode.INVALID_JSON);
     }
     if (type === 'entity.too.large') {
       return sendJsonRpcError(

@@ -4,7 +4,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiError, ErrorCode } from '../common/api-error';
-import { SCREENSHOT_LIMITS } from '../screenshots/dto/create-screenshot.dto';
+import { CAPTURE_LIMITS } from '../capture/capture-options';
 import { ScreenshotJobDto } from '../screenshots/dto/screenshot-job.dto';
 import { ScreenshotsService } from '../screenshots/screenshots.service';
 import { QuotaService } from '../quota/quota.service';
@@ -58,7 +58,7 @@ export class McpToolsService {
    */
   createServer(caller: AuthenticatedKey): McpServer {
     const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
-    const L = SCREENSHOT_LIMITS;
+    const L = CAPTURE_LIMITS;
     server.registerTool(
       'take_screenshot',
       {

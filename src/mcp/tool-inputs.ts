@@ -1,10 +1,11 @@
 import { plainToInstance } from 'class-transformer';
 import { IsBoolean, IsInt, IsOptional, IsString, Max, Min, validateSync } from 'class-validator';
 import { z } from 'zod';
-import { IMAGE_FORMATS } from '../capture/image-format';
+import { CAPTURE_LIMITS, CAPTURE_OPTION_FIELDS } from '../capture/capture-options';
 import { ApiError } from '../common/api-error';
+import { assertAcceptableBody } from '../common/request-body-rules';
 import { toFieldErrors } from '../common/validation';
-import { CreateScreenshotDto, SCREENSHOT_LIMITS } from '../screenshots/dto/create-screenshot.dto';
+import { CreateScreenshotDto } from '../screenshots/dto/create-screenshot.dto';
 
 /** How long `take_screenshot` waits for its job, in seconds (an MCP-only option). */
 export const SCREENSHOT_WAIT_S = { min: 1, max: 60, default: 30 } as const;
@@ -33,10 +34,11 @@ export class GetScreenshotInput {
 
 /**
  * Validates tool arguments exactly as the REST validation pipe validates a body (class-validator,
- * unknown fields rejected, no type coercion) and returns the typed input.
+ * unknown and reserved fields rejected, no NUL characters, no type coercion) and returns the typed input.
  * Throws 400 `VALIDATION_FAILED` with `details.fields`.
  */
 export function validateToolInput<T extends object>(type: new () => T, args: unknown): T {
+  assertAcceptableBody(args);
   const input = plainToInstance(type, args ?? {});
   const errors = validateSync(input, { whitelist: true, forbidNonWhitelisted: true, stopAtFirstError: true });
   if (errors.length) throw ApiError.validation(toFieldErrors(errors));
@@ -58,31 +60,15 @@ function advertisedObject(shape: Record<string, z.ZodType>) {
   return z.looseObject(shape).meta({ additionalProperties: false });
 }
 
-const L = SCREENSHOT_LIMITS;
+const L = CAPTURE_LIMITS;
 
-/** Input schema of `take_screenshot`, derived from {@link SCREENSHOT_LIMITS} and {@link IMAGE_FORMATS}. */
+/** Input schema of `take_screenshot`: `url`, every capture option of {@link CAPTURE_OPTION_FIELDS}, and `timeoutSeconds`. */
 export const TAKE_SCREENSHOT_INPUT_SCHEMA = advertisedObject({
   url: advertised(
     { type: 'string', format: 'uri', maxLength: L.urlMaxLength, description: `Absolute http(s) URL of the page to capture (at most ${L.urlMaxLength} characters).` },
     true,
   ),
-  width: advertised({ type: 'integer', minimum: L.width.min, maximum: L.width.max, default: L.width.default, description: 'Viewport width in CSS px.' }),
-  height: advertised({
-    type: 'integer',
-    minimum: L.height.min,
-    maximum: L.height.max,
-    default: L.height.default,
-    description: 'Viewport height in CSS px (with fullPage the image is as tall as the page).',
-  }),
-  fullPage: advertised({ type: 'boolean', default: false, description: 'Capture the whole scrollable page instead of the viewport only.' }),
-  format: advertised({ type: 'string', enum: [...IMAGE_FORMATS], default: 'png', description: 'Image format.' }),
-  delay: advertised({
-    type: 'integer',
-    minimum: L.delayMs.min,
-    maximum: L.delayMs.max,
-    default: L.delayMs.default,
-    description: 'Milliseconds to wait after the page has loaded before capturing (for animations or late content).',
-  }),
+  ...Object.fromEntries(Object.entries(CAPTURE_OPTION_FIELDS).map(([name, schema]) => [name, advertised({ ...schema })])),
   timeoutSeconds: advertised({
     type: 'integer',
     minimum: SCREENSHOT_WAIT_S.min,

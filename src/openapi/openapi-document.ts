@@ -39,7 +39,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .build();
   const raw = SwaggerModule.createDocument(app, config, {
     operationIdFactory: (_controller, method) => method,
-    extraModels: [...WEBHOOK_EVENT_SCHEMAS],
+    extraModels: Object.values(WEBHOOK_EVENT_SCHEMAS),
   });
   const usedTags = new Set(operationsOf(raw).flatMap((op) => op.tags ?? []));
   usedTags.add('webhooks');
@@ -47,7 +47,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   addOperationalHeaders(raw);
   addWebhooks(
     raw,
-    WEBHOOK_EVENT_SCHEMAS.map((dto) => dto.name),
+    Object.fromEntries(Object.entries(WEBHOOK_EVENT_SCHEMAS).map(([type, dto]) => [type, dto.name])),
     WEBHOOK_EVENT_EXAMPLES,
   );
   return canonicalizeDocument(toOpenApi31Schemas(raw));

@@ -3,8 +3,11 @@
  * webhooks module's DTOs (src/webhooks/dto/webhook-events.dto.ts, WEBHOOK_EVENT_SCHEMAS).
  */
 
-/** One example envelope per event type, for the document's webhook request bodies. */
-export const WEBHOOK_EVENT_EXAMPLES: Record<string, { id: string; type: string; createdAt: string; data: Record<string, unknown> }> = {
+import type { EventType } from '../events/event-types';
+import type { EventEnvelope } from '../events/events.service';
+
+/** One example envelope per event type, for the document's webhook request bodies; typed by the event map. */
+export const WEBHOOK_EVENT_EXAMPLES: { readonly [K in EventType]: EventEnvelope<K> } = {
   'screenshot.completed': {
     id: 'evt_2mK8pQ4xW1vB8nR3sL6cZ7hT',
     type: 'screenshot.completed',
@@ -17,6 +20,7 @@ export const WEBHOOK_EVENT_EXAMPLES: Record<string, { id: string; type: string; 
       width: 1280,
       height: 800,
       fullPage: false,
+      clipped: false,
     },
   },
   'screenshot.failed': {
@@ -31,11 +35,14 @@ export const WEBHOOK_EVENT_EXAMPLES: Record<string, { id: string; type: string; 
     createdAt: '2026-11-20T12:05:00.000Z',
     data: {
       runId: 'run_3pQ8xW1vB8nR3sL6cZ7hT2mK',
+      status: 'completed',
       finalUrl: 'https://example.com/done',
       pageTitle: 'Example Domain',
-      videoUrl: null,
+      videoUrl: 'https://glimpse.example.com/files/Vd3kQ8pW1xB8nR3sL6cZ7hT2mKq4Yt9Lr0bN5jF2uAe6.webm',
       consoleErrorCount: 0,
       networkErrorCount: 1,
+      stepCount: 4,
+      durationMs: 6120,
     },
   },
   'run.failed': {
@@ -44,12 +51,15 @@ export const WEBHOOK_EVENT_EXAMPLES: Record<string, { id: string; type: string; 
     createdAt: '2026-11-20T12:05:00.000Z',
     data: {
       runId: 'run_3pQ8xW1vB8nR3sL6cZ7hT2mK',
-      finalUrl: 'https://example.com/done',
-      pageTitle: 'Example Domain',
-      videoUrl: null,
+      status: 'failed',
+      finalUrl: 'https://example.com/cart',
+      pageTitle: 'Cart',
+      videoUrl: 'https://glimpse.example.com/files/Vd3kQ8pW1xB8nR3sL6cZ7hT2mKq4Yt9Lr0bN5jF2uAe6.webm',
       consoleErrorCount: 2,
       networkErrorCount: 0,
-      finalizationError: 'video upload failed',
+      stepCount: 5,
+      durationMs: 10480,
+      finalizationError: 'step 3 (click "#buy"): selector not visible within 10000 ms',
     },
   },
   'quota.warning': {

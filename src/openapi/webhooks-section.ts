@@ -58,18 +58,19 @@ export function webhookOperationId(type: string): string {
 /**
  * Adds the OpenAPI 3.1 `webhooks` section to `doc` (mutating it): one entry per event type, named after
  * the type, with the delivery headers as parameters and the event's envelope schema as body.
- * `eventSchemaNames` are component schemas whose `type` property is a one-value enum (the event type).
- * `examples` holds one example body per event type. Throws when a named schema is missing, has no such
- * `type`, or has no example.
+ * `schemaNames` maps each event type to its component schema, whose `type` property is a one-value enum
+ * of that type. `examples` holds one example body per event type. Throws when a named schema is
+ * missing, its `type` enum is not the event type, or the type has no example.
  */
-export function addWebhooks(doc: OpenAPIObject, eventSchemaNames: string[], examples: Record<string, unknown>): void {
+export function addWebhooks(doc: OpenAPIObject, schemaNames: Record<string, string>, examples: Record<string, unknown>): void {
   const schemas = doc.components?.schemas ?? {};
   doc.components = { ...doc.components, parameters: { ...doc.components?.parameters, ...DELIVERY_HEADERS } };
   const webhooks: Record<string, PathItemObject> = {};
-  for (const name of eventSchemaNames) {
+  for (const [type, name] of Object.entries(schemaNames)) {
     const typeProperty = (schemas[name] as SchemaObject | undefined)?.properties?.type as SchemaObject | undefined;
-    const type = typeProperty?.enum?.length === 1 ? String(typeProperty.enum[0]) : undefined;
-    if (!type) throw new Error(`Webhook event schema ${name} is missing or has no single-value "type" enum`);
+    if (typeProperty?.enum?.length !== 1 || typeProperty.enum[0] !== type) {
+      throw new Error(`Webhook event schema ${name} is missing or its "type" is not the one-value enum ["${type}"]`);
+    }
     if (!examples[type]) throw new Error(`No example for webhook event ${type}`);
     webhooks[type] = {
       post: {

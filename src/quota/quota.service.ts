@@ -10,7 +10,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EventsService } from '../events/events.service';
 import { QuotaUsage } from './quota-usage.entity';
 import { QuotaWarning } from './quota-warning.entity';
-import { quotaMonthOf, reachedThresholds, secondsUntil } from './quota-window';
+import { quotaMonthOf, reachedThresholds, secondsUntil, utcDayOf } from './quota-window';
 
 /** A key's quota in the current month. `used` can exceed `limit` after a downgrade; `remaining` never goes below 0. */
 export interface QuotaStatus {
@@ -20,6 +20,13 @@ export interface QuotaStatus {
   remaining: number;
   /** 00:00 UTC on the 1st of next month. */
   resetAt: Date;
+}
+
+/** Screenshots counted for one key on one UTC day (`YYYY-MM-DD`). */
+export interface DailyUsage {
+  apiKeyId: string;
+  day: string;
+  used: number;
 }
 
 /** The key a quota belongs to, with its account's current plan. */
@@ -64,24 +71,50 @@ export class QuotaService {
     const limit = this.capOf(caller.plan);
     // The row lock taken by ON CONFLICT serialises concurrent reservations of a key; the WHERE makes
     // the increment conditional, and a cap of 0 inserts nothing.
+    const day = utcDayOf(now);
+    // The per-day row (the dashboard's usage chart) is counted in the same statement, only when the
+    // monthly increment happened.
     const rows: { used: number }[] = await this.usage.query(
-      `INSERT INTO quota_usage (api_key_id, month, used)
-       SELECT $1, $2::date, 1 WHERE $3::int > 0
-       ON CONFLICT (api_key_id, month) DO UPDATE SET used = quota_usage.used + 1
-       WHERE quota_usage.used < $3::int
-       RETURNING used`,
-      [caller.apiKeyId, month, limit],
+      `WITH reserved AS (
+         INSERT INTO quota_usage (api_key_id, month, used)
+         SELECT $1, $2::date, 1 WHERE $3::int > 0
+         ON CONFLICT (api_key_id, month) DO UPDATE SET used = quota_usage.used + 1
+         WHERE quota_usage.used < $3::int
+         RETURNING used
+       ), daily AS (
+         INSERT INTO quota_usage_daily (api_key_id, day, used)
+         SELECT $1, $4::date, 1 FROM reserved
+         ON CONFLICT (api_key_id, day) DO UPDATE SET used = quota_usage_daily.used + 1
+       )
+       SELECT used FROM reserved`,
+      [caller.apiKeyId, month, limit, day],
     );
     if (!rows.length) throw await this.exceeded(caller, month, resetAt, now);
     let result: T;
     try {
       result = await accept();
     } catch (err) {
-      await this.release(caller.apiKeyId, month);
+      await this.release(caller.apiKeyId, month, day);
       throw err;
     }
     await this.warnOnThresholds(caller, month, this.toStatus(caller.plan, rows[0].used, resetAt));
     return result;
+  }
+
+  /**
+   * Screenshots counted per UTC day of the current month for each of `apiKeyIds` (the dashboard's
+   * usage chart): `{ apiKeyId, day: 'YYYY-MM-DD', used }`, days without captures left out, oldest first.
+   */
+  async dailyUsageThisMonth(apiKeyIds: string[]): Promise<DailyUsage[]> {
+    if (!apiKeyIds.length) return [];
+    const { month, resetAt } = quotaMonthOf(this.clock.now());
+    const rows: { api_key_id: string; day: string; used: number }[] = await this.usage.query(
+      `SELECT api_key_id, to_char(day, 'YYYY-MM-DD') AS day, used FROM quota_usage_daily
+       WHERE api_key_id = ANY($1) AND day >= $2::date AND day < $3::date AND used > 0
+       ORDER BY day, api_key_id`,
+      [apiKeyIds, month, resetAt.toISOString().slice(0, 10)],
+    );
+    return rows.map((r) => ({ apiKeyId: r.api_key_id, day: r.day, used: r.used }));
   }
 
   private capOf(plan: Plan): number {
@@ -99,15 +132,16 @@ export class QuotaService {
     return { plan, limit, used, remaining: Math.max(0, limit - used), resetAt };
   }
 
-  /** Hands back a screenshot reserved in `month` (the reservation's month, even after a rollover). */
-  private async release(apiKeyId: string, month: string): Promise<void> {
+  /** Hands back a screenshot reserved in `month` on `day` (the reservation's, even after a rollover). */
+  private async release(apiKeyId: string, month: string, day: string): Promise<void> {
     try {
-      await this.usage
-        .createQueryBuilder()
-        .update(QuotaUsage)
-        .set({ used: () => 'used - 1' })
-        .where('api_key_id = :apiKeyId AND month = :month AND used > 0', { apiKeyId, month })
-        .execute();
+      await this.usage.query(
+        `WITH monthly AS (
+           UPDATE quota_usage SET used = used - 1 WHERE api_key_id = $1 AND month = $2::date AND used > 0
+         )
+         UPDATE quota_usage_daily SET used = used - 1 WHERE api_key_id = $1 AND day = $3::date AND used > 0`,
+        [apiKeyId, month, day],
+      );
     } catch (err) {
       this.logger.error(`Could not release a reserved screenshot of ${apiKeyId} (${month})`, (err as Error).stack);
     }

@@ -8,8 +8,8 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { HOUSEKEEPING_QUEUE, HOUSEKEEPING_SWEEP_JOB, RUN_PROCESSORS } from '../queue/queues';
 import { ResultFilesService } from '../storage/result-files.service';
-import { CaptureProcessor } from './capture.processor';
-import { SCREENSHOT_LIMITS } from './dto/create-screenshot.dto';
+import { captureBudgetMs } from '../capture/capture-options';
+import { CustomerMessage, ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
 import { ScreenshotJob } from './screenshot-job.entity';
 
 /** Result files deleted at most per sweep (a backlog is worked off over several sweeps). */
@@ -32,7 +32,7 @@ export class HousekeepingProcessor implements OnApplicationBootstrap {
     @InjectQueue(HOUSEKEEPING_QUEUE) private readonly queue: Queue,
     @InjectRepository(ScreenshotJob) private readonly jobs: Repository<ScreenshotJob>,
     private readonly files: ResultFilesService,
-    private readonly captures: CaptureProcessor,
+    private readonly lifecycle: ScreenshotJobLifecycle,
     private readonly idempotency: IdempotencyService,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -73,12 +73,12 @@ export class HousekeepingProcessor implements OnApplicationBootstrap {
   async sweep(): Promise<{ stuckJobsFailed: number; filesDeleted: number; idempotencyKeysDeleted: number }> {
     const now = this.clock.now();
     // Budget of one attempt: navigation and screenshot timeouts, the longest delay, and slack; twice for the retry.
-    const budgetMs = 2 * (2 * this.config.captureTimeoutMs + SCREENSHOT_LIMITS.delayMs.max + 60_000);
+    const budgetMs = 2 * (captureBudgetMs(this.config.captureTimeoutMs) + 60_000);
     const stuck = await this.jobs.find({
       select: { id: true },
       where: { status: 'processing', startedAt: LessThan(new Date(now.getTime() - budgetMs)) },
     });
-    for (const { id } of stuck) await this.captures.fail(id, 'capture did not finish: the worker stopped');
+    for (const { id } of stuck) await this.lifecycle.fail(id, new CustomerMessage('capture did not finish: the worker stopped'));
     const filesDeleted = await this.deleteExpiredResults(now);
     const idempotencyKeysDeleted = await this.idempotency.purgeExpired();
     const result = { stuckJobsFailed: stuck.length, filesDeleted, idempotencyKeysDeleted };

@@ -1,6 +1,7 @@
 import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { Account } from '../accounts/account.entity';
 import { ApiKey } from '../auth/api-key.entity';
+import { CaptureOptions, DEFAULT_CAPTURE_OPTIONS } from '../capture/capture-options';
 import type { ImageFormat } from '../capture/image-format';
 
 /** Job states (spec section 3.1): `pending` → `processing` → `done` | `failed`, never back. */
@@ -65,6 +66,14 @@ export class ScreenshotJob {
   @Column({ name: 'delay_ms', type: 'int' })
   delayMs: number;
 
+  /**
+   * Every capture option of the job, resolved (defaults applied), as the engine uses them; the
+   * columns above repeat the ones the API shows. Null on jobs created before issue 10 (read them
+   * with {@link jobCaptureOptions}).
+   */
+  @Column({ type: 'jsonb', nullable: true })
+  options: CaptureOptions | null;
+
   /** True when the full-page capture was cut at the height cap (16,384 px). */
   @Column({ type: 'boolean', default: false })
   clipped: boolean;
@@ -92,4 +101,20 @@ export class ScreenshotJob {
   /** When the housekeeping sweep deleted the result file, past `RESULT_TTL_DAYS`; the URL is 404 since. */
   @Column({ name: 'result_deleted_at', type: 'timestamptz', nullable: true })
   resultDeletedAt: Date | null;
+}
+
+/**
+ * The resolved capture options of a job: its `options` value over its option columns over the defaults
+ * (older rows lack `options`, or lack options added since they were created).
+ */
+export function jobCaptureOptions(job: ScreenshotJob): CaptureOptions {
+  return {
+    ...DEFAULT_CAPTURE_OPTIONS,
+    width: job.width,
+    height: job.height,
+    fullPage: job.fullPage,
+    format: job.format,
+    delayMs: job.delayMs,
+    ...job.options,
+  };
 }

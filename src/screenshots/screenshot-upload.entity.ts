@@ -15,7 +15,7 @@ export class ScreenshotUpload {
   @JoinColumn({ name: 'job_id' })
   job?: ScreenshotJob;
 
-  /** The document's bytes, as uploaded (at most 2 MiB). */
+  /** The document's bytes, as uploaded (at most 10 MiB). */
   @Column({ type: 'bytea' })
   document: Buffer;
 

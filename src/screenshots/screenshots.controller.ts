@@ -81,7 +81,7 @@ export class ScreenshotsController {
     operationId: 'uploadScreenshot',
     summary: 'Enqueue a screenshot of an uploaded HTML document',
     description:
-      'multipart/form-data with the document in `file` (`text/html`, at most 2 MiB) and the capture options of `POST /v1/screenshot` (except `url`) as form fields. ' +
+      'multipart/form-data with the document in `file` (`text/html`, at most 10 MiB) and the capture options of `POST /v1/screenshot` (except `url`) as form fields. ' +
       'The document is rendered as uploaded; what it loads goes through the SSRF guard. Counts one screenshot against the monthly quota and answers like `POST /v1/screenshot`. ' +
       'Send an `Idempotency-Key` to retry safely (fingerprint: the form fields and the SHA-256 of the file).',
   })

@@ -3,6 +3,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module';
 import { CaptureModule } from '../capture/capture.module';
+import { EgressModule } from '../egress/egress.module';
 import { EventsModule } from '../events/events.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { CAPTURE_QUEUE, HOUSEKEEPING_QUEUE } from '../queue/queues';
@@ -11,6 +12,7 @@ import { StorageModule } from '../storage/storage.module';
 import { CaptureProcessor } from './capture.processor';
 import { HousekeepingProcessor } from './housekeeping.processor';
 import { ScreenshotJob } from './screenshot-job.entity';
+import { ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
 import { ScreenshotUpload } from './screenshot-upload.entity';
 import { ScreenshotsController } from './screenshots.controller';
 import { ScreenshotsService } from './screenshots.service';
@@ -21,13 +23,14 @@ import { ScreenshotsService } from './screenshots.service';
     BullModule.registerQueue({ name: CAPTURE_QUEUE }, { name: HOUSEKEEPING_QUEUE }),
     AuthModule,
     CaptureModule,
+    EgressModule,
     StorageModule,
     EventsModule,
     QuotaModule,
     IdempotencyModule,
   ],
   controllers: [ScreenshotsController],
-  providers: [ScreenshotsService, CaptureProcessor, HousekeepingProcessor],
+  providers: [ScreenshotsService, ScreenshotJobLifecycle, CaptureProcessor, HousekeepingProcessor],
   exports: [ScreenshotsService],
 })
 export class ScreenshotsModule {}

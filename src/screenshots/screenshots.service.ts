@@ -5,14 +5,15 @@ import type { Queue } from 'bull';
 import { createHash } from 'node:crypto';
 import { Repository } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
-import { SsrfGuard } from '../capture/ssrf-guard';
+import { CaptureOptionsInput, resolveCaptureOptions } from '../capture/capture-options';
+import { SsrfGuard } from '../egress/ssrf-guard';
 import { Clock } from '../common/clock';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { isId, newId } from '../common/ids';
 import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload } from '../queue/queues';
 import { QuotaService } from '../quota/quota.service';
 import { ResultFilesService, ServedFile } from '../storage/result-files.service';
-import { CreateScreenshotDto, SCREENSHOT_LIMITS } from './dto/create-screenshot.dto';
+import { CreateScreenshotDto } from './dto/create-screenshot.dto';
 import { ScreenshotJobDto } from './dto/screenshot-job.dto';
 import { UPLOAD_MAX_BYTES, UPLOAD_MEDIA_TYPES, UploadScreenshotDto } from './dto/upload-screenshot.dto';
 import { ScreenshotJob } from './screenshot-job.entity';
@@ -89,10 +90,11 @@ export class ScreenshotsService {
 
   private newJob(
     caller: AuthenticatedKey,
-    options: Omit<CreateScreenshotDto, 'url'>,
+    input: CaptureOptionsInput,
     targetUrl: string,
     source: ScreenshotJob['source'],
   ): ScreenshotJob {
+    const options = resolveCaptureOptions(input);
     return this.jobs.create({
       id: newId('screenshot'),
       accountId: caller.accountId,
@@ -100,11 +102,12 @@ export class ScreenshotsService {
       status: 'pending',
       targetUrl,
       source,
-      width: options.width ?? SCREENSHOT_LIMITS.width.default,
-      height: options.height ?? SCREENSHOT_LIMITS.height.default,
-      fullPage: options.fullPage ?? false,
-      format: options.format ?? 'png',
-      delayMs: options.delay ?? SCREENSHOT_LIMITS.delayMs.default,
+      width: options.width,
+      height: options.height,
+      fullPage: options.fullPage,
+      format: options.format,
+      delayMs: options.delayMs,
+      options,
       clipped: false,
       createdAt: this.clock.now(),
       resultFile: null,
@@ -126,7 +129,7 @@ export class ScreenshotsService {
   }
 
   /** The caller's job. Throws 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */
-  async get(caller: AuthenticatedKey, id: string): Promise<ScreenshotJobDto> {
+  async get(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<ScreenshotJobDto> {
     return this.toDto(await this.findOwn(caller, id));
   }
 
@@ -139,10 +142,19 @@ export class ScreenshotsService {
     return job.status === 'done' && job.resultFile ? this.files.open(job.resultFile) : null;
   }
 
-  private async findOwn(caller: AuthenticatedKey, id: string): Promise<ScreenshotJob> {
+  private async findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<ScreenshotJob> {
     const job = isId('screenshot', id) ? await this.jobs.findOneBy({ id, accountId: caller.accountId }) : null;
     if (!job) throw ApiError.notFound('Screenshot job');
     return job;
+  }
+
+  /**
+   * The account's newest jobs (the dashboard's Screenshots page), newest first, at most `limit`, each
+   * with the target URL and the id of the key it counted against.
+   */
+  async listRecent(accountId: string, limit: number): Promise<(ScreenshotJobDto & { targetUrl: string; apiKeyId: string })[]> {
+    const jobs = await this.jobs.find({ where: { accountId }, order: { createdAt: 'DESC', id: 'DESC' }, take: limit });
+    return jobs.map((job) => ({ ...this.toDto(job), targetUrl: job.source === 'upload' ? 'HTML upload' : job.targetUrl, apiKeyId: job.apiKeyId }));
   }
 
   /** Maps the entity to its public shape. */

@@ -9,6 +9,7 @@ import { Metrics } from '../metrics/metrics';
 import { newId } from '../common/ids';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EventRecord } from '../events/event.entity';
+import type { TestPingData } from '../events/event-types';
 import { EventSink, EventsService } from '../events/events.service';
 import { WEBHOOK_ATTEMPT_JOB, WEBHOOK_QUEUE, WebhookAttemptPayload } from '../queue/queues';
 import { SecretCipher } from './secret-cipher';
@@ -76,7 +77,7 @@ export class WebhookDeliveriesService implements EventSink, OnModuleInit {
     });
     const targets =
       event.type === 'test.ping'
-        ? endpoints.filter((e) => e.id === event.data.endpointId)
+        ? endpoints.filter((e) => e.id === (event.data as TestPingData).endpointId)
         : endpoints.filter((e) => subscribes(e.events, event.type));
     if (!targets.length) return;
     const payload = JSON.stringify(EventsService.envelope(event));

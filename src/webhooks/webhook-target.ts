@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { SsrfGuard } from '../capture/ssrf-guard';
+import { SsrfGuard } from '../egress/ssrf-guard';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 

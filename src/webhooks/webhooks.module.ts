@@ -2,7 +2,7 @@ import { BullModule } from '@nestjs/bull';
 import { Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module';
-import { CaptureModule } from '../capture/capture.module';
+import { EgressModule } from '../egress/egress.module';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EventsModule } from '../events/events.module';
 import { WEBHOOK_QUEUE } from '../queue/queues';
@@ -25,7 +25,7 @@ import { WebhooksService } from './webhooks.service';
     TypeOrmModule.forFeature([WebhookEndpoint, WebhookDelivery]),
     BullModule.registerQueue({ name: WEBHOOK_QUEUE }),
     AuthModule,
-    CaptureModule,
+    EgressModule,
     EventsModule,
   ],
   controllers: [WebhooksController],
@@ -34,10 +34,10 @@ import { WebhooksService } from './webhooks.service';
       provide: WEBHOOK_SECRET_CIPHER,
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => {
-        if (!config.webhookSecretKey) {
+        if (!config.webhookSecretKeys.length) {
           new Logger('WebhooksModule').warn('WEBHOOK_SECRET_KEY is unset: webhook signing secrets are stored unencrypted');
         }
-        return new SecretCipher(config.webhookSecretKey);
+        return new SecretCipher(config.webhookSecretKeys);
       },
     },
     WebhooksService,

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { MoreThan, Repository } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiError } from '../common/api-error';
 import { Clock } from '../common/clock';
@@ -15,12 +15,25 @@ import {
   WebhookEndpointDto,
   WebhookEndpointListDto,
 } from './dto/webhook-endpoint.dto';
-import { SecretCipher } from './secret-cipher';
+import { SecretCipher, SecretUnreadableError } from './secret-cipher';
 import { newSigningSecret } from './signing';
 import { DELIVERY_LOG_SIZE, WEBHOOK_SECRET_CIPHER } from './webhook-deliveries.service';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 import { WebhookTargetPolicy } from './webhook-target';
+
+/** Endpoints read per batch by {@link WebhooksService.resealSecrets}. */
+const RESEAL_BATCH_SIZE = 500;
+
+/** What `webhook:reseal` did: counts, and the ids of endpoints whose secret no configured key opens. */
+export interface ResealReport {
+  resealed: number;
+  alreadyCurrent: number;
+  unreadable: string[];
+}
+
+/** Thrown by {@link WebhooksService.resealSecrets} when no secret key is configured. */
+export class NoSecretKeyError extends Error {}
 
 /** Message of every `test.ping` event. */
 export const TEST_PING_MESSAGE = 'Test event from Glimpse';
@@ -46,7 +59,7 @@ export class WebhooksService {
    * `description` to ''. Throws 400 `TARGET_NOT_ALLOWED` when the URL is not https (unless
    * `WEBHOOK_ALLOW_HTTP`) or fails the SSRF guard.
    */
-  async create(caller: AuthenticatedKey, dto: CreateWebhookEndpointDto): Promise<CreatedWebhookEndpointDto> {
+  async create(caller: Pick<AuthenticatedKey, 'accountId'>, dto: CreateWebhookEndpointDto): Promise<CreatedWebhookEndpointDto> {
     await this.targets.assertAllowed(dto.url);
     const id = newId('webhookEndpoint');
     const secret = newSigningSecret();
@@ -66,7 +79,7 @@ export class WebhooksService {
   }
 
   /** The caller's endpoints, oldest first. */
-  async list(caller: AuthenticatedKey): Promise<WebhookEndpointListDto> {
+  async list(caller: Pick<AuthenticatedKey, 'accountId'>): Promise<WebhookEndpointListDto> {
     const rows = await this.endpoints.find({ where: { accountId: caller.accountId }, order: { createdAt: 'ASC', id: 'ASC' } });
     return { data: rows.map((e) => this.toDto(e)) };
   }
@@ -75,7 +88,7 @@ export class WebhooksService {
    * Replaces the signing secret; the new one signs every attempt from now on, retries of earlier
    * deliveries included. Throws 404 `NOT_FOUND`.
    */
-  async rotate(caller: AuthenticatedKey, id: string): Promise<RotatedWebhookSecretDto> {
+  async rotate(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<RotatedWebhookSecretDto> {
     const endpoint = await this.find(caller, id);
     const secret = newSigningSecret();
     const result = await this.endpoints.update(
@@ -90,7 +103,7 @@ export class WebhooksService {
    * Publishes a `test.ping` event `{ endpointId, message }` delivered to this endpoint only (whatever
    * it subscribes to) and returns the delivery id. Throws 404 `NOT_FOUND`.
    */
-  async test(caller: AuthenticatedKey, id: string): Promise<TestWebhookDeliveryDto> {
+  async test(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<TestWebhookDeliveryDto> {
     const endpoint = await this.find(caller, id);
     const event = await this.events.publish(caller.accountId, 'test.ping', { endpointId: endpoint.id, message: TEST_PING_MESSAGE });
     const delivery = await this.deliveries.findOne({ select: { id: true }, where: { eventId: event.id, endpointId: endpoint.id } });
@@ -100,7 +113,7 @@ export class WebhooksService {
   }
 
   /** The endpoint's newest {@link DELIVERY_LOG_SIZE} deliveries, newest first. Throws 404 `NOT_FOUND`. */
-  async listDeliveries(caller: AuthenticatedKey, id: string): Promise<WebhookDeliveryListDto> {
+  async listDeliveries(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<WebhookDeliveryListDto> {
     const endpoint = await this.find(caller, id);
     const rows = await this.deliveries.find({
       where: { endpointId: endpoint.id },
@@ -114,13 +127,55 @@ export class WebhooksService {
    * Deletes the endpoint and its deliveries; queued attempts find nothing and stop, an attempt in
    * flight is not recorded. Throws 404 `NOT_FOUND`.
    */
-  async remove(caller: AuthenticatedKey, id: string): Promise<void> {
+  async remove(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<void> {
     const result = isId('webhookEndpoint', id) ? await this.endpoints.delete({ id, accountId: caller.accountId }) : null;
     if (!result?.affected) throw ApiError.notFound('Webhook endpoint');
   }
 
+  /**
+   * Re-seals every stored signing secret with the first configured key (`WEBHOOK_SECRET_KEYS`, README
+   * "Webhooks": rotate the key, run this, then drop the old key). Reads endpoints in batches of
+   * {@link RESEAL_BATCH_SIZE}; a row changed meanwhile (rotated) is left as it is, being current already.
+   * Secrets no configured key opens are reported, not changed. Throws {@link NoSecretKeyError} without a key.
+   */
+  async resealSecrets(): Promise<ResealReport> {
+    if (!this.cipher.encrypts) throw new NoSecretKeyError('no WEBHOOK_SECRET_KEY or WEBHOOK_SECRET_KEYS is configured: nothing to seal with');
+    const report: ResealReport = { resealed: 0, alreadyCurrent: 0, unreadable: [] };
+    let after = '';
+    for (;;) {
+      const batch = await this.endpoints.find({
+        select: { id: true, secretSealed: true },
+        where: { id: MoreThan(after) },
+        order: { id: 'ASC' },
+        take: RESEAL_BATCH_SIZE,
+      });
+      if (!batch.length) return report;
+      for (const endpoint of batch) {
+        if (this.cipher.isCurrent(endpoint.secretSealed)) {
+          report.alreadyCurrent++;
+          continue;
+        }
+        let secret: string;
+        try {
+          secret = this.cipher.open(endpoint.secretSealed, endpoint.id);
+        } catch (err) {
+          if (!(err instanceof SecretUnreadableError)) throw err;
+          report.unreadable.push(endpoint.id);
+          continue;
+        }
+        const result = await this.endpoints.update(
+          { id: endpoint.id, secretSealed: endpoint.secretSealed },
+          { secretSealed: this.cipher.seal(secret, endpoint.id) },
+        );
+        if (result.affected) report.resealed++;
+        else report.alreadyCurrent++;
+      }
+      after = batch[batch.length - 1].id;
+    }
+  }
+
   /** The caller's endpoint; 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */
-  private async find(caller: AuthenticatedKey, id: string): Promise<WebhookEndpoint> {
+  private async find(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<WebhookEndpoint> {
     const endpoint = isId('webhookEndpoint', id) ? await this.endpoints.findOneBy({ id, accountId: caller.accountId }) : null;
     if (!endpoint) throw ApiError.notFound('Webhook endpoint');
     return endpoint;

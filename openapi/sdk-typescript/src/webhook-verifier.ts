@@ -62,6 +62,8 @@ export interface ScreenshotCompletedData {
   width: number;
   height: number;
   fullPage: boolean;
+  /** True when a full-page capture was cut at the height cap (16,384 px). */
+  clipped: boolean;
 }
 
 /** `data` of `screenshot.failed`. */
@@ -74,15 +76,22 @@ export interface ScreenshotFailedData {
 /** `data` of `run.completed` (browser session runs). */
 export interface RunCompletedData {
   runId: string;
+  status: 'completed';
   finalUrl: string;
   pageTitle: string;
   videoUrl: string | null;
   consoleErrorCount: number;
   networkErrorCount: number;
+  stepCount: number;
+  /** ms */
+  durationMs: number;
 }
 
 /** `data` of `run.failed`. */
-export interface RunFailedData extends RunCompletedData {
+export interface RunFailedData extends Omit<RunCompletedData, 'status' | 'finalUrl' | 'pageTitle'> {
+  status: 'failed';
+  finalUrl: string | null;
+  pageTitle: string | null;
   finalizationError: string;
 }
 

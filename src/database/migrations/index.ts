@@ -3,7 +3,9 @@ import { Quotas1795218034281 } from './1795218034281-Quotas';
 import { Webhooks1795218228183 } from './1795218228183-Webhooks';
 import { IdempotencyKeys1795218527614 } from './1795218527614-IdempotencyKeys';
 import { CaptureEngine1795218600000 } from './1795218600000-CaptureEngine';
-import { ResultExpiry1795300000000 } from './1795300000000-ResultExpiry';
+import { CaptureOptions1795218700000 } from './1795218700000-CaptureOptions';
+import { Dashboard1795437416774 } from './1795437416774-Dashboard';
+import { ResultExpiry1795500000000 } from './1795500000000-ResultExpiry';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
 export const MIGRATIONS: Function[] = [
@@ -12,5 +14,7 @@ export const MIGRATIONS: Function[] = [
   Webhooks1795218228183,
   IdempotencyKeys1795218527614,
   CaptureEngine1795218600000,
-  ResultExpiry1795300000000,
+  CaptureOptions1795218700000,
+  Dashboard1795437416774,
+  ResultExpiry1795500000000,
 ];

@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { CAPTURE_LIMITS } from '../../capture/capture-options';
 import { IMAGE_FORMATS, ImageFormat } from '../../capture/image-format';
 import { JOB_STATUSES, JobStatus } from '../screenshot-job.entity';
 
@@ -39,6 +40,6 @@ export class ScreenshotJobDto {
   @ApiProperty()
   fullPage: boolean;
 
-  @ApiProperty({ description: 'True when a full-page capture was cut at the height cap of 16,384 px' })
+  @ApiProperty({ description: `True when a full-page capture was cut at the height cap of ${CAPTURE_LIMITS.fullPageMaxHeightPx.toLocaleString('en-US')} px` })
   clipped: boolean;
 }

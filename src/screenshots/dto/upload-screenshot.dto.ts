@@ -1,10 +1,11 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
+import type { CaptureOptionsInput } from '../../capture/capture-options';
 import type { ImageFormat } from '../../capture/image-format';
 import { CaptureOption } from './create-screenshot.dto';
 
-/** Largest uploaded HTML document, bytes (2 MiB, issue 7). */
-export const UPLOAD_MAX_BYTES = 2 * 1024 * 1024;
+/** Largest uploaded HTML document, bytes (10 MiB: CONTRACT.md, "Rate limits and back-pressure"). */
+export const UPLOAD_MAX_BYTES = 10 * 1024 * 1024;
 
 /** Media types accepted for the uploaded document. */
 export const UPLOAD_MEDIA_TYPES = ['text/html'];
@@ -18,7 +19,7 @@ const formBool = ({ value }: { value: unknown }) => (value === 'true' ? true : v
  * Form fields of `POST /v1/screenshot/upload` besides the `file` part: the capture options of
  * `POST /v1/screenshot` (same rules), sent as strings and converted explicitly. Unknown fields are rejected.
  */
-export class UploadScreenshotDto {
+export class UploadScreenshotDto implements CaptureOptionsInput {
   @CaptureOption.width()
   @Transform(formInt)
   width?: number;
@@ -41,6 +42,6 @@ export class UploadScreenshotDto {
 
 /** The multipart form as documented in OpenAPI: the options plus the `file` part. */
 export class UploadScreenshotFormDto extends UploadScreenshotDto {
-  @ApiProperty({ type: 'string', format: 'binary', description: 'The HTML document (`text/html`, at most 2 MiB)' })
+  @ApiProperty({ type: 'string', format: 'binary', description: 'The HTML document (`text/html`, at most 10 MiB)' })
   file: unknown;
 }

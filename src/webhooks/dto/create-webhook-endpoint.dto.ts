@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
-import { IsHttpUrl } from '../../common/validation';
+import { IsHttpUrl, NormalizeUrl } from '../../common/validation';
 import { EVENT_TYPES } from '../../events/event-types';
 
 /** What `events` may contain: the known event types (spec section 6.1) and `"*"` (all, future ones included). */
@@ -12,10 +12,13 @@ export const WEBHOOK_ENDPOINT_LIMITS = { urlMaxLength: 2048, descriptionMaxLengt
 /** Body of `POST /v1/webhooks` (spec section 4.4, CONTRACT.md "Webhooks"). Unknown fields are rejected. */
 export class CreateWebhookEndpointDto {
   @ApiProperty({
-    description: 'HTTPS URL that receives the deliveries (http only where the server allows it with WEBHOOK_ALLOW_HTTP)',
+    description:
+      'HTTPS URL that receives the deliveries (http only where the server allows it with WEBHOOK_ALLOW_HTTP); no user name, password or port 0. ' +
+      'Stored and returned in its WHATWG-serialized form (e.g. `HTTPS://Example.com:443/hooks` becomes `https://example.com/hooks`).',
     maxLength: WEBHOOK_ENDPOINT_LIMITS.urlMaxLength,
     example: 'https://example.com/hooks/glimpse',
   })
+  @NormalizeUrl()
   @IsHttpUrl(WEBHOOK_ENDPOINT_LIMITS.urlMaxLength)
   url: string;
 
@@ -24,6 +27,8 @@ export class CreateWebhookEndpointDto {
     type: [String],
     enum: SUBSCRIBABLE_EVENTS,
     default: ['*'],
+    minItems: 1,
+    maxItems: 32,
     example: ['screenshot.completed', 'screenshot.failed'],
   })
   @IsOptional()

@@ -1,14 +1,28 @@
+import { Type } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
-import { IMAGE_FORMATS } from '../../capture/image-format';
+import { CAPTURE_LIMITS } from '../../capture/capture-options';
+import { IMAGE_FORMATS, ImageFormat } from '../../capture/image-format';
+import type {
+  EventDataMap,
+  EventType,
+  QuotaWarningData,
+  RunCompletedData,
+  RunFailedData,
+  ScreenshotCompletedData,
+  ScreenshotFailedData,
+  TestPingData,
+} from '../../events/event-types';
 
 /*
  * Event payloads as receivers get them (spec section 6.1, CONTRACT.md "Quotas" and "Webhooks").
- * Documentation only: the OpenAPI document includes these as schemas (WEBHOOK_EVENT_SCHEMAS).
+ * Documentation only: the OpenAPI document includes these as schemas (WEBHOOK_EVENT_SCHEMAS). Each
+ * data class implements its shape in the event map (src/events/event-types.ts), which is what
+ * `EventsService.publish` takes, so every field sent is documented here.
  * Receivers must ignore fields and event types they do not know (spec section 6.2).
  */
 
 /** `data` of `screenshot.completed`. */
-export class ScreenshotCompletedDataDto {
+export class ScreenshotCompletedDataDto implements ScreenshotCompletedData {
   @ApiProperty({ description: 'Screenshot job id', example: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4' })
   screenshotId: string;
   @ApiProperty({ description: 'The captured page URL', example: 'https://example.com' })
@@ -16,17 +30,19 @@ export class ScreenshotCompletedDataDto {
   @ApiProperty({ description: 'Result URL (capability URL, no API key needed)', example: 'https://glimpse.example.com/files/2vQd…x1.png' })
   publicUrl: string;
   @ApiProperty({ enum: IMAGE_FORMATS })
-  format: string;
+  format: ImageFormat;
   @ApiProperty({ type: 'integer', description: 'Viewport width in px' })
   width: number;
   @ApiProperty({ type: 'integer', description: 'Viewport height in px' })
   height: number;
   @ApiProperty({ description: 'Whether the full scrollable page was captured' })
   fullPage: boolean;
+  @ApiProperty({ description: `True when a full-page capture was cut at the height cap of ${CAPTURE_LIMITS.fullPageMaxHeightPx.toLocaleString('en-US')} px` })
+  clipped: boolean;
 }
 
 /** `data` of `screenshot.failed`. */
-export class ScreenshotFailedDataDto {
+export class ScreenshotFailedDataDto implements ScreenshotFailedData {
   @ApiProperty({ description: 'Screenshot job id', example: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4' })
   screenshotId: string;
   @ApiProperty({ description: 'The page URL that could not be captured' })
@@ -35,30 +51,54 @@ export class ScreenshotFailedDataDto {
   error: string;
 }
 
-/** `data` of `run.completed` (reserved for browser session runs). */
-export class RunCompletedDataDto {
-  @ApiProperty({ example: 'run_3pQ8xW1vB8nR3sL6cZ7hT2mK' })
+/** `data` of `run.completed` (CONTRACT.md, "Browser session runs"). */
+export class RunCompletedDataDto implements RunCompletedData {
+  @ApiProperty({ description: 'Run id', example: 'run_3pQ8xW1vB8nR3sL6cZ7hT2mK' })
   runId: string;
-  @ApiProperty()
+  @ApiProperty({ enum: ['completed'] })
+  status: 'completed';
+  @ApiProperty({ description: 'URL of the page when the run ended' })
   finalUrl: string;
-  @ApiProperty()
+  @ApiProperty({ description: 'Title of the page when the run ended' })
   pageTitle: string;
-  @ApiProperty({ type: 'string', nullable: true })
+  @ApiProperty({ type: 'string', nullable: true, description: 'WebM video capability URL; null when the run was started with `video: false`' })
   videoUrl: string | null;
-  @ApiProperty({ type: 'integer' })
+  @ApiProperty({ type: 'integer', description: "The page's console errors and uncaught exceptions" })
   consoleErrorCount: number;
-  @ApiProperty({ type: 'integer' })
+  @ApiProperty({ type: 'integer', description: 'Requests that failed or were answered 4xx/5xx' })
   networkErrorCount: number;
+  @ApiProperty({ type: 'integer', description: 'Steps in the run' })
+  stepCount: number;
+  @ApiProperty({ type: 'integer', description: 'Duration of the run in ms' })
+  durationMs: number;
 }
 
-/** `data` of `run.failed` (reserved for browser session runs). */
-export class RunFailedDataDto extends RunCompletedDataDto {
-  @ApiProperty()
+/** `data` of `run.failed` (CONTRACT.md, "Browser session runs"). */
+export class RunFailedDataDto implements RunFailedData {
+  @ApiProperty({ description: 'Run id', example: 'run_3pQ8xW1vB8nR3sL6cZ7hT2mK' })
+  runId: string;
+  @ApiProperty({ enum: ['failed'] })
+  status: 'failed';
+  @ApiProperty({ type: 'string', nullable: true, description: 'URL of the page when the run ended; null when no page loaded' })
+  finalUrl: string | null;
+  @ApiProperty({ type: 'string', nullable: true, description: 'Title of the page when the run ended; null when no page loaded' })
+  pageTitle: string | null;
+  @ApiProperty({ type: 'string', nullable: true, description: 'WebM video of what was recorded up to the failure; null without video' })
+  videoUrl: string | null;
+  @ApiProperty({ type: 'integer', description: "The page's console errors and uncaught exceptions" })
+  consoleErrorCount: number;
+  @ApiProperty({ type: 'integer', description: 'Requests that failed or were answered 4xx/5xx' })
+  networkErrorCount: number;
+  @ApiProperty({ type: 'integer', description: 'Steps in the run' })
+  stepCount: number;
+  @ApiProperty({ type: 'integer', description: 'Duration of the run in ms' })
+  durationMs: number;
+  @ApiProperty({ description: 'Why the run failed (customer-safe)', example: 'step 3 (click "#buy"): selector not visible within 10000 ms' })
   finalizationError: string;
 }
 
 /** `data` of `quota.warning` (spec section 8, CONTRACT.md "Quotas"). */
-export class QuotaWarningDataDto {
+export class QuotaWarningDataDto implements QuotaWarningData {
   @ApiProperty({ enum: [0.8, 0.95], description: 'Share of the cap that usage reached' })
   threshold: number;
   @ApiProperty({ type: 'integer', description: 'Screenshots used this month by the key' })
@@ -74,7 +114,7 @@ export class QuotaWarningDataDto {
 }
 
 /** `data` of `test.ping`. */
-export class TestPingDataDto {
+export class TestPingDataDto implements TestPingData {
   @ApiProperty({ description: 'The endpoint the ping was sent to', example: 'we_4fQx9LmZ2pRt7YvB1nKc3sDw' })
   endpointId: string;
   @ApiProperty({ example: 'Test event from Glimpse' })
@@ -132,14 +172,15 @@ export class TestPingEventDto extends WebhookEventBaseDto {
 }
 
 /**
- * Every event envelope class, for `SwaggerModule.createDocument(..., { extraModels })` so the OpenAPI
- * document carries the payloads as schemas (one per event type).
+ * The envelope class of every event type, for `SwaggerModule.createDocument(..., { extraModels })` and the
+ * `webhooks` section (one entry per type). Typed by the event map, so a type without a documented
+ * envelope, or an envelope whose data lacks a field that is sent, does not compile.
  */
-export const WEBHOOK_EVENT_SCHEMAS = [
-  ScreenshotCompletedEventDto,
-  ScreenshotFailedEventDto,
-  RunCompletedEventDto,
-  RunFailedEventDto,
-  QuotaWarningEventDto,
-  TestPingEventDto,
-] as const;
+export const WEBHOOK_EVENT_SCHEMAS: { readonly [K in EventType]: Type<{ type: K; data: EventDataMap[K] }> } = {
+  'screenshot.completed': ScreenshotCompletedEventDto,
+  'screenshot.failed': ScreenshotFailedEventDto,
+  'run.completed': RunCompletedEventDto,
+  'run.failed': RunFailedEventDto,
+  'quota.warning': QuotaWarningEventDto,
+  'test.ping': TestPingEventDto,
+};

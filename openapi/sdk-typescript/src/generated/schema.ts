@@ -35,7 +35,7 @@ export interface paths {
         put?: never;
         /**
          * Enqueue a screenshot of an uploaded HTML document
-         * @description multipart/form-data with the document in `file` (`text/html`, at most 2 MiB) and the capture options of `POST /v1/screenshot` (except `url`) as form fields. The document is rendered as uploaded; what it loads goes through the SSRF guard. Counts one screenshot against the monthly quota and answers like `POST /v1/screenshot`. Send an `Idempotency-Key` to retry safely (fingerprint: the form fields and the SHA-256 of the file).
+         * @description multipart/form-data with the document in `file` (`text/html`, at most 10 MiB) and the capture options of `POST /v1/screenshot` (except `url`) as form fields. The document is rendered as uploaded; what it loads goes through the SSRF guard. Counts one screenshot against the monthly quota and answers like `POST /v1/screenshot`. Send an `Idempotency-Key` to retry safely (fingerprint: the form fields and the SHA-256 of the file).
          */
         post: operations["uploadScreenshot"];
         delete?: never;
@@ -295,33 +295,33 @@ export interface components {
     schemas: {
         CreateScreenshotDto: {
             /**
-             * @description Milliseconds to wait after the page load event
+             * @description Milliseconds to wait after the page has loaded before capturing (for animations or late content).
              * @default 0
              */
             delay?: number;
             /**
-             * @description Image format
+             * @description Image format.
              * @default png
              * @enum {string}
              */
             format?: "png" | "jpeg" | "webp";
             /**
-             * @description Capture the full scrollable page instead of the viewport (height capped at 16,384 px; the job says `clipped`)
+             * @description Capture the whole scrollable page instead of the viewport only (height capped at 16,384 px; the job then says `clipped`).
              * @default false
              */
             fullPage?: boolean;
             /**
-             * @description Viewport height in px
+             * @description Viewport height in CSS px (with fullPage the image is as tall as the page).
              * @default 800
              */
             height?: number;
             /**
-             * @description Absolute http(s) URL of the page to capture
+             * @description Absolute http(s) URL of the page to capture; no user name, password or port 0
              * @example https://example.com
              */
             url: string;
             /**
-             * @description Viewport width in px
+             * @description Viewport width in CSS px.
              * @default 1280
              */
             width?: number;
@@ -344,7 +344,7 @@ export interface components {
              */
             events?: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping")[];
             /**
-             * @description HTTPS URL that receives the deliveries (http only where the server allows it with WEBHOOK_ALLOW_HTTP)
+             * @description HTTPS URL that receives the deliveries (http only where the server allows it with WEBHOOK_ALLOW_HTTP); no user name, password or port 0. Stored and returned in its WHATWG-serialized form (e.g. `HTTPS://Example.com:443/hooks` becomes `https://example.com/hooks`).
              * @example https://example.com/hooks/glimpse
              */
             url: string;
@@ -457,12 +457,26 @@ export interface components {
             secret: string;
         };
         RunCompletedDataDto: {
+            /** @description The page's console errors and uncaught exceptions */
             consoleErrorCount: number;
+            /** @description Duration of the run in ms */
+            durationMs: number;
+            /** @description URL of the page when the run ended */
             finalUrl: string;
+            /** @description Requests that failed or were answered 4xx/5xx */
             networkErrorCount: number;
+            /** @description Title of the page when the run ended */
             pageTitle: string;
-            /** @example run_3pQ8xW1vB8nR3sL6cZ7hT2mK */
+            /**
+             * @description Run id
+             * @example run_3pQ8xW1vB8nR3sL6cZ7hT2mK
+             */
             runId: string;
+            /** @enum {string} */
+            status: "completed";
+            /** @description Steps in the run */
+            stepCount: number;
+            /** @description WebM video capability URL; null when the run was started with `video: false` */
             videoUrl: string | null;
         };
         RunCompletedEventDto: {
@@ -481,13 +495,31 @@ export interface components {
             type: "run.completed";
         };
         RunFailedDataDto: {
+            /** @description The page's console errors and uncaught exceptions */
             consoleErrorCount: number;
-            finalUrl: string;
+            /** @description Duration of the run in ms */
+            durationMs: number;
+            /** @description URL of the page when the run ended; null when no page loaded */
+            finalUrl: string | null;
+            /**
+             * @description Why the run failed (customer-safe)
+             * @example step 3 (click "#buy"): selector not visible within 10000 ms
+             */
             finalizationError: string;
+            /** @description Requests that failed or were answered 4xx/5xx */
             networkErrorCount: number;
-            pageTitle: string;
-            /** @example run_3pQ8xW1vB8nR3sL6cZ7hT2mK */
+            /** @description Title of the page when the run ended; null when no page loaded */
+            pageTitle: string | null;
+            /**
+             * @description Run id
+             * @example run_3pQ8xW1vB8nR3sL6cZ7hT2mK
+             */
             runId: string;
+            /** @enum {string} */
+            status: "failed";
+            /** @description Steps in the run */
+            stepCount: number;
+            /** @description WebM video of what was recorded up to the failure; null without video */
             videoUrl: string | null;
         };
         RunFailedEventDto: {
@@ -506,6 +538,8 @@ export interface components {
             type: "run.failed";
         };
         ScreenshotCompletedDataDto: {
+            /** @description True when a full-page capture was cut at the height cap of 16,384 px */
+            clipped: boolean;
             /** @enum {string} */
             format: "png" | "jpeg" | "webp";
             /** @description Whether the full scrollable page was captured */
@@ -642,33 +676,33 @@ export interface components {
         };
         UploadScreenshotFormDto: {
             /**
-             * @description Milliseconds to wait after the page load event
+             * @description Milliseconds to wait after the page has loaded before capturing (for animations or late content).
              * @default 0
              */
             delay?: number;
             /**
              * Format: binary
-             * @description The HTML document (`text/html`, at most 2 MiB)
+             * @description The HTML document (`text/html`, at most 10 MiB)
              */
             file: string;
             /**
-             * @description Image format
+             * @description Image format.
              * @default png
              * @enum {string}
              */
             format?: "png" | "jpeg" | "webp";
             /**
-             * @description Capture the full scrollable page instead of the viewport (height capped at 16,384 px; the job says `clipped`)
+             * @description Capture the whole scrollable page instead of the viewport only (height capped at 16,384 px; the job then says `clipped`).
              * @default false
              */
             fullPage?: boolean;
             /**
-             * @description Viewport height in px
+             * @description Viewport height in CSS px (with fullPage the image is as tall as the page).
              * @default 800
              */
             height?: number;
             /**
-             * @description Viewport width in px
+             * @description Viewport width in CSS px.
              * @default 1280
              */
             width?: number;
@@ -2548,11 +2582,14 @@ export interface operations {
                  *       "createdAt": "2026-11-20T12:05:00.000Z",
                  *       "data": {
                  *         "consoleErrorCount": 0,
+                 *         "durationMs": 6120,
                  *         "finalUrl": "https://example.com/done",
                  *         "networkErrorCount": 1,
                  *         "pageTitle": "Example Domain",
                  *         "runId": "run_3pQ8xW1vB8nR3sL6cZ7hT2mK",
-                 *         "videoUrl": null
+                 *         "status": "completed",
+                 *         "stepCount": 4,
+                 *         "videoUrl": "https://glimpse.example.com/files/Vd3kQ8pW1xB8nR3sL6cZ7hT2mKq4Yt9Lr0bN5jF2uAe6.webm"
                  *       },
                  *       "id": "evt_7hT2mK8pQ4xW1vB8nR3sL6cZ",
                  *       "type": "run.completed"
@@ -2603,12 +2640,15 @@ export interface operations {
                  *       "createdAt": "2026-11-20T12:05:00.000Z",
                  *       "data": {
                  *         "consoleErrorCount": 2,
-                 *         "finalUrl": "https://example.com/done",
-                 *         "finalizationError": "video upload failed",
+                 *         "durationMs": 10480,
+                 *         "finalUrl": "https://example.com/cart",
+                 *         "finalizationError": "step 3 (click \"#buy\"): selector not visible within 10000 ms",
                  *         "networkErrorCount": 0,
-                 *         "pageTitle": "Example Domain",
+                 *         "pageTitle": "Cart",
                  *         "runId": "run_3pQ8xW1vB8nR3sL6cZ7hT2mK",
-                 *         "videoUrl": null
+                 *         "status": "failed",
+                 *         "stepCount": 5,
+                 *         "videoUrl": "https://glimpse.example.com/files/Vd3kQ8pW1xB8nR3sL6cZ7hT2mKq4Yt9Lr0bN5jF2uAe6.webm"
                  *       },
                  *       "id": "evt_8nR3sL6cZ7hT2mK8pQ4xW1vB",
                  *       "type": "run.failed"
@@ -2658,6 +2698,7 @@ export interface operations {
                  * @example {
                  *       "createdAt": "2026-11-20T12:00:02.420Z",
                  *       "data": {
+                 *         "clipped": false,
                  *         "format": "png",
                  *         "fullPage": false,
                  *         "height": 800,

@@ -4,7 +4,9 @@ import { SsrfGuard, TargetRefusedError, TargetUnresolvedError } from './ssrf-gua
 
 describe('SsrfGuard', () => {
   const config = (allowPrivate: boolean) => ({ ssrfAllowPrivate: allowPrivate }) as AppConfig;
-  const guard = (allowPrivate = false) => new SsrfGuard(config(allowPrivate), new AddressPolicy(config(allowPrivate)));
+  /** A guard whose resolver is `resolve` (by default one that must not be called). */
+  const guard = (allowPrivate = false, resolve: (host: string) => Promise<string[]> = async () => ['93.184.215.14']) =>
+    new SsrfGuard(config(allowPrivate), new AddressPolicy(config(allowPrivate)), { resolve });
 
   describe('assertAllowed (at submission)', () => {
     it.each([
@@ -26,8 +28,7 @@ describe('SsrfGuard', () => {
     });
 
     it('refuses a name when any of its addresses is blocked', async () => {
-      const g = guard();
-      g.useResolver(async () => ['93.184.215.14', '10.0.0.1']);
+      const g = guard(false, async () => ['93.184.215.14', '10.0.0.1']);
       await expect(g.assertAllowed('http://mixed.example/')).rejects.toMatchObject({ code: 'TARGET_NOT_ALLOWED' });
     });
 
@@ -38,9 +39,8 @@ describe('SsrfGuard', () => {
 
   describe('addressToConnect (the egress proxy, per connection)', () => {
     it('returns the checked address to dial, resolving once per connection', async () => {
-      const g = guard();
       const lookups: string[] = [];
-      g.useResolver(async (host) => {
+      const g = guard(false, async (host) => {
         lookups.push(host);
         return ['93.184.215.14'];
       });
@@ -49,16 +49,14 @@ describe('SsrfGuard', () => {
     });
 
     it('refuses the second answer of a resolver that rebinds to a private address', async () => {
-      const g = guard();
       let calls = 0;
-      g.useResolver(async () => (++calls === 1 ? ['93.184.215.14'] : ['127.0.0.1']));
+      const g = guard(false, async () => (++calls === 1 ? ['93.184.215.14'] : ['127.0.0.1']));
       await expect(g.assertAllowed('http://rebind.example/')).resolves.toBeUndefined();
       await expect(g.addressToConnect('rebind.example')).rejects.toBeInstanceOf(TargetRefusedError);
     });
 
     it('checks IP literals without resolving, brackets or not', async () => {
-      const g = guard();
-      g.useResolver(async () => {
+      const g = guard(false, async () => {
         throw new Error('must not resolve');
       });
       await expect(g.addressToConnect('[::ffff:7f00:1]')).rejects.toThrow(/loopback/);
@@ -66,8 +64,7 @@ describe('SsrfGuard', () => {
     });
 
     it('reports a name that does not resolve as unresolved, not refused', async () => {
-      const g = guard();
-      g.useResolver(async () => {
+      const g = guard(false, async () => {
         throw Object.assign(new Error('nope'), { code: 'ENOTFOUND' });
       });
       await expect(g.addressToConnect('nowhere.example')).rejects.toBeInstanceOf(TargetUnresolvedError);

@@ -1,16 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { AddressPolicy } from './address-policy';
-
-/** Resolves a host name to all of its addresses; replaceable in tests. */
-export type HostResolver = (host: string) => Promise<string[]>;
-
-/** The system resolver (`getaddrinfo`, as the browser uses), every address family. */
-export const systemResolver: HostResolver = async (host) =>
-  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+import { HostResolver } from './host-resolver';
 
 /** Thrown by {@link SsrfGuard.addressToConnect} when a host may not be connected to; `message` says why. */
 export class TargetRefusedError extends Error {}
@@ -19,28 +12,23 @@ export class TargetRefusedError extends Error {}
 export class TargetUnresolvedError extends Error {}
 
 /**
- * The SSRF guard for capture and webhook target URLs (CONTRACT.md, "SSRF guard").
+ * The SSRF guard for capture, webhook and browser-session target URLs (CONTRACT.md, "SSRF guard").
  * Only `http:` and `https:`; with `SSRF_ALLOW_PRIVATE` unset, a host that is, or resolves to, a
  * blocked address (see {@link AddressPolicy}) is refused.
  *
- * Two uses: {@link assertAllowed} checks a URL when it is submitted (a fast, friendly 400), and
- * {@link addressToConnect} is what the capture egress proxy calls for every connection the browser
- * makes: it resolves once, checks every address, and returns the checked address to dial, so a name
- * that resolves differently later (DNS rebinding) cannot reach a blocked address.
+ * Both uses share one resolve-and-check routine ({@link addressToConnect}): {@link assertAllowed}
+ * checks a URL when it is submitted (a fast, friendly 400), and the egress proxy calls
+ * {@link addressToConnect} for every connection the browser makes: it resolves once with the injected
+ * {@link HostResolver}, checks every address, and returns the checked address to dial, so a name that
+ * resolves differently later (DNS rebinding) cannot reach a blocked address.
  */
 @Injectable()
 export class SsrfGuard {
-  private resolver: HostResolver = systemResolver;
-
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly policy: AddressPolicy,
+    private readonly resolver: HostResolver,
   ) {}
-
-  /** Replaces the resolver (tests only: a stub that answers differently on each lookup). */
-  useResolver(resolver: HostResolver): void {
-    this.resolver = resolver;
-  }
 
   /**
    * Checks a URL before the service connects to it. A name that does not resolve passes (the
@@ -55,26 +43,18 @@ export class SsrfGuard {
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw this.refuse(rawUrl, `scheme ${url.protocol} is not allowed`);
     if (this.config.ssrfAllowPrivate) return;
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    let addresses: string[];
-    if (isIP(host)) {
-      addresses = [host];
-    } else {
-      try {
-        addresses = await this.resolver(host);
-      } catch {
-        return;
-      }
-    }
-    for (const address of addresses) {
-      const reason = this.policy.blockedReason(address);
-      if (reason) throw this.refuse(rawUrl, `${host} resolves to ${address} (${reason})`);
+    try {
+      await this.addressToConnect(url.hostname);
+    } catch (err) {
+      if (err instanceof TargetRefusedError) throw this.refuse(rawUrl, err.message);
+      if (err instanceof TargetUnresolvedError) return;
+      throw err;
     }
   }
 
   /**
    * The address to connect to for `host` (a name or an IP literal, brackets allowed): resolves it
-   * once with the current resolver and checks every address it has. Returns the first address; the
+   * once with the {@link HostResolver} and checks every address it has. Returns the first address; the
    * caller must dial exactly that address. Throws {@link TargetUnresolvedError} when the name does
    * not resolve, {@link TargetRefusedError} when any address is blocked.
    */
@@ -85,7 +65,7 @@ export class SsrfGuard {
       addresses = [bare];
     } else {
       try {
-        addresses = await this.resolver(bare);
+        addresses = await this.resolver.resolve(bare);
       } catch (err) {
         throw new TargetUnresolvedError(`${bare} does not resolve (${(err as NodeJS.ErrnoException).code ?? 'lookup failed'})`);
       }

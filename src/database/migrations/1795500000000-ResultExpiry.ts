@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from "typeorm";
 
-export class ResultExpiry1795300000000 implements MigrationInterface {
-    name = 'ResultExpiry1795300000000'
+export class ResultExpiry1795500000000 implements MigrationInterface {
+    name = 'ResultExpiry1795500000000'
 
     public async up(queryRunner: QueryRunner): Promise<void> {
         await queryRunner.query(`

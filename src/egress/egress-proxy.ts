@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { Agent, createServer, IncomingMessage, request as httpRequest, Server, ServerResponse } from 'node:http';
 import { AddressInfo, connect, Socket } from 'node:net';
 import { Duplex } from 'node:stream';
@@ -55,7 +55,7 @@ const CONNECT_TIMEOUT_MS = 15_000;
  * Only `http:` targets are accepted in absolute form; anything else is a 400.
  */
 @Injectable()
-export class EgressProxy {
+export class EgressProxy implements OnApplicationShutdown {
   private readonly logger = new Logger(EgressProxy.name);
   private server: Server | null = null;
   private starting: Promise<string> | null = null;
@@ -82,6 +82,11 @@ export class EgressProxy {
       });
     });
     return this.starting;
+  }
+
+  /** Stops listening and cuts every open connection (at shutdown). */
+  onApplicationShutdown(): Promise<void> {
+    return this.close();
   }
 
   /** Stops listening and cuts every open connection. */

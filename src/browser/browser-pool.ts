@@ -1,0 +1,315 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Browser, BrowserContext, BrowserContextOptions, CDPSession, chromium, Page } from 'playwright';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { EgressProxy } from '../egress/egress-proxy';
+import { BrowserGoneError, BrowserPoolClosedError, BrowserUnavailableError, LeaseBudgetExceededError } from './browser-errors';
+import { resolveChromiumExecutable } from './chromium-executable';
+
+/** Viewport of pre-created (warm) pages until a lease sets its own, CSS px. */
+export const DEFAULT_VIEWPORT = { width: 1280, height: 800 } as const;
+
+/**
+ * Flags for a headless Chromium on a server: no sandbox (root in containers), no GPU, none of the
+ * background traffic (updates, sync, QUIC) a capture service must not make, and no WebRTC UDP
+ * outside the proxy (it would bypass the SSRF guard).
+ */
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-extensions',
+  '--mute-audio',
+  '--hide-scrollbars',
+  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+  '--webrtc-ip-handling-policy=disable_non_proxied_udp',
+];
+
+/**
+ * Context-creation parameters a lease may ask for (Playwright's names and units). `viewport`,
+ * `colorScheme` and `reducedMotion` can be applied to a pre-created page (`setViewportSize`,
+ * `emulateMedia`), so a lease that sets only those still gets a warm context; any other field makes the
+ * pool create a fresh context with exactly these options (about 100-150 ms more on this machine),
+ * because Chromium fixes them when the context is created (`isMobile`, `deviceScaleFactor`, …).
+ */
+export type ContextOptions = Pick<
+  BrowserContextOptions,
+  | 'viewport'
+  | 'colorScheme'
+  | 'reducedMotion'
+  | 'deviceScaleFactor'
+  | 'isMobile'
+  | 'hasTouch'
+  | 'userAgent'
+  | 'locale'
+  | 'timezoneId'
+  | 'extraHTTPHeaders'
+  | 'javaScriptEnabled'
+>;
+
+/** Context options a warm page can take after creation. */
+const APPLIED_AFTER_CREATION = new Set<keyof ContextOptions>(['viewport', 'colorScheme', 'reducedMotion']);
+
+/** What a lease needs. Times in ms. */
+export interface LeaseOptions {
+  /** Longest the lease may last: then `signal` aborts and, `graceMs` later, the context is closed. */
+  budgetMs: number;
+  /** Time between the budget's end and the context's closing, for finalization (a run's video); default 0. */
+  graceMs?: number;
+  /** Context-creation parameters; see {@link ContextOptions} for which ones cost a fresh context. */
+  context?: ContextOptions;
+  /**
+   * How often the work is started again on a new browser when the browser or the page's renderer
+   * crashes (default 0). Only for work that is safe to repeat (a capture; not a run with side effects).
+   */
+  crashRetries?: number;
+}
+
+/** A fresh browser context with one page, used by exactly one piece of work and closed after it. */
+export interface Lease {
+  readonly context: BrowserContext;
+  readonly page: Page;
+  /** A DevTools session on `page` (screenshots, screencast, emulation). */
+  readonly cdp: CDPSession;
+  /** Aborted when the lease's budget runs out. */
+  readonly signal: AbortSignal;
+}
+
+interface PageSet {
+  context: BrowserContext;
+  page: Page;
+  cdp: CDPSession;
+}
+
+/** One launched browser and its bookkeeping. */
+interface BrowserSlot {
+  browser: Browser;
+  /** Leases started on this browser. */
+  leases: number;
+  inFlight: number;
+  /** No new leases; closed once `inFlight` is 0. */
+  retired: boolean;
+  /** Fresh default contexts created ahead of demand, each used by exactly one lease. */
+  warm: Promise<PageSet>[];
+}
+
+/**
+ * The browser pool (ARCHITECTURE.md, browser/): launches the system Chromium (`CHROMIUM_PATH`, see
+ * {@link resolveChromiumExecutable}) with every request, loopback included, sent through the
+ * {@link EgressProxy}, and lends fresh contexts through {@link withLease}.
+ *
+ * - Isolation: every lease gets its own fresh browser context (cookies, storage, HTTP cache and
+ *   permissions are per context; service workers are blocked), closed when the work ends. To hide the
+ *   cost of creating a context and page (a renderer start, 100-150 ms), `CAPTURE_WARM_CONTEXTS` default
+ *   contexts are created ahead of demand; each is still used once only.
+ * - Robustness: a browser that crashes or disconnects is replaced (and the work started again when the
+ *   lease allows it); a browser is retired after `CAPTURE_BROWSER_RECYCLE_AFTER` leases and closed when
+ *   its last lease ends; each lease has a time budget after which its context is closed.
+ * - Shutdown closes every browser: no Chromium process is left.
+ */
+@Injectable()
+export class BrowserPool implements OnApplicationShutdown {
+  private readonly logger = new Logger(BrowserPool.name);
+  private current: Promise<BrowserSlot> | null = null;
+  /** What `current` resolved to, once it has. */
+  private currentSlot: BrowserSlot | null = null;
+  private readonly slots = new Set<BrowserSlot>();
+  private closing = false;
+  private executable: string | null = null;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly proxy: EgressProxy,
+  ) {}
+
+  /** The browser executable this pool launches. Throws {@link BrowserUnavailableError} when there is none. */
+  executablePath(): string {
+    this.executable ??= resolveChromiumExecutable(this.config.chromiumPath);
+    return this.executable;
+  }
+
+  /**
+   * Runs `work` with a fresh context and page, then closes the context (in the background: a result
+   * is ready as soon as `work` resolves). Throws what `work` throws, except:
+   * {@link LeaseBudgetExceededError} when the budget ran out, {@link BrowserGoneError} when the
+   * browser or the page's renderer crashed (after `crashRetries` further attempts), and
+   * {@link BrowserUnavailableError} / {@link BrowserPoolClosedError} when no browser can be had.
+   */
+  async withLease<T>(options: LeaseOptions, work: (lease: Lease) => Promise<T>): Promise<T> {
+    const retries = options.crashRetries ?? 0;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.attempt(options, work);
+      } catch (err) {
+        if (!(err instanceof BrowserGoneError) || attempt >= retries || this.closing) {
+          if (err instanceof BrowserGoneError) err.attempts = attempt + 1;
+          throw err;
+        }
+        this.logger.warn(`${err.message}; starting the work again on a new browser`);
+      }
+    }
+  }
+
+  /** Closes every browser; no Chromium process is left. */
+  async onApplicationShutdown(): Promise<void> {
+    this.closing = true;
+    this.current = null;
+    await Promise.all([...this.slots].map((slot) => this.closeSlot(slot)));
+  }
+
+  private async attempt<T>(options: LeaseOptions, work: (lease: Lease) => Promise<T>): Promise<T> {
+    let slot = await this.slot();
+    if (slot.retired) slot = await this.slot();
+    slot.inFlight++;
+    slot.leases++;
+    if (slot.leases >= this.config.captureBrowserRecycleAfter) this.retire(slot);
+    const expiry = new AbortController();
+    let set: PageSet | undefined;
+    let budgetTimer: NodeJS.Timeout | undefined;
+    let closeTimer: NodeJS.Timeout | undefined;
+    let crashed = false;
+    try {
+      set = await this.take(slot, options.context);
+      const leased = set;
+      leased.page.once('crash', () => (crashed = true));
+      budgetTimer = setTimeout(() => {
+        expiry.abort(new LeaseBudgetExceededError(options.budgetMs));
+        closeTimer = setTimeout(() => void leased.context.close().catch(() => undefined), options.graceMs ?? 0);
+      }, options.budgetMs);
+      return await work({ ...leased, signal: expiry.signal });
+    } catch (err) {
+      if (!slot.browser.isConnected()) {
+        this.retire(slot);
+        throw new BrowserGoneError('the browser crashed');
+      }
+      if (expiry.signal.aborted) throw new LeaseBudgetExceededError(options.budgetMs);
+      if (crashed) throw new BrowserGoneError('the page crashed');
+      throw err;
+    } finally {
+      clearTimeout(budgetTimer);
+      clearTimeout(closeTimer);
+      void set?.context.close().catch(() => undefined);
+      slot.inFlight--;
+      if (slot.retired && slot.inFlight === 0) void this.closeSlot(slot);
+    }
+  }
+
+  /** The browser new leases run on, launching one when there is none or the last was retired. */
+  private slot(): Promise<BrowserSlot> {
+    if (this.closing) return Promise.reject(new BrowserPoolClosedError());
+    if (this.currentSlot?.retired) {
+      this.current = null;
+      this.currentSlot = null;
+    }
+    if (!this.current) {
+      const launching = this.launch();
+      this.current = launching;
+      launching.then(
+        (slot) => {
+          if (this.current === launching) this.currentSlot = slot;
+        },
+        () => {
+          if (this.current === launching) this.current = null;
+        },
+      );
+    }
+    return this.current;
+  }
+
+  private async launch(): Promise<BrowserSlot> {
+    const executablePath = this.executablePath();
+    const proxy = await this.proxy.start();
+    let browser: Browser;
+    try {
+      browser = await chromium.launch({
+        executablePath,
+        headless: true,
+        args: [...CHROMIUM_ARGS, `--proxy-server=http://${proxy}`, '--proxy-bypass-list=<-loopback>'],
+      });
+    } catch (err) {
+      this.logger.error(`Could not launch ${executablePath}: ${(err as Error).message}`);
+      throw new BrowserUnavailableError('the browser could not be started');
+    }
+    const slot: BrowserSlot = { browser, leases: 0, inFlight: 0, retired: false, warm: [] };
+    this.slots.add(slot);
+    browser.on('disconnected', () => {
+      this.retire(slot);
+      this.slots.delete(slot);
+    });
+    if (this.closing) {
+      await this.closeSlot(slot);
+      throw new BrowserPoolClosedError();
+    }
+    this.refill(slot);
+    return slot;
+  }
+
+  /**
+   * A fresh context and page for `options`: a warm one when the options allow it (see
+   * {@link ContextOptions}), else a new one created with them; then tops the warm pool up.
+   */
+  private async take(slot: BrowserSlot, options: ContextOptions = {}): Promise<PageSet> {
+    const own = Object.entries(options).some(([key, value]) => value !== undefined && !APPLIED_AFTER_CREATION.has(key as keyof ContextOptions));
+    if (own) return this.newPageSet(slot.browser, { viewport: DEFAULT_VIEWPORT, ...options });
+    const warm = slot.warm.shift();
+    this.refill(slot);
+    let set = warm ? await warm.catch(() => null) : null;
+    if (!set || set.page.isClosed()) set = await this.newPageSet(slot.browser, {});
+    const { viewport, colorScheme, reducedMotion } = options;
+    if (viewport && (viewport.width !== DEFAULT_VIEWPORT.width || viewport.height !== DEFAULT_VIEWPORT.height)) {
+      await set.page.setViewportSize(viewport);
+    }
+    if (colorScheme !== undefined || reducedMotion !== undefined) await set.page.emulateMedia({ colorScheme, reducedMotion });
+    return set;
+  }
+
+  private refill(slot: BrowserSlot): void {
+    while (!slot.retired && !this.closing && slot.browser.isConnected() && slot.warm.length < this.config.captureWarmContexts) {
+      const set = this.newPageSet(slot.browser, {});
+      set.catch(() => undefined);
+      slot.warm.push(set);
+    }
+  }
+
+  private async newPageSet(browser: Browser, options: ContextOptions): Promise<PageSet> {
+    const context = await browser.newContext({
+      viewport: DEFAULT_VIEWPORT,
+      ...options,
+      serviceWorkers: 'block',
+      acceptDownloads: false,
+    });
+    try {
+      const page = await context.newPage();
+      const cdp = await context.newCDPSession(page);
+      return { context, page, cdp };
+    } catch (err) {
+      await context.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Stops giving new leases to `slot`; it is closed when its last lease ends. */
+  private retire(slot: BrowserSlot): void {
+    if (slot.retired) return;
+    slot.retired = true;
+    if (this.currentSlot === slot) {
+      this.current = null;
+      this.currentSlot = null;
+    }
+    const warm = slot.warm.splice(0);
+    for (const set of warm) void set.then((s) => s.context.close().catch(() => undefined), () => undefined);
+    if (slot.inFlight === 0) void this.closeSlot(slot);
+  }
+
+  private async closeSlot(slot: BrowserSlot): Promise<void> {
+    slot.retired = true;
+    this.slots.delete(slot);
+    const warm = slot.warm.splice(0);
+    await Promise.all(warm.map((set) => set.then((s) => s.context.close(), () => undefined).catch(() => undefined)));
+    await slot.browser.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,137 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { CaptureError, redactInternals } from '../capture/capture-engine';
+import { Clock } from '../common/clock';
+import { EventsService } from '../events/events.service';
+import { ResultFilesService } from '../storage/result-files.service';
+import { ScreenshotJob } from './screenshot-job.entity';
+import { ScreenshotUpload } from './screenshot-upload.entity';
+
+/** The job's `error` when the result could not be written to storage. */
+export const STORAGE_FAILURE_MESSAGE = 'internal error: the result could not be stored; please retry';
+/** The job's `error` for any other internal failure (database, unexpected exception). */
+export const INTERNAL_FAILURE_MESSAGE = 'internal error: the capture could not be completed; please retry';
+
+/** A message the service wrote for customers (e.g. "capture did not finish: the worker stopped"). */
+export class CustomerMessage {
+  constructor(readonly text: string) {}
+}
+
+/**
+ * The customer-safe text of a job failure (the job's `error` and `screenshot.failed`'s `error`): a
+ * {@link CaptureError} or {@link CustomerMessage} keeps its message (with anything path-like
+ * redacted), a storage failure (`ENOSPC`, `EACCES`, … from the file system) becomes
+ * {@link STORAGE_FAILURE_MESSAGE}, anything else {@link INTERNAL_FAILURE_MESSAGE}. File paths, SQL
+ * and stack text never reach the customer (BRIEF: "Internal errors never reach customers' job messages").
+ */
+export function customerSafeError(cause: unknown): string {
+  if (cause instanceof CaptureError || cause instanceof CustomerMessage) {
+    return redactInternals(cause instanceof CaptureError ? cause.message : cause.text).slice(0, 500);
+  }
+  const errno = cause as NodeJS.ErrnoException | null;
+  if (errno && typeof errno === 'object' && typeof errno.syscall === 'string') return STORAGE_FAILURE_MESSAGE;
+  return INTERNAL_FAILURE_MESSAGE;
+}
+
+/** A job's outcome once the capture succeeded. */
+export interface CaptureOutcome {
+  /** Name of the stored result file. */
+  resultFile: string;
+  clipped: boolean;
+}
+
+/**
+ * The one owner of a screenshot job's state (spec section 3.1: `pending` → `processing` → `done` |
+ * `failed`, never back). Each transition is one conditional `UPDATE … RETURNING` round trip, so a job
+ * never ends twice whatever the queue redelivers; the call that ends a job publishes its
+ * `screenshot.completed` or `screenshot.failed` event (spec section 6.1) and drops its upload.
+ */
+@Injectable()
+export class ScreenshotJobLifecycle {
+  private readonly logger = new Logger(ScreenshotJobLifecycle.name);
+
+  constructor(
+    @InjectRepository(ScreenshotJob) private readonly jobs: Repository<ScreenshotJob>,
+    @InjectRepository(ScreenshotUpload) private readonly uploads: Repository<ScreenshotUpload>,
+    private readonly files: ResultFilesService,
+    private readonly events: EventsService,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Moves a `pending` (or, after a worker crash, `processing`) job to `processing` and counts the
+   * attempt; returns the claimed job, or null when it already ended (or does not exist).
+   */
+  async claim(jobId: string): Promise<ScreenshotJob | null> {
+    const result = await this.jobs
+      .createQueryBuilder()
+      .update(ScreenshotJob)
+      .set({ status: 'processing', startedAt: this.clock.now(), attempts: () => 'attempts + 1' })
+      .where('id = :jobId AND status IN (:...open)', { jobId, open: ['pending', 'processing'] })
+      .returning('*')
+      .execute();
+    return this.first(result.raw);
+  }
+
+  /** Ends a job `done` with its result; false when it had already ended. */
+  complete(jobId: string, outcome: CaptureOutcome): Promise<boolean> {
+    return this.end(jobId, { status: 'done', resultFile: outcome.resultFile, clipped: outcome.clipped, completedAt: this.clock.now() });
+  }
+
+  /**
+   * Ends a job `failed` with the customer-safe text of `cause` ({@link customerSafeError}); false when
+   * it had already ended. Logs internal causes with their stack for operators.
+   */
+  fail(jobId: string, cause: unknown): Promise<boolean> {
+    if (!(cause instanceof CaptureError) && !(cause instanceof CustomerMessage)) {
+      this.logger.error(`Job ${jobId} failed`, cause instanceof Error ? cause.stack : String(cause));
+    }
+    return this.end(jobId, { status: 'failed', error: customerSafeError(cause), completedAt: this.clock.now() });
+  }
+
+  private async end(jobId: string, changes: Partial<ScreenshotJob> & { status: 'done' | 'failed' }): Promise<boolean> {
+    const result = await this.jobs
+      .createQueryBuilder()
+      .update(ScreenshotJob)
+      .set(changes)
+      .where('id = :jobId AND status IN (:...open)', { jobId, open: ['pending', 'processing'] })
+      .returning('*')
+      .execute();
+    const job = this.first(result.raw);
+    if (!job) return false;
+    if (job.source === 'upload') {
+      await this.uploads.delete({ jobId }).catch((err) => this.logger.error(`Could not delete the upload of ${jobId}`, (err as Error).stack));
+    }
+    await this.publish(job).catch((err) => this.logger.error(`Could not publish the event of ${jobId}`, (err as Error).stack));
+    return true;
+  }
+
+  private async publish(job: ScreenshotJob): Promise<void> {
+    if (job.status === 'done') {
+      await this.events.publish(job.accountId, 'screenshot.completed', {
+        screenshotId: job.id,
+        url: job.targetUrl,
+        publicUrl: this.files.publicUrl(job.resultFile as string),
+        format: job.format,
+        width: job.width,
+        height: job.height,
+        fullPage: job.fullPage,
+        clipped: job.clipped,
+      });
+    } else {
+      await this.events.publish(job.accountId, 'screenshot.failed', { screenshotId: job.id, url: job.targetUrl, error: job.error ?? INTERNAL_FAILURE_MESSAGE });
+    }
+  }
+
+  /** The entity of the first `RETURNING *` row (database column names), or null. */
+  private first(rows: Record<string, unknown>[] | undefined): ScreenshotJob | null {
+    const row = rows?.[0];
+    if (!row) return null;
+    const job = this.jobs.create();
+    for (const column of this.jobs.metadata.columns) {
+      if (column.databaseName in row) (job as unknown as Record<string, unknown>)[column.propertyName] = row[column.databaseName];
+    }
+    return job;
+  }
+}
