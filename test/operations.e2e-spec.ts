@@ -15,8 +15,17 @@ async function scrape(t: TestApp, token?: string): Promise<Map<string, MetricFam
   const res = await fetch(`${t.baseUrl}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toMatch(/^text\/plain;.*version=0\.0\.4/);
-  const families = parsePrometheusTextFormat(await res.text()) as MetricFamily[];
-  return new Map(families.map((f) => [f.name, f]));
+  const text = await res.text();
+  const families = parsePrometheusTextFormat(text) as MetricFamily[];
+  const map = new Map(families.map((f) => [f.name, f]));
+  // The parser keeps only the buckets of a histogram: its _count samples are read from the text.
+  for (const m of text.matchAll(/^(\w+)_count\{([^}]*)\} (\S+)$/gm)) {
+    const labels = Object.fromEntries([...m[2].matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    const name = `${m[1]}_count`;
+    if (!map.has(name)) map.set(name, { name, type: 'COUNTER', metrics: [] });
+    map.get(name)!.metrics.push({ labels, value: m[3] });
+  }
+  return map;
 }
 
 /** Sum of a counter's samples whose labels include `labels`. */
@@ -74,7 +83,12 @@ describe('operations: health, readiness, metrics, logs', () => {
     const ready = await t.request('GET', '/ready');
     expect(ready.status).toBe(200);
     expect(ready.body.status).toBe('ok');
-    expect(ready.body.details).toMatchObject({ postgres: { status: 'up' }, redis: { status: 'up' }, shutdown: { status: 'up' } });
+    expect(ready.body.details).toMatchObject({
+      postgres: { status: 'up' },
+      redis: { status: 'up' },
+      browser: { status: 'up' },
+      shutdown: { status: 'up' },
+    });
   });
 
   it('GET /ready is 503 naming "shutdown" once the drain has begun, while other requests still succeed', async () => {
@@ -212,15 +226,23 @@ describe('operations: health, readiness, metrics, logs', () => {
     expect(scanLogsForSecrets(process.env.GLIMPSE_TEST_LOG_DIR as string).filter((l) => l.includes(key))).toEqual([]);
   });
 
-  it('ties a capture request to its access line by the request id', async () => {
+  it('counts a capture (status, format, duration) and the running browser; ties the request to its access line', async () => {
     const pages = await startPageServer({ '/': '<html><body style="background:#0a0">ok</body></html>' });
     try {
+      const before = await scrape(t, metricsToken);
       const { key } = await t.createKey();
       const requestId = `ops-cap-${Date.now()}`;
       const res = await t.request('POST', '/v1/screenshot', { key, body: { url: `${pages.url}/` }, headers: { 'x-request-id': requestId } });
       expect(res.status).toBe(202);
       expect((await waitForJob(t, key, res.body.id)).status).toBe('done');
       await waitForLogLine(t, (l) => l.requestId === requestId && l.route === '/v1/screenshot' && l.status === 202);
+      const after = await scrape(t, metricsToken);
+      const done = { status: 'done', format: 'png' };
+      expect(sample(after, 'glimpse_captures_total', done)).toBe(sample(before, 'glimpse_captures_total', done) + 1);
+      const durations = (m: Map<string, MetricFamily>) => sample(m, 'glimpse_capture_duration_seconds_count', { status: 'done' });
+      expect(durations(after)).toBe(durations(before) + 1);
+      expect(sample(after, 'glimpse_browsers_running')).toBeGreaterThanOrEqual(1);
+      expect(after.has('glimpse_browser_restarts_total')).toBe(true);
     } finally {
       await pages.close();
     }

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional, ServiceUnavailableException } from '@nestjs/common';
+import { Inject, Injectable, ServiceUnavailableException } from '@nestjs/common';
 import {
   HealthCheckResult,
   HealthCheckService,
@@ -7,7 +7,7 @@ import {
   HealthIndicatorService,
   TypeOrmHealthIndicator,
 } from '@nestjs/terminus';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { BrowserPool } from '../browser/browser-pool';
 import { RUN_PROCESSORS } from '../queue/queues';
 import { DrainState } from './drain-state';
 import { RedisProbe } from './redis-probe';
@@ -15,17 +15,8 @@ import { RedisProbe } from './redis-probe';
 /** Time allowed to each readiness check, ms. */
 export const CHECK_TIMEOUT_MS = 2000;
 
-/**
- * A check contributed by another module (e.g. "a browser can be launched" by the browser pool):
- * resolves when healthy, rejects with a short reason otherwise.
- */
-export interface ReadinessCheck {
-  name: string;
-  check(): Promise<void>;
-}
-
-/** Injection token of the optional extra {@link ReadinessCheck}s of processes that run captures. */
-export const READINESS_CHECKS = Symbol('READINESS_CHECKS');
+/** Time allowed to the browser check (it may launch the browser), ms. */
+export const BROWSER_CHECK_TIMEOUT_MS = 15_000;
 
 /** A health answer: HTTP status and the terminus body (`{ status, info, error, details }`). */
 export interface HealthAnswer {
@@ -35,7 +26,7 @@ export interface HealthAnswer {
 
 /**
  * Liveness and readiness (CONTRACT.md, "Health and readiness"). Readiness checks `postgres` always;
- * `redis` and the {@link READINESS_CHECKS} (browser launch) when this process runs the queue
+ * `redis` and `browser` (one is running or can be launched) when this process runs the queue
  * processors, else `redis` is reported in `details` (with `required: false`) without failing (an
  * API-only process still accepts work while Redis is away); `shutdown` is down from the start of
  * the SIGTERM drain.
@@ -48,9 +39,8 @@ export class HealthService {
     private readonly typeOrm: TypeOrmHealthIndicator,
     private readonly redis: RedisProbe,
     private readonly drain: DrainState,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(RUN_PROCESSORS) private readonly runProcessors: boolean,
-    @Optional() @Inject(READINESS_CHECKS) private readonly extraChecks: ReadinessCheck[] | null,
+    private readonly browsers: BrowserPool,
   ) {}
 
   /** Liveness: the process answers. Always 200. */
@@ -70,7 +60,7 @@ export class HealthService {
     ];
     if (this.runProcessors) {
       checks.push(redisCheck);
-      for (const extra of this.extraChecks ?? []) checks.push(() => this.probe(extra.name, () => extra.check(), 3 * CHECK_TIMEOUT_MS));
+      checks.push(() => this.probe('browser', () => this.browsers.ensureBrowser(), BROWSER_CHECK_TIMEOUT_MS));
     }
     let answer: HealthAnswer;
     try {
