@@ -65,9 +65,12 @@ describe('operations: health, readiness, metrics, logs', () => {
   let t: TestApp;
   let receiver: WebhookReceiver;
   const metricsToken = 'metrics-token-0123456789abcdef';
+  const adminToken = 'admin-token-0123456789abcdef';
 
   beforeAll(async () => {
-    t = await startTestApp({ env: { METRICS_TOKEN: metricsToken, WEBHOOK_ALLOW_HTTP: 'true', LEGACY_FREE_CAP: '1' } });
+    t = await startTestApp({
+      env: { METRICS_TOKEN: metricsToken, ADMIN_TOKEN: adminToken, WEBHOOK_ALLOW_HTTP: 'true', LEGACY_FREE_CAP: '1' },
+    });
     receiver = await startWebhookReceiver();
   });
   afterAll(async () => {
@@ -100,6 +103,8 @@ describe('operations: health, readiness, metrics, logs', () => {
       expect(ready.status).toBe(503);
       expect(ready.body.status).toBe('error');
       expect(Object.keys(ready.body.error)).toEqual(['shutdown']);
+      // No ADMIN_TOKEN: no queue dashboard.
+      expect((await other.request('GET', '/admin/queues')).status).toBe(404);
       // Work accepted during the drain is still served.
       const created = await other.request('POST', '/v1/screenshot', { key, body: { url: 'http://127.0.0.1:9/' } });
       expect(created.status).toBe(202);
@@ -141,6 +146,22 @@ describe('operations: health, readiness, metrics, logs', () => {
       await worker.close();
       await proxy.close();
     }
+  });
+
+  it('serves the queue dashboard at /admin/queues behind ADMIN_TOKEN (Bearer, or Basic for a browser)', async () => {
+    const anonymous = await fetch(`${t.baseUrl}/admin/queues`);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toMatch(/^Basic/);
+    expect((await fetch(`${t.baseUrl}/admin/queues`, { headers: { authorization: 'Bearer wrong-token-0123456789' } })).status).toBe(401);
+
+    const page = await fetch(`${t.baseUrl}/admin/queues`, { headers: { authorization: `Bearer ${adminToken}` } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    const basic = `Basic ${Buffer.from(`ops:${adminToken}`).toString('base64')}`;
+    const api = await fetch(`${t.baseUrl}/admin/queues/api/queues`, { headers: { authorization: basic } });
+    expect(api.status).toBe(200);
+    const names = ((await api.json()) as { queues: Array<{ name: string }> }).queues.map((q) => q.name);
+    expect(names.sort()).toEqual(['captures', 'housekeeping', 'webhook-deliveries']);
   });
 
   it('/metrics needs the bearer token when METRICS_TOKEN is set', async () => {
