@@ -46,6 +46,7 @@ class EnvironmentVariables {
   @IsString() @Matches(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, { message: 'must be a comma-separated list of seconds' })
   WEBHOOK_RETRY_DELAYS = '60,300,1800,7200,43200';
   @Transform(toInt) @IsInt() @Min(100) @Max(120000) WEBHOOK_TIMEOUT_MS = 15000;
+  @Transform(toInt) @IsInt() @Min(1) @Max(31536000) WEBHOOK_DISABLE_AFTER_S = 432000;
   @IsOptional() @IsString()
   @Matches(SECRET_KEY_PATTERN, { message: 'must be 32 bytes as 64 hex characters or base64 (44 characters)' })
   WEBHOOK_SECRET_KEY?: string;
@@ -53,6 +54,8 @@ class EnvironmentVariables {
   @IsOptional() @IsString()
   @Matches(/^\s*[^,\s]+(\s*,\s*[^,\s]+)*\s*$/, { message: 'must be a comma-separated list of keys' })
   WEBHOOK_SECRET_KEYS?: string;
+  @Transform(toInt) @IsInt() @Min(0) @Max(100000) RATE_LIMIT_PER_SECOND = 0;
+  @Transform(toInt) @IsInt() @Min(1) @Max(100000000) MAX_PENDING_JOBS_PER_ACCOUNT = 10000;
   /** `production` requires a webhook secret key; any other value (development, test) does not. */
   @IsOptional() @IsString() NODE_ENV?: string;
   @Transform(toInt) @IsInt() @Min(1) @Max(3650) RESULT_TTL_DAYS = 30;
@@ -131,12 +134,24 @@ export interface AppConfig {
   webhookRetryDelaysS: number[];
   webhookTimeoutMs: number;
   /**
+   * An endpoint without a successful attempt for this many seconds, with an `exhausted` delivery in
+   * that time, is disabled with reason `failing` (CONTRACT.md "Webhooks", default 432,000: 5 days).
+   */
+  webhookDisableAfterS: number;
+  /**
    * AES-256-GCM keys (32 bytes each) for webhook signing secrets at rest, newest first: the first seals,
    * every one opens (rotation). From `WEBHOOK_SECRET_KEYS` (comma-separated) or `WEBHOOK_SECRET_KEY`
    * (one key), 64 hex characters or base64 each. Empty when neither is set: secrets are then stored
    * unencrypted and a warning is logged at start-up (see README, "Webhooks"); refused in production.
    */
   webhookSecretKeys: Buffer[];
+  /**
+   * Requests per second per API key on `/v1/*` and the MCP endpoint, shared through Redis, bursts up to
+   * twice that; 0: off (CONTRACT.md, "Rate limits and back-pressure").
+   */
+  rateLimitPerSecond: number;
+  /** Capture jobs and runs not yet ended that one account may have; more is 429 `TOO_MANY_PENDING_JOBS`. */
+  maxPendingJobsPerAccount: number;
   /** `NODE_ENV=production`: stricter start-up checks (a webhook secret key is required). */
   production: boolean;
   resultTtlDays: number;
@@ -254,8 +269,11 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
     webhookAllowHttp: raw.WEBHOOK_ALLOW_HTTP,
     webhookRetryDelaysS: raw.WEBHOOK_RETRY_DELAYS.split(',').map((s) => Number(s.trim())),
     webhookTimeoutMs: raw.WEBHOOK_TIMEOUT_MS,
+    webhookDisableAfterS: raw.WEBHOOK_DISABLE_AFTER_S,
     webhookSecretKeys,
     production,
+    rateLimitPerSecond: raw.RATE_LIMIT_PER_SECOND,
+    maxPendingJobsPerAccount: raw.MAX_PENDING_JOBS_PER_ACCOUNT,
     resultTtlDays: raw.RESULT_TTL_DAYS,
     legacyFreeCap: raw.LEGACY_FREE_CAP,
     workerMode: raw.WORKER_MODE,

@@ -3,6 +3,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { Request, Response } from 'express';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { ApiError, ErrorCode } from '../common/api-error';
+import { RequestRateLimiter } from '../quota/request-rate-limiter';
 import { JsonRpcErrorCode, MCP_SERVER_ERROR, sendJsonRpcError } from './json-rpc-error';
 import { redactMcpPath } from './mcp-http.middleware';
 import { McpToolsService } from './mcp-tools.service';
@@ -20,16 +21,19 @@ export class McpEndpointService {
   constructor(
     private readonly apiKeys: ApiKeysService,
     private readonly tools: McpToolsService,
+    private readonly rateLimiter: RequestRateLimiter,
   ) {}
 
   /**
    * Serves one JSON-RPC POST for the key `secret` (its body already parsed by the MCP middleware).
    * An unknown or revoked key is HTTP 401 with `error.data.code` `INVALID_API_KEY` or `API_KEY_REVOKED`,
-   * and no tool runs. Never throws: unexpected failures are logged (path redacted) and answered 500.
+   * and no tool runs; a key over `RATE_LIMIT_PER_SECOND` is HTTP 429 with `Retry-After` and
+   * `error.data` `{ code: "RATE_LIMITED", limit, windowSeconds }`. Never throws: unexpected failures are logged (path redacted) and answered 500.
    */
   async handlePost(secret: string, req: Request, res: Response): Promise<void> {
     try {
       const caller = await this.apiKeys.authenticate(secret);
+      await this.rateLimiter.consume(caller);
       const server = this.tools.createServer(caller);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => {
@@ -41,6 +45,9 @@ export class McpEndpointService {
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) {
         return sendJsonRpcError(res, 401, MCP_SERVER_ERROR, err.message, err.code);
+      }
+      if (err instanceof ApiError && err.code === ErrorCode.RATE_LIMITED) {
+        return sendJsonRpcError(res, 429, MCP_SERVER_ERROR, err.message, err.code, err.headers, err.details);
       }
       this.logger.error(`${req.method} ${redactMcpPath(req.path)} failed`, (err as Error).stack);
       if (!res.headersSent) sendJsonRpcError(res, 500, JsonRpcErrorCode.InternalError, 'Internal server error', ErrorCode.INTERNAL_ERROR);

@@ -7,6 +7,7 @@ import { ApiError, ErrorCode } from '../common/api-error';
 import { Metrics } from '../metrics/metrics';
 import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { sqlRows } from '../database/sql';
 import { EventsService } from '../events/events.service';
 import { QuotaUsage } from './quota-usage.entity';
 import { QuotaWarning } from './quota-warning.entity';
@@ -39,6 +40,12 @@ export type QuotaKey = Pick<AuthenticatedKey, 'apiKeyId' | 'plan'>;
 @Injectable()
 export class QuotaService {
   private readonly logger = new Logger(QuotaService.name);
+  /**
+   * The status each request's reservation (or refusal) produced, keyed by the request's caller object
+   * (the one the API key guard attached to the request and the handler passed on), so the
+   * `X-RateLimit-*` headers come from the reservation's own result without a second usage query.
+   */
+  private readonly observed = new WeakMap<AuthenticatedKey, QuotaStatus>();
 
   constructor(
     @InjectRepository(QuotaUsage) private readonly usage: Repository<QuotaUsage>,
@@ -48,6 +55,15 @@ export class QuotaService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly metrics: Metrics,
   ) {}
+
+  /**
+   * The status behind the `X-RateLimit-*` headers of a request by `caller`: what a reservation or
+   * refusal of this request found, else (a request that reserved nothing) the current status.
+   */
+  statusFor(caller: AuthenticatedKey): Promise<QuotaStatus> {
+    const seen = this.observed.get(caller);
+    return seen ? Promise.resolve(seen) : this.status(caller);
+  }
 
   /** The key's plan, cap, usage and reset time for the current month. */
   async status(key: QuotaKey): Promise<QuotaStatus> {
@@ -66,28 +82,42 @@ export class QuotaService {
    * without calling `accept` when the cap is reached.
    */
   async reserve<T>(caller: AuthenticatedKey, accept: () => Promise<T>): Promise<T> {
+    return this.reserveWith(caller, null, accept);
+  }
+
+  /**
+   * {@link reserve}, with `write` (an `INSERT … SELECT … FROM reservation` statement whose own
+   * parameters are `$1…$n`) run in the same statement as the reservation, so both happen or neither,
+   * in one round trip (the accept path of `POST /v1/screenshot`, issue 10). `reservation` is a CTE
+   * with one row (`used`) when a screenshot was reserved and none when the cap is reached. Throws as
+   * {@link reserve}; when `accept` throws, the screenshot is handed back (the caller removes what
+   * `write` inserted).
+   */
+  async reserveWith<T>(caller: AuthenticatedKey, write: { sql: string; params: unknown[] } | null, accept: () => Promise<T>): Promise<T> {
     const now = this.clock.now();
     const { month, resetAt } = quotaMonthOf(now);
     const limit = this.capOf(caller.plan);
+    const n = write?.params.length ?? 0;
     // The row lock taken by ON CONFLICT serialises concurrent reservations of a key; the WHERE makes
     // the increment conditional, and a cap of 0 inserts nothing.
     const day = utcDayOf(now);
     // The per-day row (the dashboard's usage chart) is counted in the same statement, only when the
-    // monthly increment happened.
-    const rows: { used: number }[] = await this.usage.query(
-      `WITH reserved AS (
+    // monthly increment happened; so is `write`.
+    const rows = await sqlRows<{ used: number }>(
+      this.usage.manager.connection,
+      `WITH reservation AS (
          INSERT INTO quota_usage (api_key_id, month, used)
-         SELECT $1, $2::date, 1 WHERE $3::int > 0
+         SELECT $${n + 1}, $${n + 2}::date, 1 WHERE $${n + 3}::int > 0
          ON CONFLICT (api_key_id, month) DO UPDATE SET used = quota_usage.used + 1
-         WHERE quota_usage.used < $3::int
+         WHERE quota_usage.used < $${n + 3}::int
          RETURNING used
        ), daily AS (
          INSERT INTO quota_usage_daily (api_key_id, day, used)
-         SELECT $1, $4::date, 1 FROM reserved
+         SELECT $${n + 1}, $${n + 4}::date, 1 FROM reservation
          ON CONFLICT (api_key_id, day) DO UPDATE SET used = quota_usage_daily.used + 1
-       )
-       SELECT used FROM reserved`,
-      [caller.apiKeyId, month, limit, day],
+       )${write ? `, written AS (${write.sql})` : ''}
+       SELECT used FROM reservation`,
+      [...(write?.params ?? []), caller.apiKeyId, month, limit, day],
     );
     if (!rows.length) throw await this.exceeded(caller, month, resetAt, now);
     let result: T;
@@ -95,9 +125,12 @@ export class QuotaService {
       result = await accept();
     } catch (err) {
       await this.release(caller.apiKeyId, month, day);
+      this.observed.set(caller, this.toStatus(caller.plan, rows[0].used - 1, resetAt));
       throw err;
     }
-    await this.warnOnThresholds(caller, month, this.toStatus(caller.plan, rows[0].used, resetAt));
+    const status = this.toStatus(caller.plan, rows[0].used, resetAt);
+    this.observed.set(caller, status);
+    await this.warnOnThresholds(caller, month, status);
     return result;
   }
 
@@ -150,6 +183,7 @@ export class QuotaService {
   private async exceeded(caller: AuthenticatedKey, month: string, resetAt: Date, now: Date): Promise<ApiError> {
     this.metrics.quotaRejections.inc();
     const status = this.toStatus(caller.plan, await this.usedIn(caller.apiKeyId, month), resetAt);
+    this.observed.set(caller, status);
     return new ApiError(
       ErrorCode.PLAN_QUOTA_EXCEEDED,
       429,

@@ -15,6 +15,8 @@ export type JobSource = (typeof JOB_SOURCES)[number];
 /** One screenshot job: the capture options, its state and, once done, its result file. */
 @Entity({ name: 'screenshot_jobs' })
 @Index(['accountId', 'createdAt'])
+// The jobs not yet ended of an account, counted against MAX_PENDING_JOBS_PER_ACCOUNT at every submission.
+@Index('IDX_screenshot_jobs_open_by_account', ['accountId'], { where: `"status" IN ('pending', 'processing')` })
 // Finds the results to delete at expiry (housekeeping sweep) without scanning every job.
 @Index('IDX_screenshot_jobs_result_expiry', ['completedAt'], { where: '"result_file" IS NOT NULL AND "result_deleted_at" IS NULL' })
 export class ScreenshotJob {

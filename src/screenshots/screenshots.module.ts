@@ -11,6 +11,7 @@ import { QuotaModule } from '../quota/quota.module';
 import { StorageModule } from '../storage/storage.module';
 import { CaptureProcessor } from './capture.processor';
 import { HousekeepingProcessor } from './housekeeping.processor';
+import { PendingJobsLimit } from './pending-jobs-limit';
 import { ScreenshotJob } from './screenshot-job.entity';
 import { ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
 import { ScreenshotUpload } from './screenshot-upload.entity';
@@ -30,7 +31,7 @@ import { ScreenshotsService } from './screenshots.service';
     IdempotencyModule,
   ],
   controllers: [ScreenshotsController],
-  providers: [ScreenshotsService, ScreenshotJobLifecycle, CaptureProcessor, HousekeepingProcessor],
-  exports: [ScreenshotsService],
+  providers: [ScreenshotsService, ScreenshotJobLifecycle, CaptureProcessor, HousekeepingProcessor, PendingJobsLimit],
+  exports: [ScreenshotsService, PendingJobsLimit],
 })
 export class ScreenshotsModule {}

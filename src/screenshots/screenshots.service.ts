@@ -18,6 +18,7 @@ import { ScreenshotJobDto } from './dto/screenshot-job.dto';
 import { UPLOAD_MAX_BYTES, UPLOAD_MEDIA_TYPES, UploadScreenshotDto } from './dto/upload-screenshot.dto';
 import { ScreenshotJob } from './screenshot-job.entity';
 import { ScreenshotUpload } from './screenshot-upload.entity';
+import { PendingJobsLimit } from './pending-jobs-limit';
 
 /** The uploaded file as the multipart parser hands it over. */
 export interface UploadedDocument {
@@ -38,21 +39,23 @@ export class ScreenshotsService {
     private readonly ssrfGuard: SsrfGuard,
     private readonly files: ResultFilesService,
     private readonly quota: QuotaService,
+    private readonly pendingJobs: PendingJobsLimit,
     private readonly clock: Clock,
   ) {}
 
   /**
    * Checks the target against the SSRF guard, then, within one quota reservation of the caller's key,
-   * inserts a `pending` job and enqueues its id. Throws 400 `TARGET_NOT_ALLOWED` and 429
-   * `PLAN_QUOTA_EXCEEDED`. When the queue cannot take the job, the row is removed again and the
+   * inserts a `pending` job and enqueues its id. Throws 400 `TARGET_NOT_ALLOWED`, 429
+   * `TOO_MANY_PENDING_JOBS` (nothing counted) and 429 `PLAN_QUOTA_EXCEEDED`. When the queue cannot take the job, the row is removed again and the
    * reservation released, so a failed request leaves no job behind and counts nothing, and the error
    * propagates (500).
    */
   async create(caller: AuthenticatedKey, dto: CreateScreenshotDto): Promise<ScreenshotJobDto> {
     await this.ssrfGuard.assertAllowed(dto.url);
-    return this.quota.reserve(caller, async () => {
-      const job = this.newJob(caller, dto, dto.url, 'url');
-      await this.jobs.insert(job);
+    await this.pendingJobs.assertRoomFor(caller.accountId);
+    const job = this.newJob(caller, dto, dto.url, 'url');
+    // The job row is written by the reservation's own statement: one round trip, both or neither.
+    return this.quota.reserveWith(caller, this.insertJobStatement(job), async () => {
       await this.enqueue(job);
       return this.toDto(job);
     });
@@ -65,7 +68,7 @@ export class ScreenshotsService {
    * go through the SSRF guard at capture time.
    * Throws 400 `VALIDATION_FAILED` without a `file` part, 415 `UNSUPPORTED_MEDIA_TYPE` when the part
    * is not `text/html`, 413 `PAYLOAD_TOO_LARGE` above {@link UPLOAD_MAX_BYTES}, 429
-   * `PLAN_QUOTA_EXCEEDED`; a failure leaves no job and counts nothing.
+   * `TOO_MANY_PENDING_JOBS` and 429 `PLAN_QUOTA_EXCEEDED`; a failure leaves no job and counts nothing.
    */
   async createFromUpload(caller: AuthenticatedKey, file: UploadedDocument | undefined, dto: UploadScreenshotDto): Promise<ScreenshotJobDto> {
     if (!file) throw ApiError.validation([{ field: 'file', message: 'an HTML document is required in the multipart field "file"' }]);
@@ -77,6 +80,7 @@ export class ScreenshotsService {
       throw new ApiError(ErrorCode.PAYLOAD_TOO_LARGE, 413, `The file exceeds ${UPLOAD_MAX_BYTES} bytes`);
     }
     const sha256 = uploadDigest(file.buffer);
+    await this.pendingJobs.assertRoomFor(caller.accountId);
     return this.quota.reserve(caller, async () => {
       const job = this.newJob(caller, dto, `upload:${sha256}`, 'upload');
       await this.jobs.manager.transaction(async (manager) => {
@@ -115,6 +119,21 @@ export class ScreenshotsService {
       startedAt: null,
       completedAt: null,
     });
+  }
+
+  /**
+   * `INSERT … SELECT … FROM reservation` of a new job, for {@link QuotaService.reserveWith}: the row is
+   * written only when the reservation succeeds, in the same statement. Columns come from the entity's
+   * metadata (those the job sets; the others take their defaults).
+   */
+  private insertJobStatement(job: ScreenshotJob): { sql: string; params: unknown[] } {
+    const columns = this.jobs.metadata.columns.filter((c) => c.getEntityValue(job) !== undefined);
+    const params = columns.map((c) => c.getEntityValue(job));
+    const placeholders = columns.map((c, i) => `$${i + 1}::${c.type === 'jsonb' ? 'jsonb' : this.jobs.manager.connection.driver.normalizeType(c)}`);
+    return {
+      sql: `INSERT INTO screenshot_jobs (${columns.map((c) => `"${c.databaseName}"`).join(', ')}) SELECT ${placeholders.join(', ')} FROM reservation`,
+      params,
+    };
   }
 
   /** Enqueues a saved job; when the queue cannot take it, deletes the job (and its upload) and rethrows. */

@@ -1,23 +1,24 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { MoreThan, Repository } from 'typeorm';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { DataSource, MoreThan, Repository } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiError } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { isId, newId } from '../common/ids';
 import { EventsService } from '../events/events.service';
-import { CreateWebhookEndpointDto } from './dto/create-webhook-endpoint.dto';
+import { CreateWebhookEndpointDto, RotateWebhookSecretDto, UpdateWebhookEndpointDto } from './dto/create-webhook-endpoint.dto';
 import { WebhookDeliveryDto, WebhookDeliveryListDto } from './dto/webhook-delivery.dto';
 import {
   CreatedWebhookEndpointDto,
+  ResentWebhookDeliveryDto,
   RotatedWebhookSecretDto,
   TestWebhookDeliveryDto,
   WebhookEndpointDto,
   WebhookEndpointListDto,
 } from './dto/webhook-endpoint.dto';
 import { SecretCipher, SecretUnreadableError } from './secret-cipher';
-import { newSigningSecret } from './signing';
-import { DELIVERY_LOG_SIZE, WEBHOOK_SECRET_CIPHER } from './webhook-deliveries.service';
+import { isStandardWebhooksSecret, newSigningSecret } from './signing';
+import { DELIVERY_LOG_SIZE, WEBHOOK_SECRET_CIPHER, WebhookDeliveriesService } from './webhook-deliveries.service';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 import { WebhookTargetPolicy } from './webhook-target';
@@ -48,15 +49,17 @@ export class WebhooksService {
   constructor(
     @InjectRepository(WebhookEndpoint) private readonly endpoints: Repository<WebhookEndpoint>,
     @InjectRepository(WebhookDelivery) private readonly deliveries: Repository<WebhookDelivery>,
+    @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(WEBHOOK_SECRET_CIPHER) private readonly cipher: SecretCipher,
     private readonly targets: WebhookTargetPolicy,
     private readonly events: EventsService,
+    private readonly deliveryService: WebhookDeliveriesService,
     private readonly clock: Clock,
   ) {}
 
   /**
-   * Creates an endpoint with a new signing secret. `events` defaults to `["*"]` (duplicates dropped),
-   * `description` to ''. Throws 400 `TARGET_NOT_ALLOWED` when the URL is not https (unless
+   * Creates an enabled endpoint with a new signing secret. `events` defaults to `["*"]` (duplicates
+   * dropped), `description` to '', `signatureScheme` to `glimpse-v1`. Throws 400 `TARGET_NOT_ALLOWED` when the URL is not https (unless
    * `WEBHOOK_ALLOW_HTTP`) or fails the SSRF guard.
    */
   async create(caller: Pick<AuthenticatedKey, 'accountId'>, dto: CreateWebhookEndpointDto): Promise<CreatedWebhookEndpointDto> {
@@ -71,6 +74,13 @@ export class WebhooksService {
       events: [...new Set(dto.events ?? ['*'])],
       description: dto.description ?? '',
       secretSealed: this.cipher.seal(secret, id),
+      previousSecretSealed: null,
+      previousSecretExpiresAt: null,
+      signatureScheme: dto.signatureScheme ?? 'glimpse-v1',
+      enabled: true,
+      disabledReason: null,
+      disabledAt: null,
+      healthyAt: now,
       createdAt: now,
       updatedAt: now,
     });
@@ -85,18 +95,73 @@ export class WebhooksService {
   }
 
   /**
-   * Replaces the signing secret; the new one signs every attempt from now on, retries of earlier
-   * deliveries included. Throws 404 `NOT_FOUND`.
+   * Changes an endpoint (CONTRACT.md "Webhooks", management): `url` (checked like at creation),
+   * `events`, `description`, `signatureScheme`, and `enabled`. Disabling (reason `manual`) ends its
+   * open deliveries `exhausted` ("endpoint disabled") in the same transaction; re-enabling clears the
+   * reason and restarts the auto-disable clock. Absent fields are kept. Throws 404 `NOT_FOUND`,
+   * 400 `TARGET_NOT_ALLOWED`, and 400 `VALIDATION_FAILED` when `standard-webhooks` is chosen for a
+   * secret issued before that scheme existed (rotate first).
    */
-  async rotate(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<RotatedWebhookSecretDto> {
+  async update(caller: Pick<AuthenticatedKey, 'accountId'>, id: string, dto: UpdateWebhookEndpointDto): Promise<WebhookEndpointDto> {
+    const endpoint = await this.find(caller, id);
+    if (dto.url !== undefined && dto.url !== endpoint.url) await this.targets.assertAllowed(dto.url);
+    if (dto.signatureScheme === 'standard-webhooks' && !isStandardWebhooksSecret(this.cipher.open(endpoint.secretSealed, endpoint.id))) {
+      throw ApiError.validation([
+        { field: 'signatureScheme', message: 'this endpoint\'s secret predates standard-webhooks: rotate it first, then choose the scheme' },
+      ]);
+    }
+    const now = this.clock.now();
+    const changes: Partial<WebhookEndpoint> = { updatedAt: now };
+    if (dto.url !== undefined) changes.url = dto.url;
+    if (dto.events !== undefined) changes.events = [...new Set(dto.events)];
+    if (dto.description !== undefined) changes.description = dto.description;
+    if (dto.signatureScheme !== undefined) changes.signatureScheme = dto.signatureScheme;
+    const disabling = dto.enabled === false && endpoint.enabled;
+    if (disabling) Object.assign(changes, { enabled: false, disabledReason: 'manual', disabledAt: now });
+    if (dto.enabled === true && !endpoint.enabled) Object.assign(changes, { enabled: true, disabledReason: null, disabledAt: null, healthyAt: now });
+    const updated = await this.dataSource.transaction(async (manager) => {
+      const result = await manager.update(WebhookEndpoint, { id: endpoint.id, accountId: caller.accountId }, changes);
+      if (!result.affected) throw ApiError.notFound('Webhook endpoint');
+      if (disabling) await this.deliveryService.endOpenDeliveries(manager, endpoint.id);
+      return { ...endpoint, ...changes };
+    });
+    return this.toDto(updated);
+  }
+
+  /**
+   * Replaces the signing secret; the new one signs every attempt from now on, retries of earlier
+   * deliveries included. With `expiresInSeconds` > 0 the old secret keeps signing next to it until
+   * then (rotation with overlap, CONTRACT.md "Webhooks"); a secret older than the old one stops at
+   * once. Throws 404 `NOT_FOUND`.
+   */
+  async rotate(caller: Pick<AuthenticatedKey, 'accountId'>, id: string, dto: RotateWebhookSecretDto = {}): Promise<RotatedWebhookSecretDto> {
     const endpoint = await this.find(caller, id);
     const secret = newSigningSecret();
+    const now = this.clock.now();
+    const overlapS = dto.expiresInSeconds ?? 0;
     const result = await this.endpoints.update(
       { id: endpoint.id, accountId: caller.accountId },
-      { secretSealed: this.cipher.seal(secret, endpoint.id), updatedAt: this.clock.now() },
+      {
+        secretSealed: this.cipher.seal(secret, endpoint.id),
+        previousSecretSealed: overlapS > 0 ? endpoint.secretSealed : null,
+        previousSecretExpiresAt: overlapS > 0 ? new Date(now.getTime() + overlapS * 1000) : null,
+        updatedAt: now,
+      },
     );
     if (!result.affected) throw ApiError.notFound('Webhook endpoint');
     return { id: endpoint.id, secret };
+  }
+
+  /**
+   * Resends one of the endpoint's deliveries now (see {@link WebhookDeliveriesService.resend}).
+   * Throws 404 `NOT_FOUND` (endpoint or delivery unknown, or another account's) and 409
+   * `DELIVERY_IN_PROGRESS`.
+   */
+  async resendDelivery(caller: Pick<AuthenticatedKey, 'accountId'>, id: string, deliveryId: string): Promise<ResentWebhookDeliveryDto> {
+    const endpoint = await this.find(caller, id);
+    if (!isId('delivery', deliveryId)) throw ApiError.notFound('Webhook delivery');
+    await this.deliveryService.resend(endpoint.id, deliveryId);
+    return { deliveryId };
   }
 
   /**
@@ -187,6 +252,9 @@ export class WebhooksService {
       url: e.url,
       events: e.events,
       description: e.description,
+      enabled: e.enabled,
+      disabledReason: e.disabledReason,
+      signatureScheme: e.signatureScheme,
       createdAt: e.createdAt.toISOString(),
       updatedAt: e.updatedAt.toISOString(),
     };

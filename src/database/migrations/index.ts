@@ -5,6 +5,8 @@ import { IdempotencyKeys1795218527614 } from './1795218527614-IdempotencyKeys';
 import { CaptureEngine1795218600000 } from './1795218600000-CaptureEngine';
 import { CaptureOptions1795218700000 } from './1795218700000-CaptureOptions';
 import { Dashboard1795437416774 } from './1795437416774-Dashboard';
+import { WebhookManagement1795437571935 } from './1795437571935-WebhookManagement';
+import { PendingJobsIndex1795438718378 } from './1795438718378-PendingJobsIndex';
 import { ResultExpiry1795500000000 } from './1795500000000-ResultExpiry';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
@@ -16,5 +18,7 @@ export const MIGRATIONS: Function[] = [
   CaptureEngine1795218600000,
   CaptureOptions1795218700000,
   Dashboard1795437416774,
+  WebhookManagement1795437571935,
+  PendingJobsIndex1795438718378,
   ResultExpiry1795500000000,
 ];

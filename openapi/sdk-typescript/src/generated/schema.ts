@@ -79,7 +79,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description Registers a URL that receives signed event deliveries. The response carries the signing secret, shown only here and on rotation. The URL must be https and must not point at a private or loopback address.
+         * @description Registers a URL that receives signed event deliveries. The response carries the signing secret, shown only here and on rotation. The URL must be https and must not point at a private or loopback address. Send an `Idempotency-Key` to retry safely.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -105,7 +105,11 @@ export interface paths {
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update a webhook endpoint
+         * @description Changes `url`, `events`, `description`, `signatureScheme` or `enabled` (absent fields are kept; same validation as creation). `enabled: false` pauses the endpoint (`disabledReason: "manual"`): it gets no new deliveries and its scheduled retries end `exhausted` ("endpoint disabled"). `enabled: true` re-enables it. Send an `Idempotency-Key` to retry safely.
+         */
+        patch: operations["updateWebhookEndpoint"];
         trace?: never;
     };
     "/v1/webhooks/{id}/deliveries": {
@@ -128,6 +132,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/{id}/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resend a delivery
+         * @description Attempts a `successful` or `exhausted` delivery once more, now: same `Webhook-Id` and body, a fresh timestamp and signature; its `attempts` grow. A failed resend ends `exhausted` again (no retry schedule). 409 `DELIVERY_IN_PROGRESS` while the delivery is `pending` or `retrying`.
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/{id}/rotate": {
         parameters: {
             query?: never;
@@ -139,7 +163,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret
-         * @description Replaces the signing secret; the new one, shown only in this response, signs every attempt from now on (retries of earlier deliveries included).
+         * @description Replaces the signing secret; the new one, shown only in this response, signs every attempt from now on (retries of earlier deliveries included). With `expiresInSeconds` (at most 7 days) the old secret keeps signing next to it until then: `Webhook-Signature` carries one signature per valid secret, newest first, so receivers verifying with either secret accept the deliveries while they switch.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -170,6 +194,26 @@ export interface paths {
     };
 }
 export interface webhooks {
+    "endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event endpoint.disabled
+         * @description Delivered to endpoints subscribed to `endpoint.disabled` (or `*`). Verify `Webhook-Signature` before trusting the body; see the `webhooks` tag for the scheme.
+         */
+        post: operations["receiveEndpointDisabledEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "quota.warning": {
         parameters: {
             query?: never;
@@ -342,7 +386,13 @@ export interface components {
              *       "screenshot.failed"
              *     ]
              */
-            events?: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping")[];
+            events?: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping" | "endpoint.disabled")[];
+            /**
+             * @description How deliveries are signed: `glimpse-v1` (`Webhook-Signature: t=<unix s>,v1=<hex>`, Stripe's scheme, which Stripe's verifier accepts) or `standard-webhooks` (`Webhook-Signature: v1,<base64>` over `<Webhook-Id>.<Webhook-Timestamp>.<body>`, keyed with the base64-decoded part of the secret after `whsec_`, verifiable with the Standard Webhooks libraries).
+             * @default glimpse-v1
+             * @enum {string}
+             */
+            signatureScheme?: "glimpse-v1" | "standard-webhooks";
             /**
              * @description HTTPS URL that receives the deliveries (http only where the server allows it with WEBHOOK_ALLOW_HTTP); no user name, password or port 0. Stored and returned in its WHATWG-serialized form (e.g. `HTTPS://Example.com:443/hooks` becomes `https://example.com/hooks`).
              * @example https://example.com/hooks/glimpse
@@ -361,24 +411,41 @@ export interface components {
              */
             description: string;
             /**
+             * @description Why it is disabled: `manual` (`PATCH enabled: false`) or `failing` (no successful attempt for `WEBHOOK_DISABLE_AFTER_S`, 5 days by default, and a delivery exhausted in that time); null while enabled
+             * @example null
+             * @enum {string|null}
+             */
+            disabledReason: "manual" | "failing" | null;
+            /**
+             * @description Whether the endpoint gets deliveries; a disabled one gets none, and its scheduled retries end `exhausted`
+             * @example true
+             */
+            enabled: boolean;
+            /**
              * @description Subscribed event types; `"*"` means all
              * @example [
              *       "*"
              *     ]
              */
-            events: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping")[];
+            events: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping" | "endpoint.disabled")[];
             /**
              * @description Endpoint id
              * @example we_4fQx9LmZ2pRt7YvB1nKc3sDw
              */
             id: string;
             /**
-             * @description Signing secret (`whsec_…`), shown only here and on rotation. Use the whole string as the HMAC key.
-             * @example whsec_Yb3kQ2nP8vXw1tR6mL0sA9dF4gH7jK5cZ2xV8bN1mQ0
+             * @description Signing secret (`whsec_` + base64 of 32 random bytes), shown only here and on rotation. `glimpse-v1`: the whole string is the HMAC key; `standard-webhooks`: the base64-decoded part after `whsec_` is.
+             * @example whsec_Yb3kQ2nP8vXw1tR6mL0sA9dF4gH7jK5cZ2xV8bN1mQ0=
              */
             secret: string;
             /**
-             * @description ISO 8601 UTC with milliseconds; changes on rotation
+             * @description How deliveries are signed: `glimpse-v1` (`Webhook-Signature: t=<unix s>,v1=<hex>`, Stripe's scheme, which Stripe's verifier accepts) or `standard-webhooks` (`Webhook-Signature: v1,<base64>` over `<Webhook-Id>.<Webhook-Timestamp>.<body>`, keyed with the base64-decoded part of the secret after `whsec_`, verifiable with the Standard Webhooks libraries).
+             * @example glimpse-v1
+             * @enum {string}
+             */
+            signatureScheme: "glimpse-v1" | "standard-webhooks";
+            /**
+             * @description ISO 8601 UTC with milliseconds; changes on update, rotation and (auto-)disabling
              * @example 2026-11-20T12:00:00.000Z
              */
             updatedAt: string;
@@ -387,6 +454,43 @@ export interface components {
              * @example https://example.com/hooks/glimpse
              */
             url: string;
+        };
+        EndpointDisabledDataDto: {
+            /**
+             * @description When it was disabled (ISO 8601 UTC)
+             * @example 2026-11-25T12:00:00.000Z
+             */
+            disabledAt: string;
+            /**
+             * @description The endpoint that was disabled (not the one receiving this event)
+             * @example we_4fQx9LmZ2pRt7YvB1nKc3sDw
+             */
+            endpointId: string;
+            /**
+             * @description `failing`: no successful attempt for `WEBHOOK_DISABLE_AFTER_S` and a delivery exhausted in that time
+             * @enum {string}
+             */
+            reason: "failing";
+            /**
+             * @description Its URL
+             * @example https://example.com/hooks/glimpse
+             */
+            url: string;
+        };
+        EndpointDisabledEventDto: {
+            /**
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-20T12:00:00.000Z
+             */
+            createdAt: string;
+            data: components["schemas"]["EndpointDisabledDataDto"];
+            /**
+             * @description Event id; the same on every delivery of the event
+             * @example evt_2mK8pQ4xW1vB8nR3sL6cZ7hT
+             */
+            id: string;
+            /** @enum {string} */
+            type: "endpoint.disabled";
         };
         ErrorEnvelopeDto: {
             /**
@@ -444,6 +548,21 @@ export interface components {
             /** @enum {string} */
             type: "quota.warning";
         };
+        ResentWebhookDeliveryDto: {
+            /**
+             * @description Id of the resent delivery: the same `Webhook-Id` as before, attempted again now
+             * @example dlv_7hT2kP9mQ4xW1vB8nR3sL6cZ
+             */
+            deliveryId: string;
+        };
+        RotateWebhookSecretDto: {
+            /**
+             * @description Seconds during which the old secret keeps signing deliveries next to the new one (one `v1` signature per valid secret, newest first), so receivers can switch without downtime. 0: the old secret stops at once.
+             * @default 0
+             * @example 86400
+             */
+            expiresInSeconds?: number;
+        };
         RotatedWebhookSecretDto: {
             /**
              * @description Endpoint id
@@ -451,8 +570,8 @@ export interface components {
              */
             id: string;
             /**
-             * @description The new signing secret; it signs every attempt from now on
-             * @example whsec_Yb3kQ2nP8vXw1tR6mL0sA9dF4gH7jK5cZ2xV8bN1mQ0
+             * @description The new signing secret; it signs every attempt from now on (next to the old one while `expiresInSeconds` runs)
+             * @example whsec_Yb3kQ2nP8vXw1tR6mL0sA9dF4gH7jK5cZ2xV8bN1mQ0=
              */
             secret: string;
         };
@@ -674,6 +793,29 @@ export interface components {
              */
             deliveryId: string;
         };
+        UpdateWebhookEndpointDto: {
+            /** @description Free-text label */
+            description?: string;
+            /** @description `false` pauses the endpoint (`disabledReason: "manual"`): it gets no new deliveries and its scheduled retries end `exhausted` ("endpoint disabled"). `true` re-enables a disabled endpoint, clears `disabledReason` and restarts the auto-disable clock. */
+            enabled?: boolean;
+            /**
+             * @description Event types to receive (replaces the list); `"*"` means every type. Duplicates are ignored.
+             * @example [
+             *       "screenshot.completed"
+             *     ]
+             */
+            events?: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping" | "endpoint.disabled")[];
+            /**
+             * @description How deliveries are signed: `glimpse-v1` (`Webhook-Signature: t=<unix s>,v1=<hex>`, Stripe's scheme, which Stripe's verifier accepts) or `standard-webhooks` (`Webhook-Signature: v1,<base64>` over `<Webhook-Id>.<Webhook-Timestamp>.<body>`, keyed with the base64-decoded part of the secret after `whsec_`, verifiable with the Standard Webhooks libraries).
+             * @enum {string}
+             */
+            signatureScheme?: "glimpse-v1" | "standard-webhooks";
+            /**
+             * @description New URL, with the rules of creation (https unless WEBHOOK_ALLOW_HTTP, no credentials, SSRF guard); stored WHATWG-serialized.
+             * @example https://example.com/hooks/v2
+             */
+            url?: string;
+        };
         UploadScreenshotFormDto: {
             /**
              * @description Milliseconds to wait after the page has loaded before capturing (for animations or late content).
@@ -742,7 +884,7 @@ export interface components {
              * @description Event type
              * @enum {string}
              */
-            type: "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping";
+            type: "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping" | "endpoint.disabled";
         };
         WebhookDeliveryListDto: {
             data: components["schemas"]["WebhookDeliveryDto"][];
@@ -759,19 +901,36 @@ export interface components {
              */
             description: string;
             /**
+             * @description Why it is disabled: `manual` (`PATCH enabled: false`) or `failing` (no successful attempt for `WEBHOOK_DISABLE_AFTER_S`, 5 days by default, and a delivery exhausted in that time); null while enabled
+             * @example null
+             * @enum {string|null}
+             */
+            disabledReason: "manual" | "failing" | null;
+            /**
+             * @description Whether the endpoint gets deliveries; a disabled one gets none, and its scheduled retries end `exhausted`
+             * @example true
+             */
+            enabled: boolean;
+            /**
              * @description Subscribed event types; `"*"` means all
              * @example [
              *       "*"
              *     ]
              */
-            events: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping")[];
+            events: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping" | "endpoint.disabled")[];
             /**
              * @description Endpoint id
              * @example we_4fQx9LmZ2pRt7YvB1nKc3sDw
              */
             id: string;
             /**
-             * @description ISO 8601 UTC with milliseconds; changes on rotation
+             * @description How deliveries are signed: `glimpse-v1` (`Webhook-Signature: t=<unix s>,v1=<hex>`, Stripe's scheme, which Stripe's verifier accepts) or `standard-webhooks` (`Webhook-Signature: v1,<base64>` over `<Webhook-Id>.<Webhook-Timestamp>.<body>`, keyed with the base64-decoded part of the secret after `whsec_`, verifiable with the Standard Webhooks libraries).
+             * @example glimpse-v1
+             * @enum {string}
+             */
+            signatureScheme: "glimpse-v1" | "standard-webhooks";
+            /**
+             * @description ISO 8601 UTC with milliseconds; changes on update, rotation and (auto-)disabling
              * @example 2026-11-20T12:00:00.000Z
              */
             updatedAt: string;
@@ -792,7 +951,7 @@ export interface components {
         UserAgent: "Glimpse-Webhook/1";
         /** @description Delivery id, identical on every attempt of the delivery: deduplicate on it. */
         WebhookId: string;
-        /** @description `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`. */
+        /** @description `glimpse-v1`: `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`; `standard-webhooks`: `v1,<base64 HMAC-SHA256 of "<Webhook-Id>.<Webhook-Timestamp>.<raw body>" keyed with the decoded secret>`. During a rotation overlap, one signature per valid secret, newest first. */
         WebhookSignature: string;
         /** @description Unix seconds at signing time (the `t` of the signature). */
         WebhookTimestamp: string;
@@ -1025,10 +1184,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description Monthly quota reached; retry after `Retry-After` seconds. Codes: PLAN_QUOTA_EXCEEDED */
+            /** @description Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds. Codes: PLAN_QUOTA_EXCEEDED, TOO_MANY_PENDING_JOBS, RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Seconds until the monthly quota resets */
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
                     "Retry-After": number;
                     /** @description Monthly screenshot cap of the key's plan */
                     "X-RateLimit-Limit"?: number;
@@ -1052,25 +1211,33 @@ export interface operations {
                      *         "resetAt": "2026-12-01T00:00:00.000Z",
                      *         "used": 100
                      *       },
-                     *       "error": "Monthly quota reached; retry after `Retry-After` seconds",
+                     *       "error": "Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds",
                      *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
-                        code: "PLAN_QUOTA_EXCEEDED";
+                        code: "PLAN_QUOTA_EXCEEDED" | "TOO_MANY_PENDING_JOBS" | "RATE_LIMITED";
+                        /** @description Fields depend on `code` */
                         details: {
-                            /** @description Monthly cap of the plan */
+                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap of the plan; TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
                             limit: number;
-                            /** @enum {string} */
-                            plan: "free" | "starter" | "pro" | "legacy_free";
+                            /** @description TOO_MANY_PENDING_JOBS: Jobs and runs of the account not yet ended */
+                            pending?: number;
+                            /**
+                             * @description PLAN_QUOTA_EXCEEDED: plan
+                             * @enum {string}
+                             */
+                            plan?: "free" | "starter" | "pro" | "legacy_free";
                             /**
                              * Format: date-time
-                             * @description 00:00 UTC on the 1st of next month
+                             * @description PLAN_QUOTA_EXCEEDED: 00:00 UTC on the 1st of next month
                              */
-                            resetAt: string;
-                            /** @description Screenshots used this month by the key */
-                            used: number;
+                            resetAt?: string;
+                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key */
+                            used?: number;
+                            /** @description RATE_LIMITED: Length of the window, seconds (1) */
+                            windowSeconds?: number;
                         };
                     };
                 };
@@ -1328,10 +1495,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description Monthly quota reached; retry after `Retry-After` seconds. Codes: PLAN_QUOTA_EXCEEDED */
+            /** @description Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds. Codes: PLAN_QUOTA_EXCEEDED, TOO_MANY_PENDING_JOBS, RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Seconds until the monthly quota resets */
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
                     "Retry-After": number;
                     /** @description Monthly screenshot cap of the key's plan */
                     "X-RateLimit-Limit"?: number;
@@ -1355,25 +1522,33 @@ export interface operations {
                      *         "resetAt": "2026-12-01T00:00:00.000Z",
                      *         "used": 100
                      *       },
-                     *       "error": "Monthly quota reached; retry after `Retry-After` seconds",
+                     *       "error": "Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds",
                      *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
-                        code: "PLAN_QUOTA_EXCEEDED";
+                        code: "PLAN_QUOTA_EXCEEDED" | "TOO_MANY_PENDING_JOBS" | "RATE_LIMITED";
+                        /** @description Fields depend on `code` */
                         details: {
-                            /** @description Monthly cap of the plan */
+                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap of the plan; TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
                             limit: number;
-                            /** @enum {string} */
-                            plan: "free" | "starter" | "pro" | "legacy_free";
+                            /** @description TOO_MANY_PENDING_JOBS: Jobs and runs of the account not yet ended */
+                            pending?: number;
+                            /**
+                             * @description PLAN_QUOTA_EXCEEDED: plan
+                             * @enum {string}
+                             */
+                            plan?: "free" | "starter" | "pro" | "legacy_free";
                             /**
                              * Format: date-time
-                             * @description 00:00 UTC on the 1st of next month
+                             * @description PLAN_QUOTA_EXCEEDED: 00:00 UTC on the 1st of next month
                              */
-                            resetAt: string;
-                            /** @description Screenshots used this month by the key */
-                            used: number;
+                            resetAt?: string;
+                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key */
+                            used?: number;
+                            /** @description RATE_LIMITED: Length of the window, seconds (1) */
+                            windowSeconds?: number;
                         };
                     };
                 };
@@ -1539,6 +1714,47 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
             /** @description Unexpected failure. Codes: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -1606,11 +1822,14 @@ export interface operations {
                      *         {
                      *           "createdAt": "2026-11-20T12:00:00.000Z",
                      *           "description": "Production receiver",
+                     *           "disabledReason": null,
+                     *           "enabled": true,
                      *           "events": [
                      *             "screenshot.completed",
                      *             "screenshot.failed"
                      *           ],
                      *           "id": "we_4fQx9LmZ2pRt7YvB1nKc3sDw",
+                     *           "signatureScheme": "glimpse-v1",
                      *           "updatedAt": "2026-11-20T12:00:00.000Z",
                      *           "url": "https://example.com/hooks/glimpse"
                      *         }
@@ -1670,6 +1889,47 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
             /** @description Unexpected failure. Codes: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -1705,6 +1965,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
+                "Idempotency-Key"?: string;
                 /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
@@ -1722,6 +1984,8 @@ export interface operations {
             /** @description Created; `secret` is shown only here */
             201: {
                 headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key` */
+                    "Idempotency-Replayed"?: "true";
                     /** @description Monthly screenshot cap of the key's plan */
                     "X-RateLimit-Limit"?: number;
                     /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
@@ -1739,12 +2003,15 @@ export interface operations {
                      * @example {
                      *       "createdAt": "2026-11-20T12:00:00.000Z",
                      *       "description": "Production receiver",
+                     *       "disabledReason": null,
+                     *       "enabled": true,
                      *       "events": [
                      *         "screenshot.completed",
                      *         "screenshot.failed"
                      *       ],
                      *       "id": "we_4fQx9LmZ2pRt7YvB1nKc3sDw",
-                     *       "secret": "whsec_Jd0aZxY2mNw8PqRs4kq1Jd0aZxY2mNw8PqRs4kq1Jd0",
+                     *       "secret": "whsec_Jd0aZxY2mNw8PqRs4kq1Jd0aZxY2mNw8PqRs4kq1Jd0=",
+                     *       "signatureScheme": "glimpse-v1",
                      *       "updatedAt": "2026-11-20T12:00:00.000Z",
                      *       "url": "https://example.com/hooks/glimpse"
                      *     }
@@ -1799,6 +2066,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running. Codes: IDEMPOTENCY_IN_FLIGHT */
+            409: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_IN_FLIGHT",
+                     *       "error": "A request with the same Idempotency-Key is still running",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_IN_FLIGHT";
                     };
                 };
             };
@@ -1857,6 +2153,76 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Idempotency-Key reused with a different body. Codes: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "error": "Idempotency-Key reused with a different body",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
                     };
                 };
             };
@@ -2001,6 +2367,374 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected failure. Codes: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_ERROR",
+                     *       "error": "Unexpected failure",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
+                "Idempotency-Key"?: string;
+                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                "X-Organization-ID"?: string;
+                /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description Webhook endpoint id (`we_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookEndpointDto"];
+            };
+        };
+        responses: {
+            /** @description The updated endpoint */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key` */
+                    "Idempotency-Replayed"?: "true";
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "createdAt": "2026-11-20T12:00:00.000Z",
+                     *       "description": "Production receiver",
+                     *       "disabledReason": "manual",
+                     *       "enabled": false,
+                     *       "events": [
+                     *         "screenshot.completed",
+                     *         "screenshot.failed"
+                     *       ],
+                     *       "id": "we_4fQx9LmZ2pRt7YvB1nKc3sDw",
+                     *       "signatureScheme": "glimpse-v1",
+                     *       "updatedAt": "2026-11-20T12:00:00.000Z",
+                     *       "url": "https://example.com/hooks/glimpse"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEndpointDto"];
+                };
+            };
+            /** @description Invalid request. Codes: VALIDATION_FAILED, INVALID_JSON, TARGET_NOT_ALLOWED, INVALID_IDEMPOTENCY_KEY, INVALID_ORGANIZATION_ID */
+            400: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "VALIDATION_FAILED",
+                     *       "error": "Invalid request",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "INVALID_IDEMPOTENCY_KEY" | "INVALID_ORGANIZATION_ID";
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. Codes: UNAUTHENTICATED, INVALID_API_KEY, API_KEY_REVOKED */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHENTICATED",
+                     *       "error": "Missing, unknown or revoked API key",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Unknown id, or an id of another account. Codes: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "error": "Unknown id, or an id of another account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running. Codes: IDEMPOTENCY_IN_FLIGHT */
+            409: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_IN_FLIGHT",
+                     *       "error": "A request with the same Idempotency-Key is still running",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_IN_FLIGHT";
+                    };
+                };
+            };
+            /** @description Body too large. Codes: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "error": "Body too large",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description Body is not of a supported media type. Codes: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "error": "Body is not of a supported media type",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Idempotency-Key reused with a different body. Codes: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "error": "Idempotency-Key reused with a different body",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
                     };
                 };
             };
@@ -2168,6 +2902,47 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
             /** @description Unexpected failure. Codes: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -2199,7 +2974,7 @@ export interface operations {
             };
         };
     };
-    rotateWebhookSecret: {
+    retryWebhookDelivery: {
         parameters: {
             query?: never;
             header?: {
@@ -2209,6 +2984,8 @@ export interface operations {
                 "X-Request-ID"?: string;
             };
             path: {
+                /** @description Delivery id (`dlv_…`, the `Webhook-Id`) */
+                deliveryId: string;
                 /** @description Webhook endpoint id (`we_…`) */
                 id: string;
             };
@@ -2216,8 +2993,8 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The new secret, shown only here */
-            200: {
+            /** @description Attempt queued */
+            202: {
                 headers: {
                     /** @description Monthly screenshot cap of the key's plan */
                     "X-RateLimit-Limit"?: number;
@@ -2234,11 +3011,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_4fQx9LmZ2pRt7YvB1nKc3sDw",
-                     *       "secret": "whsec_Jd0aZxY2mNw8PqRs4kq1Jd0aZxY2mNw8PqRs4kq1Jd0"
+                     *       "deliveryId": "dlv_7hT2mK8pQ4xW1vB8nR3sL6cZ"
                      *     }
                      */
-                    "application/json": components["schemas"]["RotatedWebhookSecretDto"];
+                    "application/json": components["schemas"]["ResentWebhookDeliveryDto"];
                 };
             };
             /** @description Invalid request. Codes: INVALID_ORGANIZATION_ID */
@@ -2317,6 +3093,331 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description The delivery is still pending or retrying. Codes: DELIVERY_IN_PROGRESS */
+            409: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "DELIVERY_IN_PROGRESS",
+                     *       "error": "The delivery is still pending or retrying",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "DELIVERY_IN_PROGRESS";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected failure. Codes: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_ERROR",
+                     *       "error": "Unexpected failure",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                "X-Organization-ID"?: string;
+                /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description Webhook endpoint id (`we_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookSecretDto"];
+            };
+        };
+        responses: {
+            /** @description The new secret, shown only here */
+            200: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "we_4fQx9LmZ2pRt7YvB1nKc3sDw",
+                     *       "secret": "whsec_Jd0aZxY2mNw8PqRs4kq1Jd0aZxY2mNw8PqRs4kq1Jd0="
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RotatedWebhookSecretDto"];
+                };
+            };
+            /** @description Invalid request. Codes: VALIDATION_FAILED, INVALID_JSON, TARGET_NOT_ALLOWED, INVALID_IDEMPOTENCY_KEY, INVALID_ORGANIZATION_ID */
+            400: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "VALIDATION_FAILED",
+                     *       "error": "Invalid request",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "INVALID_IDEMPOTENCY_KEY" | "INVALID_ORGANIZATION_ID";
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. Codes: UNAUTHENTICATED, INVALID_API_KEY, API_KEY_REVOKED */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHENTICATED",
+                     *       "error": "Missing, unknown or revoked API key",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Unknown id, or an id of another account. Codes: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "error": "Unknown id, or an id of another account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Body too large. Codes: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "error": "Body too large",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description Body is not of a supported media type. Codes: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "error": "Body is not of a supported media type",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
                     };
                 };
             };
@@ -2471,6 +3572,47 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
             /** @description Unexpected failure. Codes: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -2502,6 +3644,59 @@ export interface operations {
             };
         };
     };
+    receiveEndpointDisabledEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event type; mirrors the body’s `type`. */
+                "X-Glimpse-Event": "endpoint.disabled";
+                /** @description Identifies Glimpse deliveries; the suffix is the signature scheme version. */
+                "User-Agent": components["parameters"]["UserAgent"];
+                /** @description Delivery id, identical on every attempt of the delivery: deduplicate on it. */
+                "Webhook-Id": components["parameters"]["WebhookId"];
+                /** @description `glimpse-v1`: `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`; `standard-webhooks`: `v1,<base64 HMAC-SHA256 of "<Webhook-Id>.<Webhook-Timestamp>.<raw body>" keyed with the decoded secret>`. During a rotation overlap, one signature per valid secret, newest first. */
+                "Webhook-Signature": components["parameters"]["WebhookSignature"];
+                /** @description Unix seconds at signing time (the `t` of the signature). */
+                "Webhook-Timestamp": components["parameters"]["WebhookTimestamp"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "createdAt": "2026-11-25T12:00:00.000Z",
+                 *       "data": {
+                 *         "disabledAt": "2026-11-25T12:00:00.000Z",
+                 *         "endpointId": "we_4fQx9LmZ2pRt7YvB1nKc3sDw",
+                 *         "reason": "failing",
+                 *         "url": "https://example.com/hooks/glimpse"
+                 *       },
+                 *       "id": "evt_6cZ7hT2mK8pQ4xW1vB8nR3sL",
+                 *       "type": "endpoint.disabled"
+                 *     }
+                 */
+                "application/json": components["schemas"]["EndpointDisabledEventDto"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; no further attempts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer (for example a rejected signature) schedules another attempt. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     receiveQuotaWarningEvent: {
         parameters: {
             query?: never;
@@ -2512,7 +3707,7 @@ export interface operations {
                 "User-Agent": components["parameters"]["UserAgent"];
                 /** @description Delivery id, identical on every attempt of the delivery: deduplicate on it. */
                 "Webhook-Id": components["parameters"]["WebhookId"];
-                /** @description `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`. */
+                /** @description `glimpse-v1`: `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`; `standard-webhooks`: `v1,<base64 HMAC-SHA256 of "<Webhook-Id>.<Webhook-Timestamp>.<raw body>" keyed with the decoded secret>`. During a rotation overlap, one signature per valid secret, newest first. */
                 "Webhook-Signature": components["parameters"]["WebhookSignature"];
                 /** @description Unix seconds at signing time (the `t` of the signature). */
                 "Webhook-Timestamp": components["parameters"]["WebhookTimestamp"];
@@ -2567,7 +3762,7 @@ export interface operations {
                 "User-Agent": components["parameters"]["UserAgent"];
                 /** @description Delivery id, identical on every attempt of the delivery: deduplicate on it. */
                 "Webhook-Id": components["parameters"]["WebhookId"];
-                /** @description `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`. */
+                /** @description `glimpse-v1`: `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`; `standard-webhooks`: `v1,<base64 HMAC-SHA256 of "<Webhook-Id>.<Webhook-Timestamp>.<raw body>" keyed with the decoded secret>`. During a rotation overlap, one signature per valid secret, newest first. */
                 "Webhook-Signature": components["parameters"]["WebhookSignature"];
                 /** @description Unix seconds at signing time (the `t` of the signature). */
                 "Webhook-Timestamp": components["parameters"]["WebhookTimestamp"];
@@ -2625,7 +3820,7 @@ export interface operations {
                 "User-Agent": components["parameters"]["UserAgent"];
                 /** @description Delivery id, identical on every attempt of the delivery: deduplicate on it. */
                 "Webhook-Id": components["parameters"]["WebhookId"];
-                /** @description `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`. */
+                /** @description `glimpse-v1`: `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`; `standard-webhooks`: `v1,<base64 HMAC-SHA256 of "<Webhook-Id>.<Webhook-Timestamp>.<raw body>" keyed with the decoded secret>`. During a rotation overlap, one signature per valid secret, newest first. */
                 "Webhook-Signature": components["parameters"]["WebhookSignature"];
                 /** @description Unix seconds at signing time (the `t` of the signature). */
                 "Webhook-Timestamp": components["parameters"]["WebhookTimestamp"];
@@ -2684,7 +3879,7 @@ export interface operations {
                 "User-Agent": components["parameters"]["UserAgent"];
                 /** @description Delivery id, identical on every attempt of the delivery: deduplicate on it. */
                 "Webhook-Id": components["parameters"]["WebhookId"];
-                /** @description `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`. */
+                /** @description `glimpse-v1`: `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`; `standard-webhooks`: `v1,<base64 HMAC-SHA256 of "<Webhook-Id>.<Webhook-Timestamp>.<raw body>" keyed with the decoded secret>`. During a rotation overlap, one signature per valid secret, newest first. */
                 "Webhook-Signature": components["parameters"]["WebhookSignature"];
                 /** @description Unix seconds at signing time (the `t` of the signature). */
                 "Webhook-Timestamp": components["parameters"]["WebhookTimestamp"];
@@ -2741,7 +3936,7 @@ export interface operations {
                 "User-Agent": components["parameters"]["UserAgent"];
                 /** @description Delivery id, identical on every attempt of the delivery: deduplicate on it. */
                 "Webhook-Id": components["parameters"]["WebhookId"];
-                /** @description `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`. */
+                /** @description `glimpse-v1`: `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`; `standard-webhooks`: `v1,<base64 HMAC-SHA256 of "<Webhook-Id>.<Webhook-Timestamp>.<raw body>" keyed with the decoded secret>`. During a rotation overlap, one signature per valid secret, newest first. */
                 "Webhook-Signature": components["parameters"]["WebhookSignature"];
                 /** @description Unix seconds at signing time (the `t` of the signature). */
                 "Webhook-Timestamp": components["parameters"]["WebhookTimestamp"];
@@ -2793,7 +3988,7 @@ export interface operations {
                 "User-Agent": components["parameters"]["UserAgent"];
                 /** @description Delivery id, identical on every attempt of the delivery: deduplicate on it. */
                 "Webhook-Id": components["parameters"]["WebhookId"];
-                /** @description `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`. */
+                /** @description `glimpse-v1`: `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`; `standard-webhooks`: `v1,<base64 HMAC-SHA256 of "<Webhook-Id>.<Webhook-Timestamp>.<raw body>" keyed with the decoded secret>`. During a rotation overlap, one signature per valid secret, newest first. */
                 "Webhook-Signature": components["parameters"]["WebhookSignature"];
                 /** @description Unix seconds at signing time (the `t` of the signature). */
                 "Webhook-Timestamp": components["parameters"]["WebhookTimestamp"];
