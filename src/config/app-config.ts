@@ -8,6 +8,7 @@ import {
   IsUrl,
   Matches,
   Max,
+  getMetadataStorage,
   Min,
   validateSync,
 } from 'class-validator';
@@ -93,10 +94,22 @@ class EnvironmentVariables {
 export const FILE_SECRETS = [
   'DATABASE_URL',
   'WEBHOOK_SECRET_KEY',
+  'WEBHOOK_SECRET_KEYS',
   'S3_SECRET_ACCESS_KEY',
   'METRICS_TOKEN',
   'ADMIN_TOKEN',
 ] as const;
+
+/**
+ * Every environment variable the service reads (validated ones and the `<NAME>_FILE` forms), for
+ * checks of deployment files (Dockerfile, compose, Helm chart) against the configuration.
+ */
+export function environmentVariableNames(): string[] {
+  const names = getMetadataStorage()
+    .getTargetValidationMetadatas(EnvironmentVariables, '', true, false)
+    .map((m) => m.propertyName);
+  return [...new Set([...names, ...FILE_SECRETS.map((n) => `${n}_FILE`)])].sort();
+}
 
 /** S3-compatible result storage (`STORAGE_DRIVER=s3`). */
 export interface S3Config {
