@@ -101,6 +101,21 @@ const RECIPES: Record<string, Recipe> = {
     },
     notExercised: { 409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it' },
   },
+  createScreenshotBatch: {
+    valid: ({ pages }) => ({ body: { items: [{ url: `${pages.url}/page`, width: 320, height: 240 }, { url: `${pages.url}/page`, format: 'pdf' }] } }),
+    scenarios: (ctx, valid) => {
+      const idempotent = { ...valid, headers: { 'Idempotency-Key': `batch-${Date.now()}-${process.pid}` } };
+      return [
+        { name: 'no items', parts: { body: { items: [] } }, status: 400 },
+        { name: 'an invalid item', parts: { body: { items: [{ url: `${ctx.pages.url}/page` }, { url: 'ftp://example.com' }] } }, status: 400 },
+        { name: 'monthly quota used up', parts: { ...valid, auth: `Bearer ${ctx.exhaustedKey}` }, status: 429 },
+        { name: 'first batch with an Idempotency-Key', parts: idempotent, status: 202 },
+        { name: 'replayed batch', parts: idempotent, status: 202, expectHeaders: { 'Idempotency-Replayed': 'true' } },
+        { name: 'Idempotency-Key reused with another body', parts: { ...idempotent, body: { items: [{ url: `${ctx.pages.url}/page?other` }] } }, status: 422 },
+      ];
+    },
+    notExercised: { 409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it' },
+  },
   uploadScreenshot: {
     valid: () => ({ form: { file: html('<h1>Uploaded</h1>'), width: '320', height: '240' } }),
     scenarios: (ctx, valid): Variant[] => {

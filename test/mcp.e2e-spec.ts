@@ -82,11 +82,26 @@ describe('MCP endpoint /mcp/<API_KEY>', () => {
         width: { type: 'integer', minimum: 100, maximum: 3840, default: 1280 },
         height: { type: 'integer', minimum: 100, maximum: 4320, default: 800 },
         fullPage: { type: 'boolean', default: false },
-        format: { type: 'string', enum: ['png', 'jpeg', 'webp'], default: 'png' },
+        format: { type: 'string', enum: ['png', 'jpeg', 'webp', 'pdf'], default: 'png' },
         delay: { type: 'integer', minimum: 0, maximum: 10000, default: 0 },
+        scale: { type: 'number', minimum: 1, maximum: 3, default: 1 },
+        clip: { type: 'object', required: ['x', 'y', 'width', 'height'], additionalProperties: false },
+        device: { type: 'string', enum: expect.arrayContaining(['iPhone 15', 'Pixel 7']) },
+        headers: { type: 'object', maxProperties: 50 },
+        cookies: { type: 'array', maxItems: 50 },
+        waitUntil: { enum: ['load', 'domcontentloaded', 'networkidle'], default: 'load' },
+        cacheTtl: { type: 'integer', minimum: 60, maximum: 2592000, default: 14400 },
         timeoutSeconds: { type: 'integer', minimum: 1, maximum: 60, default: 30 },
       },
     });
+    // Every capture option of CONTRACT.md's table is an argument.
+    expect(Object.keys(take.inputSchema.properties ?? {}).sort()).toEqual(
+      [
+        'url', 'width', 'height', 'fullPage', 'format', 'delay', 'selector', 'clip', 'scale', 'quality', 'waitUntil', 'waitForSelector',
+        'hideSelectors', 'css', 'javascript', 'darkMode', 'reducedMotion', 'device', 'userAgent', 'headers', 'cookies', 'timezone', 'locale',
+        'blockAds', 'blockTrackers', 'blockCookieBanners', 'pdf', 'cache', 'cacheTtl', 'timeoutSeconds',
+      ].sort(),
+    );
     expect(take.outputSchema).toMatchObject({
       type: 'object',
       required: expect.arrayContaining(['id', 'status', 'url', 'format', 'width', 'height']),

@@ -146,6 +146,12 @@ export class UsersService {
     await this.users.update({ id: userId }, { passwordHash: await hash(next, ARGON2_OPTIONS) });
   }
 
+  /** The user with this email (trimmed, case-insensitive), or null. */
+  async findByEmail(email: string): Promise<UserView | null> {
+    const user = await this.users.findOneBy({ email: normalizeEmail(email) });
+    return user ? toView(user) : null;
+  }
+
   /** The user with this id, or null (deleted since). */
   async find(userId: string): Promise<UserView | null> {
     const user = await this.users.findOneBy({ id: userId });

@@ -71,6 +71,10 @@ class EnvironmentVariables {
   @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   DASHBOARD_URL?: string;
   @Transform(toBool) @IsBoolean() DASHBOARD_SIGNUP = false;
+  @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  OIDC_ISSUER?: string;
+  @IsOptional() @IsString() OIDC_CLIENT_ID?: string;
+  @IsOptional() @IsString() OIDC_CLIENT_SECRET?: string;
   @IsIn(['error', 'warn', 'log', 'debug', 'verbose']) LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
   @IsOptional() @IsIn(['json', 'pretty']) LOG_FORMAT?: 'json' | 'pretty';
   @IsOptional() @IsString() @Matches(/^\S{16,}$/, { message: 'must be at least 16 characters without spaces' }) METRICS_TOKEN?: string;
@@ -190,6 +194,11 @@ export interface AppConfig {
   /** `DASHBOARD_SIGNUP=true`: anyone may create an account (plan `free`) at `/dashboard/signup`. */
   dashboardSignup: boolean;
   /**
+   * OpenID Connect sign-in to the dashboard (`OIDC_ISSUER`, `OIDC_CLIENT_ID`, `OIDC_CLIENT_SECRET`, all
+   * three or none); users are matched by their verified email. Null when not configured.
+   */
+  oidc: { issuer: string; clientId: string; clientSecret: string } | null;
+  /**
    * Origins (`scheme://host[:port]`, lower case, no trailing slash) allowed to call the MCP endpoint from
    * a browser; a request with any other `Origin` header is refused with 403. Empty: only requests
    * without `Origin` (non-browser clients) are served.
@@ -269,6 +278,8 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
   }
   const mcpAllowedOrigins = parseOrigins(raw.MCP_ALLOWED_ORIGINS ?? '');
   if (typeof mcpAllowedOrigins === 'string') problems.push(`MCP_ALLOWED_ORIGINS=${JSON.stringify(env.MCP_ALLOWED_ORIGINS)}: ${mcpAllowedOrigins}`);
+  const oidcSet = [raw.OIDC_ISSUER, raw.OIDC_CLIENT_ID, raw.OIDC_CLIENT_SECRET].filter(Boolean).length;
+  if (oidcSet > 0 && oidcSet < 3) problems.push('OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET: set all three to enable OpenID Connect sign-in, or none');
   if (problems.length) throw new ConfigError(problems);
   return {
     port: raw.PORT,
@@ -297,6 +308,7 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
     logLevel: raw.LOG_LEVEL,
     dashboardUrl: raw.DASHBOARD_URL ? raw.DASHBOARD_URL.replace(/\/+$/, '') : null,
     dashboardSignup: raw.DASHBOARD_SIGNUP,
+    oidc: oidcSet === 3 ? { issuer: raw.OIDC_ISSUER as string, clientId: raw.OIDC_CLIENT_ID as string, clientSecret: raw.OIDC_CLIENT_SECRET as string } : null,
     mcpAllowedOrigins: mcpAllowedOrigins as string[],
     logFormat: raw.LOG_FORMAT ?? (stdoutIsTerminal ? 'pretty' : 'json'),
     metricsToken: raw.METRICS_TOKEN ?? null,

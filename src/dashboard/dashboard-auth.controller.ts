@@ -1,4 +1,5 @@
 import { Body, Controller, Get, Inject, Param, Post, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { parseCookie, stringifySetCookie } from 'cookie';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
@@ -7,7 +8,11 @@ import { DashboardExceptionFilter } from './dashboard-exception.filter';
 import { DashboardRequest, DashboardError } from './dashboard-request';
 import { DashboardSignInService } from './dashboard-sign-in.service';
 import { DashboardViews } from './dashboard-views';
-import { sessionCookie } from './dashboard.middleware';
+import { DashboardOidcService, OIDC_FLOW_TTL_S, OidcFlow, OidcSignInError } from './dashboard-oidc.service';
+import { secureCookies, sessionCookie } from './dashboard.middleware';
+
+/** Cookie carrying an OpenID Connect sign-in's state, nonce and PKCE verifier to its callback. */
+const OIDC_FLOW_COOKIE = 'glimpse_oidc';
 
 type Form = Record<string, string | undefined>;
 
@@ -20,6 +25,7 @@ export class DashboardAuthController {
   constructor(
     private readonly signIn: DashboardSignInService,
     private readonly views: DashboardViews,
+    private readonly oidc: DashboardOidcService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -88,8 +94,62 @@ export class DashboardAuthController {
     res.redirect(303, '/dashboard');
   }
 
+  /** OpenID Connect: to the identity provider, with state, nonce and PKCE kept in a 10-minute cookie. */
+  @PublicPage()
+  @Get('oidc/start')
+  async oidcStart(@Res() res: Response): Promise<void> {
+    if (!this.oidc.enabled) throw DashboardError.notFound();
+    const { url, flow } = await this.signInStep(() => this.oidc.start());
+    res.setHeader('Set-Cookie', this.flowCookie(flow));
+    res.redirect(303, url);
+  }
+
+  /** OpenID Connect callback: the provider's verified email signs in the matching user. */
+  @PublicPage()
+  @Get('oidc/callback')
+  async oidcCallback(@Req() req: DashboardRequest, @Res() res: Response): Promise<void> {
+    if (!this.oidc.enabled) throw DashboardError.notFound();
+    const flow = readFlow(parseCookie(req.headers.cookie ?? '')[OIDC_FLOW_COOKIE]);
+    const user = await this.signInStep(() => this.oidc.finish(req, flow));
+    const token = await this.signIn.signInVerified(user, req.dashboard.sessionToken, client(req));
+    res.setHeader('Set-Cookie', [this.flowCookie(null), sessionCookie(this.config, token)]);
+    res.redirect(303, '/dashboard');
+  }
+
+  private async signInStep<T>(step: () => Promise<T>): Promise<T> {
+    try {
+      return await step();
+    } catch (err) {
+      if (err instanceof OidcSignInError) throw new DashboardError(403, 'Single sign-on failed', err.message);
+      throw err;
+    }
+  }
+
+  private flowCookie(flow: OidcFlow | null): string {
+    return stringifySetCookie({
+      name: OIDC_FLOW_COOKIE,
+      value: flow ? Buffer.from(JSON.stringify(flow)).toString('base64url') : '',
+      path: '/dashboard/oidc',
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: secureCookies(this.config),
+      maxAge: flow ? OIDC_FLOW_TTL_S : 0,
+    });
+  }
+
   private anonymous(req: DashboardRequest, data: Record<string, unknown>): Record<string, unknown> {
-    return { signedIn: null, csrfToken: req.dashboard.csrfToken, signupOpen: this.config.dashboardSignup, active: '', ...data };
+    return { signedIn: null, csrfToken: req.dashboard.csrfToken, signupOpen: this.config.dashboardSignup, oidcEnabled: this.oidc.enabled, active: '', ...data };
+  }
+}
+
+/** The flow kept in the cookie, or null when it is missing or not ours. */
+function readFlow(raw: string | undefined): OidcFlow | null {
+  if (!raw) return null;
+  try {
+    const flow = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Partial<OidcFlow>;
+    return typeof flow.state === 'string' && typeof flow.nonce === 'string' && typeof flow.codeVerifier === 'string' ? (flow as OidcFlow) : null;
+  } catch {
+    return null;
   }
 }
 

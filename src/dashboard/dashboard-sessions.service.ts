@@ -58,7 +58,8 @@ export class DashboardSessionsService {
   async start(user: UserView, client: ClientInfo): Promise<string> {
     const token = randomBytes(32).toString('base64url');
     const now = this.clock.now();
-    await this.sessions.delete({ userId: user.id, lastSeenAt: LessThan(new Date(now.getTime() - SESSION_IDLE_MS)) });
+    // Expired sessions (anyone's) are removed here rather than by a timer: sign-ins are rare.
+    await this.sessions.delete({ lastSeenAt: LessThan(new Date(now.getTime() - SESSION_IDLE_MS)) });
     await this.sessions.insert({
       id: newId('session'),
       tokenHash: sha256(token),
@@ -118,11 +119,11 @@ export class DashboardSessionsService {
     return count >= SIGN_IN_MAX_FAILURES;
   }
 
-  /** Records a failed sign-in (and forgets this pair's failures older than the window). */
+  /** Records a failed sign-in (and forgets every failure older than the window). */
   async recordFailure(ip: string, email: string): Promise<void> {
     const now = this.clock.now();
     const key = { ip: ip.slice(0, 64), email: email.trim().toLowerCase().slice(0, 320) };
-    await this.failures.delete({ ...key, failedAt: LessThan(new Date(now.getTime() - SIGN_IN_WINDOW_MS)) });
+    await this.failures.delete({ failedAt: LessThan(new Date(now.getTime() - SIGN_IN_WINDOW_MS)) });
     await this.failures.insert({ ...key, failedAt: now });
   }
 

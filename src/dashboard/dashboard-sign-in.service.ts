@@ -61,6 +61,11 @@ export class DashboardSignInService {
     }
   }
 
+  /** Starts a session for a user the identity provider vouched for (OpenID Connect). */
+  signInVerified(user: UserView, previousToken: string | null, client: ClientInfo): Promise<string> {
+    return this.replaceSession(user, previousToken, client);
+  }
+
   /** Ends the browser's session, if any. */
   async signOut(token: string | null): Promise<void> {
     if (token) await this.sessions.end(token);

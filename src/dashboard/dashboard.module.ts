@@ -11,6 +11,7 @@ import { DashboardExceptionFilter } from './dashboard-exception.filter';
 import { DashboardNotFoundController, DashboardPagesController } from './dashboard-pages.controller';
 import { DashboardSession } from './dashboard-session.entity';
 import { DashboardSessionsService } from './dashboard-sessions.service';
+import { DashboardOidcService } from './dashboard-oidc.service';
 import { DashboardSignInService } from './dashboard-sign-in.service';
 import { DashboardViews } from './dashboard-views';
 import { DashboardMiddleware } from './dashboard.middleware';
@@ -25,7 +26,7 @@ import { SignInFailure } from './sign-in-failure.entity';
   imports: [TypeOrmModule.forFeature([DashboardSession, SignInFailure]), AccountsModule, AuthModule, QuotaModule, ScreenshotsModule, WebhooksModule],
   // The catch-all 404 controller must stay last.
   controllers: [DashboardAssetsController, DashboardAuthController, DashboardPagesController, DashboardNotFoundController],
-  providers: [DashboardViews, DashboardSessionsService, DashboardSignInService, DashboardService, DashboardExceptionFilter],
+  providers: [DashboardViews, DashboardSessionsService, DashboardSignInService, DashboardOidcService, DashboardService, DashboardExceptionFilter],
 })
 export class DashboardModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

@@ -1,4 +1,4 @@
-import type { ImageFormat } from '../capture/image-format';
+import type { ResultFormat } from '../capture/image-format';
 
 /**
  * Event types (spec section 6.1, plus CONTRACT.md "Webhooks": `endpoint.disabled`). Each has an
@@ -23,7 +23,7 @@ export interface ScreenshotCompletedData {
   url: string;
   /** Result capability URL. */
   publicUrl: string;
-  format: ImageFormat;
+  format: ResultFormat;
   /** Viewport width, CSS px. */
   width: number;
   /** Viewport height, CSS px. */

@@ -72,17 +72,18 @@ export class QuotaService {
   }
 
   /**
-   * Counts one screenshot against the caller's monthly cap and runs `accept` (which creates and
-   * enqueues the job). The check and the increment are one SQL statement, so concurrent callers
-   * never exceed the cap. When `accept` throws, the screenshot is handed back and the error
+   * Counts `count` screenshots (default 1; a batch counts one per item, CONTRACT.md "Batches") against
+   * the caller's monthly cap and runs `accept` (which creates and enqueues the jobs). The check and the
+   * increment are one SQL statement, so concurrent callers never exceed the cap, and a batch is counted
+   * whole or not at all. When `accept` throws, the screenshots are handed back and the error
    * propagates: a rejected request counts nothing. Once it resolves, the 80%/95% warnings the new
    * usage reached are published (once per key, month and threshold).
    *
    * Throws 429 `PLAN_QUOTA_EXCEEDED` (with `Retry-After` and `details { used, limit, plan, resetAt }`)
    * without calling `accept` when the cap is reached.
    */
-  async reserve<T>(caller: AuthenticatedKey, accept: () => Promise<T>): Promise<T> {
-    return this.reserveWith(caller, null, accept);
+  async reserve<T>(caller: AuthenticatedKey, accept: () => Promise<T>, count = 1): Promise<T> {
+    return this.reserveWith(caller, null, accept, count);
   }
 
   /**
@@ -93,7 +94,12 @@ export class QuotaService {
    * {@link reserve}; when `accept` throws, the screenshot is handed back (the caller removes what
    * `write` inserted).
    */
-  async reserveWith<T>(caller: AuthenticatedKey, write: { sql: string; params: unknown[] } | null, accept: () => Promise<T>): Promise<T> {
+  async reserveWith<T>(
+    caller: AuthenticatedKey,
+    write: { sql: string; params: unknown[] } | null,
+    accept: () => Promise<T>,
+    count = 1,
+  ): Promise<T> {
     const now = this.clock.now();
     const { month, resetAt } = quotaMonthOf(now);
     const limit = this.capOf(caller.plan);
@@ -107,25 +113,25 @@ export class QuotaService {
       this.usage.manager.connection,
       `WITH reservation AS (
          INSERT INTO quota_usage (api_key_id, month, used)
-         SELECT $${n + 1}, $${n + 2}::date, 1 WHERE $${n + 3}::int > 0
-         ON CONFLICT (api_key_id, month) DO UPDATE SET used = quota_usage.used + 1
-         WHERE quota_usage.used < $${n + 3}::int
+         SELECT $${n + 1}, $${n + 2}::date, $${n + 5}::int WHERE $${n + 5}::int <= $${n + 3}::int
+         ON CONFLICT (api_key_id, month) DO UPDATE SET used = quota_usage.used + $${n + 5}::int
+         WHERE quota_usage.used + $${n + 5}::int <= $${n + 3}::int
          RETURNING used
        ), daily AS (
          INSERT INTO quota_usage_daily (api_key_id, day, used)
-         SELECT $${n + 1}, $${n + 4}::date, 1 FROM reservation
-         ON CONFLICT (api_key_id, day) DO UPDATE SET used = quota_usage_daily.used + 1
+         SELECT $${n + 1}, $${n + 4}::date, $${n + 5}::int FROM reservation
+         ON CONFLICT (api_key_id, day) DO UPDATE SET used = quota_usage_daily.used + $${n + 5}::int
        )${write ? `, written AS (${write.sql})` : ''}
        SELECT used FROM reservation`,
-      [...(write?.params ?? []), caller.apiKeyId, month, limit, day],
+      [...(write?.params ?? []), caller.apiKeyId, month, limit, day, count],
     );
     if (!rows.length) throw await this.exceeded(caller, month, resetAt, now);
     let result: T;
     try {
       result = await accept();
     } catch (err) {
-      await this.release(caller.apiKeyId, month, day);
-      this.observed.set(caller, this.toStatus(caller.plan, rows[0].used - 1, resetAt));
+      await this.release(caller.apiKeyId, month, day, count);
+      this.observed.set(caller, this.toStatus(caller.plan, rows[0].used - count, resetAt));
       throw err;
     }
     const status = this.toStatus(caller.plan, rows[0].used, resetAt);
@@ -165,15 +171,15 @@ export class QuotaService {
     return { plan, limit, used, remaining: Math.max(0, limit - used), resetAt };
   }
 
-  /** Hands back a screenshot reserved in `month` on `day` (the reservation's, even after a rollover). */
-  private async release(apiKeyId: string, month: string, day: string): Promise<void> {
+  /** Hands back `count` screenshots reserved in `month` on `day` (the reservation's, even after a rollover). */
+  private async release(apiKeyId: string, month: string, day: string, count: number): Promise<void> {
     try {
       await this.usage.query(
         `WITH monthly AS (
-           UPDATE quota_usage SET used = used - 1 WHERE api_key_id = $1 AND month = $2::date AND used > 0
+           UPDATE quota_usage SET used = GREATEST(used - $4::int, 0) WHERE api_key_id = $1 AND month = $2::date AND used > 0
          )
-         UPDATE quota_usage_daily SET used = used - 1 WHERE api_key_id = $1 AND day = $3::date AND used > 0`,
-        [apiKeyId, month, day],
+         UPDATE quota_usage_daily SET used = GREATEST(used - $4::int, 0) WHERE api_key_id = $1 AND day = $3::date AND used > 0`,
+        [apiKeyId, month, day, count],
       );
     } catch (err) {
       this.logger.error(`Could not release a reserved screenshot of ${apiKeyId} (${month})`, (err as Error).stack);

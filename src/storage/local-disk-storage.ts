@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createReadStream } from 'node:fs';
-import { mkdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
@@ -24,6 +24,13 @@ export class LocalDiskStorage extends ResultStorage {
     const path = this.pathOf(name);
     const partial = `${path}.partial`;
     await writeFile(partial, data);
+    await rename(partial, path);
+  }
+
+  async copy(from: string, to: string): Promise<void> {
+    const path = this.pathOf(to);
+    const partial = `${path}.partial`;
+    await copyFile(this.pathOf(from), partial);
     await rename(partial, path);
   }
 

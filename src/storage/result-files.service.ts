@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
-import { IMAGE_CONTENT_TYPES, ImageFormat } from '../capture/image-format';
+import { RESULT_CONTENT_TYPES, ResultFormat } from '../capture/image-format';
 import { ByteRange, newResultFileName, RESULT_FILE_NAME, ResultStorage } from './result-storage';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -40,9 +40,9 @@ export class ResultFilesService {
   ) {}
 
   /** Stores an image under a fresh unguessable name; returns that name. */
-  async save(image: Buffer, format: ImageFormat): Promise<string> {
+  async save(image: Buffer, format: ResultFormat): Promise<string> {
     const name = newResultFileName(format);
-    await this.storage.put(name, image, IMAGE_CONTENT_TYPES[format]);
+    await this.storage.put(name, image, RESULT_CONTENT_TYPES[format]);
     return name;
   }
 
@@ -68,8 +68,8 @@ export class ResultFilesService {
     if (!info) return null;
     const expiresAt = this.expiryOf(info.storedAt);
     if (expiresAt.getTime() <= this.clock.now().getTime()) return null;
-    const ext = name.slice(name.lastIndexOf('.') + 1) as ImageFormat;
-    return { name, contentType: IMAGE_CONTENT_TYPES[ext], size: info.size, etag: info.etag, storedAt: info.storedAt, expiresAt };
+    const ext = name.slice(name.lastIndexOf('.') + 1) as ResultFormat;
+    return { name, contentType: RESULT_CONTENT_TYPES[ext], size: info.size, etag: info.etag, storedAt: info.storedAt, expiresAt };
   }
 
   /** The bytes of a file described by {@link describe} (or of `range`) as a stream. */
@@ -84,6 +84,24 @@ export class ResultFilesService {
     const chunks: Buffer[] = [];
     for await (const chunk of await this.stream(file)) chunks.push(chunk as Buffer);
     return { data: Buffer.concat(chunks), contentType: file.contentType };
+  }
+
+  /**
+   * Stores a copy of a result file under a fresh unguessable name (a cache hit's own result URL,
+   * CONTRACT.md "Capture options": cache); returns that name, or null when the file is gone or expired.
+   */
+  async copy(name: string): Promise<string | null> {
+    const file = await this.describe(name);
+    if (!file) return null;
+    const copy = newResultFileName(name.slice(name.lastIndexOf('.') + 1));
+    try {
+      await this.storage.copy(name, copy);
+    } catch (err) {
+      // Deleted between describe and copy (the sweep): as if it had expired.
+      if ((await this.storage.stat(name)) === null) return null;
+      throw err;
+    }
+    return copy;
   }
 
   /** Deletes a stored file (no error when already gone); the sweep calls it for expired jobs. */

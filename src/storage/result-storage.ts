@@ -18,7 +18,7 @@ export interface ByteRange {
 }
 
 /** Pattern of a result file name: a 256-bit base64url token and an image extension. */
-export const RESULT_FILE_NAME = /^[A-Za-z0-9_-]{43}\.(png|jpeg|webp)$/;
+export const RESULT_FILE_NAME = /^[A-Za-z0-9_-]{43}\.(png|jpeg|webp|pdf)$/;
 
 /** A fresh, unguessable result file name (`<256-bit base64url token>.<ext>`): a capability. */
 export function newResultFileName(ext: string): string {
@@ -37,6 +37,8 @@ export abstract class ResultStorage {
   abstract stat(name: string): Promise<StoredFileInfo | null>;
   /** The file's bytes (or those of `range`) as a stream; rejects when the file is gone. */
   abstract createReadStream(name: string, range?: ByteRange): Promise<Readable>;
+  /** Stores a copy of file `from` under `to` (the copy's storage time is now); rejects when `from` is gone. */
+  abstract copy(from: string, to: string): Promise<void>;
   /** Deletes the file; no error when it is already gone. */
   abstract delete(name: string): Promise<void>;
 }

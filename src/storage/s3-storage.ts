@@ -1,4 +1,5 @@
 import {
+  CopyObjectCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
@@ -40,6 +41,13 @@ export class S3Storage extends ResultStorage implements OnModuleDestroy {
   async put(name: string, data: Buffer, contentType: string): Promise<void> {
     await this.client.send(
       new PutObjectCommand({ Bucket: this.bucket, Key: this.keyOf(name), Body: data, ContentType: contentType, ContentLength: data.length }),
+    );
+  }
+
+  async copy(from: string, to: string): Promise<void> {
+    // Server-side: the bytes never pass through this process.
+    await this.client.send(
+      new CopyObjectCommand({ Bucket: this.bucket, Key: this.keyOf(to), CopySource: `${this.bucket}/${this.keyOf(from)}` }),
     );
   }
 

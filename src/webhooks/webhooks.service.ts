@@ -198,8 +198,9 @@ export class WebhooksService {
   }
 
   /**
-   * Re-seals every stored signing secret with the first configured key (`WEBHOOK_SECRET_KEYS`, README
-   * "Webhooks": rotate the key, run this, then drop the old key). Reads endpoints in batches of
+   * Re-seals every stored signing secret (the current one and, during a rotation's overlap, the
+   * previous one) with the first configured key (`WEBHOOK_SECRET_KEYS`, README "Webhooks": rotate the
+   * key, run this, then drop the old key). Reads endpoints in batches of
    * {@link RESEAL_BATCH_SIZE}; a row changed meanwhile (rotated) is left as it is, being current already.
    * Secrets no configured key opens are reported, not changed. Throws {@link NoSecretKeyError} without a key.
    */
@@ -209,29 +210,37 @@ export class WebhooksService {
     let after = '';
     for (;;) {
       const batch = await this.endpoints.find({
-        select: { id: true, secretSealed: true },
+        select: { id: true, secretSealed: true, previousSecretSealed: true },
         where: { id: MoreThan(after) },
         order: { id: 'ASC' },
         take: RESEAL_BATCH_SIZE,
       });
       if (!batch.length) return report;
       for (const endpoint of batch) {
-        if (this.cipher.isCurrent(endpoint.secretSealed)) {
+        const stale = (sealed: string | null): sealed is string => sealed !== null && !this.cipher.isCurrent(sealed);
+        if (!stale(endpoint.secretSealed) && !stale(endpoint.previousSecretSealed)) {
           report.alreadyCurrent++;
           continue;
         }
-        let secret: string;
+        const resealed: Partial<Pick<WebhookEndpoint, 'secretSealed' | 'previousSecretSealed'>> = {};
         try {
-          secret = this.cipher.open(endpoint.secretSealed, endpoint.id);
+          if (stale(endpoint.secretSealed)) resealed.secretSealed = this.cipher.seal(this.cipher.open(endpoint.secretSealed, endpoint.id), endpoint.id);
+          if (stale(endpoint.previousSecretSealed)) {
+            resealed.previousSecretSealed = this.cipher.seal(this.cipher.open(endpoint.previousSecretSealed, endpoint.id), endpoint.id);
+          }
         } catch (err) {
           if (!(err instanceof SecretUnreadableError)) throw err;
           report.unreadable.push(endpoint.id);
           continue;
         }
-        const result = await this.endpoints.update(
-          { id: endpoint.id, secretSealed: endpoint.secretSealed },
-          { secretSealed: this.cipher.seal(secret, endpoint.id) },
-        );
+        // Only if neither secret changed meanwhile (a rotation writes current ones itself).
+        const result = await this.endpoints
+          .createQueryBuilder()
+          .update()
+          .set(resealed)
+          .where('id = :id AND secret_sealed = :current', { id: endpoint.id, current: endpoint.secretSealed })
+          .andWhere('previous_secret_sealed IS NOT DISTINCT FROM :previous', { previous: endpoint.previousSecretSealed })
+          .execute();
         if (result.affected) report.resealed++;
         else report.alreadyCurrent++;
       }

@@ -58,7 +58,7 @@ export interface ScreenshotCompletedData {
   screenshotId: string;
   url: string;
   publicUrl: string;
-  format: 'png' | 'jpeg' | 'webp';
+  format: 'png' | 'jpeg' | 'webp' | 'pdf';
   width: number;
   height: number;
   fullPage: boolean;

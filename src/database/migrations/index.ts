@@ -7,6 +7,7 @@ import { CaptureOptions1795218700000 } from './1795218700000-CaptureOptions';
 import { Dashboard1795437416774 } from './1795437416774-Dashboard';
 import { WebhookManagement1795437571935 } from './1795437571935-WebhookManagement';
 import { PendingJobsIndex1795438718378 } from './1795438718378-PendingJobsIndex';
+import { CaptureOptionsEcho1795441843117 } from './1795441843117-CaptureOptionsEcho';
 import { ResultExpiry1795500000000 } from './1795500000000-ResultExpiry';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
@@ -20,5 +21,6 @@ export const MIGRATIONS: Function[] = [
   Dashboard1795437416774,
   WebhookManagement1795437571935,
   PendingJobsIndex1795438718378,
+  CaptureOptionsEcho1795441843117,
   ResultExpiry1795500000000,
 ];

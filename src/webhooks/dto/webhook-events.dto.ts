@@ -1,7 +1,7 @@
 import { Type } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
 import { CAPTURE_LIMITS } from '../../capture/capture-options';
-import { IMAGE_FORMATS, ImageFormat } from '../../capture/image-format';
+import { RESULT_FORMATS, ResultFormat } from '../../capture/image-format';
 import type {
   EndpointDisabledData,
   EventDataMap,
@@ -30,8 +30,8 @@ export class ScreenshotCompletedDataDto implements ScreenshotCompletedData {
   url: string;
   @ApiProperty({ description: 'Result URL (capability URL, no API key needed)', example: 'https://glimpse.example.com/files/2vQd…x1.png' })
   publicUrl: string;
-  @ApiProperty({ enum: IMAGE_FORMATS })
-  format: ImageFormat;
+  @ApiProperty({ enum: RESULT_FORMATS })
+  format: ResultFormat;
   @ApiProperty({ type: 'integer', description: 'Viewport width in px' })
   width: number;
   @ApiProperty({ type: 'integer', description: 'Viewport height in px' })

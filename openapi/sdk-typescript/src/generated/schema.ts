@@ -24,6 +24,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/screenshot/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enqueue a batch of screenshot jobs
+         * @description Accepts 1–100 capture requests (each a body of `POST /v1/screenshot`) and answers with one `pending` job per item, in the order of `items`. All or nothing: an invalid item is 400 `VALIDATION_FAILED` naming the field as `items[i].field`, and when the quota cannot take every item (a capture-cache hit does not count) the answer is 429 `PLAN_QUOTA_EXCEEDED`; either way no job is created and nothing is counted. Each job is then an ordinary job: poll `GET /v1/screenshot/{id}`, with its own events. Send an `Idempotency-Key` to retry safely.
+         */
+        post: operations["createScreenshotBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/screenshot/upload": {
         parameters: {
             query?: never;
@@ -337,36 +357,226 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        CreateScreenshotBatchDto: {
+            /** @description 1–100 capture requests, each a body of `POST /v1/screenshot`; one job per item, in this order */
+            items: components["schemas"]["CreateScreenshotDto"][];
+        };
         CreateScreenshotDto: {
             /**
-             * @description Milliseconds to wait after the page has loaded before capturing (for animations or late content).
+             * @description Do not make requests that match the shipped ad lists (EasyList).
+             * @default false
+             * @example true
+             */
+            blockAds?: boolean;
+            /**
+             * @description Dismiss or hide cookie consent banners (rules shipped with the service, never fetched at capture time).
+             * @default false
+             * @example true
+             */
+            blockCookieBanners?: boolean;
+            /**
+             * @description Do not make requests that match the shipped tracker lists (EasyPrivacy).
+             * @default false
+             * @example true
+             */
+            blockTrackers?: boolean;
+            /**
+             * @description Reuse a recent identical capture of the same account: the job ends done at once with cached true and is not counted against the quota.
+             * @default false
+             * @example true
+             */
+            cache?: boolean;
+            /**
+             * @description How old a reused capture may be, in seconds. Only with cache true.
+             * @default 14400
+             * @example 3600
+             */
+            cacheTtl?: number;
+            /**
+             * @description Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px). Not with selector or fullPage.
+             * @example {
+             *       "height": 400,
+             *       "width": 600,
+             *       "x": 0,
+             *       "y": 0
+             *     }
+             */
+            clip?: {
+                /** @description CSS px. */
+                height?: number;
+                /** @description CSS px. */
+                width?: number;
+                /** @description Left edge, CSS px from the page origin. */
+                x?: number;
+                /** @description Top edge, CSS px from the page origin. */
+                y?: number;
+            };
+            /**
+             * @description Cookies set before navigation (at most 50); domain defaults to the host of url.
+             * @example [
+             *       {
+             *         "httpOnly": true,
+             *         "name": "session",
+             *         "sameSite": "Lax",
+             *         "secure": true,
+             *         "value": "abc123"
+             *       }
+             *     ]
+             */
+            cookies?: {
+                /** @description Default: the host of url (a host-only cookie). */
+                domain?: string;
+                httpOnly?: boolean;
+                name: string;
+                path?: string & (unknown & unknown);
+                /** @enum {string} */
+                sameSite?: "Strict" | "Lax" | "None";
+                secure?: boolean;
+                value: string;
+            }[];
+            /**
+             * @description Style sheet added to the page after load.
+             * @example body { font-family: serif !important; }
+             */
+            css?: string;
+            /**
+             * @description Emulate prefers-color-scheme: dark.
+             * @default false
+             * @example true
+             */
+            darkMode?: boolean;
+            /**
+             * @description Milliseconds to wait after the page has loaded (and after css and javascript) before capturing.
              * @default 0
+             * @example 500
              */
             delay?: number;
             /**
-             * @description Image format.
-             * @default png
+             * @description Emulate a device (Playwright's device list): its viewport, scale, user agent, mobile and touch. Explicit width, height, scale and userAgent win.
+             * @example iPhone 15
              * @enum {string}
              */
-            format?: "png" | "jpeg" | "webp";
+            device?: "BlackBerry Z30" | "BlackBerry Z30 landscape" | "Blackberry PlayBook" | "Blackberry PlayBook landscape" | "Desktop Chrome" | "Desktop Chrome HiDPI" | "Desktop Edge" | "Desktop Edge HiDPI" | "Desktop Firefox" | "Desktop Firefox HiDPI" | "Desktop Safari" | "Galaxy A55" | "Galaxy A55 landscape" | "Galaxy Note 3" | "Galaxy Note 3 landscape" | "Galaxy Note II" | "Galaxy Note II landscape" | "Galaxy S III" | "Galaxy S III landscape" | "Galaxy S24" | "Galaxy S24 landscape" | "Galaxy S5" | "Galaxy S5 landscape" | "Galaxy S8" | "Galaxy S8 landscape" | "Galaxy S9+" | "Galaxy S9+ landscape" | "Galaxy Tab S4" | "Galaxy Tab S4 landscape" | "Galaxy Tab S9" | "Galaxy Tab S9 landscape" | "Galaxy Z Flip 6" | "Galaxy Z Flip 6 Cover" | "Galaxy Z Flip 6 Cover landscape" | "Galaxy Z Flip 6 landscape" | "Galaxy Z Flip 7" | "Galaxy Z Flip 7 Cover" | "Galaxy Z Flip 7 Cover landscape" | "Galaxy Z Flip 7 landscape" | "Galaxy Z Fold 6" | "Galaxy Z Fold 6 Cover" | "Galaxy Z Fold 6 Cover landscape" | "Galaxy Z Fold 6 landscape" | "Galaxy Z Fold 7" | "Galaxy Z Fold 7 Cover" | "Galaxy Z Fold 7 Cover landscape" | "Galaxy Z Fold 7 landscape" | "Kindle Fire HDX" | "Kindle Fire HDX landscape" | "LG Optimus L70" | "LG Optimus L70 landscape" | "Microsoft Lumia 550" | "Microsoft Lumia 550 landscape" | "Microsoft Lumia 950" | "Microsoft Lumia 950 landscape" | "Moto G4" | "Moto G4 landscape" | "Nexus 10" | "Nexus 10 landscape" | "Nexus 4" | "Nexus 4 landscape" | "Nexus 5" | "Nexus 5 landscape" | "Nexus 5X" | "Nexus 5X landscape" | "Nexus 6" | "Nexus 6 landscape" | "Nexus 6P" | "Nexus 6P landscape" | "Nexus 7" | "Nexus 7 landscape" | "Nokia Lumia 520" | "Nokia Lumia 520 landscape" | "Nokia N9" | "Nokia N9 landscape" | "Pixel 10" | "Pixel 10 Pro" | "Pixel 10 Pro XL" | "Pixel 10 Pro XL landscape" | "Pixel 10 Pro landscape" | "Pixel 10 landscape" | "Pixel 2" | "Pixel 2 XL" | "Pixel 2 XL landscape" | "Pixel 2 landscape" | "Pixel 3" | "Pixel 3 landscape" | "Pixel 4" | "Pixel 4 landscape" | "Pixel 4a (5G)" | "Pixel 4a (5G) landscape" | "Pixel 5" | "Pixel 5 landscape" | "Pixel 6" | "Pixel 6 Pro" | "Pixel 6 Pro landscape" | "Pixel 6 landscape" | "Pixel 6a" | "Pixel 6a landscape" | "Pixel 7" | "Pixel 7 Pro" | "Pixel 7 Pro landscape" | "Pixel 7 landscape" | "Pixel 7a" | "Pixel 7a landscape" | "Pixel 8" | "Pixel 8 Pro" | "Pixel 8 Pro landscape" | "Pixel 8 landscape" | "Pixel 8a" | "Pixel 8a landscape" | "Pixel 9" | "Pixel 9 Pro" | "Pixel 9 Pro XL" | "Pixel 9 Pro XL landscape" | "Pixel 9 Pro landscape" | "Pixel 9 landscape" | "iPad (gen 11)" | "iPad (gen 11) landscape" | "iPad (gen 5)" | "iPad (gen 5) landscape" | "iPad (gen 6)" | "iPad (gen 6) landscape" | "iPad (gen 7)" | "iPad (gen 7) landscape" | "iPad Mini" | "iPad Mini landscape" | "iPad Pro 11" | "iPad Pro 11 landscape" | "iPhone 11" | "iPhone 11 Pro" | "iPhone 11 Pro Max" | "iPhone 11 Pro Max landscape" | "iPhone 11 Pro landscape" | "iPhone 11 landscape" | "iPhone 12" | "iPhone 12 Mini" | "iPhone 12 Mini landscape" | "iPhone 12 Pro" | "iPhone 12 Pro Max" | "iPhone 12 Pro Max landscape" | "iPhone 12 Pro landscape" | "iPhone 12 landscape" | "iPhone 13" | "iPhone 13 Mini" | "iPhone 13 Mini landscape" | "iPhone 13 Pro" | "iPhone 13 Pro Max" | "iPhone 13 Pro Max landscape" | "iPhone 13 Pro landscape" | "iPhone 13 landscape" | "iPhone 14" | "iPhone 14 Plus" | "iPhone 14 Plus landscape" | "iPhone 14 Pro" | "iPhone 14 Pro Max" | "iPhone 14 Pro Max landscape" | "iPhone 14 Pro landscape" | "iPhone 14 landscape" | "iPhone 15" | "iPhone 15 Plus" | "iPhone 15 Plus landscape" | "iPhone 15 Pro" | "iPhone 15 Pro Max" | "iPhone 15 Pro Max landscape" | "iPhone 15 Pro landscape" | "iPhone 15 landscape" | "iPhone 16" | "iPhone 16 Plus" | "iPhone 16 Plus landscape" | "iPhone 16 Pro" | "iPhone 16 Pro Max" | "iPhone 16 Pro Max landscape" | "iPhone 16 Pro landscape" | "iPhone 16 landscape" | "iPhone 16e" | "iPhone 16e landscape" | "iPhone 17" | "iPhone 17 Pro" | "iPhone 17 Pro Max" | "iPhone 17 Pro Max landscape" | "iPhone 17 Pro landscape" | "iPhone 17 landscape" | "iPhone 17e" | "iPhone 17e landscape" | "iPhone 6" | "iPhone 6 Plus" | "iPhone 6 Plus landscape" | "iPhone 6 landscape" | "iPhone 7" | "iPhone 7 Plus" | "iPhone 7 Plus landscape" | "iPhone 7 landscape" | "iPhone 8" | "iPhone 8 Plus" | "iPhone 8 Plus landscape" | "iPhone 8 landscape" | "iPhone Air" | "iPhone Air landscape" | "iPhone SE" | "iPhone SE (3rd gen)" | "iPhone SE (3rd gen) landscape" | "iPhone SE landscape" | "iPhone X" | "iPhone X landscape" | "iPhone XR" | "iPhone XR landscape";
             /**
-             * @description Capture the whole scrollable page instead of the viewport only (height capped at 16,384 px; the job then says `clipped`).
+             * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality).
+             * @default png
+             * @example webp
+             * @enum {string}
+             */
+            format?: "png" | "jpeg" | "webp" | "pdf";
+            /**
+             * @description Capture the whole scrollable page instead of the viewport only (height capped at 16,384 px; the job then says `clipped`). Not with selector or clip.
              * @default false
+             * @example true
              */
             fullPage?: boolean;
             /**
+             * @description Extra request headers (at most 50; values up to 4096 characters), sent only to the origin of url, never to other origins the page loads from. Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused.
+             * @example {
+             *       "Authorization": "Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig",
+             *       "X-Preview": "1"
+             *     }
+             */
+            headers?: {
+                [key: string]: string;
+            };
+            /**
              * @description Viewport height in CSS px (with fullPage the image is as tall as the page).
              * @default 800
+             * @example 900
              */
             height?: number;
+            /**
+             * @description Elements hidden (visibility: hidden !important) before the capture.
+             * @example [
+             *       "#cookie-banner",
+             *       ".chat-widget"
+             *     ]
+             */
+            hideSelectors?: string[];
+            /**
+             * @description Script run in the page after load, as the body of an async function (so `await` works); awaited, bounded by the capture timeout. A throw fails the job with "javascript failed: …".
+             * @example document.querySelector('#promo')?.remove();
+             */
+            javascript?: string;
+            /**
+             * @description navigator.language and Accept-Language.
+             * @default en-US
+             * @example de-DE
+             */
+            locale?: string;
+            /**
+             * @description PDF settings; only with format pdf.
+             * @example {
+             *       "landscape": true,
+             *       "paper": "Letter"
+             *     }
+             */
+            pdf?: {
+                /** @description Landscape orientation (default false). */
+                landscape?: boolean;
+                /**
+                 * @description Paper size (default A4).
+                 * @enum {string}
+                 */
+                paper?: "A3" | "A4" | "A5" | "Legal" | "Letter" | "Tabloid";
+                /** @description Print background colours and images (default true). */
+                printBackground?: boolean;
+            };
+            /**
+             * @description Compression quality of jpeg and webp (not with png or pdf).
+             * @default 85
+             * @example 70
+             */
+            quality?: number;
+            /**
+             * @description Emulate prefers-reduced-motion: reduce.
+             * @default false
+             * @example true
+             */
+            reducedMotion?: boolean;
+            /**
+             * @description Device scale factor: the image is width × scale by height × scale px.
+             * @default 1
+             * @example 2
+             */
+            scale?: number;
+            /**
+             * @description Capture the box of the first element matching this CSS selector (not found within the capture timeout: the job fails with "selector not found"). Not with fullPage or clip.
+             * @example #pricing-table
+             */
+            selector?: string;
+            /**
+             * @description IANA time zone of Intl and Date in the page (default: the server's).
+             * @example America/New_York
+             */
+            timezone?: string;
             /**
              * @description Absolute http(s) URL of the page to capture; no user name, password or port 0
              * @example https://example.com
              */
             url: string;
             /**
+             * @description User-Agent of every request (default: the browser's).
+             * @example Mozilla/5.0 (compatible; AcmePreview/1.0)
+             */
+            userAgent?: string;
+            /**
+             * @description After waitUntil, wait until an element matching this CSS selector is visible (not within the capture timeout: the job fails with "selector not visible").
+             * @example .chart[data-ready]
+             */
+            waitForSelector?: string;
+            /**
+             * @description Navigation milestone to wait for before the rest; networkidle = no request for 500 ms.
+             * @default load
+             * @example networkidle
+             * @enum {string}
+             */
+            waitUntil?: "load" | "domcontentloaded" | "networkidle";
+            /**
              * @description Viewport width in CSS px.
              * @default 1280
+             * @example 1440
              */
             width?: number;
         };
@@ -656,11 +866,15 @@ export interface components {
             /** @enum {string} */
             type: "run.failed";
         };
+        ScreenshotBatchDto: {
+            /** @description One job per item, in the order of items */
+            data: components["schemas"]["ScreenshotJobDto"][];
+        };
         ScreenshotCompletedDataDto: {
             /** @description True when a full-page capture was cut at the height cap of 16,384 px */
             clipped: boolean;
             /** @enum {string} */
-            format: "png" | "jpeg" | "webp";
+            format: "png" | "jpeg" | "webp" | "pdf";
             /** @description Whether the full scrollable page was captured */
             fullPage: boolean;
             /** @description Viewport height in px */
@@ -728,6 +942,8 @@ export interface components {
             type: "screenshot.failed";
         };
         ScreenshotJobDto: {
+            /** @description True when the job reused a recent identical capture of the account (`cache: true`) instead of capturing; such a job is not counted against the quota */
+            cached: boolean;
             /** @description True when a full-page capture was cut at the height cap of 16,384 px */
             clipped: boolean;
             /** @description When the job reached done or failed (ISO 8601 UTC) */
@@ -740,7 +956,7 @@ export interface components {
             /** @description Failure description; null unless status is failed */
             error: string | null;
             /** @enum {string} */
-            format: "png" | "jpeg" | "webp";
+            format: "png" | "jpeg" | "webp" | "pdf";
             fullPage: boolean;
             /** @description Viewport height in px */
             height: number;
@@ -749,6 +965,230 @@ export interface components {
              * @example scr_8cV1nQw3ZrT5yU7iO9pA2sD4
              */
             id: string;
+            /**
+             * @description The capture options the job was given (as sent, without url and without defaults)
+             * @example {
+             *       "format": "jpeg",
+             *       "fullPage": true,
+             *       "height": 844,
+             *       "quality": 70,
+             *       "width": 390
+             *     }
+             */
+            options: {
+                /**
+                 * @description Do not make requests that match the shipped ad lists (EasyList).
+                 * @default false
+                 * @example true
+                 */
+                blockAds?: boolean;
+                /**
+                 * @description Dismiss or hide cookie consent banners (rules shipped with the service, never fetched at capture time).
+                 * @default false
+                 * @example true
+                 */
+                blockCookieBanners?: boolean;
+                /**
+                 * @description Do not make requests that match the shipped tracker lists (EasyPrivacy).
+                 * @default false
+                 * @example true
+                 */
+                blockTrackers?: boolean;
+                /**
+                 * @description Reuse a recent identical capture of the same account: the job ends done at once with cached true and is not counted against the quota.
+                 * @default false
+                 * @example true
+                 */
+                cache?: boolean;
+                /**
+                 * @description How old a reused capture may be, in seconds. Only with cache true.
+                 * @default 14400
+                 * @example 3600
+                 */
+                cacheTtl?: number;
+                /**
+                 * @description Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px). Not with selector or fullPage.
+                 * @example {
+                 *       "height": 400,
+                 *       "width": 600,
+                 *       "x": 0,
+                 *       "y": 0
+                 *     }
+                 */
+                clip?: {
+                    /** @description CSS px. */
+                    height: number;
+                    /** @description CSS px. */
+                    width: number;
+                    /** @description Left edge, CSS px from the page origin. */
+                    x: number;
+                    /** @description Top edge, CSS px from the page origin. */
+                    y: number;
+                };
+                /**
+                 * @description Cookies set before navigation (at most 50); domain defaults to the host of url.
+                 * @example [
+                 *       {
+                 *         "httpOnly": true,
+                 *         "name": "session",
+                 *         "sameSite": "Lax",
+                 *         "secure": true,
+                 *         "value": "abc123"
+                 *       }
+                 *     ]
+                 */
+                cookies?: {
+                    /** @description Default: the host of url (a host-only cookie). */
+                    domain?: string;
+                    httpOnly?: boolean;
+                    name: string;
+                    path?: string & (unknown & unknown);
+                    /** @enum {string} */
+                    sameSite?: "Strict" | "Lax" | "None";
+                    secure?: boolean;
+                    value: string;
+                }[];
+                /**
+                 * @description Style sheet added to the page after load.
+                 * @example body { font-family: serif !important; }
+                 */
+                css?: string;
+                /**
+                 * @description Emulate prefers-color-scheme: dark.
+                 * @default false
+                 * @example true
+                 */
+                darkMode?: boolean;
+                /**
+                 * @description Milliseconds to wait after the page has loaded (and after css and javascript) before capturing.
+                 * @default 0
+                 * @example 500
+                 */
+                delay?: number;
+                /**
+                 * @description Emulate a device (Playwright's device list): its viewport, scale, user agent, mobile and touch. Explicit width, height, scale and userAgent win.
+                 * @example iPhone 15
+                 * @enum {string}
+                 */
+                device?: "BlackBerry Z30" | "BlackBerry Z30 landscape" | "Blackberry PlayBook" | "Blackberry PlayBook landscape" | "Desktop Chrome" | "Desktop Chrome HiDPI" | "Desktop Edge" | "Desktop Edge HiDPI" | "Desktop Firefox" | "Desktop Firefox HiDPI" | "Desktop Safari" | "Galaxy A55" | "Galaxy A55 landscape" | "Galaxy Note 3" | "Galaxy Note 3 landscape" | "Galaxy Note II" | "Galaxy Note II landscape" | "Galaxy S III" | "Galaxy S III landscape" | "Galaxy S24" | "Galaxy S24 landscape" | "Galaxy S5" | "Galaxy S5 landscape" | "Galaxy S8" | "Galaxy S8 landscape" | "Galaxy S9+" | "Galaxy S9+ landscape" | "Galaxy Tab S4" | "Galaxy Tab S4 landscape" | "Galaxy Tab S9" | "Galaxy Tab S9 landscape" | "Galaxy Z Flip 6" | "Galaxy Z Flip 6 Cover" | "Galaxy Z Flip 6 Cover landscape" | "Galaxy Z Flip 6 landscape" | "Galaxy Z Flip 7" | "Galaxy Z Flip 7 Cover" | "Galaxy Z Flip 7 Cover landscape" | "Galaxy Z Flip 7 landscape" | "Galaxy Z Fold 6" | "Galaxy Z Fold 6 Cover" | "Galaxy Z Fold 6 Cover landscape" | "Galaxy Z Fold 6 landscape" | "Galaxy Z Fold 7" | "Galaxy Z Fold 7 Cover" | "Galaxy Z Fold 7 Cover landscape" | "Galaxy Z Fold 7 landscape" | "Kindle Fire HDX" | "Kindle Fire HDX landscape" | "LG Optimus L70" | "LG Optimus L70 landscape" | "Microsoft Lumia 550" | "Microsoft Lumia 550 landscape" | "Microsoft Lumia 950" | "Microsoft Lumia 950 landscape" | "Moto G4" | "Moto G4 landscape" | "Nexus 10" | "Nexus 10 landscape" | "Nexus 4" | "Nexus 4 landscape" | "Nexus 5" | "Nexus 5 landscape" | "Nexus 5X" | "Nexus 5X landscape" | "Nexus 6" | "Nexus 6 landscape" | "Nexus 6P" | "Nexus 6P landscape" | "Nexus 7" | "Nexus 7 landscape" | "Nokia Lumia 520" | "Nokia Lumia 520 landscape" | "Nokia N9" | "Nokia N9 landscape" | "Pixel 10" | "Pixel 10 Pro" | "Pixel 10 Pro XL" | "Pixel 10 Pro XL landscape" | "Pixel 10 Pro landscape" | "Pixel 10 landscape" | "Pixel 2" | "Pixel 2 XL" | "Pixel 2 XL landscape" | "Pixel 2 landscape" | "Pixel 3" | "Pixel 3 landscape" | "Pixel 4" | "Pixel 4 landscape" | "Pixel 4a (5G)" | "Pixel 4a (5G) landscape" | "Pixel 5" | "Pixel 5 landscape" | "Pixel 6" | "Pixel 6 Pro" | "Pixel 6 Pro landscape" | "Pixel 6 landscape" | "Pixel 6a" | "Pixel 6a landscape" | "Pixel 7" | "Pixel 7 Pro" | "Pixel 7 Pro landscape" | "Pixel 7 landscape" | "Pixel 7a" | "Pixel 7a landscape" | "Pixel 8" | "Pixel 8 Pro" | "Pixel 8 Pro landscape" | "Pixel 8 landscape" | "Pixel 8a" | "Pixel 8a landscape" | "Pixel 9" | "Pixel 9 Pro" | "Pixel 9 Pro XL" | "Pixel 9 Pro XL landscape" | "Pixel 9 Pro landscape" | "Pixel 9 landscape" | "iPad (gen 11)" | "iPad (gen 11) landscape" | "iPad (gen 5)" | "iPad (gen 5) landscape" | "iPad (gen 6)" | "iPad (gen 6) landscape" | "iPad (gen 7)" | "iPad (gen 7) landscape" | "iPad Mini" | "iPad Mini landscape" | "iPad Pro 11" | "iPad Pro 11 landscape" | "iPhone 11" | "iPhone 11 Pro" | "iPhone 11 Pro Max" | "iPhone 11 Pro Max landscape" | "iPhone 11 Pro landscape" | "iPhone 11 landscape" | "iPhone 12" | "iPhone 12 Mini" | "iPhone 12 Mini landscape" | "iPhone 12 Pro" | "iPhone 12 Pro Max" | "iPhone 12 Pro Max landscape" | "iPhone 12 Pro landscape" | "iPhone 12 landscape" | "iPhone 13" | "iPhone 13 Mini" | "iPhone 13 Mini landscape" | "iPhone 13 Pro" | "iPhone 13 Pro Max" | "iPhone 13 Pro Max landscape" | "iPhone 13 Pro landscape" | "iPhone 13 landscape" | "iPhone 14" | "iPhone 14 Plus" | "iPhone 14 Plus landscape" | "iPhone 14 Pro" | "iPhone 14 Pro Max" | "iPhone 14 Pro Max landscape" | "iPhone 14 Pro landscape" | "iPhone 14 landscape" | "iPhone 15" | "iPhone 15 Plus" | "iPhone 15 Plus landscape" | "iPhone 15 Pro" | "iPhone 15 Pro Max" | "iPhone 15 Pro Max landscape" | "iPhone 15 Pro landscape" | "iPhone 15 landscape" | "iPhone 16" | "iPhone 16 Plus" | "iPhone 16 Plus landscape" | "iPhone 16 Pro" | "iPhone 16 Pro Max" | "iPhone 16 Pro Max landscape" | "iPhone 16 Pro landscape" | "iPhone 16 landscape" | "iPhone 16e" | "iPhone 16e landscape" | "iPhone 17" | "iPhone 17 Pro" | "iPhone 17 Pro Max" | "iPhone 17 Pro Max landscape" | "iPhone 17 Pro landscape" | "iPhone 17 landscape" | "iPhone 17e" | "iPhone 17e landscape" | "iPhone 6" | "iPhone 6 Plus" | "iPhone 6 Plus landscape" | "iPhone 6 landscape" | "iPhone 7" | "iPhone 7 Plus" | "iPhone 7 Plus landscape" | "iPhone 7 landscape" | "iPhone 8" | "iPhone 8 Plus" | "iPhone 8 Plus landscape" | "iPhone 8 landscape" | "iPhone Air" | "iPhone Air landscape" | "iPhone SE" | "iPhone SE (3rd gen)" | "iPhone SE (3rd gen) landscape" | "iPhone SE landscape" | "iPhone X" | "iPhone X landscape" | "iPhone XR" | "iPhone XR landscape";
+                /**
+                 * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality).
+                 * @default png
+                 * @example webp
+                 * @enum {string}
+                 */
+                format?: "png" | "jpeg" | "webp" | "pdf";
+                /**
+                 * @description Capture the whole scrollable page instead of the viewport only (height capped at 16,384 px; the job then says `clipped`). Not with selector or clip.
+                 * @default false
+                 * @example true
+                 */
+                fullPage?: boolean;
+                /**
+                 * @description Extra request headers (at most 50; values up to 4096 characters), sent only to the origin of url, never to other origins the page loads from. Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused.
+                 * @example {
+                 *       "Authorization": "Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig",
+                 *       "X-Preview": "1"
+                 *     }
+                 */
+                headers?: {
+                    [key: string]: string;
+                };
+                /**
+                 * @description Viewport height in CSS px (with fullPage the image is as tall as the page).
+                 * @default 800
+                 * @example 900
+                 */
+                height?: number;
+                /**
+                 * @description Elements hidden (visibility: hidden !important) before the capture.
+                 * @example [
+                 *       "#cookie-banner",
+                 *       ".chat-widget"
+                 *     ]
+                 */
+                hideSelectors?: string[];
+                /**
+                 * @description Script run in the page after load, as the body of an async function (so `await` works); awaited, bounded by the capture timeout. A throw fails the job with "javascript failed: …".
+                 * @example document.querySelector('#promo')?.remove();
+                 */
+                javascript?: string;
+                /**
+                 * @description navigator.language and Accept-Language.
+                 * @default en-US
+                 * @example de-DE
+                 */
+                locale?: string;
+                /**
+                 * @description PDF settings; only with format pdf.
+                 * @example {
+                 *       "landscape": true,
+                 *       "paper": "Letter"
+                 *     }
+                 */
+                pdf?: {
+                    /** @description Landscape orientation (default false). */
+                    landscape?: boolean;
+                    /**
+                     * @description Paper size (default A4).
+                     * @enum {string}
+                     */
+                    paper?: "A3" | "A4" | "A5" | "Legal" | "Letter" | "Tabloid";
+                    /** @description Print background colours and images (default true). */
+                    printBackground?: boolean;
+                };
+                /**
+                 * @description Compression quality of jpeg and webp (not with png or pdf).
+                 * @default 85
+                 * @example 70
+                 */
+                quality?: number;
+                /**
+                 * @description Emulate prefers-reduced-motion: reduce.
+                 * @default false
+                 * @example true
+                 */
+                reducedMotion?: boolean;
+                /**
+                 * @description Device scale factor: the image is width × scale by height × scale px.
+                 * @default 1
+                 * @example 2
+                 */
+                scale?: number;
+                /**
+                 * @description Capture the box of the first element matching this CSS selector (not found within the capture timeout: the job fails with "selector not found"). Not with fullPage or clip.
+                 * @example #pricing-table
+                 */
+                selector?: string;
+                /**
+                 * @description IANA time zone of Intl and Date in the page (default: the server's).
+                 * @example America/New_York
+                 */
+                timezone?: string;
+                /**
+                 * @description User-Agent of every request (default: the browser's).
+                 * @example Mozilla/5.0 (compatible; AcmePreview/1.0)
+                 */
+                userAgent?: string;
+                /**
+                 * @description After waitUntil, wait until an element matching this CSS selector is visible (not within the capture timeout: the job fails with "selector not visible").
+                 * @example .chart[data-ready]
+                 */
+                waitForSelector?: string;
+                /**
+                 * @description Navigation milestone to wait for before the rest; networkidle = no request for 500 ms.
+                 * @default load
+                 * @example networkidle
+                 * @enum {string}
+                 */
+                waitUntil?: "load" | "domcontentloaded" | "networkidle";
+                /**
+                 * @description Viewport width in CSS px.
+                 * @default 1280
+                 * @example 1440
+                 */
+                width?: number;
+            };
             /**
              * @description pending → processing → done | failed
              * @enum {string}
@@ -818,34 +1258,220 @@ export interface components {
         };
         UploadScreenshotFormDto: {
             /**
-             * @description Milliseconds to wait after the page has loaded before capturing (for animations or late content).
+             * @description Do not make requests that match the shipped ad lists (EasyList).
+             * @default false
+             * @example true
+             */
+            blockAds?: boolean;
+            /**
+             * @description Dismiss or hide cookie consent banners (rules shipped with the service, never fetched at capture time).
+             * @default false
+             * @example true
+             */
+            blockCookieBanners?: boolean;
+            /**
+             * @description Do not make requests that match the shipped tracker lists (EasyPrivacy).
+             * @default false
+             * @example true
+             */
+            blockTrackers?: boolean;
+            /**
+             * @description Reuse a recent identical capture of the same account: the job ends done at once with cached true and is not counted against the quota.
+             * @default false
+             * @example true
+             */
+            cache?: boolean;
+            /**
+             * @description How old a reused capture may be, in seconds. Only with cache true.
+             * @default 14400
+             * @example 3600
+             */
+            cacheTtl?: number;
+            /**
+             * @description Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px). Not with selector or fullPage.
+             * @example {
+             *       "height": 400,
+             *       "width": 600,
+             *       "x": 0,
+             *       "y": 0
+             *     }
+             */
+            clip?: {
+                /** @description CSS px. */
+                height?: number;
+                /** @description CSS px. */
+                width?: number;
+                /** @description Left edge, CSS px from the page origin. */
+                x?: number;
+                /** @description Top edge, CSS px from the page origin. */
+                y?: number;
+            };
+            /**
+             * @description Cookies set before navigation (at most 50); domain defaults to the host of url.
+             * @example [
+             *       {
+             *         "httpOnly": true,
+             *         "name": "session",
+             *         "sameSite": "Lax",
+             *         "secure": true,
+             *         "value": "abc123"
+             *       }
+             *     ]
+             */
+            cookies?: {
+                /** @description Default: the host of url (a host-only cookie). */
+                domain?: string;
+                httpOnly?: boolean;
+                name: string;
+                path?: string & (unknown & unknown);
+                /** @enum {string} */
+                sameSite?: "Strict" | "Lax" | "None";
+                secure?: boolean;
+                value: string;
+            }[];
+            /**
+             * @description Style sheet added to the page after load.
+             * @example body { font-family: serif !important; }
+             */
+            css?: string;
+            /**
+             * @description Emulate prefers-color-scheme: dark.
+             * @default false
+             * @example true
+             */
+            darkMode?: boolean;
+            /**
+             * @description Milliseconds to wait after the page has loaded (and after css and javascript) before capturing.
              * @default 0
+             * @example 500
              */
             delay?: number;
+            /**
+             * @description Emulate a device (Playwright's device list): its viewport, scale, user agent, mobile and touch. Explicit width, height, scale and userAgent win.
+             * @example iPhone 15
+             * @enum {string}
+             */
+            device?: "BlackBerry Z30" | "BlackBerry Z30 landscape" | "Blackberry PlayBook" | "Blackberry PlayBook landscape" | "Desktop Chrome" | "Desktop Chrome HiDPI" | "Desktop Edge" | "Desktop Edge HiDPI" | "Desktop Firefox" | "Desktop Firefox HiDPI" | "Desktop Safari" | "Galaxy A55" | "Galaxy A55 landscape" | "Galaxy Note 3" | "Galaxy Note 3 landscape" | "Galaxy Note II" | "Galaxy Note II landscape" | "Galaxy S III" | "Galaxy S III landscape" | "Galaxy S24" | "Galaxy S24 landscape" | "Galaxy S5" | "Galaxy S5 landscape" | "Galaxy S8" | "Galaxy S8 landscape" | "Galaxy S9+" | "Galaxy S9+ landscape" | "Galaxy Tab S4" | "Galaxy Tab S4 landscape" | "Galaxy Tab S9" | "Galaxy Tab S9 landscape" | "Galaxy Z Flip 6" | "Galaxy Z Flip 6 Cover" | "Galaxy Z Flip 6 Cover landscape" | "Galaxy Z Flip 6 landscape" | "Galaxy Z Flip 7" | "Galaxy Z Flip 7 Cover" | "Galaxy Z Flip 7 Cover landscape" | "Galaxy Z Flip 7 landscape" | "Galaxy Z Fold 6" | "Galaxy Z Fold 6 Cover" | "Galaxy Z Fold 6 Cover landscape" | "Galaxy Z Fold 6 landscape" | "Galaxy Z Fold 7" | "Galaxy Z Fold 7 Cover" | "Galaxy Z Fold 7 Cover landscape" | "Galaxy Z Fold 7 landscape" | "Kindle Fire HDX" | "Kindle Fire HDX landscape" | "LG Optimus L70" | "LG Optimus L70 landscape" | "Microsoft Lumia 550" | "Microsoft Lumia 550 landscape" | "Microsoft Lumia 950" | "Microsoft Lumia 950 landscape" | "Moto G4" | "Moto G4 landscape" | "Nexus 10" | "Nexus 10 landscape" | "Nexus 4" | "Nexus 4 landscape" | "Nexus 5" | "Nexus 5 landscape" | "Nexus 5X" | "Nexus 5X landscape" | "Nexus 6" | "Nexus 6 landscape" | "Nexus 6P" | "Nexus 6P landscape" | "Nexus 7" | "Nexus 7 landscape" | "Nokia Lumia 520" | "Nokia Lumia 520 landscape" | "Nokia N9" | "Nokia N9 landscape" | "Pixel 10" | "Pixel 10 Pro" | "Pixel 10 Pro XL" | "Pixel 10 Pro XL landscape" | "Pixel 10 Pro landscape" | "Pixel 10 landscape" | "Pixel 2" | "Pixel 2 XL" | "Pixel 2 XL landscape" | "Pixel 2 landscape" | "Pixel 3" | "Pixel 3 landscape" | "Pixel 4" | "Pixel 4 landscape" | "Pixel 4a (5G)" | "Pixel 4a (5G) landscape" | "Pixel 5" | "Pixel 5 landscape" | "Pixel 6" | "Pixel 6 Pro" | "Pixel 6 Pro landscape" | "Pixel 6 landscape" | "Pixel 6a" | "Pixel 6a landscape" | "Pixel 7" | "Pixel 7 Pro" | "Pixel 7 Pro landscape" | "Pixel 7 landscape" | "Pixel 7a" | "Pixel 7a landscape" | "Pixel 8" | "Pixel 8 Pro" | "Pixel 8 Pro landscape" | "Pixel 8 landscape" | "Pixel 8a" | "Pixel 8a landscape" | "Pixel 9" | "Pixel 9 Pro" | "Pixel 9 Pro XL" | "Pixel 9 Pro XL landscape" | "Pixel 9 Pro landscape" | "Pixel 9 landscape" | "iPad (gen 11)" | "iPad (gen 11) landscape" | "iPad (gen 5)" | "iPad (gen 5) landscape" | "iPad (gen 6)" | "iPad (gen 6) landscape" | "iPad (gen 7)" | "iPad (gen 7) landscape" | "iPad Mini" | "iPad Mini landscape" | "iPad Pro 11" | "iPad Pro 11 landscape" | "iPhone 11" | "iPhone 11 Pro" | "iPhone 11 Pro Max" | "iPhone 11 Pro Max landscape" | "iPhone 11 Pro landscape" | "iPhone 11 landscape" | "iPhone 12" | "iPhone 12 Mini" | "iPhone 12 Mini landscape" | "iPhone 12 Pro" | "iPhone 12 Pro Max" | "iPhone 12 Pro Max landscape" | "iPhone 12 Pro landscape" | "iPhone 12 landscape" | "iPhone 13" | "iPhone 13 Mini" | "iPhone 13 Mini landscape" | "iPhone 13 Pro" | "iPhone 13 Pro Max" | "iPhone 13 Pro Max landscape" | "iPhone 13 Pro landscape" | "iPhone 13 landscape" | "iPhone 14" | "iPhone 14 Plus" | "iPhone 14 Plus landscape" | "iPhone 14 Pro" | "iPhone 14 Pro Max" | "iPhone 14 Pro Max landscape" | "iPhone 14 Pro landscape" | "iPhone 14 landscape" | "iPhone 15" | "iPhone 15 Plus" | "iPhone 15 Plus landscape" | "iPhone 15 Pro" | "iPhone 15 Pro Max" | "iPhone 15 Pro Max landscape" | "iPhone 15 Pro landscape" | "iPhone 15 landscape" | "iPhone 16" | "iPhone 16 Plus" | "iPhone 16 Plus landscape" | "iPhone 16 Pro" | "iPhone 16 Pro Max" | "iPhone 16 Pro Max landscape" | "iPhone 16 Pro landscape" | "iPhone 16 landscape" | "iPhone 16e" | "iPhone 16e landscape" | "iPhone 17" | "iPhone 17 Pro" | "iPhone 17 Pro Max" | "iPhone 17 Pro Max landscape" | "iPhone 17 Pro landscape" | "iPhone 17 landscape" | "iPhone 17e" | "iPhone 17e landscape" | "iPhone 6" | "iPhone 6 Plus" | "iPhone 6 Plus landscape" | "iPhone 6 landscape" | "iPhone 7" | "iPhone 7 Plus" | "iPhone 7 Plus landscape" | "iPhone 7 landscape" | "iPhone 8" | "iPhone 8 Plus" | "iPhone 8 Plus landscape" | "iPhone 8 landscape" | "iPhone Air" | "iPhone Air landscape" | "iPhone SE" | "iPhone SE (3rd gen)" | "iPhone SE (3rd gen) landscape" | "iPhone SE landscape" | "iPhone X" | "iPhone X landscape" | "iPhone XR" | "iPhone XR landscape";
             /**
              * Format: binary
              * @description The HTML document (`text/html`, at most 10 MiB)
              */
             file: string;
             /**
-             * @description Image format.
+             * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality).
              * @default png
+             * @example webp
              * @enum {string}
              */
-            format?: "png" | "jpeg" | "webp";
+            format?: "png" | "jpeg" | "webp" | "pdf";
             /**
-             * @description Capture the whole scrollable page instead of the viewport only (height capped at 16,384 px; the job then says `clipped`).
+             * @description Capture the whole scrollable page instead of the viewport only (height capped at 16,384 px; the job then says `clipped`). Not with selector or clip.
              * @default false
+             * @example true
              */
             fullPage?: boolean;
             /**
+             * @description Extra request headers (at most 50; values up to 4096 characters), sent only to the origin of url, never to other origins the page loads from. Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused.
+             * @example {
+             *       "Authorization": "Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig",
+             *       "X-Preview": "1"
+             *     }
+             */
+            headers?: {
+                [key: string]: string;
+            };
+            /**
              * @description Viewport height in CSS px (with fullPage the image is as tall as the page).
              * @default 800
+             * @example 900
              */
             height?: number;
             /**
+             * @description Elements hidden (visibility: hidden !important) before the capture.
+             * @example [
+             *       "#cookie-banner",
+             *       ".chat-widget"
+             *     ]
+             */
+            hideSelectors?: string[];
+            /**
+             * @description Script run in the page after load, as the body of an async function (so `await` works); awaited, bounded by the capture timeout. A throw fails the job with "javascript failed: …".
+             * @example document.querySelector('#promo')?.remove();
+             */
+            javascript?: string;
+            /**
+             * @description navigator.language and Accept-Language.
+             * @default en-US
+             * @example de-DE
+             */
+            locale?: string;
+            /**
+             * @description PDF settings; only with format pdf.
+             * @example {
+             *       "landscape": true,
+             *       "paper": "Letter"
+             *     }
+             */
+            pdf?: {
+                /** @description Landscape orientation (default false). */
+                landscape?: boolean;
+                /**
+                 * @description Paper size (default A4).
+                 * @enum {string}
+                 */
+                paper?: "A3" | "A4" | "A5" | "Legal" | "Letter" | "Tabloid";
+                /** @description Print background colours and images (default true). */
+                printBackground?: boolean;
+            };
+            /**
+             * @description Compression quality of jpeg and webp (not with png or pdf).
+             * @default 85
+             * @example 70
+             */
+            quality?: number;
+            /**
+             * @description Emulate prefers-reduced-motion: reduce.
+             * @default false
+             * @example true
+             */
+            reducedMotion?: boolean;
+            /**
+             * @description Device scale factor: the image is width × scale by height × scale px.
+             * @default 1
+             * @example 2
+             */
+            scale?: number;
+            /**
+             * @description Capture the box of the first element matching this CSS selector (not found within the capture timeout: the job fails with "selector not found"). Not with fullPage or clip.
+             * @example #pricing-table
+             */
+            selector?: string;
+            /**
+             * @description IANA time zone of Intl and Date in the page (default: the server's).
+             * @example America/New_York
+             */
+            timezone?: string;
+            /**
+             * @description User-Agent of every request (default: the browser's).
+             * @example Mozilla/5.0 (compatible; AcmePreview/1.0)
+             */
+            userAgent?: string;
+            /**
+             * @description After waitUntil, wait until an element matching this CSS selector is visible (not within the capture timeout: the job fails with "selector not visible").
+             * @example .chart[data-ready]
+             */
+            waitForSelector?: string;
+            /**
+             * @description Navigation milestone to wait for before the rest; networkidle = no request for 500 ms.
+             * @default load
+             * @example networkidle
+             * @enum {string}
+             */
+            waitUntil?: "load" | "domcontentloaded" | "networkidle";
+            /**
              * @description Viewport width in CSS px.
              * @default 1280
+             * @example 1440
              */
             width?: number;
         };
@@ -1002,6 +1628,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
+                     *       "cached": false,
                      *       "clipped": false,
                      *       "completedAt": null,
                      *       "createdAt": "2026-11-20T12:00:00.000Z",
@@ -1010,12 +1637,345 @@ export interface operations {
                      *       "fullPage": false,
                      *       "height": 800,
                      *       "id": "scr_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *       "options": {},
                      *       "status": "pending",
                      *       "url": null,
                      *       "width": 1280
                      *     }
                      */
                     "application/json": components["schemas"]["ScreenshotJobDto"];
+                };
+            };
+            /** @description Invalid request. Codes: VALIDATION_FAILED, INVALID_JSON, TARGET_NOT_ALLOWED, INVALID_IDEMPOTENCY_KEY, INVALID_ORGANIZATION_ID */
+            400: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "VALIDATION_FAILED",
+                     *       "error": "Invalid request",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "INVALID_IDEMPOTENCY_KEY" | "INVALID_ORGANIZATION_ID";
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. Codes: UNAUTHENTICATED, INVALID_API_KEY, API_KEY_REVOKED */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHENTICATED",
+                     *       "error": "Missing, unknown or revoked API key",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running. Codes: IDEMPOTENCY_IN_FLIGHT */
+            409: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_IN_FLIGHT",
+                     *       "error": "A request with the same Idempotency-Key is still running",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_IN_FLIGHT";
+                    };
+                };
+            };
+            /** @description Body too large. Codes: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "error": "Body too large",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description Body is not of a supported media type. Codes: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "error": "Body is not of a supported media type",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Idempotency-Key reused with a different body. Codes: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "error": "Idempotency-Key reused with a different body",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                    };
+                };
+            };
+            /** @description Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds. Codes: PLAN_QUOTA_EXCEEDED, TOO_MANY_PENDING_JOBS, RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "PLAN_QUOTA_EXCEEDED",
+                     *       "details": {
+                     *         "limit": 100,
+                     *         "plan": "free",
+                     *         "resetAt": "2026-12-01T00:00:00.000Z",
+                     *         "used": 100
+                     *       },
+                     *       "error": "Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "PLAN_QUOTA_EXCEEDED" | "TOO_MANY_PENDING_JOBS" | "RATE_LIMITED";
+                        /** @description Fields depend on `code` */
+                        details: {
+                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap of the plan; TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description TOO_MANY_PENDING_JOBS: Jobs and runs of the account not yet ended */
+                            pending?: number;
+                            /**
+                             * @description PLAN_QUOTA_EXCEEDED: plan
+                             * @enum {string}
+                             */
+                            plan?: "free" | "starter" | "pro" | "legacy_free";
+                            /**
+                             * Format: date-time
+                             * @description PLAN_QUOTA_EXCEEDED: 00:00 UTC on the 1st of next month
+                             */
+                            resetAt?: string;
+                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key */
+                            used?: number;
+                            /** @description RATE_LIMITED: Length of the window, seconds (1) */
+                            windowSeconds?: number;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected failure. Codes: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_ERROR",
+                     *       "error": "Unexpected failure",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    createScreenshotBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
+                "Idempotency-Key"?: string;
+                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                "X-Organization-ID"?: string;
+                /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
+                "X-Request-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateScreenshotBatchDto"];
+            };
+        };
+        responses: {
+            /** @description Jobs accepted, one per item, counted against the monthly quota (a replay is not counted again) */
+            202: {
+                headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key` */
+                    "Idempotency-Replayed"?: "true";
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "cached": false,
+                     *           "clipped": false,
+                     *           "completedAt": null,
+                     *           "createdAt": "2026-11-20T12:00:00.000Z",
+                     *           "error": null,
+                     *           "format": "png",
+                     *           "fullPage": false,
+                     *           "height": 800,
+                     *           "id": "scr_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *           "options": {},
+                     *           "status": "pending",
+                     *           "url": null,
+                     *           "width": 1280
+                     *         },
+                     *         {
+                     *           "cached": false,
+                     *           "clipped": false,
+                     *           "completedAt": null,
+                     *           "createdAt": "2026-11-20T12:00:00.000Z",
+                     *           "error": null,
+                     *           "format": "png",
+                     *           "fullPage": false,
+                     *           "height": 800,
+                     *           "id": "scr_8cV1nQw3ZrT5yU7iO9pA2sD5",
+                     *           "options": {},
+                     *           "status": "pending",
+                     *           "url": null,
+                     *           "width": 1280
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ScreenshotBatchDto"];
                 };
             };
             /** @description Invalid request. Codes: VALIDATION_FAILED, INVALID_JSON, TARGET_NOT_ALLOWED, INVALID_IDEMPOTENCY_KEY, INVALID_ORGANIZATION_ID */
@@ -1313,6 +2273,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
+                     *       "cached": false,
                      *       "clipped": false,
                      *       "completedAt": null,
                      *       "createdAt": "2026-11-20T12:00:00.000Z",
@@ -1321,6 +2282,7 @@ export interface operations {
                      *       "fullPage": false,
                      *       "height": 800,
                      *       "id": "scr_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *       "options": {},
                      *       "status": "pending",
                      *       "url": null,
                      *       "width": 1280
@@ -1619,6 +2581,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
+                     *       "cached": false,
                      *       "clipped": false,
                      *       "completedAt": "2026-11-20T12:00:02.418Z",
                      *       "createdAt": "2026-11-20T12:00:00.000Z",
@@ -1627,6 +2590,7 @@ export interface operations {
                      *       "fullPage": false,
                      *       "height": 800,
                      *       "id": "scr_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *       "options": {},
                      *       "status": "done",
                      *       "url": "https://glimpse.example.com/files/Xq2vQd8Lr0tYb3nWc5mKz7hJf1pSg4aDe6uVi9oRl2x.png",
                      *       "width": 1280
