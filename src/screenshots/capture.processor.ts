@@ -7,6 +7,7 @@ import { BrowserPool } from '../browser/browser-pool';
 import { CaptureEngine, CaptureError } from '../capture/capture-engine';
 import { captureBudgetMs } from '../capture/capture-options';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { Metrics } from '../metrics/metrics';
 import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload, RUN_PROCESSORS } from '../queue/queues';
 import { ResultFilesService } from '../storage/result-files.service';
 import { jobCaptureOptions } from './screenshot-job.entity';
@@ -39,6 +40,7 @@ export class CaptureProcessor implements OnApplicationBootstrap, OnModuleDestroy
     private readonly files: ResultFilesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(RUN_PROCESSORS) private readonly runProcessors: boolean,
+    private readonly metrics: Metrics,
   ) {}
 
   /** Starts the processor; a worker without a browser fails here, at boot, with the paths it tried. */
@@ -75,14 +77,19 @@ export class CaptureProcessor implements OnApplicationBootstrap, OnModuleDestroy
       await this.lifecycle.fail(jobId, new CustomerMessage('capture did not finish: the worker stopped during every attempt'));
       return;
     }
+    const stopTimer = this.metrics.captureDuration.startTimer();
     try {
       const upload = job.source === 'upload' ? await this.uploads.findOneBy({ jobId }) : null;
       if (job.source === 'upload' && !upload) throw new CaptureError('the uploaded document is no longer available');
       const result = await this.engine.capture({ url: job.targetUrl, document: upload?.document, options: jobCaptureOptions(job) });
       const resultFile = await this.files.save(result.image, result.format);
       await this.lifecycle.complete(jobId, { resultFile, clipped: result.clipped });
+      this.metrics.captures.inc({ status: 'done', format: job.format });
+      stopTimer({ status: 'done' });
     } catch (err) {
       await this.lifecycle.fail(jobId, err);
+      this.metrics.captures.inc({ status: 'failed', format: job.format });
+      stopTimer({ status: 'failed' });
     }
   }
 }
