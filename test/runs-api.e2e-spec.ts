@@ -3,6 +3,8 @@ import { DataSource } from 'typeorm';
 import { RUN_QUEUE } from '../src/queue/queues';
 import { Clock } from '../src/common/clock';
 import { RunProcessor } from '../src/runs/run.processor';
+import { ResultFilesService } from '../src/storage/result-files.service';
+import { ResultStorage } from '../src/storage/result-storage';
 import { FakeClock } from './support/fake-clock';
 import { startTestApp, TestApp } from './support/test-app';
 
@@ -224,5 +226,26 @@ describe('browser session runs: API', () => {
     expect(result.stranded).toBeGreaterThanOrEqual(1);
     expect((await t.request('GET', `/v1/runs/${stuck.body.id}`, { key })).body).toMatchObject({ status: 'failed', failure: { stage: 'worker' } });
     expect(await queue.getJob(lost.body.id)).not.toBeNull();
+  });
+
+  it('reconciler: deletes the video and step screenshots of runs past RESULT_TTL_DAYS', async () => {
+    const files = t.get(ResultFilesService);
+    const storage = t.get(ResultStorage);
+    const video = await files.save(Buffer.from('webm'), 'webm');
+    const shot = await files.save(Buffer.from('png'), 'png');
+    const created = await t.request('POST', '/v1/runs', { key, body: { url, steps: [{ action: 'screenshot' }] } });
+    await db.query(`UPDATE runs SET status = 'completed', started_at = $2, completed_at = $2, video_file = $3, step_results = $4 WHERE id = $1`, [
+      created.body.id,
+      clock.now(),
+      video,
+      JSON.stringify([{ index: 0, action: 'screenshot', status: 'ok', durationMs: 5, error: null, screenshotFile: shot, result: null }]),
+    ]);
+    expect(await storage.stat(video)).not.toBeNull();
+    clock.advance(31 * 24 * 3600_000);
+    const result = await t.get(RunProcessor).sweep();
+    expect(result.filesDeleted).toBeGreaterThanOrEqual(2);
+    expect(await storage.stat(video)).toBeNull();
+    expect(await storage.stat(shot)).toBeNull();
+    expect((await db.query('SELECT results_deleted_at FROM runs WHERE id = $1', [created.body.id]))[0].results_deleted_at).not.toBeNull();
   });
 });

@@ -123,4 +123,8 @@ export class Run {
 
   @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
   completedAt: Date | null;
+
+  /** When the video and step screenshots were deleted (past `RESULT_TTL_DAYS`). */
+  @Column({ name: 'results_deleted_at', type: 'timestamptz', nullable: true })
+  resultsDeletedAt: Date | null;
 }

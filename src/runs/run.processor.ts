@@ -24,6 +24,8 @@ const PENDING_GRACE_MS = 30_000;
 const FINALIZE_SLACK_MS = 180_000;
 /** Time after the budget for stopping the video and reading the final page, before the context closes, ms. */
 const LEASE_GRACE_MS = 60_000;
+/** Runs whose files are deleted at most per sweep (a backlog is worked off over several sweeps). */
+const PURGE_BATCH = 200;
 /** How often a running run checks for a cancel, ms. */
 const CANCEL_POLL_MS = 500;
 /** Longest a shutdown waits for interrupted runs to store what they recorded, ms. */
@@ -193,9 +195,10 @@ export class RunProcessor implements OnApplicationBootstrap, OnModuleDestroy {
 
   /**
    * The reconciler: ends `running` runs far past their budget (their worker died and the queue lost
-   * them) and re-queues `pending` runs without a queue entry. Returns what it did.
+   * them), re-queues `pending` runs without a queue entry, and deletes the videos and screenshots of
+   * runs past `RESULT_TTL_DAYS`. Returns what it did.
    */
-  async sweep(): Promise<{ requeued: number; stranded: number }> {
+  async sweep(): Promise<{ requeued: number; stranded: number; filesDeleted: number }> {
     const before = new Date(this.clock.now().getTime() - PENDING_GRACE_MS);
     const { pending, running } = await this.runs.strandedRuns(before, FINALIZE_SLACK_MS);
     let requeued = 0;
@@ -207,7 +210,8 @@ export class RunProcessor implements OnApplicationBootstrap, OnModuleDestroy {
     const stranded = running.filter((id) => !this.inFlight.has(id));
     for (const id of stranded) await this.runs.failStranded(id);
     if (requeued || stranded.length) this.logger.warn(`Run reconciler: ${requeued} re-queued, ${stranded.length} stranded runs failed`);
-    return { requeued, stranded: stranded.length };
+    const filesDeleted = await this.runs.purgeExpiredFiles(this.files.expiredBefore(this.clock.now()), PURGE_BATCH);
+    return { requeued, stranded: stranded.length, filesDeleted };
   }
 }
 

@@ -2,7 +2,7 @@ import { InjectQueue } from '@nestjs/bull';
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
-import { EntityManager, In, LessThan, Repository } from 'typeorm';
+import { EntityManager, In, IsNull, LessThan, Repository } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { SsrfGuard } from '../egress/ssrf-guard';
 import { ApiError, ErrorCode } from '../common/api-error';
@@ -102,6 +102,7 @@ export class RunsService implements OnModuleInit {
         createdAt: this.clock.now(),
         startedAt: null,
         completedAt: null,
+        resultsDeletedAt: null,
       });
       await this.runs.insert(run);
       try {
@@ -224,6 +225,26 @@ export class RunsService implements OnModuleInit {
       .limit(1000)
       .getRawMany();
     return { pending: pending.map((r) => r.id), running: running.map((r) => r.id) };
+  }
+
+  /**
+   * Deletes the video and step screenshots of runs that ended before `before` (past
+   * `RESULT_TTL_DAYS`), at most `limit` runs per call; returns how many files were deleted.
+   */
+  async purgeExpiredFiles(before: Date, limit: number): Promise<number> {
+    const expired = await this.runs.find({
+      select: { id: true, videoFile: true, stepResults: true },
+      where: { status: In(['completed', 'failed']), resultsDeletedAt: IsNull(), completedAt: LessThan(before) },
+      take: limit,
+    });
+    let deleted = 0;
+    for (const run of expired) {
+      const names = [run.videoFile, ...run.stepResults.map((s) => s.screenshotFile)].filter((n): n is string => Boolean(n));
+      for (const name of names) await this.files.deleteFile(name);
+      deleted += names.length;
+      await this.runs.update({ id: run.id }, { resultsDeletedAt: this.clock.now() });
+    }
+    return deleted;
   }
 
   /** Whether the customer asked to cancel this running run. */

@@ -30,6 +30,7 @@ export class Runs1795437856201 implements MigrationInterface {
                 "created_at" TIMESTAMP WITH TIME ZONE NOT NULL,
                 "started_at" TIMESTAMP WITH TIME ZONE,
                 "completed_at" TIMESTAMP WITH TIME ZONE,
+                "results_deleted_at" TIMESTAMP WITH TIME ZONE,
                 CONSTRAINT "PK_46d6a1e257c38ba58f1a3c30836" PRIMARY KEY ("id")
             )
         `);
