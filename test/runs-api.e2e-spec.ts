@@ -230,7 +230,7 @@ describe('browser session runs: API', () => {
 
   it('reconciler: deletes the video and step screenshots of runs past RESULT_TTL_DAYS', async () => {
     const files = t.get(ResultFilesService);
-    const storage = t.get(ResultStorage);
+    const storage = t.get<ResultStorage>(ResultStorage as unknown as string);
     const video = await files.save(Buffer.from('webm'), 'webm');
     const shot = await files.save(Buffer.from('png'), 'png');
     const created = await t.request('POST', '/v1/runs', { key, body: { url, steps: [{ action: 'screenshot' }] } });
