@@ -242,7 +242,7 @@ describe('dashboard (real Chromium against the real app)', () => {
     expect(listed.data.find((k: any) => k.id === keyId).usedThisMonth).toBe(2);
   });
 
-  it('webhooks: create → secret shown once → test → delivery logged as successful without reload → rotate → delete', async () => {
+  it('webhooks: create → secret shown once → test → delivery logged as successful without reload → resend → disable/enable → rotate → delete', async () => {
     const { page } = owner;
     const url = receiver.route('dashboard', 200);
     await page.goto('/dashboard/webhooks');
@@ -269,11 +269,24 @@ describe('dashboard (real Chromium against the real app)', () => {
     expect(JSON.parse(delivered.body).type).toBe('test.ping');
     await audit(page, '09-webhook-endpoint');
 
+    // Resend the delivery: the receiver gets it a second time.
+    await page.getByRole('button', { name: /^Resend/ }).first().click();
+    await page.getByText('is being sent again').waitFor();
+    await receiver.waitFor('dashboard', 2);
+
+    // Disable, then enable again.
+    await page.getByRole('button', { name: 'Disable', exact: true }).click();
+    await page.locator('.details .badge', { hasText: 'Disabled' }).waitFor();
+    await page.getByRole('button', { name: 'Enable', exact: true }).click();
+    await page.locator('.details .badge', { hasText: 'Enabled' }).waitFor();
+
+    // Rotate with the default 24 h overlap: a new secret, shown once.
     await page.getByText('Rotate secret…').click();
     await page.getByRole('button', { name: 'Rotate secret' }).click();
     const rotated = (await page.getByTestId('signing-secret').textContent())!.trim();
     expect(rotated).toMatch(/^whsec_/);
     expect(rotated).not.toBe(secret);
+    expect(await page.locator('.alert-secret').textContent()).toContain('also with the old one for the next 24 hours');
 
     await page.getByText('Delete…').click();
     await page.getByRole('button', { name: 'Delete endpoint' }).click();
