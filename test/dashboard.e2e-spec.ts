@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Browser, BrowserContext, chromium, Page } from 'playwright';
+import { Webhook } from 'standardwebhooks';
 import { AccountsService } from '../src/accounts/accounts.service';
 import { buildAdminProgram } from '../src/cli/admin-commands';
 import { startPageServer, PageServer } from './support/page-server';
@@ -280,6 +281,59 @@ describe('dashboard (real Chromium against the real app)', () => {
     await page.waitForURL('**/dashboard/webhooks');
     expect(await page.getByRole('link', { name: url }).count()).toBe(0);
     expect((await page.context().request.get(endpointPath)).status()).toBe(404);
+  });
+
+  it('webhooks: signature scheme, pause and enable, edit, rotate with overlap, resend from the log', async () => {
+    const { page } = owner;
+    const url = receiver.route('dashboard-manage', 200);
+    await page.goto('/dashboard/webhooks');
+    await page.getByLabel('Endpoint URL').fill(url);
+    await page.getByLabel('Signature scheme').selectOption('standard-webhooks');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const secret = (await page.getByTestId('signing-secret').textContent())!.trim();
+    await page.getByRole('link', { name: 'Open the endpoint' }).click();
+    await page.waitForURL('**/dashboard/webhooks/we_*');
+    expect(await page.getByTestId('signature-scheme').textContent()).toBe('standard-webhooks');
+    expect(await page.getByTestId('endpoint-status').textContent()).toBe('Enabled');
+
+    // Pause, then enable again.
+    await page.getByRole('button', { name: 'Pause endpoint' }).click();
+    await page.getByText('Endpoint paused').waitFor();
+    expect(await page.getByTestId('endpoint-status').textContent()).toBe('Paused');
+    await audit(page, '09b-webhook-paused');
+    await page.getByRole('button', { name: 'Enable endpoint' }).click();
+    await page.getByText('Endpoint enabled').waitFor();
+    expect(await page.getByTestId('endpoint-status').textContent()).toBe('Enabled');
+
+    // Edit: an invalid URL is an error in the form; a valid edit is saved.
+    await page.getByText('Edit…').click();
+    await page.getByLabel('Description').fill('Billing');
+    await page.locator('#edit-url').fill('ftp://example.com/x');
+    await page.locator('#edit-url').evaluate((el: HTMLInputElement) => (el.type = 'text')); // let the server judge it
+    await page.getByRole('button', { name: 'Save endpoint' }).click();
+    await page.getByRole('alert').filter({ hasText: 'url' }).waitFor();
+    await page.locator('#edit-url').fill(url);
+    await page.getByRole('button', { name: 'Save endpoint' }).click();
+    await page.getByText('Endpoint saved.').waitFor();
+    expect(await page.getByText('Billing').count()).toBeGreaterThan(0);
+
+    // Rotate with a 24-hour overlap: the next delivery verifies with the old and the new secret.
+    await page.getByText('Rotate secret…').click();
+    await page.getByLabel('Keep the old secret signing for').selectOption('86400');
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    const rotated = (await page.getByTestId('signing-secret').textContent())!.trim();
+    expect(rotated).not.toBe(secret);
+    await page.getByRole('button', { name: 'Send test.ping' }).click();
+    await page.locator('[data-testid=delivery-status]', { hasText: 'successful' }).waitFor({ timeout: 30000 });
+    const [first] = await receiver.waitFor('dashboard-manage', 1);
+    for (const s of [secret, rotated]) expect(new Webhook(s).verify(first.body, first.headers as Record<string, string>)).toMatchObject({ type: 'test.ping' });
+
+    // Resend from the log: the same Webhook-Id again.
+    await page.getByRole('button', { name: /^Resend delivery dlv_/ }).first().click();
+    await page.getByText(/^Delivery dlv_\w+ resent\.$/).waitFor();
+    const [, again] = await receiver.waitFor('dashboard-manage', 2);
+    expect(again.headers['webhook-id']).toBe(first.headers['webhook-id']);
+    await audit(page, '09c-webhook-managed');
   });
 
   it('playground: captures a loopback page with a chosen key and shows the image', async () => {

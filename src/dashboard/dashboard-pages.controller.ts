@@ -75,13 +75,43 @@ export class DashboardPagesController {
   @Get('webhooks/:id/deliveries')
   async deliveries(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
     const deliveries = await this.dashboard.deliveries(user(req), id);
-    this.views.send(res, 200, 'partials/deliveries', { endpointId: id, deliveries });
+    this.views.send(res, 200, 'partials/deliveries', { endpointId: id, deliveries, csrfToken: req.dashboard.csrfToken });
   }
 
   @Post('webhooks/:id/rotate')
-  async rotate(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
-    const secret = await this.dashboard.rotateEndpoint(user(req), id);
-    await this.renderEndpoint(req, res, id, { secret });
+  async rotate(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string, @Body() form: Form): Promise<void> {
+    const overlapS = Number(form.expiresInSeconds ?? 0);
+    const secret = await this.dashboard.rotateEndpoint(user(req), id, overlapS);
+    await this.renderEndpoint(req, res, id, { secret, overlapS: secret && overlapS > 0 ? overlapS : 0 });
+  }
+
+  @Post('webhooks/:id/edit')
+  async editWebhook(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string, @Body() form: Form): Promise<void> {
+    const result = await this.dashboard.updateEndpoint(user(req), id, form);
+    await this.renderEndpoint(req, res, id, result.ok ? { notice: 'Endpoint saved.' } : { editError: result.error, editForm: form }, result.ok ? 200 : 400);
+  }
+
+  @Post('webhooks/:id/pause')
+  async pauseWebhook(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
+    await this.dashboard.setEndpointEnabled(user(req), id, false);
+    await this.renderEndpoint(req, res, id, { notice: 'Endpoint paused: it gets no new deliveries, and its scheduled retries have ended.' });
+  }
+
+  @Post('webhooks/:id/resume')
+  async resumeWebhook(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
+    await this.dashboard.setEndpointEnabled(user(req), id, true);
+    await this.renderEndpoint(req, res, id, { notice: 'Endpoint enabled: new events are delivered again. Resend the deliveries it missed from the log.' });
+  }
+
+  @Post('webhooks/:id/deliveries/:deliveryId/retry')
+  async resend(
+    @Req() req: DashboardRequest,
+    @Res() res: Response,
+    @Param('id') id: string,
+    @Param('deliveryId') deliveryId: string,
+  ): Promise<void> {
+    const result = await this.dashboard.resendDelivery(user(req), id, deliveryId);
+    await this.renderEndpoint(req, res, id, result.ok ? { notice: `Delivery ${deliveryId} resent.` } : { error: result.error }, result.ok ? 200 : 409);
   }
 
   @Post('webhooks/:id/test')
@@ -145,10 +175,26 @@ export class DashboardPagesController {
     res.redirect(303, '/dashboard/account?done=session');
   }
 
-  private async renderEndpoint(req: DashboardRequest, res: Response, id: string, extra: Record<string, unknown>): Promise<void> {
+  private async renderEndpoint(req: DashboardRequest, res: Response, id: string, extra: Record<string, unknown>, status = 200): Promise<void> {
     const endpoint = await this.dashboard.endpoint(user(req), id);
     const deliveries = await this.dashboard.deliveries(user(req), id);
-    this.views.send(res, 200, 'webhook', page(req, 'webhooks', `Webhook ${endpoint.url}`, { endpoint, deliveries, secret: null, testDeliveryId: null, ...extra }));
+    this.views.send(
+      res,
+      status,
+      'webhook',
+      page(req, 'webhooks', `Webhook ${endpoint.url}`, {
+        endpoint,
+        deliveries,
+        secret: null,
+        overlapS: 0,
+        testDeliveryId: null,
+        notice: null,
+        error: null,
+        editError: null,
+        editForm: null,
+        ...extra,
+      }),
+    );
   }
 
   private async renderScreenshots(req: DashboardRequest, res: Response, status: number, extra: Record<string, unknown>): Promise<void> {

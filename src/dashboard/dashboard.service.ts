@@ -14,7 +14,7 @@ import { quotaMonthOf, WARNING_THRESHOLD_PERCENTS } from '../quota/quota-window'
 import { CreateScreenshotDto } from '../screenshots/dto/create-screenshot.dto';
 import { ScreenshotJobDto } from '../screenshots/dto/screenshot-job.dto';
 import { ScreenshotsService } from '../screenshots/screenshots.service';
-import { CreateWebhookEndpointDto } from '../webhooks/dto/create-webhook-endpoint.dto';
+import { CreateWebhookEndpointDto, UpdateWebhookEndpointDto } from '../webhooks/dto/create-webhook-endpoint.dto';
 import { WebhookDeliveryDto } from '../webhooks/dto/webhook-delivery.dto';
 import { CreatedWebhookEndpointDto, WebhookEndpointDto } from '../webhooks/dto/webhook-endpoint.dto';
 import { WebhooksService } from '../webhooks/webhooks.service';
@@ -148,15 +148,50 @@ export class DashboardService {
       url: String(form.url ?? '').trim(),
       events: events.includes('*') || !events.length ? ['*'] : events,
       description: String(form.description ?? '').trim(),
+      signatureScheme: form.signatureScheme || undefined,
     });
     const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true });
     if (errors.length) return { ok: false, error: toFieldErrors(errors).map((f) => `${f.field}: ${f.message}`).join('; ') };
     return this.formAction(() => this.webhooks.create(user, dto));
   }
 
-  /** New signing secret of one of the account's endpoints (shown once). */
-  async rotateEndpoint(user: UserView, id: string): Promise<string> {
-    return (await this.notFoundAsPage(() => this.webhooks.rotate(user, id))).secret;
+  /**
+   * Edits one of the account's endpoints from the form (URL, events, description, signature scheme),
+   * validated like `PATCH /v1/webhooks/{id}`. Throws 404 for another account's endpoint.
+   */
+  async updateEndpoint(user: UserView, id: string, form: Record<string, unknown>): Promise<FormResult<WebhookEndpointDto>> {
+    const events = ([] as unknown[]).concat(form.events ?? []).map(String);
+    const dto = plainToInstance(UpdateWebhookEndpointDto, {
+      url: String(form.url ?? '').trim(),
+      events: events.includes('*') || !events.length ? ['*'] : events,
+      description: String(form.description ?? '').trim(),
+      signatureScheme: form.signatureScheme || undefined,
+    });
+    const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true });
+    if (errors.length) return { ok: false, error: toFieldErrors(errors).map((f) => `${f.field}: ${f.message}`).join('; ') };
+    return this.notFoundAsPage(() => this.formAction(() => this.webhooks.update(user, id, dto)));
+  }
+
+  /** Pauses (`enabled` false) or re-enables one of the account's endpoints (CONTRACT.md "Webhooks"). */
+  async setEndpointEnabled(user: UserView, id: string, enabled: boolean): Promise<WebhookEndpointDto> {
+    return this.notFoundAsPage(() => this.webhooks.update(user, id, { enabled }));
+  }
+
+  /**
+   * New signing secret of one of the account's endpoints (shown once); the old one keeps signing for
+   * `expiresInSeconds` (0–604,800; anything else counts as 0, the old secret stopping at once).
+   */
+  async rotateEndpoint(user: UserView, id: string, expiresInSeconds = 0): Promise<string> {
+    const overlap = Number.isInteger(expiresInSeconds) && expiresInSeconds > 0 && expiresInSeconds <= 604_800 ? expiresInSeconds : 0;
+    return (await this.notFoundAsPage(() => this.webhooks.rotate(user, id, { expiresInSeconds: overlap }))).secret;
+  }
+
+  /**
+   * Resends one of the endpoint's deliveries now; a delivery still pending or retrying is the form's
+   * message (409 `DELIVERY_IN_PROGRESS`). Throws 404 for another account's endpoint or delivery.
+   */
+  async resendDelivery(user: UserView, id: string, deliveryId: string): Promise<FormResult<string>> {
+    return this.notFoundAsPage(() => this.formAction(async () => (await this.webhooks.resendDelivery(user, id, deliveryId)).deliveryId));
   }
 
   /** Sends `test.ping` to one of the account's endpoints; returns the delivery id. */
