@@ -80,38 +80,26 @@ export class DashboardPagesController {
 
   @Post('webhooks/:id/rotate')
   async rotate(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string, @Body() form: Form): Promise<void> {
-    const overlapS = Number(form.expiresInSeconds ?? 0);
-    const secret = await this.dashboard.rotateEndpoint(user(req), id, overlapS);
-    await this.renderEndpoint(req, res, id, { secret, overlapS: secret && overlapS > 0 ? overlapS : 0 });
+    const rotated = await this.dashboard.rotateEndpoint(user(req), id, form.overlap);
+    await this.renderEndpoint(req, res, id, { secret: rotated.secret, overlapS: rotated.overlapS });
   }
 
   @Post('webhooks/:id/edit')
   async editWebhook(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string, @Body() form: Form): Promise<void> {
     const result = await this.dashboard.updateEndpoint(user(req), id, form);
-    await this.renderEndpoint(req, res, id, result.ok ? { notice: 'Endpoint saved.' } : { editError: result.error, editForm: form }, result.ok ? 200 : 400);
+    await this.renderEndpoint(req, res, id, result.ok ? { saved: true } : { editError: result.error, editForm: form }, result.ok ? 200 : 400);
   }
 
-  @Post('webhooks/:id/pause')
-  async pauseWebhook(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
-    await this.dashboard.setEndpointEnabled(user(req), id, false);
-    await this.renderEndpoint(req, res, id, { notice: 'Endpoint paused: it gets no new deliveries, and its scheduled retries have ended.' });
+  @Post('webhooks/:id/enabled')
+  async setEnabled(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string, @Body() form: Form): Promise<void> {
+    await this.dashboard.setEndpointEnabled(user(req), id, form.enabled === 'true');
+    res.redirect(303, `/dashboard/webhooks/${encodeURIComponent(id)}`);
   }
 
-  @Post('webhooks/:id/resume')
-  async resumeWebhook(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
-    await this.dashboard.setEndpointEnabled(user(req), id, true);
-    await this.renderEndpoint(req, res, id, { notice: 'Endpoint enabled: new events are delivered again. Resend the deliveries it missed from the log.' });
-  }
-
-  @Post('webhooks/:id/deliveries/:deliveryId/retry')
-  async resend(
-    @Req() req: DashboardRequest,
-    @Res() res: Response,
-    @Param('id') id: string,
-    @Param('deliveryId') deliveryId: string,
-  ): Promise<void> {
+  @Post('webhooks/:id/deliveries/:deliveryId/resend')
+  async resend(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string, @Param('deliveryId') deliveryId: string): Promise<void> {
     const result = await this.dashboard.resendDelivery(user(req), id, deliveryId);
-    await this.renderEndpoint(req, res, id, result.ok ? { notice: `Delivery ${deliveryId} resent.` } : { error: result.error }, result.ok ? 200 : 409);
+    await this.renderEndpoint(req, res, id, result.ok ? { resentDeliveryId: result.value } : { actionError: result.error });
   }
 
   @Post('webhooks/:id/test')
@@ -188,8 +176,9 @@ export class DashboardPagesController {
         secret: null,
         overlapS: 0,
         testDeliveryId: null,
-        notice: null,
-        error: null,
+        resentDeliveryId: null,
+        actionError: null,
+        saved: false,
         editError: null,
         editForm: null,
         ...extra,

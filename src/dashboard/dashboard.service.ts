@@ -50,6 +50,9 @@ export interface UsageOverview {
 /** Result of a form action: either done (with what to show once) or the form's error message. */
 export type FormResult<T> = { ok: true; value: T } | { ok: false; error: string };
 
+/** Overlaps offered when rotating a webhook secret, s: at once, 1 h, 24 h. */
+export const ROTATION_OVERLAPS_S = [0, 3600, 86_400] as const;
+
 /** Newest jobs on the Screenshots page. */
 const RECENT_JOBS = 50;
 
@@ -157,7 +160,8 @@ export class DashboardService {
 
   /**
    * Edits one of the account's endpoints from the form (URL, events, description, signature scheme),
-   * validated like `PATCH /v1/webhooks/{id}`. Throws 404 for another account's endpoint.
+   * validated like `PATCH /v1/webhooks/{id}`; a person's mistake is the form's message. Throws 404 for
+   * another account's endpoint.
    */
   async updateEndpoint(user: UserView, id: string, form: Record<string, unknown>): Promise<FormResult<WebhookEndpointDto>> {
     const events = ([] as unknown[]).concat(form.events ?? []).map(String);
@@ -169,29 +173,27 @@ export class DashboardService {
     });
     const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true });
     if (errors.length) return { ok: false, error: toFieldErrors(errors).map((f) => `${f.field}: ${f.message}`).join('; ') };
-    return this.notFoundAsPage(() => this.formAction(() => this.webhooks.update(user, id, dto)));
-  }
-
-  /** Pauses (`enabled` false) or re-enables one of the account's endpoints (CONTRACT.md "Webhooks"). */
-  async setEndpointEnabled(user: UserView, id: string, enabled: boolean): Promise<WebhookEndpointDto> {
-    return this.notFoundAsPage(() => this.webhooks.update(user, id, { enabled }));
+    return this.formAction(() => this.notFoundAsPage(() => this.webhooks.update(user, id, dto)));
   }
 
   /**
    * New signing secret of one of the account's endpoints (shown once); the old one keeps signing for
-   * `expiresInSeconds` (0–604,800; anything else counts as 0, the old secret stopping at once).
+   * `overlapS` seconds (one of {@link ROTATION_OVERLAPS_S}, default 24 h as in Svix's portal).
    */
-  async rotateEndpoint(user: UserView, id: string, expiresInSeconds = 0): Promise<string> {
-    const overlap = Number.isInteger(expiresInSeconds) && expiresInSeconds > 0 && expiresInSeconds <= 604_800 ? expiresInSeconds : 0;
-    return (await this.notFoundAsPage(() => this.webhooks.rotate(user, id, { expiresInSeconds: overlap }))).secret;
+  async rotateEndpoint(user: UserView, id: string, overlap: unknown): Promise<{ secret: string; overlapS: number }> {
+    const overlapS = ROTATION_OVERLAPS_S.find((s) => String(s) === String(overlap)) ?? 86_400;
+    const rotated = await this.notFoundAsPage(() => this.webhooks.rotate(user, id, { expiresInSeconds: overlapS }));
+    return { secret: rotated.secret, overlapS };
   }
 
-  /**
-   * Resends one of the endpoint's deliveries now; a delivery still pending or retrying is the form's
-   * message (409 `DELIVERY_IN_PROGRESS`). Throws 404 for another account's endpoint or delivery.
-   */
+  /** Enables or disables one of the account's endpoints (disabling ends its open deliveries). */
+  async setEndpointEnabled(user: UserView, id: string, enabled: boolean): Promise<void> {
+    await this.notFoundAsPage(() => this.webhooks.update(user, id, { enabled }));
+  }
+
+  /** Sends one of the endpoint's deliveries again now; a delivery in flight is the form's message. */
   async resendDelivery(user: UserView, id: string, deliveryId: string): Promise<FormResult<string>> {
-    return this.notFoundAsPage(() => this.formAction(async () => (await this.webhooks.resendDelivery(user, id, deliveryId)).deliveryId));
+    return this.formAction(async () => (await this.notFoundAsPage(() => this.webhooks.resendDelivery(user, id, deliveryId))).deliveryId);
   }
 
   /** Sends `test.ping` to one of the account's endpoints; returns the delivery id. */
