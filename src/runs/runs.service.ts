@@ -14,7 +14,8 @@ import { RUN_JOB, RUN_QUEUE, RunPayload } from '../queue/queues';
 import { QuotaService } from '../quota/quota.service';
 import { PendingJobsLimit } from '../screenshots/pending-jobs-limit';
 import { ResultFilesService } from '../storage/result-files.service';
-import { CreateRunDto, SESSION_LIMITS } from './dto/create-run.dto';
+import { resolveCaptureOptions } from '../capture/capture-options';
+import { CreateRunDto, sessionInputOf } from './dto/create-run.dto';
 import { ListRunsQueryDto, RunDto, RunListDto } from './dto/run.dto';
 import { RUN_LIMITS, RunStep, withoutSecrets } from './run-steps';
 import { Run, RunSessionOptions } from './run.entity';
@@ -337,16 +338,26 @@ export class RunsService implements OnModuleInit {
   }
 }
 
-/** The session options of a request with their defaults. */
+/** The session options of a request with the capture options' defaults (a `device` fills viewport, scale and user agent). */
 function sessionOptions(dto: CreateRunDto): RunSessionOptions {
+  const o = resolveCaptureOptions(sessionInputOf(dto));
   return {
-    width: dto.width ?? 1280,
-    height: dto.height ?? 800,
-    scale: dto.scale ?? SESSION_LIMITS.scale.default,
-    locale: dto.locale ?? null,
-    timezone: dto.timezone ?? null,
-    darkMode: dto.darkMode ?? false,
-    reducedMotion: dto.reducedMotion ?? false,
+    width: o.width,
+    height: o.height,
+    scale: o.scale,
+    device: o.device,
+    isMobile: o.isMobile,
+    hasTouch: o.hasTouch,
+    userAgent: o.userAgent,
+    headers: o.headers,
+    cookies: o.cookies,
+    locale: o.locale,
+    timezone: o.timezone,
+    darkMode: o.darkMode,
+    reducedMotion: o.reducedMotion,
+    blockAds: o.blockAds,
+    blockTrackers: o.blockTrackers,
+    blockCookieBanners: o.blockCookieBanners,
   };
 }
 
