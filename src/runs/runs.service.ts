@@ -13,7 +13,7 @@ import { EventsService } from '../events/events.service';
 import { RUN_JOB, RUN_QUEUE, RunPayload } from '../queue/queues';
 import { QuotaService } from '../quota/quota.service';
 import { PendingJobsLimit } from '../screenshots/pending-jobs-limit';
-import { ResultFilesService } from '../storage/result-files.service';
+import { ResultFilesService, ServedFile } from '../storage/result-files.service';
 import { resolveCaptureOptions } from '../capture/capture-options';
 import { CreateRunDto, sessionInputOf } from './dto/create-run.dto';
 import { ListRunsQueryDto, RunDto, RunListDto } from './dto/run.dto';
@@ -129,6 +129,21 @@ export class RunsService implements OnModuleInit {
   /** The caller's run. Throws 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */
   async get(caller: AuthenticatedKey, id: string): Promise<RunDto> {
     return this.toDto(await this.findOwn(caller, id));
+  }
+
+  /**
+   * The step screenshots of the caller's run, in step order, each read whole (for MCP); files past
+   * `RESULT_TTL_DAYS` are left out. Throws 404 `NOT_FOUND` as {@link get}.
+   */
+  async stepScreenshots(caller: AuthenticatedKey, id: string): Promise<{ index: number; url: string; file: ServedFile }[]> {
+    const run = await this.findOwn(caller, id);
+    const shots: { index: number; url: string; file: ServedFile }[] = [];
+    for (const step of run.stepResults) {
+      if (!step.screenshotFile) continue;
+      const file = await this.files.open(step.screenshotFile);
+      if (file) shots.push({ index: step.index, url: this.files.publicUrl(step.screenshotFile), file });
+    }
+    return shots;
   }
 
   /**
