@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Request, Response } from 'express';
+import { bearerToken } from '../auth/api-key.guard';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { RequestRateLimiter } from '../quota/request-rate-limiter';
@@ -9,8 +10,9 @@ import { redactMcpPath } from './mcp-http.middleware';
 import { McpToolsService } from './mcp-tools.service';
 
 /**
- * The MCP endpoint `/mcp/<API_KEY>` (spec sections 4.5 and 5): stateless Streamable HTTP with JSON
- * responses. Each POST is authenticated by the key in its path, then served by a fresh MCP server and
+ * The MCP endpoint (spec sections 4.5 and 5, CONTRACT.md "MCP"): stateless Streamable HTTP with JSON
+ * responses. Each POST is authenticated by the key in its `Authorization: Bearer` header (`POST /mcp`,
+ * preferred: keys stay out of proxy and access logs) or in its path (`/mcp/<API_KEY>`), then served by a fresh MCP server and
  * transport that live as long as that one HTTP exchange. The SDK negotiates the protocol version and
  * checks `Accept` and `Content-Type`. Refusals before the MCP server (401, 405, 500) are JSON-RPC errors.
  */
@@ -64,8 +66,22 @@ export class McpEndpointService {
     });
   }
 
-  /** `/mcp` without a key: 401 `UNAUTHENTICATED`, telling where the key goes. */
-  rejectMissingKey(res: Response): void {
-    sendJsonRpcError(res, 401, MCP_SERVER_ERROR, 'Put your API key in the path: /mcp/<API_KEY>', ErrorCode.UNAUTHENTICATED);
+  /**
+   * `POST /mcp`: the key comes from `Authorization: Bearer <API_KEY>`, then the request is served as
+   * {@link handlePost} serves it. Without that header (or in another form): 401 `UNAUTHENTICATED`,
+   * telling where the key goes.
+   */
+  async handleHeaderPost(req: Request, res: Response): Promise<void> {
+    const key = bearerToken(req.headers.authorization);
+    if (!key) {
+      return sendJsonRpcError(
+        res,
+        401,
+        MCP_SERVER_ERROR,
+        'Send your API key as "Authorization: Bearer <API_KEY>" (or in the path: /mcp/<API_KEY>)',
+        ErrorCode.UNAUTHENTICATED,
+      );
+    }
+    return this.handlePost(key, req, res);
   }
 }
