@@ -7,7 +7,10 @@ import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DashboardModule } from './dashboard/dashboard.module';
 import { dataSourceOptions } from './database/data-source';
+import { HealthModule } from './health/health.module';
+import { LoggingModule } from './logging/logging.module';
 import { McpModule } from './mcp/mcp.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { QueueModule } from './queue/queue.module';
 import { QuotaModule } from './quota/quota.module';
 import { ScreenshotsModule } from './screenshots/screenshots.module';
@@ -29,7 +32,9 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        LoggingModule,
         CommonModule,
+        MetricsModule,
         TypeOrmModule.forRoot(dataSourceOptions(config)),
         QueueModule.forRoot(config, runProcessors),
         AccountsModule,
@@ -39,6 +44,7 @@ export class AppModule {
         ScreenshotsModule,
         WebhooksModule,
         McpModule,
+        HealthModule,
         DashboardModule,
       ],
     };

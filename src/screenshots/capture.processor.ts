@@ -7,6 +7,7 @@ import { BrowserPool } from '../browser/browser-pool';
 import { CaptureEngine, CaptureError } from '../capture/capture-engine';
 import { captureBudgetMs } from '../capture/capture-options';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { Metrics } from '../metrics/metrics';
 import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload, RUN_PROCESSORS } from '../queue/queues';
 import { ResultFilesService } from '../storage/result-files.service';
 import { jobCaptureOptions } from './screenshot-job.entity';
@@ -17,8 +18,9 @@ import { ScreenshotUpload } from './screenshot-upload.entity';
 export const MAX_CAPTURE_ATTEMPTS = 2;
 
 /**
- * Runs captures from the `captures` queue (`CAPTURE_CONCURRENCY` at once): claims each job, captures
- * it and ends it through the {@link ScreenshotJobLifecycle}.
+ * Runs captures from the `captures` queue: claims each job, captures it and ends it through the
+ * {@link ScreenshotJobLifecycle}. Up to 2 × `CAPTURE_CONCURRENCY` jobs are in flight, of which the
+ * {@link CaptureEngine} lets `CAPTURE_CONCURRENCY` use the browser at once.
  *
  * Graceful shutdown: on module destroy the queue is paused for this process and the in-flight
  * captures are awaited (at most one capture's time budget) before the browser closes; a capture
@@ -38,13 +40,16 @@ export class CaptureProcessor implements OnApplicationBootstrap, OnModuleDestroy
     private readonly files: ResultFilesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(RUN_PROCESSORS) private readonly runProcessors: boolean,
+    private readonly metrics: Metrics,
   ) {}
 
   /** Starts the processor; a worker without a browser fails here, at boot, with the paths it tried. */
   onApplicationBootstrap(): void {
     if (!this.runProcessors) return;
     this.pool.executablePath();
-    void this.queue.process(CAPTURE_JOB, this.config.captureConcurrency, (job: Job<CapturePayload>) => this.process(job.data.jobId));
+    // Twice CAPTURE_CONCURRENCY jobs at once; the engine lets CAPTURE_CONCURRENCY of them use the
+    // browser, so claiming, storing and completing a job overlap the next capture (issue 10).
+    void this.queue.process(CAPTURE_JOB, 2 * this.config.captureConcurrency, (job: Job<CapturePayload>) => this.process(job.data.jobId));
     // A queue job that stalled more often than Bull allows (its workers died) ends here.
     this.queue.on('failed', (job: Job<CapturePayload>) => {
       void this.lifecycle
@@ -72,14 +77,19 @@ export class CaptureProcessor implements OnApplicationBootstrap, OnModuleDestroy
       await this.lifecycle.fail(jobId, new CustomerMessage('capture did not finish: the worker stopped during every attempt'));
       return;
     }
+    const stopTimer = this.metrics.captureDuration.startTimer();
     try {
       const upload = job.source === 'upload' ? await this.uploads.findOneBy({ jobId }) : null;
       if (job.source === 'upload' && !upload) throw new CaptureError('the uploaded document is no longer available');
       const result = await this.engine.capture({ url: job.targetUrl, document: upload?.document, options: jobCaptureOptions(job) });
       const resultFile = await this.files.save(result.image, result.format);
       await this.lifecycle.complete(jobId, { resultFile, clipped: result.clipped });
+      this.metrics.captures.inc({ status: 'done', format: job.format });
+      stopTimer({ status: 'done' });
     } catch (err) {
       await this.lifecycle.fail(jobId, err);
+      this.metrics.captures.inc({ status: 'failed', format: job.format });
+      stopTimer({ status: 'failed' });
     }
   }
 }

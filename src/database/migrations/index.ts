@@ -8,6 +8,7 @@ import { Dashboard1795437416774 } from './1795437416774-Dashboard';
 import { WebhookManagement1795437571935 } from './1795437571935-WebhookManagement';
 import { PendingJobsIndex1795438718378 } from './1795438718378-PendingJobsIndex';
 import { CaptureOptionsEcho1795441843117 } from './1795441843117-CaptureOptionsEcho';
+import { ResultExpiry1795500000000 } from './1795500000000-ResultExpiry';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
 export const MIGRATIONS: Function[] = [
@@ -21,4 +22,5 @@ export const MIGRATIONS: Function[] = [
   WebhookManagement1795437571935,
   PendingJobsIndex1795438718378,
   CaptureOptionsEcho1795441843117,
+  ResultExpiry1795500000000,
 ];
