@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { DrainState } from '../src/health/drain-state';
+import { startOpsHttpServer } from '../src/health/ops-http-server';
 import { scanLogsForSecrets, SECRET_IN_LOG } from './support/log-scan';
 import { startPageServer } from './support/page-server';
 import { startTcpProxy } from './support/tcp-proxy';
@@ -162,6 +163,24 @@ describe('operations: health, readiness, metrics, logs', () => {
     expect(api.status).toBe(200);
     const names = ((await api.json()) as { queues: Array<{ name: string }> }).queues.map((q) => q.name);
     expect(names.sort()).toEqual(['captures', 'housekeeping', 'webhook-deliveries']);
+  });
+
+  it("serves the worker's /health, /ready and /metrics on its own port, and nothing else", async () => {
+    const server = await startOpsHttpServer(t.app, 0, '127.0.0.1');
+    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      expect((await fetch(`${base}/health`)).status).toBe(200);
+      const ready = await fetch(`${base}/ready`);
+      expect(ready.status).toBe(200);
+      expect((await ready.json()).details).toMatchObject({ postgres: { status: 'up' }, redis: { status: 'up' }, browser: { status: 'up' } });
+      expect((await fetch(`${base}/metrics`)).status).toBe(401);
+      const metrics = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
+      expect(metrics.status).toBe(200);
+      expect(parsePrometheusTextFormat(await metrics.text()).map((f) => f.name)).toContain('glimpse_browsers_running');
+      expect((await fetch(`${base}/v1/screenshot`)).status).toBe(404);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 
   it('/metrics needs the bearer token when METRICS_TOKEN is set', async () => {
