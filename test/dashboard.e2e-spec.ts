@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Browser, BrowserContext, chromium, Page } from 'playwright';
+import { Webhook } from 'standardwebhooks';
 import { AccountsService } from '../src/accounts/accounts.service';
 import { buildAdminProgram } from '../src/cli/admin-commands';
 import { startPageServer, PageServer } from './support/page-server';
@@ -293,6 +294,42 @@ describe('dashboard (real Chromium against the real app)', () => {
     await page.waitForURL('**/dashboard/webhooks');
     expect(await page.getByRole('link', { name: url }).count()).toBe(0);
     expect((await page.context().request.get(endpointPath)).status()).toBe(404);
+  });
+
+  it('webhooks: signature scheme at creation, edit, and a rotation overlap verified by the standardwebhooks package', async () => {
+    const { page } = owner;
+    const url = receiver.route('dashboard-manage', 200);
+    await page.goto('/dashboard/webhooks');
+    await page.getByLabel('Endpoint URL').fill(url);
+    await page.getByLabel('Signature scheme').selectOption('standard-webhooks');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const secret = (await page.getByTestId('signing-secret').textContent())!.trim();
+    await page.getByRole('link', { name: 'Open the endpoint' }).click();
+    await page.waitForURL('**/dashboard/webhooks/we_*');
+    expect(await page.getByTestId('signature-scheme').textContent()).toBe('standard-webhooks');
+
+    // Edit: an invalid URL is an error in the form (the endpoint is unchanged); a valid edit is saved.
+    await page.getByText('Edit…').click();
+    await page.locator('#edit-description').fill('Billing');
+    await page.locator('#edit-url').evaluate((el: HTMLInputElement) => (el.type = 'text')); // let the server judge it
+    await page.locator('#edit-url').fill('ftp://example.com/x');
+    await page.getByRole('button', { name: 'Save endpoint' }).click();
+    await page.getByRole('alert').filter({ hasText: 'url' }).waitFor();
+    await audit(page, '09b-webhook-edit-error');
+    await page.locator('#edit-url').fill(url);
+    await page.getByRole('button', { name: 'Save endpoint' }).click();
+    await page.getByText('Endpoint saved.').waitFor();
+    expect(await page.locator('.details').textContent()).toContain('Billing');
+
+    // Rotate with the 24-hour overlap: the next delivery verifies with the old and the new secret.
+    await page.getByText('Rotate secret…').click();
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    const rotated = (await page.getByTestId('signing-secret').textContent())!.trim();
+    expect(rotated).not.toBe(secret);
+    await page.getByRole('button', { name: 'Send test.ping' }).click();
+    const [delivered] = await receiver.waitFor('dashboard-manage', 1);
+    for (const s of [secret, rotated]) expect(new Webhook(s).verify(delivered.body, delivered.headers as Record<string, string>)).toMatchObject({ type: 'test.ping' });
+    await audit(page, '09c-webhook-standard');
   });
 
   it('playground: captures a loopback page with a chosen key and shows the image', async () => {

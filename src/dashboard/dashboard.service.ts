@@ -14,7 +14,7 @@ import { quotaMonthOf, WARNING_THRESHOLD_PERCENTS } from '../quota/quota-window'
 import { CreateScreenshotDto } from '../screenshots/dto/create-screenshot.dto';
 import { ScreenshotJobDto } from '../screenshots/dto/screenshot-job.dto';
 import { ScreenshotsService } from '../screenshots/screenshots.service';
-import { CreateWebhookEndpointDto } from '../webhooks/dto/create-webhook-endpoint.dto';
+import { CreateWebhookEndpointDto, UpdateWebhookEndpointDto } from '../webhooks/dto/create-webhook-endpoint.dto';
 import { WebhookDeliveryDto } from '../webhooks/dto/webhook-delivery.dto';
 import { CreatedWebhookEndpointDto, WebhookEndpointDto } from '../webhooks/dto/webhook-endpoint.dto';
 import { WebhooksService } from '../webhooks/webhooks.service';
@@ -151,10 +151,29 @@ export class DashboardService {
       url: String(form.url ?? '').trim(),
       events: events.includes('*') || !events.length ? ['*'] : events,
       description: String(form.description ?? '').trim(),
+      signatureScheme: form.signatureScheme || undefined,
     });
     const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true });
     if (errors.length) return { ok: false, error: toFieldErrors(errors).map((f) => `${f.field}: ${f.message}`).join('; ') };
     return this.formAction(() => this.webhooks.create(user, dto));
+  }
+
+  /**
+   * Edits one of the account's endpoints from the form (URL, events, description, signature scheme),
+   * validated like `PATCH /v1/webhooks/{id}`; a person's mistake is the form's message. Throws 404 for
+   * another account's endpoint.
+   */
+  async updateEndpoint(user: UserView, id: string, form: Record<string, unknown>): Promise<FormResult<WebhookEndpointDto>> {
+    const events = ([] as unknown[]).concat(form.events ?? []).map(String);
+    const dto = plainToInstance(UpdateWebhookEndpointDto, {
+      url: String(form.url ?? '').trim(),
+      events: events.includes('*') || !events.length ? ['*'] : events,
+      description: String(form.description ?? '').trim(),
+      signatureScheme: form.signatureScheme || undefined,
+    });
+    const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true });
+    if (errors.length) return { ok: false, error: toFieldErrors(errors).map((f) => `${f.field}: ${f.message}`).join('; ') };
+    return this.formAction(() => this.notFoundAsPage(() => this.webhooks.update(user, id, dto)));
   }
 
   /**

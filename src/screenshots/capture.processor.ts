@@ -18,8 +18,9 @@ import { ScreenshotUpload } from './screenshot-upload.entity';
 export const MAX_CAPTURE_ATTEMPTS = 2;
 
 /**
- * Runs captures from the `captures` queue (`CAPTURE_CONCURRENCY` at once): claims each job, captures
- * it and ends it through the {@link ScreenshotJobLifecycle}.
+ * Runs captures from the `captures` queue: claims each job, captures it and ends it through the
+ * {@link ScreenshotJobLifecycle}. Up to 2 × `CAPTURE_CONCURRENCY` jobs are in flight, of which the
+ * {@link CaptureEngine} lets `CAPTURE_CONCURRENCY` use the browser at once.
  *
  * Graceful shutdown: on module destroy the queue is paused for this process and the in-flight
  * captures are awaited (at most one capture's time budget) before the browser closes; a capture
@@ -46,7 +47,9 @@ export class CaptureProcessor implements OnApplicationBootstrap, OnModuleDestroy
   onApplicationBootstrap(): void {
     if (!this.runProcessors) return;
     this.pool.executablePath();
-    void this.queue.process(CAPTURE_JOB, this.config.captureConcurrency, (job: Job<CapturePayload>) => this.process(job.data.jobId));
+    // Twice CAPTURE_CONCURRENCY jobs at once; the engine lets CAPTURE_CONCURRENCY of them use the
+    // browser, so claiming, storing and completing a job overlap the next capture (issue 10).
+    void this.queue.process(CAPTURE_JOB, 2 * this.config.captureConcurrency, (job: Job<CapturePayload>) => this.process(job.data.jobId));
     // A queue job that stalled more often than Bull allows (its workers died) ends here.
     this.queue.on('failed', (job: Job<CapturePayload>) => {
       void this.lifecycle
