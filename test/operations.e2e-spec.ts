@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { DrainState } from '../src/health/drain-state';
+import { ScreenshotsService } from '../src/screenshots/screenshots.service';
 import { startOpsHttpServer } from '../src/health/ops-http-server';
 import { scanLogsForSecrets, SECRET_IN_LOG } from './support/log-scan';
 import { startPageServer } from './support/page-server';
@@ -244,6 +245,22 @@ describe('operations: health, readiness, metrics, logs', () => {
     expect(line).toMatchObject({ level: 'info', method: 'GET', route: '/v1/screenshot/:id', status: 404, apiKeyId: keyId });
     expect(typeof line.durationMs).toBe('number');
     expect(JSON.stringify(line)).not.toContain(key);
+  });
+
+  it('logs an unexpected error with its request id; the client gets the envelope without details', async () => {
+    const { key } = await t.createKey();
+    const requestId = `ops-500-${Date.now()}`;
+    const spy = jest.spyOn(t.get(ScreenshotsService), 'get').mockRejectedValueOnce(new Error(`database exploded near ${key}`));
+    try {
+      const res = await t.request('GET', '/v1/screenshot/scr_whatever', { key, headers: { 'x-request-id': requestId } });
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({ error: 'Internal server error', code: 'INTERNAL_ERROR', requestId });
+    } finally {
+      spy.mockRestore();
+    }
+    const line = await waitForLogLine(t, (l) => l.level === 'error' && String(l.msg).includes(requestId));
+    expect(line.requestId).toBe(requestId);
+    expect(JSON.stringify(line)).toContain('database exploded near sk_live_[REDACTED]');
   });
 
   it('redacts API keys in MCP paths and secrets wherever they would appear in a log line', async () => {
