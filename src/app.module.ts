@@ -13,6 +13,7 @@ import { McpModule } from './mcp/mcp.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { QueueModule } from './queue/queue.module';
 import { QuotaModule } from './quota/quota.module';
+import { RunsModule } from './runs/runs.module';
 import { ScreenshotsModule } from './screenshots/screenshots.module';
 import { StorageModule } from './storage/storage.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -42,6 +43,7 @@ export class AppModule {
         QuotaModule,
         StorageModule,
         ScreenshotsModule,
+        RunsModule,
         WebhooksModule,
         McpModule,
         HealthModule,

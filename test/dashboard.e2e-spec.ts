@@ -1,9 +1,11 @@
 import AxeBuilder from '@axe-core/playwright';
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Browser, BrowserContext, chromium, Page } from 'playwright';
 import { Webhook } from 'standardwebhooks';
+import { DataSource } from 'typeorm';
 import { AccountsService } from '../src/accounts/accounts.service';
 import { buildAdminProgram } from '../src/cli/admin-commands';
 import { startPageServer, PageServer } from './support/page-server';
@@ -118,6 +120,8 @@ describe('dashboard (real Chromium against the real app)', () => {
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL('**/dashboard');
+    // A full page load after sign-in: the chart library is there for the Overview.
+    expect(await page.evaluate(() => typeof (window as any).Chart)).toBe('function');
     const first = await sessionCookie(context);
     expect(first).toMatchObject({ httpOnly: true, sameSite: 'Lax', secure: false, path: '/dashboard' });
 
@@ -146,6 +150,25 @@ describe('dashboard (real Chromium against the real app)', () => {
     expect(csp).not.toContain('unsafe-inline');
     expect(res.headers()['x-content-type-options']).toBe('nosniff');
     expect(res.headers()['cache-control']).toBe('no-store');
+    await context.close();
+  });
+
+  it('ends a session after 12 hours without a request', async () => {
+    const { context, page } = await newPage();
+    await page.goto('/dashboard/login');
+    await page.getByLabel('Email').fill(owner.email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL('**/dashboard');
+    const token = (await sessionCookie(context))!.value;
+    const hash = createHash('sha256').update(token).digest('hex');
+    const db = t.get(DataSource);
+    await db.query(`UPDATE dashboard_sessions SET last_seen_at = now() - interval '11 hours 59 minutes' WHERE token_hash = $1`, [hash]);
+    expect((await context.request.get('/dashboard', { maxRedirects: 0 })).status()).toBe(200);
+    await db.query(`UPDATE dashboard_sessions SET last_seen_at = now() - interval '12 hours 1 minute' WHERE token_hash = $1`, [hash]);
+    const expired = await context.request.get('/dashboard', { maxRedirects: 0 });
+    expect(expired.status()).toBe(303);
+    expect(expired.headers()['location']).toBe('/dashboard/login');
     await context.close();
   });
 
@@ -452,6 +475,12 @@ describe('dashboard (real Chromium against the real app)', () => {
     for (const path of [`/dashboard/keys/${key.id}/revoke`, `/dashboard/webhooks/${endpoint.body.id}/rotate`, `/dashboard/webhooks/${endpoint.body.id}/test`, `/dashboard/webhooks/${endpoint.body.id}/delete`]) {
       expect((await b.context.request.post(path, { form: { _csrf: csrf }, maxRedirects: 0 })).status()).toBe(404);
     }
+    // A's members and sessions are out of reach too.
+    await a.page.goto('/dashboard/account');
+    const aUserId = await a.page.locator('#members-table tbody tr').first().getAttribute('data-user-id');
+    const aSessionId = await a.page.locator('#sessions-table tbody tr').first().getAttribute('data-session-id');
+    expect((await b.context.request.post(`/dashboard/account/members/${aUserId}/remove`, { form: { _csrf: csrf }, maxRedirects: 0 })).status()).toBe(404);
+    expect((await b.context.request.post(`/dashboard/account/sessions/${aSessionId}/revoke`, { form: { _csrf: csrf }, maxRedirects: 0 })).status()).toBe(404);
     const playground = await b.context.request.post('/dashboard/screenshots', { form: { _csrf: csrf, keyId: key.id, url: `${pages.url}/` } });
     expect(playground.status()).toBe(400);
     // A's key still works and its endpoint still exists.

@@ -21,6 +21,7 @@ export const ErrorCode = {
   DELIVERY_IN_PROGRESS: 'DELIVERY_IN_PROGRESS',
   RATE_LIMITED: 'RATE_LIMITED',
   TOO_MANY_PENDING_JOBS: 'TOO_MANY_PENDING_JOBS',
+  RUN_ALREADY_ENDED: 'RUN_ALREADY_ENDED',
   INTERNAL_ERROR: 'INTERNAL_ERROR',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

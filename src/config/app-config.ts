@@ -12,7 +12,7 @@ import {
   Min,
   validateSync,
 } from 'class-validator';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 const toInt = ({ value }: { value: unknown }) =>
@@ -25,6 +25,9 @@ const toBool = ({ value }: { value: unknown }) => {
 
 /** One webhook secret key: 32 bytes as 64 hex characters or 44 base64 characters. */
 const SECRET_KEY_PATTERN = /^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/;
+
+/** Where `FFMPEG_PATH` is looked for when unset; otherwise `ffmpeg` is looked up on `PATH` when a run starts. */
+export const FFMPEG_CANDIDATES = ['/usr/bin/ffmpeg', '/usr/local/bin/ffmpeg'];
 
 /**
  * Raw environment as read from `process.env`, validated with class-validator.
@@ -66,6 +69,9 @@ class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(1) @Max(32) CAPTURE_CONCURRENCY = 2;
   @Transform(toInt) @IsInt() @Min(0) @Max(32) CAPTURE_WARM_CONTEXTS = 2;
   @Transform(toInt) @IsInt() @Min(1) @Max(1000000) CAPTURE_BROWSER_RECYCLE_AFTER = 500;
+  @IsOptional() @IsString() FFMPEG_PATH?: string;
+  @Transform(toInt) @IsInt() @Min(0) @Max(32) RUN_CONCURRENCY = 1;
+  @Transform(toBool) @IsBoolean() RUNS_ALLOW_EVALUATE = true;
   /** Comma-separated origins (`https://host[:port]`) whose browser requests may reach the MCP endpoint. */
   @IsString() MCP_ALLOWED_ORIGINS = '';
   @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
@@ -185,6 +191,12 @@ export interface AppConfig {
   captureWarmContexts: number;
   /** Captures after which a browser is replaced by a new one, to bound its memory. */
   captureBrowserRecycleAfter: number;
+  /** Path of the `ffmpeg` that encodes browser session run videos (Debian's package by default). */
+  ffmpegPath: string;
+  /** Browser session runs at once per worker process (0: this process runs none). */
+  runConcurrency: number;
+  /** Whether `evaluate` steps are accepted in runs (false: 400 `VALIDATION_FAILED`). */
+  runsAllowEvaluate: boolean;
   logLevel: 'error' | 'warn' | 'log' | 'debug' | 'verbose';
   /**
    * Base of dashboard links (set-password, invites) from `DASHBOARD_URL`, without a trailing slash;
@@ -305,6 +317,9 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
     captureConcurrency: raw.CAPTURE_CONCURRENCY,
     captureWarmContexts: raw.CAPTURE_WARM_CONTEXTS,
     captureBrowserRecycleAfter: raw.CAPTURE_BROWSER_RECYCLE_AFTER,
+    ffmpegPath: raw.FFMPEG_PATH ?? FFMPEG_CANDIDATES.find((p) => existsSync(p)) ?? 'ffmpeg',
+    runConcurrency: raw.RUN_CONCURRENCY,
+    runsAllowEvaluate: raw.RUNS_ALLOW_EVALUATE,
     logLevel: raw.LOG_LEVEL,
     dashboardUrl: raw.DASHBOARD_URL ? raw.DASHBOARD_URL.replace(/\/+$/, '') : null,
     dashboardSignup: raw.DASHBOARD_SIGNUP,

@@ -2,9 +2,13 @@
 export const CAPTURE_QUEUE = 'captures';
 export const HOUSEKEEPING_QUEUE = 'housekeeping';
 export const WEBHOOK_QUEUE = 'webhook-deliveries';
+/** Browser session runs (CONTRACT.md, "Browser session runs"). */
+export const RUN_QUEUE = 'runs';
 
 /** Job names within the queues. */
 export const CAPTURE_JOB = 'capture';
+/** One browser session run. */
+export const RUN_JOB = 'run';
 export const HOUSEKEEPING_SWEEP_JOB = 'sweep';
 /** One attempt of one webhook delivery. */
 export const WEBHOOK_ATTEMPT_JOB = 'attempt';
@@ -14,6 +18,15 @@ export const WEBHOOK_SWEEP_JOB = 'webhook-sweep';
 /** Payload of a capture queue job: the screenshot job id only. */
 export interface CapturePayload {
   jobId: string;
+}
+
+/**
+ * Payload of a run queue job: the run id and, only here (never in PostgreSQL, never logged), the
+ * values of its sensitive `fill` steps by step index. The queue entry is removed when the run ends.
+ */
+export interface RunPayload {
+  runId: string;
+  sensitiveValues?: Record<number, string>;
 }
 
 /** Payload of a webhook attempt job: the delivery id only. */

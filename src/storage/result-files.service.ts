@@ -2,8 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
-import { RESULT_CONTENT_TYPES, ResultFormat } from '../capture/image-format';
-import { ByteRange, newResultFileName, RESULT_FILE_NAME, ResultStorage } from './result-storage';
+import { ByteRange, newResultFileName, RESULT_FILE_CONTENT_TYPES, RESULT_FILE_NAME, ResultFileExtension, ResultStorage } from './result-storage';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -39,10 +38,10 @@ export class ResultFilesService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** Stores an image under a fresh unguessable name; returns that name. */
-  async save(image: Buffer, format: ResultFormat): Promise<string> {
-    const name = newResultFileName(format);
-    await this.storage.put(name, image, RESULT_CONTENT_TYPES[format]);
+  /** Stores a result (an image, a PDF, or a run's WebM video) under a fresh unguessable name with extension `ext`; returns that name. */
+  async save(data: Buffer, ext: ResultFileExtension): Promise<string> {
+    const name = newResultFileName(ext);
+    await this.storage.put(name, data, RESULT_FILE_CONTENT_TYPES[ext]);
     return name;
   }
 
@@ -68,8 +67,8 @@ export class ResultFilesService {
     if (!info) return null;
     const expiresAt = this.expiryOf(info.storedAt);
     if (expiresAt.getTime() <= this.clock.now().getTime()) return null;
-    const ext = name.slice(name.lastIndexOf('.') + 1) as ResultFormat;
-    return { name, contentType: RESULT_CONTENT_TYPES[ext], size: info.size, etag: info.etag, storedAt: info.storedAt, expiresAt };
+    const ext = name.slice(name.lastIndexOf('.') + 1) as ResultFileExtension;
+    return { name, contentType: RESULT_FILE_CONTENT_TYPES[ext], size: info.size, etag: info.etag, storedAt: info.storedAt, expiresAt };
   }
 
   /** The bytes of a file described by {@link describe} (or of `range`) as a stream. */

@@ -1,3 +1,4 @@
+import { RESULT_CONTENT_TYPES, RESULT_FORMATS } from '../capture/image-format';
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 
@@ -17,8 +18,15 @@ export interface ByteRange {
   end: number;
 }
 
-/** Pattern of a result file name: a 256-bit base64url token and an image extension. */
-export const RESULT_FILE_NAME = /^[A-Za-z0-9_-]{43}\.(png|jpeg|webp|pdf)$/;
+/** Extensions of result files: what a screenshot job produces, and browser session run videos. */
+export const RESULT_FILE_EXTENSIONS = [...RESULT_FORMATS, 'webm'] as const;
+export type ResultFileExtension = (typeof RESULT_FILE_EXTENSIONS)[number];
+
+/** MIME type per result file extension (the `Content-Type` of `/files/…`). */
+export const RESULT_FILE_CONTENT_TYPES: Record<ResultFileExtension, string> = { ...RESULT_CONTENT_TYPES, webm: 'video/webm' };
+
+/** Pattern of a result file name: a 256-bit base64url token and a result file extension. */
+export const RESULT_FILE_NAME = new RegExp(`^[A-Za-z0-9_-]{43}\\.(${RESULT_FILE_EXTENSIONS.join('|')})$`);
 
 /** A fresh, unguessable result file name (`<256-bit base64url token>.<ext>`): a capability. */
 export function newResultFileName(ext: string): string {
