@@ -163,7 +163,7 @@ describe('operations: health, readiness, metrics, logs', () => {
     const api = await fetch(`${t.baseUrl}/admin/queues/api/queues`, { headers: { authorization: basic } });
     expect(api.status).toBe(200);
     const names = ((await api.json()) as { queues: Array<{ name: string }> }).queues.map((q) => q.name);
-    expect(names.sort()).toEqual(['captures', 'housekeeping', 'webhook-deliveries']);
+    expect(names.sort()).toEqual(['captures', 'housekeeping', 'runs', 'webhook-deliveries']);
   });
 
   it("serves the worker's /health, /ready and /metrics on its own port, and nothing else", async () => {
@@ -208,7 +208,7 @@ describe('operations: health, readiness, metrics, logs', () => {
     expect(before.get('glimpse_http_request_duration_seconds')!.type).toBe('HISTOGRAM');
     expect(sample(before, 'glimpse_queue_jobs', { queue: 'captures', state: 'waiting' })).toBeGreaterThanOrEqual(0);
     expect(before.get('glimpse_queue_jobs')!.metrics.map((m) => m.labels!.queue)).toEqual(
-      expect.arrayContaining(['captures', 'webhook-deliveries', 'housekeeping']),
+      expect.arrayContaining(['captures', 'runs', 'webhook-deliveries', 'housekeeping']),
     );
 
     const { key } = await t.createKey();
