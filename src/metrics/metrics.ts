@@ -80,6 +80,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Requests refused by the per-second rate of an API key (`RATE_LIMIT_PER_SECOND`). */
+  readonly rateLimited = new Counter({
+    name: 'glimpse_rate_limited_total',
+    help: 'Requests refused with 429 RATE_LIMITED (per-second rate of an API key).',
+    registers: [this.registry],
+  });
+
+  /** Requests let through without the per-second rate check because Redis could not answer. */
+  readonly rateLimitSkipped = new Counter({
+    name: 'glimpse_rate_limit_skipped_total',
+    help: 'Requests let through without the per-second rate check because Redis could not answer.',
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
     // Every known series from the start, at 0, so rates and alerts work before the first event.
