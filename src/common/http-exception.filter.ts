@@ -36,7 +36,7 @@ export class HttpExceptionFilter implements ExceptionFilter {
       const message = status === 404 ? `No route ${req.method} ${req.path}` : exception.message;
       return new ApiError(CODE_BY_STATUS[status], status, message);
     }
-    this.logger.error(`${req.method} ${req.path} failed`, exception instanceof Error ? exception.stack : String(exception));
+    this.logger.error(`${req.method} ${req.path} failed (requestId ${requestIdOf(req)})`, exception instanceof Error ? exception.stack : String(exception));
     return new ApiError(ErrorCode.INTERNAL_ERROR, 500, 'Internal server error');
   }
 }

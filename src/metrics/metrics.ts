@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { RESULT_FORMATS } from '../capture/image-format';
 
 /** Outcome label of `glimpse_webhook_attempts_total`. */
 export type WebhookAttemptOutcome = 'success' | 'http_error' | 'network_error';
@@ -95,6 +96,13 @@ export class Metrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+    // Every known series from the start, at 0, so rates and alerts work before the first event.
+    for (const status of ['done', 'failed']) {
+      for (const format of RESULT_FORMATS) this.captures.inc({ status, format }, 0);
+    }
+    for (const reason of ['recycle', 'crash']) this.browserRestarts.inc({ reason }, 0);
+    for (const outcome of ['success', 'http_error', 'network_error'] satisfies WebhookAttemptOutcome[]) this.webhookAttempts.inc({ outcome }, 0);
+    this.browsersRunning.set(0);
   }
 
   /** Records one finished webhook attempt: `responseCode` null means the receiver never answered. */
