@@ -9,6 +9,7 @@ import { dataSourceOptions } from './database/data-source';
 import { McpModule } from './mcp/mcp.module';
 import { QueueModule } from './queue/queue.module';
 import { QuotaModule } from './quota/quota.module';
+import { RetentionModule } from './retention/retention.module';
 import { ScreenshotsModule } from './screenshots/screenshots.module';
 import { StorageModule } from './storage/storage.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -38,6 +39,7 @@ export class AppModule {
         ScreenshotsModule,
         WebhooksModule,
         McpModule,
+        RetentionModule,
       ],
     };
   }

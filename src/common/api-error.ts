@@ -19,6 +19,7 @@ export const ErrorCode = {
   TARGET_NOT_ALLOWED: 'TARGET_NOT_ALLOWED',
   PLAN_QUOTA_EXCEEDED: 'PLAN_QUOTA_EXCEEDED',
   INTERNAL_ERROR: 'INTERNAL_ERROR',
+  SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

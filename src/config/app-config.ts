@@ -63,6 +63,8 @@ class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(1) @Max(1000000) CAPTURE_BROWSER_RECYCLE_AFTER = 500;
   /** Comma-separated origins (`https://host[:port]`) whose browser requests may reach `/mcp/<API_KEY>`. */
   @IsString() MCP_ALLOWED_ORIGINS = '';
+  /** Bound on waiting for PostgreSQL or Redis within a request (CONTRACT.md, "Rate limits and back-pressure"). */
+  @Transform(toInt) @IsInt() @Min(100) @Max(60000) DEPENDENCY_TIMEOUT_MS = 5000;
   @IsIn(['error', 'warn', 'log', 'debug', 'verbose']) LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
 }
 
@@ -112,6 +114,12 @@ export interface AppConfig {
   /** Captures after which a browser is replaced by a new one, to bound its memory. */
   captureBrowserRecycleAfter: number;
   logLevel: 'error' | 'warn' | 'log' | 'debug' | 'verbose';
+  /**
+   * How long a request may wait for PostgreSQL (a new connection) or Redis (queueing an accepted job),
+   * ms. PostgreSQL not answering within it: 503 `SERVICE_UNAVAILABLE`; Redis: the job stays in
+   * PostgreSQL and the reconciler queues it (CONTRACT.md, "Rate limits and back-pressure").
+   */
+  dependencyTimeoutMs: number;
   /**
    * Origins (`scheme://host[:port]`, lower case, no trailing slash) allowed to call the MCP endpoint from
    * a browser; a request with any other `Origin` header is refused with 403. Empty: only requests
@@ -174,6 +182,7 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
     captureWarmContexts: raw.CAPTURE_WARM_CONTEXTS,
     captureBrowserRecycleAfter: raw.CAPTURE_BROWSER_RECYCLE_AFTER,
     logLevel: raw.LOG_LEVEL,
+    dependencyTimeoutMs: raw.DEPENDENCY_TIMEOUT_MS,
     mcpAllowedOrigins: mcpAllowedOrigins as string[],
   };
 }

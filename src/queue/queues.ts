@@ -2,10 +2,14 @@
 export const CAPTURE_QUEUE = 'captures';
 export const HOUSEKEEPING_QUEUE = 'housekeeping';
 export const WEBHOOK_QUEUE = 'webhook-deliveries';
+/** Deletion of rows past their retention (its own queue: one Bull queue, one owner of its job names). */
+export const RETENTION_QUEUE = 'retention';
 
 /** Job names within the queues. */
 export const CAPTURE_JOB = 'capture';
 export const HOUSEKEEPING_SWEEP_JOB = 'sweep';
+/** One retention run (retention queue). */
+export const RETENTION_JOB = 'retention';
 /** One attempt of one webhook delivery. */
 export const WEBHOOK_ATTEMPT_JOB = 'attempt';
 /** Periodic recovery of webhook deliveries whose attempt was lost (worker died, enqueue failed). */

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { EntityManager, Repository } from 'typeorm';
 import { monthlyCap, Plan } from '../accounts/plan';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiError, ErrorCode } from '../common/api-error';
@@ -21,12 +21,15 @@ export interface QuotaStatus {
   resetAt: Date;
 }
 
+/** Months of usage rows kept, the current one included (README, "Data retention"). */
+export const USAGE_RETENTION_MONTHS = 13;
+
 /** The key a quota belongs to, with its account's current plan. */
 export type QuotaKey = Pick<AuthenticatedKey, 'apiKeyId' | 'plan'>;
 
 /**
- * Monthly screenshot quotas per API key (CONTRACT.md, "Quotas"): the atomic reservation made when a
- * job is accepted, the status behind the `X-RateLimit-*` headers, and the `quota.warning` events.
+ * Monthly screenshot quotas per API key (CONTRACT.md, "Quotas"): the atomic count made inside a
+ * job's acceptance transaction, the status behind the `X-RateLimit-*` headers, and the `quota.warning` events.
  */
 @Injectable()
 export class QuotaService {
@@ -47,39 +50,53 @@ export class QuotaService {
   }
 
   /**
-   * Counts one screenshot against the caller's monthly cap and runs `accept` (which creates and
-   * enqueues the job). The check and the increment are one SQL statement, so concurrent callers
-   * never exceed the cap. When `accept` throws, the screenshot is handed back and the error
-   * propagates: a rejected request counts nothing. Once it resolves, the 80%/95% warnings the new
-   * usage reached are published (once per key, month and threshold).
+   * Counts `count` screenshots (default 1; a batch counts all its items) against the caller's monthly
+   * cap inside the caller's transaction (`manager`), all or nothing: the check and the increment are
+   * one SQL statement whose row lock serialises concurrent acceptances of a key, so accepted jobs never
+   * exceed the cap, and a rollback uncounts them. Returns the quota after the increment; pass it to
+   * {@link warnOnThresholds} after the commit.
    *
    * Throws 429 `PLAN_QUOTA_EXCEEDED` (with `Retry-After` and `details { used, limit, plan, resetAt }`)
-   * without calling `accept` when the cap is reached.
+   * when the cap would be exceeded (CONTRACT.md, "Quotas").
    */
-  async reserve<T>(caller: AuthenticatedKey, accept: () => Promise<T>): Promise<T> {
+  async countWithin(manager: EntityManager, caller: AuthenticatedKey, count = 1): Promise<QuotaStatus> {
     const now = this.clock.now();
     const { month, resetAt } = quotaMonthOf(now);
     const limit = this.capOf(caller.plan);
-    // The row lock taken by ON CONFLICT serialises concurrent reservations of a key; the WHERE makes
-    // the increment conditional, and a cap of 0 inserts nothing.
-    const rows: { used: number }[] = await this.usage.query(
+    // ON CONFLICT's row lock serialises concurrent increments of a key; the WHEREs make the increment
+    // conditional, and a cap below `count` inserts nothing.
+    const rows: { used: number }[] = await manager.query(
       `INSERT INTO quota_usage (api_key_id, month, used)
-       SELECT $1, $2::date, 1 WHERE $3::int > 0
-       ON CONFLICT (api_key_id, month) DO UPDATE SET used = quota_usage.used + 1
-       WHERE quota_usage.used < $3::int
+       SELECT $1, $2::date, $4::int WHERE $4::int <= $3::int
+       ON CONFLICT (api_key_id, month) DO UPDATE SET used = quota_usage.used + $4::int
+       WHERE quota_usage.used + $4::int <= $3::int
        RETURNING used`,
-      [caller.apiKeyId, month, limit],
+      [caller.apiKeyId, month, limit, count],
     );
-    if (!rows.length) throw await this.exceeded(caller, month, resetAt, now);
-    let result: T;
-    try {
-      result = await accept();
-    } catch (err) {
-      await this.release(caller.apiKeyId, month);
-      throw err;
+    if (!rows.length) {
+      const used = await this.usedIn(caller.apiKeyId, month, manager);
+      throw this.exceeded(this.toStatus(caller.plan, used, resetAt), now);
     }
-    await this.warnOnThresholds(caller, month, this.toStatus(caller.plan, rows[0].used, resetAt));
-    return result;
+    return this.toStatus(caller.plan, rows[0].used, resetAt);
+  }
+
+  /**
+   * Deletes up to `limit` usage rows (and threshold claims) of months before the 13 most recent ones
+   * (the current month and the 12 before it are kept); returns how many rows. Run in batches by the
+   * retention job (uses the indexes on `month`).
+   */
+  async purgeOldUsage(limit: number): Promise<number> {
+    const now = this.clock.now();
+    const { month: oldestKept } = quotaMonthOf(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - USAGE_RETENTION_MONTHS + 1, 1)));
+    const usage: unknown[] = await this.usage.query(
+      `DELETE FROM quota_usage WHERE ctid IN (SELECT ctid FROM quota_usage WHERE month < $1::date LIMIT $2) RETURNING 1`,
+      [oldestKept, limit],
+    );
+    const warnings: unknown[] = await this.warnings.query(
+      `DELETE FROM quota_warnings WHERE ctid IN (SELECT ctid FROM quota_warnings WHERE month < $1::date LIMIT $2) RETURNING 1`,
+      [oldestKept, limit],
+    );
+    return usage.length + warnings.length;
   }
 
   private capOf(plan: Plan): number {
@@ -87,8 +104,8 @@ export class QuotaService {
   }
 
   /** Screenshots counted for a key in a month (`YYYY-MM-01`); 0 without a row. */
-  private async usedIn(apiKeyId: string, month: string): Promise<number> {
-    const row = await this.usage.findOne({ select: { used: true }, where: { apiKeyId, month } });
+  private async usedIn(apiKeyId: string, month: string, manager: EntityManager = this.usage.manager): Promise<number> {
+    const row = await manager.findOne(QuotaUsage, { select: { used: true }, where: { apiKeyId, month } });
     return row?.used ?? 0;
   }
 
@@ -97,22 +114,8 @@ export class QuotaService {
     return { plan, limit, used, remaining: Math.max(0, limit - used), resetAt };
   }
 
-  /** Hands back a screenshot reserved in `month` (the reservation's month, even after a rollover). */
-  private async release(apiKeyId: string, month: string): Promise<void> {
-    try {
-      await this.usage
-        .createQueryBuilder()
-        .update(QuotaUsage)
-        .set({ used: () => 'used - 1' })
-        .where('api_key_id = :apiKeyId AND month = :month AND used > 0', { apiKeyId, month })
-        .execute();
-    } catch (err) {
-      this.logger.error(`Could not release a reserved screenshot of ${apiKeyId} (${month})`, (err as Error).stack);
-    }
-  }
-
-  private async exceeded(caller: AuthenticatedKey, month: string, resetAt: Date, now: Date): Promise<ApiError> {
-    const status = this.toStatus(caller.plan, await this.usedIn(caller.apiKeyId, month), resetAt);
+  private exceeded(status: QuotaStatus, now: Date): ApiError {
+    const { resetAt } = status;
     return new ApiError(
       ErrorCode.PLAN_QUOTA_EXCEEDED,
       429,
@@ -124,11 +127,13 @@ export class QuotaService {
 
   /**
    * Publishes `quota.warning` for each threshold `status.used` has reached and no request has
-   * claimed yet this month: the insert of the (key, month, threshold) row decides who publishes.
-   * The job is already accepted here, so failures are logged, not thrown; a threshold whose event
-   * could not be published is unclaimed again, so the next accepted job retries it.
+   * claimed yet this month (call it after the commit of {@link countWithin} with its result): the
+   * insert of the (key, month, threshold) row decides who publishes. The job is already accepted
+   * here, so failures are logged, never thrown; a threshold whose event could not be published is
+   * unclaimed again, so the next accepted job retries it.
    */
-  private async warnOnThresholds(caller: AuthenticatedKey, month: string, status: QuotaStatus): Promise<void> {
+  async warnOnThresholds(caller: AuthenticatedKey, status: QuotaStatus): Promise<void> {
+    const { month } = quotaMonthOf(new Date(status.resetAt.getTime() - 1));
     const reached = reachedThresholds(status.used, status.limit);
     if (!reached.length) return;
     try {

@@ -15,6 +15,8 @@ export type JobSource = (typeof JOB_SOURCES)[number];
 /** One screenshot job: the capture options, its state and, once done, its result file. */
 @Entity({ name: 'screenshot_jobs' })
 @Index(['accountId', 'createdAt'])
+// The reconciler pages through pending jobs by id (src/queue/durable-queue.service.ts).
+@Index('IDX_screenshot_jobs_pending_id', ['id'], { where: `status = 'pending'` })
 export class ScreenshotJob {
   /** `scr_…` */
   @PrimaryColumn({ type: 'varchar', length: 40 })

@@ -1,21 +1,19 @@
-import { InjectQueue } from '@nestjs/bull';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type { Queue } from 'bull';
 import { createHash } from 'node:crypto';
 import { Repository } from 'typeorm';
+import { AcceptanceService } from '../acceptance/acceptance.service';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { CaptureOptionsInput, resolveCaptureOptions } from '../capture/capture-options';
 import { SsrfGuard } from '../egress/ssrf-guard';
 import { Clock } from '../common/clock';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { isId, newId } from '../common/ids';
-import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload } from '../queue/queues';
-import { QuotaService } from '../quota/quota.service';
 import { ResultFilesService, ServedFile } from '../storage/result-files.service';
 import { CreateScreenshotDto } from './dto/create-screenshot.dto';
 import { ScreenshotJobDto } from './dto/screenshot-job.dto';
 import { UPLOAD_MAX_BYTES, UPLOAD_MEDIA_TYPES, UploadScreenshotDto } from './dto/upload-screenshot.dto';
+import { CaptureWork } from './capture-work';
 import { ScreenshotJob } from './screenshot-job.entity';
 import { ScreenshotUpload } from './screenshot-upload.entity';
 
@@ -30,38 +28,37 @@ export interface UploadedDocument {
 /** Accepts screenshot jobs and answers polls; the capture itself runs in {@link CaptureProcessor}. */
 @Injectable()
 export class ScreenshotsService {
-  private readonly logger = new Logger(ScreenshotsService.name);
-
   constructor(
     @InjectRepository(ScreenshotJob) private readonly jobs: Repository<ScreenshotJob>,
-    @InjectQueue(CAPTURE_QUEUE) private readonly captureQueue: Queue<CapturePayload>,
+    private readonly acceptance: AcceptanceService,
+    private readonly captureWork: CaptureWork,
     private readonly ssrfGuard: SsrfGuard,
     private readonly files: ResultFilesService,
-    private readonly quota: QuotaService,
     private readonly clock: Clock,
   ) {}
 
   /**
-   * Checks the target against the SSRF guard, then, within one quota reservation of the caller's key,
-   * inserts a `pending` job and enqueues its id. Throws 400 `TARGET_NOT_ALLOWED` and 429
-   * `PLAN_QUOTA_EXCEEDED`. When the queue cannot take the job, the row is removed again and the
-   * reservation released, so a failed request leaves no job behind and counts nothing, and the error
-   * propagates (500).
+   * Checks the target against the SSRF guard, then accepts a `pending` job in one transaction with
+   * its quota count (and idempotency record), and queues it after the commit ({@link AcceptanceService}).
+   * Throws 400 `TARGET_NOT_ALLOWED`, 429 `PLAN_QUOTA_EXCEEDED`, 503 `SERVICE_UNAVAILABLE` (PostgreSQL
+   * unreachable); a refused request leaves no job and counts nothing. Redis unreachable is no error:
+   * the job is queued when it is back.
    */
   async create(caller: AuthenticatedKey, dto: CreateScreenshotDto): Promise<ScreenshotJobDto> {
     await this.ssrfGuard.assertAllowed(dto.url);
-    return this.quota.reserve(caller, async () => {
-      const job = this.newJob(caller, dto, dto.url, 'url');
-      await this.jobs.insert(job);
-      await this.enqueue(job);
-      return this.toDto(job);
+    const job = this.newJob(caller, dto, dto.url, 'url');
+    return this.acceptance.accept({
+      caller,
+      write: async (manager) => {
+        await manager.insert(ScreenshotJob, job);
+        return { response: this.toDto(job), queue: [{ work: this.captureWork.work, id: job.id }] };
+      },
     });
   }
 
   /**
-   * Accepts an HTML upload (`POST /v1/screenshot/upload`): within one quota reservation of the
-   * caller's key (an upload counts like any accepted job), stores the document with a `pending` job
-   * (one transaction) and enqueues the job. The document is rendered as uploaded; its subresources
+   * Accepts an HTML upload (`POST /v1/screenshot/upload`): the document and a `pending` job are
+   * stored in the acceptance transaction (counted like any accepted job), and the job is queued after it. The document is rendered as uploaded; its subresources
    * go through the SSRF guard at capture time.
    * Throws 400 `VALIDATION_FAILED` without a `file` part, 415 `UNSUPPORTED_MEDIA_TYPE` when the part
    * is not `text/html`, 413 `PAYLOAD_TOO_LARGE` above {@link UPLOAD_MAX_BYTES}, 429
@@ -77,14 +74,14 @@ export class ScreenshotsService {
       throw new ApiError(ErrorCode.PAYLOAD_TOO_LARGE, 413, `The file exceeds ${UPLOAD_MAX_BYTES} bytes`);
     }
     const sha256 = uploadDigest(file.buffer);
-    return this.quota.reserve(caller, async () => {
-      const job = this.newJob(caller, dto, `upload:${sha256}`, 'upload');
-      await this.jobs.manager.transaction(async (manager) => {
+    const job = this.newJob(caller, dto, `upload:${sha256}`, 'upload');
+    return this.acceptance.accept({
+      caller,
+      write: async (manager) => {
         await manager.insert(ScreenshotJob, job);
         await manager.insert(ScreenshotUpload, { jobId: job.id, document: file.buffer, sha256 });
-      });
-      await this.enqueue(job);
-      return this.toDto(job);
+        return { response: this.toDto(job), queue: [{ work: this.captureWork.work, id: job.id }] };
+      },
     });
   }
 
@@ -115,17 +112,6 @@ export class ScreenshotsService {
       startedAt: null,
       completedAt: null,
     });
-  }
-
-  /** Enqueues a saved job; when the queue cannot take it, deletes the job (and its upload) and rethrows. */
-  private async enqueue(job: ScreenshotJob): Promise<void> {
-    try {
-      await this.captureQueue.add(CAPTURE_JOB, { jobId: job.id }, { jobId: job.id, removeOnComplete: true, removeOnFail: 1000 });
-    } catch (err) {
-      this.logger.error(`Could not enqueue ${job.id}; removing the job`, (err as Error).stack);
-      await this.jobs.delete({ id: job.id });
-      throw err;
-    }
   }
 
   /** The caller's job. Throws 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */

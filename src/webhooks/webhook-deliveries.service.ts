@@ -21,6 +21,9 @@ import { WebhookTargetPolicy } from './webhook-target';
 /** Deliveries kept per endpoint: the log shows the newest 50 (spec section 8); older ended ones are deleted. */
 export const DELIVERY_LOG_SIZE = 50;
 
+/** Deliveries are deleted this long after they were created (README, "Data retention"), days. */
+export const DELIVERY_RETENTION_DAYS = 30;
+
 /** Slack beyond `WEBHOOK_TIMEOUT_MS` after which an attempt still marked in flight is considered dead, ms. */
 export const IN_FLIGHT_SLACK_MS = 15_000;
 
@@ -239,6 +242,20 @@ export class WebhookDeliveriesService implements EventSink, OnModuleInit {
       this.logger.log(`Delivery ${delivery.id} attempt ${attemptNo} failed: ${outcome.errorMessage}`);
       if (delayMs !== null) await this.enqueue(delivery.id, attemptNo + 1, delayMs);
     }
+  }
+
+  /**
+   * Deletes up to `limit` deliveries created more than {@link DELIVERY_RETENTION_DAYS} days ago (long
+   * ended: the retry schedule spans hours); returns how many. Run in batches by the retention job
+   * (uses the index on `created_at`).
+   */
+  async purgeOld(limit: number): Promise<number> {
+    const cutoff = new Date(this.clock.now().getTime() - DELIVERY_RETENTION_DAYS * 24 * 3600 * 1000);
+    const rows: unknown[] = await this.deliveries.query(
+      `DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE created_at < $1 LIMIT $2) RETURNING 1`,
+      [cutoff, limit],
+    );
+    return rows.length;
   }
 
   /** Deletes the endpoint's ended deliveries beyond the newest {@link DELIVERY_LOG_SIZE}. */

@@ -16,6 +16,7 @@ export const OPEN_DELIVERY_STATUSES: DeliveryStatus[] = ['pending', 'retrying'];
 /** One event sent to one endpoint (spec section 2.4); its id is the `Webhook-Id` header. */
 @Entity({ name: 'webhook_deliveries' })
 @Index(['endpointId', 'seq'])
+@Index(['createdAt'])
 export class WebhookDelivery {
   /** `dlv_…` */
   @PrimaryColumn({ type: 'varchar', length: 40 })

@@ -4,6 +4,7 @@ import { Webhooks1795218228183 } from './1795218228183-Webhooks';
 import { IdempotencyKeys1795218527614 } from './1795218527614-IdempotencyKeys';
 import { CaptureEngine1795218600000 } from './1795218600000-CaptureEngine';
 import { CaptureOptions1795218700000 } from './1795218700000-CaptureOptions';
+import { DurabilityIndexes1795219100000 } from './1795219100000-DurabilityIndexes';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
 export const MIGRATIONS: Function[] = [
@@ -13,4 +14,5 @@ export const MIGRATIONS: Function[] = [
   IdempotencyKeys1795218527614,
   CaptureEngine1795218600000,
   CaptureOptions1795218700000,
+  DurabilityIndexes1795219100000,
 ];
