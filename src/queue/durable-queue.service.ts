@@ -8,6 +8,12 @@ import { RUN_PROCESSORS } from './queues';
 /** How often every processing process reconciles PostgreSQL with the queues (CONTRACT.md, "Durability"), ms. */
 export const RECONCILE_INTERVAL_MS = 30_000;
 
+/** How often a processing process checks whether a reconciliation is due (and Redis reachable), ms. */
+const RECONCILE_TICK_MS = 1_000;
+
+/** Delay before the next try after a reconciliation failed (PostgreSQL or Redis went away mid-pass), ms. */
+const RECONCILE_RETRY_MS = 5_000;
+
 /** Rows read per page by a reconciliation, and Redis look-ups per pipeline. */
 export const RECONCILE_PAGE_SIZE = 500;
 
@@ -66,8 +72,9 @@ export interface ReconcileResult {
  * - queues accepted work after its commit ({@link enqueue}): bounded by {@link ENQUEUE_TIMEOUT_MS} and
  *   skipped at once while Redis is unreachable, never throwing, so a request answers in time and the
  *   work is queued later;
- * - in every process that runs queue processors, reconciles at start and every
- *   {@link RECONCILE_INTERVAL_MS} ({@link reconcile}): every `pending` row of each registered kind
+ * - in every process that runs queue processors, reconciles at start (as soon as Redis answers),
+ *   every {@link RECONCILE_INTERVAL_MS}, and at once whenever a queue's Redis connection comes back
+ *   ({@link reconcile}): every `pending` row of each registered kind
  *   without a live queue entry (none, or only a completed/failed one: a Redis that restarted empty, an
  *   API killed between commit and queueing, a worker that could not write the row) is queued again
  *   under its own id, and every registered repeatable job is registered again. Passes are serialized
@@ -83,6 +90,9 @@ export class DurableQueueService implements OnApplicationBootstrap, OnModuleDest
   private readonly repeatables: RepeatableWork[] = [];
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<ReconcileResult> | null = null;
+  /** When the next reconciliation is due (epoch ms); 0: as soon as Redis is reachable. */
+  private nextDueAt = 0;
+  private readonly watched = new Set<Queue>();
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -104,10 +114,10 @@ export class DurableQueueService implements OnApplicationBootstrap, OnModuleDest
 
   onApplicationBootstrap(): void {
     if (!this.runProcessors) return;
-    // Not awaited: the process starts and serves without Redis; the pass runs when it can.
-    void this.reconcileSafely();
-    this.timer = setInterval(() => void this.reconcileSafely(), RECONCILE_INTERVAL_MS);
+    // Nothing awaited: the process starts and serves without Redis; passes run when they can.
+    this.timer = setInterval(() => void this.tick(), RECONCILE_TICK_MS);
     this.timer.unref();
+    void this.tick();
   }
 
   onModuleDestroy(): void {
@@ -150,20 +160,33 @@ export class DurableQueueService implements OnApplicationBootstrap, OnModuleDest
     return this.running;
   }
 
-  private async reconcileSafely(): Promise<void> {
+  /** Runs a reconciliation when one is due and Redis answers; watches each queue's connection for its return. */
+  private async tick(): Promise<void> {
+    for (const queue of this.allQueues()) {
+      if (this.watched.has(queue)) continue;
+      this.watched.add(queue);
+      // Redis came back (possibly empty): reconcile now rather than at the next interval.
+      queue.client.on('ready', () => (this.nextDueAt = 0));
+    }
+    if (this.running || Date.now() < this.nextDueAt || !this.allQueues().every(redisReady)) return;
     try {
       const result = await this.reconcile();
+      this.nextDueAt = Date.now() + RECONCILE_INTERVAL_MS;
       const total = Object.values(result.requeued).reduce((a, b) => a + b, 0);
       if (total) this.logger.warn(`Reconciled: re-queued ${JSON.stringify(result.requeued)}`);
     } catch (err) {
-      this.logger.warn(`Reconciliation failed; retrying in ${RECONCILE_INTERVAL_MS / 1000} s: ${(err as Error).message}`);
+      this.nextDueAt = Date.now() + RECONCILE_RETRY_MS;
+      this.logger.warn(`Reconciliation failed; retrying in ${RECONCILE_RETRY_MS / 1000} s: ${(err as Error).message}`);
     }
+  }
+
+  private allQueues(): Queue[] {
+    return [...new Set([...this.works.map((w) => w.queue), ...this.repeatables.map((r) => r.queue)])];
   }
 
   private async pass(): Promise<ReconcileResult> {
     const result: ReconcileResult = { ran: false, requeued: {}, repeatablesRegistered: 0 };
-    const queues = [...this.works.map((w) => w.queue), ...this.repeatables.map((r) => r.queue)];
-    if (!queues.every(redisReady)) return result;
+    if (!this.allQueues().every(redisReady)) return result;
     await this.dataSource.transaction(async (manager) => {
       const [{ locked }] = await manager.query('SELECT pg_try_advisory_xact_lock($1::bigint) AS locked', [RECONCILE_LOCK_KEY]);
       if (!locked) return;
