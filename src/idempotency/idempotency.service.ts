@@ -151,10 +151,11 @@ export class IdempotencyService {
    * how many. Run in batches by the retention job (uses the index on `expires_at`).
    */
   async purgeExpired(limit: number): Promise<number> {
-    const rows: unknown[] = await this.records.query(
-      `DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2) RETURNING 1`,
-      [this.clock.now(), limit],
-    );
-    return rows.length;
+    const result = await this.records
+      .createQueryBuilder()
+      .delete()
+      .where('ctid IN (SELECT ctid FROM idempotency_keys WHERE expires_at <= :now LIMIT :limit)', { now: this.clock.now(), limit })
+      .execute();
+    return result.affected ?? 0;
   }
 }

@@ -88,15 +88,17 @@ export class QuotaService {
   async purgeOldUsage(limit: number): Promise<number> {
     const now = this.clock.now();
     const { month: oldestKept } = quotaMonthOf(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - USAGE_RETENTION_MONTHS + 1, 1)));
-    const usage: unknown[] = await this.usage.query(
-      `DELETE FROM quota_usage WHERE ctid IN (SELECT ctid FROM quota_usage WHERE month < $1::date LIMIT $2) RETURNING 1`,
-      [oldestKept, limit],
-    );
-    const warnings: unknown[] = await this.warnings.query(
-      `DELETE FROM quota_warnings WHERE ctid IN (SELECT ctid FROM quota_warnings WHERE month < $1::date LIMIT $2) RETURNING 1`,
-      [oldestKept, limit],
-    );
-    return usage.length + warnings.length;
+    const usage = await this.usage
+      .createQueryBuilder()
+      .delete()
+      .where('ctid IN (SELECT ctid FROM quota_usage WHERE month < :oldestKept::date LIMIT :limit)', { oldestKept, limit })
+      .execute();
+    const warnings = await this.warnings
+      .createQueryBuilder()
+      .delete()
+      .where('ctid IN (SELECT ctid FROM quota_warnings WHERE month < :oldestKept::date LIMIT :limit)', { oldestKept, limit })
+      .execute();
+    return (usage.affected ?? 0) + (warnings.affected ?? 0);
   }
 
   private capOf(plan: Plan): number {

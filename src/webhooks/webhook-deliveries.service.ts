@@ -251,11 +251,12 @@ export class WebhookDeliveriesService implements EventSink, OnModuleInit {
    */
   async purgeOld(limit: number): Promise<number> {
     const cutoff = new Date(this.clock.now().getTime() - DELIVERY_RETENTION_DAYS * 24 * 3600 * 1000);
-    const rows: unknown[] = await this.deliveries.query(
-      `DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE created_at < $1 LIMIT $2) RETURNING 1`,
-      [cutoff, limit],
-    );
-    return rows.length;
+    const result = await this.deliveries
+      .createQueryBuilder()
+      .delete()
+      .where('id IN (SELECT id FROM webhook_deliveries WHERE created_at < :cutoff LIMIT :limit)', { cutoff, limit })
+      .execute();
+    return result.affected ?? 0;
   }
 
   /** Deletes the endpoint's ended deliveries beyond the newest {@link DELIVERY_LOG_SIZE}. */
