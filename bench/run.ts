@@ -1,44 +1,55 @@
 /**
- * `npm run bench`: the capture service's figures against the targets of issue 7, measured on this
- * machine against the real service (`dist/main.js` in a child process, PostgreSQL, Redis, Chromium),
- * jobs submitted through the HTTP API, pages served on 127.0.0.1. Bounded in count and time.
+ * `npm run bench`: Glimpse's capture figures against the targets of issue 10, measured on this machine
+ * against the real service (`dist/main.js` in a child process, PostgreSQL, Redis, the same Chromium
+ * binary the service picks), jobs submitted through the HTTP API, pages served on loopback by a
+ * process of their own (bench/page-sites.js) on 8 distinct sites, 127.0.0.1 … 127.0.0.8.
  *
- * Phases (each on a fresh service process and its own queue prefix, one throw-away database):
- *  1. accept rate: `POST /v1/screenshot` with processors off, autocannon, 50 connections;
- *  2. naive baseline: a new context and page per capture (`CAPTURE_WARM_CONTEXTS=0`);
- *  3. the service as configured: idle latency 202 → done, sustained throughput, then memory after
- *     many captures, then SIGTERM and a check that no Chromium process is left.
+ * Phases (BENCH_PHASES, comma-separated; default all, in this order):
+ *  - accept: `POST /v1/screenshot` with processors off, autocannon, 50 connections;
+ *  - race: raw Playwright (the script a user would write: a fresh context per capture, `goto` to
+ *    `load`, `page.screenshot`) against Glimpse end to end (jobs submitted through the API, `done` read
+ *    back), same browser binary, same concurrency, same page sequence: first the simple page on the 8
+ *    sites, then Swagger UI; captures/s each, the ratio, and CPU ms per capture (Node + browser);
+ *  - concurrency: Glimpse captures/s on the simple mix at CAPTURE_CONCURRENCY 1, 2 and 4;
+ *  - service: the service as configured by default: idle 202 → done p50, PSS after
+ *    BENCH_MEMORY_CAPTURES captures, then SIGTERM and the Chromium processes left.
  *
- * Knobs (environment): BENCH_JOBS (300), BENCH_BASELINE_JOBS (100), BENCH_LATENCY_JOBS (20),
- * BENCH_MEMORY_CAPTURES (2000), BENCH_AUTOCANNON_S (10), BENCH_CONCURRENCY (CAPTURE_CONCURRENCY for
- * the service, default 3), BENCH_PHASE_TIMEOUT_S (600).
+ * Knobs (environment): BENCH_CONCURRENCY (race concurrency, default 2 = the service default),
+ * BENCH_SIMPLE_CAPTURES (200), BENCH_SPA_CAPTURES (40), BENCH_TABLE_CAPTURES (150),
+ * BENCH_LATENCY_JOBS (20), BENCH_MEMORY_CAPTURES (2000), BENCH_AUTOCANNON_S (10),
+ * BENCH_PHASE_TIMEOUT_S (900).
  */
 import autocannon from 'autocannon';
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, Server } from 'node:http';
+import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import Redis from 'ioredis';
 import { Client } from 'pg';
+import { chromium } from 'playwright';
 import { DataSource } from 'typeorm';
+import { resolveChromiumExecutable } from '../src/browser/chromium-executable';
 import { dataSourceOptions } from '../src/database/data-source';
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-const JOBS = env('BENCH_JOBS', 300);
-const BASELINE_JOBS = env('BENCH_BASELINE_JOBS', 100);
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'accept,race,concurrency,service').split(',').map((p) => p.trim()));
+const CONCURRENCY = env('BENCH_CONCURRENCY', 2);
+const SIMPLE_CAPTURES = env('BENCH_SIMPLE_CAPTURES', 200);
+const SPA_CAPTURES = env('BENCH_SPA_CAPTURES', 40);
+const TABLE_CAPTURES = env('BENCH_TABLE_CAPTURES', 150);
 const LATENCY_JOBS = env('BENCH_LATENCY_JOBS', 20);
 const MEMORY_CAPTURES = env('BENCH_MEMORY_CAPTURES', 2000);
 const AUTOCANNON_S = env('BENCH_AUTOCANNON_S', 10);
-const CONCURRENCY = env('BENCH_CONCURRENCY', 3);
-const PHASE_TIMEOUT_MS = env('BENCH_PHASE_TIMEOUT_S', 600) * 1000;
+const PHASE_TIMEOUT_MS = env('BENCH_PHASE_TIMEOUT_S', 900) * 1000;
 const ADMIN_URL = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ROOT = resolve(__dirname, '..');
-
-const PAGE = '<!doctype html><html><head><title>bench</title></head><body style="font-family:sans-serif"><h1>Glimpse benchmark</h1><p>A simple local page.</p></body></html>';
+/** Clock ticks per second of /proc/<pid>/stat times (Linux: 100). */
+const CLK_TCK = 100;
 
 interface Service {
   proc: ChildProcess;
@@ -80,7 +91,6 @@ function serviceEnv(port: number, prefix: string, extra: Record<string, string>)
     STORAGE_DIR: storageDir,
     SSRF_ALLOW_PRIVATE: 'true',
     LEGACY_FREE_CAP: '1000000000',
-    CAPTURE_CONCURRENCY: String(CONCURRENCY),
     LOG_LEVEL: 'warn',
     ...extra,
   };
@@ -136,15 +146,15 @@ async function submit(s: Service, key: string, url: string): Promise<string> {
   return body.id;
 }
 
-/** Submits `count` jobs with `parallel` submitters; waits until all ended; returns their ids. */
-async function runJobs(s: Service, key: string, url: string, count: number, parallel = 16): Promise<string[]> {
+/** Submits `count` jobs of the mix (`parallel` submitters at once); waits until all ended; returns their ids. */
+async function runJobs(s: Service, key: string, urls: string[], count: number, parallel = 16): Promise<string[]> {
   const ids: string[] = [];
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(parallel, count) }, async () => {
       while (next < count) {
-        next++;
-        ids.push(await submit(s, key, url));
+        const i = next++;
+        ids.push(await submit(s, key, urlOf(urls, i)));
       }
     }),
   );
@@ -153,17 +163,8 @@ async function runJobs(s: Service, key: string, url: string, count: number, para
     const { rows } = await db.query(`SELECT count(*)::int AS n FROM screenshot_jobs WHERE id = ANY($1) AND status IN ('done','failed')`, [ids]);
     if (rows[0].n === ids.length) return ids;
     if (Date.now() > deadline) throw new Error(`${ids.length - rows[0].n} jobs still running after ${PHASE_TIMEOUT_MS / 1000} s`);
-    await sleep(100);
+    await sleep(20);
   }
-}
-
-async function throughput(ids: string[]): Promise<{ perSecond: number; failed: number }> {
-  const { rows } = await db.query(
-    `SELECT extract(epoch FROM max(completed_at) - min(created_at)) AS seconds, count(*) FILTER (WHERE status = 'failed')::int AS failed
-       FROM screenshot_jobs WHERE id = ANY($1)`,
-    [ids],
-  );
-  return { perSecond: ids.length / Number(rows[0].seconds), failed: rows[0].failed };
 }
 
 function percentile(values: number[], p: number): number {
@@ -219,10 +220,106 @@ function isChromium(pid: number): boolean {
 
 const GiB = 1024 ** 3;
 
+/** CPU time (user + system, own and reaped children) of the live processes `pids`, ms. */
+function cpuMsOf(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // fields[11..14] = utime, stime, cutime, cstime (stat fields 14-17).
+      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+    } catch {
+      /* gone */
+    }
+  }
+  return (ticks * 1000) / CLK_TCK;
+}
+
+/** CPU ms of a process tree so far; the difference of two readings is the tree's CPU in between. */
+function treeCpuMs(root: number): number {
+  return cpuMsOf(descendants(root));
+}
+
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+
+/** The mix's URL for capture `i` (round robin over the sites). */
+const urlOf = (urls: string[], i: number) => urls[i % urls.length];
+
+interface RunFigure {
+  perSecond: number;
+  failed: number;
+  cpuMsPerCapture: number;
+}
+
+/**
+ * Raw Playwright, the script a user would write: one browser, `concurrency` workers, a fresh context
+ * per capture, `goto` until `load`, a PNG `page.screenshot`, close the context.
+ */
+async function rawPlaywright(urls: string[], count: number, concurrency: number): Promise<RunFigure> {
+  const browser = await chromium.launch({ executablePath: resolveChromiumExecutable(null), headless: true, args: ['--no-sandbox'] });
+  const captureOne = async (url: string) => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const page = await context.newPage();
+      await page.goto(url, { waitUntil: 'load', timeout: 30_000 });
+      await page.screenshot({ type: 'png' });
+    } finally {
+      await context.close();
+    }
+  };
+  try {
+    for (const url of urls) await captureOne(url); // warm-up: one per site
+    // The browser is a direct child of this process; its renderers are its descendants.
+    const table = processTable();
+    const browserPids = [...table].filter(([pid, ppid]) => ppid === process.pid && isChromium(pid)).map(([pid]) => pid);
+    const cpuNow = () => browserPids.reduce((sum, pid) => sum + treeCpuMs(pid), 0) + (process.cpuUsage().user + process.cpuUsage().system) / 1000;
+    const cpu0 = cpuNow();
+    const t0 = performance.now();
+    let next = 0;
+    let failed = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < count) {
+          const i = next++;
+          await captureOne(urlOf(urls, i)).catch(() => failed++);
+        }
+      }),
+    );
+    const seconds = (performance.now() - t0) / 1000;
+    const cpu1 = cpuNow();
+    return { perSecond: count / seconds, failed, cpuMsPerCapture: (cpu1 - cpu0) / count };
+  } finally {
+    await browser.close();
+  }
+}
+
+/** Glimpse end to end: `count` jobs of the mix submitted through the API at once, timed until the last is `done`. */
+async function glimpseRun(s: Service, key: string, urls: string[], count: number): Promise<RunFigure> {
+  await runJobs(s, key, urls, urls.length); // warm-up: one per site
+  const cpu0 = treeCpuMs(s.proc.pid as number);
+  const t0 = performance.now();
+  const ids = await runJobs(s, key, urls, count);
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu1 = treeCpuMs(s.proc.pid as number);
+  const { rows } = await db.query(`SELECT count(*) FILTER (WHERE status = 'failed')::int AS failed FROM screenshot_jobs WHERE id = ANY($1)`, [ids]);
+  return { perSecond: count / seconds, failed: rows[0].failed, cpuMsPerCapture: (cpu1 - cpu0) / count };
+}
+
+async function startPageSites(): Promise<{ proc: ChildProcess; simple: string[]; spa: string[] }> {
+  const proc = spawn(process.execPath, [join(ROOT, 'bench/page-sites.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const line = await new Promise<string>((r, j) => {
+    createInterface({ input: proc.stdout as NodeJS.ReadableStream }).once('line', r);
+    proc.once('exit', (code) => j(new Error(`page-sites exited with ${code}`)));
+  });
+  return { proc, ...(JSON.parse(line) as { simple: string[]; spa: string[] }) };
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
-  console.log(`Glimpse benchmark (run ${runId}): ${require('node:os').cpus().length} CPUs, load average ${require('node:os').loadavg().map((l: number) => l.toFixed(2)).join(' ')}`);
-  console.log('Note: a shared machine gives noisy figures; compare the baseline ratio more than absolute numbers.');
+  const browserPath = resolveChromiumExecutable(null);
+  console.log(`Glimpse benchmark (run ${runId}): ${cpus().length} CPUs, load average ${load()}, browser ${browserPath}`);
+  console.log('Note: on a shared machine the absolute figures are noisy; the race runs both sides in the same run for a fair ratio.');
   const admin = new Client({ connectionString: ADMIN_URL });
   await admin.connect();
   await admin.query(`CREATE DATABASE "${database}"`);
@@ -233,10 +330,7 @@ async function main(): Promise<void> {
   await ds.destroy();
   db = new Client({ connectionString: dbUrl });
   await db.connect();
-
-  const pageServer: Server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE));
-  await new Promise<void>((r) => pageServer.listen(0, '127.0.0.1', r));
-  const pageUrl = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}/`;
+  const sites = await startPageSites();
 
   const email = `bench-${runId}@localhost`;
   cli('account:create', '--email', email, '--plan', 'legacy_free');
@@ -244,92 +338,122 @@ async function main(): Promise<void> {
 
   let service: Service | null = null;
   try {
-    // 1. Accept rate with processors off.
-    console.log(`\n[1/3] POST /v1/screenshot, processors off, 50 connections, ${AUTOCANNON_S} s (autocannon)`);
-    service = await startService('accept', { WORKER_MODE: 'off' });
-    await autocannon({ url: `${service.baseUrl}/v1/screenshot`, connections: 10, duration: 2, method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: pageUrl }) });
-    const ac = await autocannon({
-      url: `${service.baseUrl}/v1/screenshot`,
-      connections: 50,
-      duration: AUTOCANNON_S,
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ url: pageUrl }),
-    });
-    const accepted = ac['2xx'] / AUTOCANNON_S;
-    figure('accepted requests/s', `${accepted.toFixed(0)} (${ac['2xx']} × 202, ${ac.non2xx} non-2xx, ${ac.errors} errors)`, '≥ 1000/s', accepted >= 1000 && ac.non2xx === 0);
-    figure('p99 latency at 50 connections', `${ac.latency.p99} ms (p50 ${ac.latency.p50} ms)`, '≤ 100 ms', ac.latency.p99 <= 100);
-    await stopService(service);
-    service = null;
-
-    // 2. Naive baseline: a new context and page per capture.
-    console.log(`\n[2/3] naive baseline: new context + page per capture, ${BASELINE_JOBS} jobs`);
-    service = await startService('baseline', { CAPTURE_WARM_CONTEXTS: '0' });
-    await runJobs(service, key, pageUrl, 3);
-    const baseline = await throughput(await runJobs(service, key, pageUrl, BASELINE_JOBS));
-    figure('baseline captures/s', `${baseline.perSecond.toFixed(2)} (${baseline.failed} failed)`, 'reference', null);
-    await stopService(service);
-    service = null;
-
-    // 3. The service as configured.
-    console.log(`\n[3/3] service as configured (CAPTURE_CONCURRENCY=${CONCURRENCY}, warm contexts default)`);
-    service = await startService('main', {});
-    await runJobs(service, key, pageUrl, 3);
-    const latencies: number[] = [];
-    const serverLatencies: number[] = [];
-    for (let i = 0; i < LATENCY_JOBS; i++) {
-      await sleep(150); // idle: let the warm pool refill
-      const t0 = performance.now();
-      const id = await submit(service, key, pageUrl);
-      const t1 = performance.now();
-      for (;;) {
-        const res = await fetch(`${service.baseUrl}/v1/screenshot/${id}`, { headers: { authorization: `Bearer ${key}` } });
-        const job = (await res.json()) as { status: string; createdAt: string; completedAt: string };
-        if (job.status === 'done' || job.status === 'failed') {
-          latencies.push(performance.now() - t1);
-          serverLatencies.push(new Date(job.completedAt).getTime() - new Date(job.createdAt).getTime());
-          break;
-        }
-        if (performance.now() - t0 > 30_000) throw new Error(`job ${id} not done in 30 s`);
-        await sleep(5);
-      }
+    if (PHASES.has('accept')) {
+      console.log(`\n[accept] POST /v1/screenshot, processors off, 50 connections, ${AUTOCANNON_S} s (autocannon); load ${load()}`);
+      service = await startService('accept', { WORKER_MODE: 'off' });
+      const request = { method: 'POST' as const, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: sites.simple[0] }) };
+      await autocannon({ url: `${service.baseUrl}/v1/screenshot`, connections: 10, duration: 2, ...request });
+      const ac = await autocannon({ url: `${service.baseUrl}/v1/screenshot`, connections: 50, duration: AUTOCANNON_S, ...request });
+      const accepted = ac['2xx'] / AUTOCANNON_S;
+      figure('accepted POST /v1/screenshot per s', `${accepted.toFixed(0)} (${ac['2xx']} × 202, ${ac.non2xx} non-2xx, ${ac.errors} errors)`, '≥ 1500/s', accepted >= 1500 && ac.non2xx === 0);
+      figure('p99 latency at 50 connections', `${ac.latency.p99} ms (p50 ${ac.latency.p50} ms)`, '≤ 50 ms', ac.latency.p99 <= 50);
+      await stopService(service);
+      service = null;
     }
-    const p50 = percentile(latencies, 50);
-    figure('single job 202 → done, p50 (client, 5 ms polling)', `${p50.toFixed(0)} ms (p90 ${percentile(latencies, 90).toFixed(0)} ms; server-side createdAt→completedAt p50 ${percentile(serverLatencies, 50).toFixed(0)} ms)`, '≤ 250 ms', p50 <= 250);
 
-    const warm = await throughput(await runJobs(service, key, pageUrl, JOBS));
-    figure(`sustained captures/s over ${JOBS} jobs`, `${warm.perSecond.toFixed(2)} (${warm.failed} failed)`, '≥ 12/s', warm.perSecond >= 12 && warm.failed === 0);
-    const ratio = warm.perSecond / baseline.perSecond;
-    figure('ratio to the naive baseline', `${ratio.toFixed(2)}×`, '≥ 3×', ratio >= 3);
-
-    const done = JOBS + LATENCY_JOBS + 3;
-    const more = Math.max(0, MEMORY_CAPTURES - done);
-    console.log(`  … ${more} more captures for the memory figure`);
-    if (more) await runJobs(service, key, pageUrl, more);
-    const pids = descendants(service.proc.pid as number);
-    const mem = memoryOf(pids);
-    const chromiumPids = pids.filter(isChromium);
-    figure(
-      `worker memory after ${Math.max(done, MEMORY_CAPTURES)} captures (Node + ${chromiumPids.length} Chromium processes)`,
-      `PSS ${(mem.pss / GiB).toFixed(2)} GiB (RSS sum ${(mem.rss / GiB).toFixed(2)} GiB, counts shared pages once per process)`,
-      '≤ 1.5 GiB',
-      mem.pss <= 1.5 * GiB,
-    );
-    const code = await stopService(service);
-    service = null;
-    await sleep(500);
-    const left = chromiumPids.filter((pid) => {
-      try {
-        process.kill(pid, 0);
-        return isChromium(pid);
-      } catch {
-        return false;
+    let glimpseSimpleAtRaceConcurrency: RunFigure | null = null;
+    if (PHASES.has('race')) {
+      service = await startService('race', { CAPTURE_CONCURRENCY: String(CONCURRENCY) });
+      for (const [mix, urls, count, target] of [
+        ['simple page, 8 sites', sites.simple, SIMPLE_CAPTURES, 1.0],
+        ['Swagger UI, 8 sites', sites.spa, SPA_CAPTURES, 0.95],
+      ] as const) {
+        console.log(`\n[race] ${mix}: ${count} captures, concurrency ${CONCURRENCY}; load ${load()}`);
+        const raw = await rawPlaywright([...urls], count, CONCURRENCY);
+        figure(`raw Playwright captures/s (${mix})`, `${raw.perSecond.toFixed(2)} (${raw.failed} failed; CPU ${raw.cpuMsPerCapture.toFixed(0)} ms/capture)`, 'reference', null);
+        const glimpse = await glimpseRun(service, key, [...urls], count);
+        if (urls === sites.simple) glimpseSimpleAtRaceConcurrency = glimpse;
+        figure(
+          `Glimpse end-to-end captures/s (${mix})`,
+          `${glimpse.perSecond.toFixed(2)} (${glimpse.failed} failed; CPU ${glimpse.cpuMsPerCapture.toFixed(0)} ms/capture, Node + browser)`,
+          'reference',
+          glimpse.failed === 0 ? null : false,
+        );
+        const ratio = glimpse.perSecond / raw.perSecond;
+        figure(`ratio Glimpse / raw (${mix})`, `${ratio.toFixed(2)}`, `≥ ${target.toFixed(2)}`, ratio >= target);
       }
-    });
-    figure('Chromium processes left after shutdown (SIGTERM)', `${left.length} (service exit code ${code})`, '0', left.length === 0);
+      await stopService(service);
+      service = null;
+    }
+
+    if (PHASES.has('concurrency')) {
+      console.log(`\n[concurrency] Glimpse on the simple mix, ${TABLE_CAPTURES} captures per setting`);
+      const rows: string[] = [];
+      for (const c of [1, 2, 4]) {
+        let run: RunFigure;
+        if (c === CONCURRENCY && glimpseSimpleAtRaceConcurrency) {
+          run = glimpseSimpleAtRaceConcurrency;
+        } else {
+          service = await startService(`c${c}`, { CAPTURE_CONCURRENCY: String(c) });
+          run = await glimpseRun(service, key, sites.simple, TABLE_CAPTURES);
+          await stopService(service);
+          service = null;
+        }
+        rows.push(`CAPTURE_CONCURRENCY=${c}: ${run.perSecond.toFixed(2)}/s, CPU ${run.cpuMsPerCapture.toFixed(0)} ms/capture, ${run.failed} failed (load ${load()})`);
+        figure(`captures/s at CAPTURE_CONCURRENCY=${c}`, `${run.perSecond.toFixed(2)} (CPU ${run.cpuMsPerCapture.toFixed(0)} ms/capture, ${run.failed} failed)`, 'table', null);
+      }
+      console.log(rows.map((r) => `    ${r}`).join('\n'));
+    }
+
+    if (PHASES.has('service')) {
+      console.log(`\n[service] the service as configured by default; load ${load()}`);
+      service = await startService('main', {});
+      await runJobs(service, key, sites.simple, sites.simple.length);
+      const latencies: number[] = [];
+      const serverLatencies: number[] = [];
+      for (let i = 0; i < LATENCY_JOBS; i++) {
+        await sleep(300); // idle: the warm contexts refill
+        const t0 = performance.now();
+        const id = await submit(service, key, urlOf(sites.simple, i));
+        const t1 = performance.now();
+        for (;;) {
+          const res = await fetch(`${service.baseUrl}/v1/screenshot/${id}`, { headers: { authorization: `Bearer ${key}` } });
+          const job = (await res.json()) as { status: string; createdAt: string; completedAt: string };
+          if (job.status === 'done' || job.status === 'failed') {
+            latencies.push(performance.now() - t1);
+            serverLatencies.push(new Date(job.completedAt).getTime() - new Date(job.createdAt).getTime());
+            break;
+          }
+          if (performance.now() - t0 > 30_000) throw new Error(`job ${id} not done in 30 s`);
+          await sleep(5);
+        }
+      }
+      const p50 = percentile(latencies, 50);
+      figure(
+        'idle single job 202 → done, p50 (client, 5 ms polling)',
+        `${p50.toFixed(0)} ms (p90 ${percentile(latencies, 90).toFixed(0)} ms; server createdAt → completedAt p50 ${percentile(serverLatencies, 50).toFixed(0)} ms)`,
+        '≤ 120 ms',
+        p50 <= 120,
+      );
+      const done = LATENCY_JOBS + sites.simple.length;
+      const more = Math.max(0, MEMORY_CAPTURES - done);
+      console.log(`  … ${more} more captures for the memory figure`);
+      if (more) await runJobs(service, key, sites.simple, more);
+      const pids = descendants(service.proc.pid as number);
+      const mem = memoryOf(pids);
+      const chromiumPids = pids.filter(isChromium);
+      figure(
+        `PSS after ${Math.max(done, MEMORY_CAPTURES)} captures (Node + ${chromiumPids.length} Chromium processes)`,
+        `${(mem.pss / GiB).toFixed(2)} GiB (RSS sum ${(mem.rss / GiB).toFixed(2)} GiB, counts shared pages once per process)`,
+        '≤ 1 GiB',
+        mem.pss <= GiB,
+      );
+      const code = await stopService(service);
+      service = null;
+      await sleep(500);
+      const left = chromiumPids.filter((pid) => {
+        try {
+          process.kill(pid, 0);
+          return isChromium(pid);
+        } catch {
+          return false;
+        }
+      });
+      figure('Chromium processes left after SIGTERM', `${left.length} (service exit code ${code})`, '0', left.length === 0);
+    }
   } finally {
     if (service) await stopService(service);
-    await new Promise((r) => pageServer.close(r));
+    sites.proc.kill();
     await db.end();
     const cleanup = new Client({ connectionString: ADMIN_URL });
     await cleanup.connect();
@@ -345,8 +469,8 @@ async function main(): Promise<void> {
     await redis.quit();
     rmSync(storageDir, { recursive: true, force: true });
   }
-  console.log(`\nSummary (${((Date.now() - started) / 1000).toFixed(0)} s):`);
-  for (const f of figures) console.log(`  ${f.ok === null ? '·' : f.ok ? 'MET   ' : 'MISSED'} ${f.name}: ${f.value} (target ${f.target})`);
+  console.log(`\nSummary (${((Date.now() - started) / 1000).toFixed(0)} s, load average now ${load()}):`);
+  for (const f of figures) console.log(`  ${f.ok === null ? '·     ' : f.ok ? 'MET   ' : 'MISSED'} ${f.name}: ${f.value} (target ${f.target})`);
 }
 
 main().catch((err) => {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure the machine has what Glimpse needs besides npm packages: Debian's browsers for Playwright
 # (no browser download): `chromium-headless-shell` (the default capture browser) and `chromium` (the full
-# browser, selectable with CHROMIUM_PATH); `ffmpeg` (browser session run videos); CJK/emoji fonts.
+# browser, selectable with CHROMIUM_PATH); `ffmpeg` (browser session run videos); CJK/emoji fonts;
+# `redis-server` (tests that stop their own Redis).
 # Installs them with apt-get when missing and we are root; otherwise says what to install.
 # Idempotent and quiet when all is there.
 set -euo pipefail
@@ -24,6 +25,8 @@ missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v ffmpeg >/dev/null 2>&1 || missing+=(ffmpeg)
 have_fonts || missing+=(fonts-noto-cjk fonts-noto-color-emoji)
+# Tests that take Redis away start their own redis-server on a loopback port.
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -5,6 +5,7 @@ import { AuthModule } from './auth/auth.module';
 import { CommonModule } from './common/common.module';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
+import { DashboardModule } from './dashboard/dashboard.module';
 import { dataSourceOptions } from './database/data-source';
 import { McpModule } from './mcp/mcp.module';
 import { QueueModule } from './queue/queue.module';
@@ -39,6 +40,7 @@ export class AppModule {
         ScreenshotsModule,
         WebhooksModule,
         McpModule,
+        DashboardModule,
         RetentionModule,
       ],
     };

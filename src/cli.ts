@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AccountError } from './accounts/accounts.service';
+import { UserError } from './accounts/users.service';
 import { AppModule } from './app.module';
 import { ApiKeyNotFoundError } from './auth/api-keys.service';
 import { buildAdminProgram } from './cli/admin-commands';
@@ -24,7 +25,7 @@ async function main(): Promise<void> {
   try {
     await program.parseAsync(process.argv);
   } catch (err) {
-    const expected = err instanceof AccountError || err instanceof ApiKeyNotFoundError || err instanceof ConfigError || err instanceof NoSecretKeyError;
+    const expected = err instanceof AccountError || err instanceof UserError || err instanceof ApiKeyNotFoundError || err instanceof ConfigError || err instanceof NoSecretKeyError;
     const message = expected ? (err as Error).message : ((err as Error).stack ?? String(err));
     process.stderr.write(program.opts().json ? `${JSON.stringify({ error: message })}\n` : `error: ${message}\n`);
     process.exitCode = 1;

@@ -154,6 +154,8 @@ describe('global contract: envelope, request ids, validation, authentication', (
       height: 4320,
       fullPage: true,
       clipped: false,
+      cached: false,
+      options: { width: 100, height: 4320, fullPage: true, format: 'webp', delay: 10000 },
     });
     const polled = await t.request('GET', `/v1/screenshot/${res.body.id}`, { key });
     expect(polled.status).toBe(200);

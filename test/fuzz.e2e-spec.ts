@@ -46,6 +46,7 @@ interface FuzzCase {
   query?: string;
   body?: Buffer | string;
   contentType?: string;
+  headers?: Record<string, string>;
   expect4xx?: boolean;
 }
 
@@ -369,6 +370,23 @@ describe('fuzz: every operation of openapi/openapi.json against hostile input', 
     return cases;
   }
 
+  /** The valid request under hostile operational headers (idempotency, organization, request id, accept). */
+  function headerCases(valid: FuzzCase): FuzzCase[] {
+    const hostile: Array<[string, string]> = [
+      ['Idempotency-Key', 'short'],
+      ['Idempotency-Key', 'k'.repeat(129)],
+      ['Idempotency-Key', 'has spaces and ü'],
+      ['Idempotency-Key', '__proto__'],
+      ['X-Organization-ID', '../../etc/passwd'],
+      ['X-Organization-ID', 'o'.repeat(5000)],
+      ['X-Request-ID', 'r'.repeat(5000)],
+      ['Accept', 'text/html'],
+      ['Content-Encoding', 'gzip'],
+      ['Content-Encoding', 'br, identity'],
+    ];
+    return hostile.map(([name, value]) => ({ ...valid, name: `header ${name}: ${value.slice(0, 20)}`, headers: { [name]: value } }));
+  }
+
   /** Sends one case and records a failure unless the answer is a 2xx or an enveloped 4xx. */
   async function run(op: DocOperation, c: FuzzCase): Promise<void> {
     const label = `${op.operationId} [${c.name}]`;
@@ -379,7 +397,7 @@ describe('fuzz: every operation of openapi/openapi.json against hostile input', 
     try {
       res = await rawRequest(t.baseUrl, op.method.toUpperCase(), c.path + (c.query ? `?${c.query}` : ''), {
         body: c.body,
-        headers: { authorization: `Bearer ${key}`, ...(c.contentType ? { 'content-type': c.contentType } : {}) },
+        headers: { authorization: `Bearer ${key}`, ...(c.contentType ? { 'content-type': c.contentType } : {}), ...c.headers },
         timeoutMs: REQUEST_TIMEOUT_MS,
       });
     } catch (err) {
@@ -430,7 +448,7 @@ describe('fuzz: every operation of openapi/openapi.json against hostile input', 
       }
       if (body?.mediaType === 'multipart/form-data') cases.push(...multipartCases(path, body.valid, body.schema));
       else cases.push(...jsonBodyCases(op, path, body?.valid ?? {}, body?.schema ?? {}));
-      cases.push(...queryCases(op, path), ...pathCases(op, path));
+      cases.push(...headerCases(cases[0]), ...queryCases(op, path), ...pathCases(op, path));
       await runAll(op, cases);
     }
     expect(failures).toEqual([]);

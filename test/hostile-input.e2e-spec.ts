@@ -1,7 +1,11 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { createServer, Server } from 'node:http';
+import { connect, Socket } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
 import { ScreenshotJob } from '../src/screenshots/screenshot-job.entity';
 import { multipartBody, rawRequest, RawResponse } from './support/raw-http';
-import { startTestApp, TestApp } from './support/test-app';
+import { startTestApp, TestApp, waitForJob } from './support/test-app';
 
 /*
  * Hostile input (issue 16, findings 5-12): each answer is the contract's 4xx envelope, never a 500,
@@ -168,6 +172,20 @@ describe('hostile input', () => {
     expect(await jobCount()).toBe(before + 3);
   });
 
+  it('a body that does not inflate as its Content-Encoding says is 400 INVALID_JSON; a gzip JSON body is read', async () => {
+    const before = await jobCount();
+    const valid = JSON.stringify({ url: 'http://127.0.0.1:9/' });
+    expectError(await send('POST', '/v1/screenshot', valid, { 'content-encoding': 'gzip' }), 400, 'INVALID_JSON');
+    expectError(await send('POST', '/v1/screenshot', valid, { 'content-encoding': 'deflate' }), 400, 'INVALID_JSON');
+    expectError(await send('POST', '/v1/screenshot', valid, { 'content-encoding': 'x-bogus' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expect(await jobCount()).toBe(before);
+    expect((await send('POST', '/v1/screenshot', gzipSync(valid), { 'content-encoding': 'gzip' })).status).toBe(202);
+    // The 1 MiB limit holds for the inflated body (a small gzip bomb is refused).
+    const bomb = gzipSync(`{"url":"http://127.0.0.1:9/","x":"${'a'.repeat(2 * 1024 * 1024)}"}`);
+    expect(bomb.length).toBeLessThan(10_000);
+    expectError(await send('POST', '/v1/screenshot', bomb, { 'content-encoding': 'gzip' }), 413, 'PAYLOAD_TOO_LARGE');
+  });
+
   it('finding 11 (MCP): invalid UTF-8 and deep nesting are JSON-RPC parse errors', async () => {
     const deep = '['.repeat(10_000) + ']'.repeat(10_000);
     for (const body of [Buffer.from([0x7b, 0xff, 0x7d]), deep]) {
@@ -196,4 +214,56 @@ describe('hostile input', () => {
     // Exactly 1 MiB is parsed (and then refused for its unknown field, not its size).
     expectError(await send('POST', '/v1/screenshot', padTo(1024 * 1024)), 400, 'VALIDATION_FAILED', 'x');
   });
+});
+
+/*
+ * Finding 12 (second half): a page that never answers fails with the README's wording,
+ * `navigation timed out after … ms`, also when the navigation timeout is longer than the egress
+ * proxy's old 15 s dial and idle limits (it failed as net::ERR_CONNECTION_TIMED_OUT after 16 s).
+ */
+describe('a page that never answers', () => {
+  const NAVIGATION_TIMEOUT_MS = 17_000;
+  let t: TestApp;
+  let key: string;
+  let blackhole: ChildProcess;
+  let blackholePort: number;
+  const fillers: Socket[] = [];
+  let silent: Server;
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { CAPTURE_TIMEOUT_MS: String(NAVIGATION_TIMEOUT_MS) } });
+    ({ key } = await t.createKey());
+    // A listener that never accepts (backlog 0), its queue filled: further connects get no answer at
+    // all, as from a host that drops packets.
+    blackhole = spawn('python3', [
+      '-c',
+      "import socket,time\ns=socket.socket();s.bind(('127.0.0.1',0));s.listen(0)\nprint(s.getsockname()[1],flush=True)\ntime.sleep(600)",
+    ]);
+    blackholePort = await new Promise<number>((resolve, reject) => {
+      blackhole.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
+      blackhole.once('error', reject);
+    });
+    for (let i = 0; i < 2; i++) fillers.push(connect(blackholePort, '127.0.0.1').on('error', () => undefined));
+    // An HTTP server that accepts and reads the request but never answers.
+    silent = createServer(() => undefined);
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+  });
+  afterAll(async () => {
+    for (const socket of fillers) socket.destroy();
+    blackhole?.kill('SIGKILL');
+    silent?.closeAllConnections();
+    silent?.close();
+    await t?.close();
+  });
+
+  it('fails with "navigation timed out after … ms", whether the connection or the answer never comes', async () => {
+    const silentPort = (silent.address() as { port: number }).port;
+    const submitted = await Promise.all(
+      [`http://127.0.0.1:${blackholePort}/`, `http://127.0.0.1:${silentPort}/`].map((url) =>
+        t.request('POST', '/v1/screenshot', { key, body: { url } }),
+      ),
+    );
+    const jobs = await Promise.all(submitted.map((res) => waitForJob(t, key, res.body.id, NAVIGATION_TIMEOUT_MS + 20_000)));
+    for (const job of jobs) expect(job).toMatchObject({ status: 'failed', error: `navigation timed out after ${NAVIGATION_TIMEOUT_MS} ms` });
+  }, 60_000);
 });

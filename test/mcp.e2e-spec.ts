@@ -13,7 +13,7 @@ const ALLOWED_ORIGIN = 'https://agent.example';
 /** Headers a Streamable HTTP client sends with every POST. */
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
-describe('MCP endpoint /mcp/<API_KEY>', () => {
+describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', () => {
   let t: TestApp;
   let pages: PageServer;
   let key: string;
@@ -82,11 +82,26 @@ describe('MCP endpoint /mcp/<API_KEY>', () => {
         width: { type: 'integer', minimum: 100, maximum: 3840, default: 1280 },
         height: { type: 'integer', minimum: 100, maximum: 4320, default: 800 },
         fullPage: { type: 'boolean', default: false },
-        format: { type: 'string', enum: ['png', 'jpeg', 'webp'], default: 'png' },
+        format: { type: 'string', enum: ['png', 'jpeg', 'webp', 'pdf'], default: 'png' },
         delay: { type: 'integer', minimum: 0, maximum: 10000, default: 0 },
+        scale: { type: 'number', minimum: 1, maximum: 3, default: 1 },
+        clip: { type: 'object', required: ['x', 'y', 'width', 'height'], additionalProperties: false },
+        device: { type: 'string', enum: expect.arrayContaining(['iPhone 15', 'Pixel 7']) },
+        headers: { type: 'object', maxProperties: 50 },
+        cookies: { type: 'array', maxItems: 50 },
+        waitUntil: { enum: ['load', 'domcontentloaded', 'networkidle'], default: 'load' },
+        cacheTtl: { type: 'integer', minimum: 60, maximum: 2592000, default: 14400 },
         timeoutSeconds: { type: 'integer', minimum: 1, maximum: 60, default: 30 },
       },
     });
+    // Every capture option of CONTRACT.md's table is an argument.
+    expect(Object.keys(take.inputSchema.properties ?? {}).sort()).toEqual(
+      [
+        'url', 'width', 'height', 'fullPage', 'format', 'delay', 'selector', 'clip', 'scale', 'quality', 'waitUntil', 'waitForSelector',
+        'hideSelectors', 'css', 'javascript', 'darkMode', 'reducedMotion', 'device', 'userAgent', 'headers', 'cookies', 'timezone', 'locale',
+        'blockAds', 'blockTrackers', 'blockCookieBanners', 'pdf', 'cache', 'cacheTtl', 'timeoutSeconds',
+      ].sort(),
+    );
     expect(take.outputSchema).toMatchObject({
       type: 'object',
       required: expect.arrayContaining(['id', 'status', 'url', 'format', 'width', 'height']),
@@ -295,5 +310,39 @@ describe('MCP endpoint /mcp/<API_KEY>', () => {
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-methods')).toBe('POST');
     expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('mcp-protocol-version');
+  });
+
+  it('takes the key in Authorization: Bearer on POST /mcp (preferred form): an SDK client with the header works like the path form', async () => {
+    const client = new Client({ name: 'glimpse-e2e-header', version: '1.0.0' });
+    clients.push(client);
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${t.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }));
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['take_screenshot', 'get_screenshot', 'get_quota']));
+    const viaHeader = await call(client, 'get_quota');
+    const viaPath = await call(await connect(), 'get_quota');
+    expect(viaHeader.isError).toBeFalsy();
+    expect(viaHeader.structuredContent).toEqual(viaPath.structuredContent);
+
+    const list = { jsonrpc: '2.0', id: 7, method: 'tools/list' };
+    const plain = await post('/mcp', list, { ...MCP_HEADERS, authorization: `Bearer ${key}` });
+    expect([plain.status, plain.body.id, plain.body.result.tools.length]).toEqual([200, 7, tools.length]);
+
+    const unknown = await post('/mcp', list, { ...MCP_HEADERS, authorization: `Bearer sk_live_${'y'.repeat(40)}` });
+    expect([unknown.status, unknown.body.error.data]).toEqual([401, { code: 'INVALID_API_KEY' }]);
+    for (const authorization of [undefined, `Basic ${Buffer.from('u:p').toString('base64')}`, 'Bearer']) {
+      const res = await post('/mcp', list, authorization ? { ...MCP_HEADERS, authorization } : MCP_HEADERS);
+      expect([authorization, res.status, res.body.error.data]).toEqual([authorization, 401, { code: 'UNAUTHENTICATED' }]);
+      expect(res.body.error.message).toMatch(/Authorization: Bearer <API_KEY>/);
+    }
+    const get = await fetch(`${t.baseUrl}/mcp`, { headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream' } });
+    expect([get.status, get.headers.get('allow')]).toEqual([405, 'POST']);
+
+    // Browser-based clients may send the header: the preflight allows it.
+    const preflight = await fetch(`${t.baseUrl}/mcp`, {
+      method: 'OPTIONS',
+      headers: { origin: ALLOWED_ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('authorization');
   });
 });

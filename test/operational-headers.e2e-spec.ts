@@ -60,12 +60,16 @@ describe('X-Organization-ID and the OpenAPI declaration of the operational heade
 
     it('declares 409, 422 and 429 on POST /v1/screenshot, with the rate-limit headers, Retry-After and Idempotency-Replayed', () => {
       const responses = doc.paths['/v1/screenshot'].post.responses;
-      const codes = { '409': 'IDEMPOTENCY_IN_FLIGHT', '422': 'IDEMPOTENCY_KEY_REUSED', '429': 'PLAN_QUOTA_EXCEEDED' };
+      const codes = {
+        '409': ['IDEMPOTENCY_IN_FLIGHT'],
+        '422': ['IDEMPOTENCY_KEY_REUSED'],
+        '429': ['PLAN_QUOTA_EXCEEDED', 'TOO_MANY_PENDING_JOBS', 'RATE_LIMITED'],
+      };
       for (const [status, code] of Object.entries(codes)) {
         // The envelope, with `code` narrowed to the status's codes.
         const [envelope, narrowed] = responses[status].content['application/json'].schema.allOf;
         expect(envelope.$ref).toBe('#/components/schemas/ErrorEnvelopeDto');
-        expect(narrowed.properties.code.enum).toEqual([code]);
+        expect(narrowed.properties.code.enum).toEqual(code);
         expect(Object.keys(responses[status].headers)).toEqual(expect.arrayContaining(rateLimit));
       }
       expect(responses['409'].description).toContain('IDEMPOTENCY_IN_FLIGHT');
@@ -78,14 +82,15 @@ describe('X-Organization-ID and the OpenAPI declaration of the operational heade
       expect(Object.keys(responses['401'].headers)).toEqual(['X-Request-ID']);
     });
 
-    it('declares the rate-limit headers on GET /v1/screenshot/{id}, which answers neither 409, 422 nor 429', () => {
+    it('declares the rate-limit headers on GET /v1/screenshot/{id}, which answers neither 409 nor 422, and 429 only RATE_LIMITED', () => {
       const op = doc.paths['/v1/screenshot/{id}'].get;
       expect(header(op, 'X-Organization-ID')).toBeDefined();
       expect(header(op, 'Idempotency-Key')).toBeUndefined();
       for (const status of ['200', '404']) expect(Object.keys(op.responses[status].headers)).toEqual(expect.arrayContaining(rateLimit));
       expect(op.responses['409']).toBeUndefined();
       expect(op.responses['422']).toBeUndefined();
-      expect(op.responses['429']).toBeUndefined();
+      expect(op.responses['429'].content['application/json'].schema.allOf[1].properties.code.enum).toEqual(['RATE_LIMITED']);
+      expect(op.responses['429'].headers['Retry-After']).toMatchObject({ required: true });
     });
   });
 });

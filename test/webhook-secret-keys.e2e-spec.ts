@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { buildAdminProgram } from '../src/cli/admin-commands';
 import { secretKeyId } from '../src/webhooks/secret-cipher';
@@ -49,6 +49,10 @@ describe('webhook secret key rotation', () => {
     const route = receiver.route('rotation', 204);
     const first = (await t.request('POST', '/v1/webhooks', { key: apiKey, body: { url: route } })).body;
     expect(await sealedOf(t, first.id)).toMatch(new RegExp(`^v1\\.${secretKeyId(oldKey)}\\.`));
+    // A third endpoint mid-rotation: its previous secret still signs, sealed under the old key too.
+    const overlapping = (await t.request('POST', '/v1/webhooks', { key: apiKey, body: { url: receiver.route('overlap', 204) } })).body;
+    const rotated = await t.request('POST', `/v1/webhooks/${overlapping.id}/rotate`, { key: apiKey, body: { expiresInSeconds: 3600 } });
+    expect(rotated.status).toBe(200);
     await t.close();
 
     // 2. New key first, old key still listed: the old secret still signs; new secrets use the new key.
@@ -63,6 +67,9 @@ describe('webhook secret key rotation', () => {
     expect(report.unreadable).not.toContain(first.id);
     expect(report.unreadable).not.toContain(second.id);
     expect(await sealedOf(t, first.id)).toMatch(new RegExp(`^v1\\.${secretKeyId(newKey)}\\.`));
+    const [both] = await t.get(DataSource).query('SELECT secret_sealed, previous_secret_sealed FROM webhook_endpoints WHERE id = $1', [overlapping.id]);
+    expect(both.secret_sealed).toMatch(new RegExp(`^v1\\.${secretKeyId(newKey)}\\.`));
+    expect(both.previous_secret_sealed).toMatch(new RegExp(`^v1\\.${secretKeyId(newKey)}\\.`));
     expect((await reseal(t)).resealed).toBe(0);
     await t.close();
 
@@ -70,6 +77,14 @@ describe('webhook secret key rotation', () => {
     t = await start({ WEBHOOK_SECRET_KEY: newKey.toString('hex') });
     await pingVerifies(t, apiKey, first.id, 'rotation', first.secret);
     await pingVerifies(t, apiKey, second.id, 'rotation', second.secret);
+    // The overlapping endpoint signs with both of its secrets, each still readable.
+    expect((await t.request('POST', `/v1/webhooks/${overlapping.id}/test`, { key: apiKey })).status).toBe(202);
+    const [overlapPing] = await receiver.waitFor('overlap', 1, 20_000);
+    const timestamp = String(overlapPing.headers['webhook-timestamp']);
+    const signature = String(overlapPing.headers['webhook-signature']);
+    for (const secret of [rotated.body.secret, overlapping.secret]) {
+      expect(signature).toContain(`v1=${createHmac('sha256', secret).update(`${timestamp}.${overlapPing.body}`).digest('hex')}`);
+    }
   });
 
   it('webhook:reseal without a configured key fails with a clear error and changes nothing', async () => {

@@ -74,9 +74,12 @@ describe('webhooks', () => {
       url,
       events: ['screenshot.completed'],
       description: 'prod',
+      enabled: true,
+      disabledReason: null,
+      signatureScheme: 'glimpse-v1',
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updatedAt: expect.any(String),
-      secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43}$/),
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
     });
     expect((created as any).updatedAt).toBe((created as any).createdAt);
     const defaults = await createEndpoint(url);
@@ -86,7 +89,7 @@ describe('webhooks', () => {
     expect(list.status).toBe(200);
     const mine = list.body.data.filter((e: any) => e.id === created.id || e.id === defaults.id);
     expect(mine.map((e: any) => e.id)).toEqual([created.id, defaults.id]);
-    expect(Object.keys(mine[0]).sort()).toEqual(['createdAt', 'description', 'events', 'id', 'updatedAt', 'url']);
+    expect(Object.keys(mine[0]).sort()).toEqual(['createdAt', 'description', 'disabledReason', 'enabled', 'events', 'id', 'signatureScheme', 'updatedAt', 'url']);
     expect(JSON.stringify(list.body)).not.toContain(created.secret);
 
     // Encrypted at rest (WEBHOOK_SECRET_KEY is set): the column does not hold the secret.
@@ -397,6 +400,21 @@ describe('webhook targets under the SSRF guard (https only, private ranges block
       expect([url, res.status, res.body.code]).toEqual([url, 400, 'TARGET_NOT_ALLOWED']);
     }
     expect((await t.request('GET', '/v1/webhooks', { key })).body.data).toEqual([]);
+  });
+
+  it('applies the same rule to PATCH url and leaves the endpoint unchanged', async () => {
+    resolvesTo = '93.184.216.34';
+    const created = await t.request('POST', '/v1/webhooks', { key, body: { url: 'https://hooks.example.test/patch' } });
+    expect(created.status).toBe(201);
+    for (const url of ['https://10.1.2.3/x', 'http://hooks.example.test/x']) {
+      const res = await t.request('PATCH', `/v1/webhooks/${created.body.id}`, { key, body: { url } });
+      expect([url, res.status, res.body.code]).toEqual([url, 400, 'TARGET_NOT_ALLOWED']);
+    }
+    resolvesTo = '10.9.9.9';
+    const rebound = await t.request('PATCH', `/v1/webhooks/${created.body.id}`, { key, body: { url: 'https://moved.example.test/x' } });
+    expect([rebound.status, rebound.body.code]).toEqual([400, 'TARGET_NOT_ALLOWED']);
+    expect((await t.request('GET', '/v1/webhooks', { key })).body.data[0].url).toBe('https://hooks.example.test/patch');
+    expect((await t.request('DELETE', `/v1/webhooks/${created.body.id}`, { key })).status).toBe(204);
   });
 
   it('checks the address again at every attempt: a name that now resolves to loopback is not contacted', async () => {

@@ -9,7 +9,7 @@ import { Plan } from './plan';
 export class AccountError extends Error {}
 
 /** Emails are stored and looked up trimmed and lower-cased. */
-function normalizeEmail(email: string): string {
+export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 

@@ -5,7 +5,8 @@ import { AccountsService } from '../accounts/accounts.service';
 import { Plan } from '../accounts/plan';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { Clock } from '../common/clock';
-import { newId } from '../common/ids';
+import { isId, newId } from '../common/ids';
+import { sqlRows } from '../database/sql';
 import { ApiKey } from './api-key.entity';
 import { API_KEY_SECRET_PREFIX, displayPrefix, hashApiKeySecret, newApiKeySecret } from './api-key-secret';
 
@@ -23,6 +24,9 @@ export interface CreatedApiKey {
   prefix: string;
   accountId: string;
 }
+
+/** Granularity of {@link ApiKey.lastUsedAt}, ms. */
+export const LAST_USED_RESOLUTION_MS = 60_000;
 
 /** Thrown by {@link ApiKeysService.revoke} for an unknown key id (CLI-facing). */
 export class ApiKeyNotFoundError extends Error {}
@@ -76,17 +80,52 @@ export class ApiKeysService {
    * `API_KEY_REVOKED` for a revoked one.
    */
   async authenticate(secret: string): Promise<AuthenticatedKey> {
-    // One indexed join on the hot path of every request (no cache: a revocation applies at once).
-    const key: { id: string; accountId: string; revokedAt: Date | null; plan: Plan } | undefined = secret.startsWith(API_KEY_SECRET_PREFIX)
-      ? await this.keys
-          .createQueryBuilder('key')
-          .innerJoin('key.account', 'account')
-          .select(['key.id AS "id"', 'key.accountId AS "accountId"', 'key.revokedAt AS "revokedAt"', 'account.plan AS "plan"'])
-          .where('key.secretHash = :hash', { hash: hashApiKeySecret(secret) })
-          .getRawOne()
-      : undefined;
+    // One indexed join on the hot path of every request, straight on the pool (no cache: a
+    // revocation applies at once).
+    const [key]: ({ id: string; accountId: string; revokedAt: Date | null; lastUsedAt: Date | null; plan: Plan } | undefined)[] =
+      secret.startsWith(API_KEY_SECRET_PREFIX)
+        ? await sqlRows(
+            this.keys.manager.connection,
+            `SELECT k.id, k.account_id AS "accountId", k.revoked_at AS "revokedAt", k.last_used_at AS "lastUsedAt", a.plan
+               FROM api_keys k JOIN accounts a ON a.id = k.account_id
+              WHERE k.secret_hash = $1`,
+            [hashApiKeySecret(secret)],
+          )
+        : [];
     if (!key) throw new ApiError(ErrorCode.INVALID_API_KEY, 401, 'API key not recognised');
     if (key.revokedAt) throw new ApiError(ErrorCode.API_KEY_REVOKED, 401, 'API key has been revoked');
+    await this.touch(key.id, key.lastUsedAt);
     return { apiKeyId: key.id, accountId: key.accountId, plan: key.plan };
+  }
+
+  /**
+   * Records "last used" for the dashboard at most once per {@link LAST_USED_RESOLUTION_MS}, so the hot
+   * path writes once a minute per key, not on every request.
+   */
+  private async touch(keyId: string, lastUsedAt: Date | null): Promise<void> {
+    const now = this.clock.now();
+    if (lastUsedAt && now.getTime() - new Date(lastUsedAt).getTime() < LAST_USED_RESOLUTION_MS) return;
+    await this.keys.update({ id: keyId }, { lastUsedAt: now });
+  }
+
+  /**
+   * Revokes one of the account's keys (the dashboard); null when the account has no such key (the
+   * page answers 404). Idempotent like {@link revoke}.
+   */
+  async revokeOwn(accountId: string, keyId: string): Promise<ApiKey | null> {
+    const key = isId('apiKey', keyId) ? await this.keys.findOneBy({ id: keyId, accountId }) : null;
+    return key ? this.revoke(key.id) : null;
+  }
+
+  /**
+   * The caller identity of one of the account's active keys, for work the dashboard does on a key's
+   * behalf (the playground's captures count against that key like the API). Null when the key is not
+   * the account's or is revoked.
+   */
+  async callerFor(accountId: string, keyId: string): Promise<AuthenticatedKey | null> {
+    const key = isId('apiKey', keyId)
+      ? await this.keys.findOne({ where: { id: keyId, accountId }, relations: { account: true } })
+      : null;
+    return key && !key.revokedAt && key.account ? { apiKeyId: key.id, accountId, plan: key.account.plan } : null;
   }
 }

@@ -228,7 +228,11 @@ export class BrowserPool implements OnApplicationShutdown {
       browser = await chromium.launch({
         executablePath,
         headless: true,
-        args: [...CHROMIUM_ARGS, `--proxy-server=http://${proxy}`, '--proxy-bypass-list=<-loopback>'],
+        args: CHROMIUM_ARGS,
+        // Playwright's proxy option (it adds `--proxy-bypass-list=<-loopback>`, so loopback goes through
+        // the proxy too) rather than a bare `--proxy-server` flag: requests Playwright makes for the
+        // page (`route.fetch`, used by the `headers` option) then take the same proxy.
+        proxy: { server: `http://${proxy}` },
       });
     } catch (err) {
       this.logger.error(`Could not launch ${executablePath}: ${(err as Error).message}`);

@@ -2,6 +2,8 @@ import { INestApplicationContext } from '@nestjs/common';
 import { Command, InvalidArgumentError } from 'commander';
 import { AccountsService } from '../accounts/accounts.service';
 import { isPlan, Plan, PLANS } from '../accounts/plan';
+import { USER_ROLES, UserRole } from '../accounts/user.entity';
+import { UsersService } from '../accounts/users.service';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { QuotaService } from '../quota/quota.service';
 import { WebhooksService } from '../webhooks/webhooks.service';
@@ -14,10 +16,16 @@ function parsePlan(value: string): Plan {
   return value;
 }
 
+function parseRole(value: string): UserRole {
+  if (!(USER_ROLES as readonly string[]).includes(value)) throw new InvalidArgumentError(`must be one of ${USER_ROLES.join(', ')}`);
+  return value as UserRole;
+}
+
 /**
  * The admin commands of CONTRACT.md, "Admin CLI": `account:create`, `account:plan`, `key:create`,
- * `key:revoke`, `key:list`, and `webhook:reseal` (README, "Webhooks": key rotation). `app` is resolved
- * lazily so `--help` needs no database.
+ * `key:revoke`, `key:list`, `webhook:reseal` (README, "Webhooks": key rotation), and the dashboard's
+ * `user:create` and `user:reset-password` (CONTRACT.md, "Dashboard"). `app` is resolved lazily so
+ * `--help` needs no database.
  */
 export function buildAdminProgram(app: () => Promise<INestApplicationContext>, print: (json: boolean) => Printer): Command {
   const program = new Command('glimpse').description('Glimpse admin CLI').option('--json', 'print one JSON object on stdout');
@@ -97,6 +105,27 @@ export function buildAdminProgram(app: () => Promise<INestApplicationContext>, p
         `Re-sealed ${report.resealed} signing secret(s); ${report.alreadyCurrent} already current.` +
         (report.unreadable.length ? `\nNo configured key opens the secrets of: ${report.unreadable.join(', ')} (rotate them).` : '');
       out()(report, text);
+    });
+
+  program
+    .command('user:create')
+    .description('create a dashboard user and print a one-time set-password link (valid 24 h)')
+    .requiredOption('--account <idOrEmail>', 'account id or email')
+    .requiredOption('--email <email>', "the user's email (sign-in name)")
+    .option('--role <role>', `one of ${USER_ROLES.join(', ')}`, parseRole, 'owner' as UserRole)
+    .action(async (opts: { account: string; email: string; role: UserRole }) => {
+      const user = await (await app()).get(UsersService).create(opts.account, opts.email, opts.role);
+      const json = { id: user.id, email: user.email, accountId: user.accountId, role: user.role, setPasswordUrl: user.setPasswordUrl };
+      out()(json, `Created ${user.role} ${user.email} (${user.id}) in ${user.accountId}. Set a password within 24 h at:\n${user.setPasswordUrl}`);
+    });
+
+  program
+    .command('user:reset-password')
+    .description('print a one-time set-password link for a dashboard user (valid 24 h)')
+    .requiredOption('--email <email>', "the user's email")
+    .action(async (opts: { email: string }) => {
+      const link = await (await app()).get(UsersService).resetPasswordLink(opts.email);
+      out()(link, `Set a new password within 24 h at:\n${link.setPasswordUrl}`);
     });
 
   return program;

@@ -78,6 +78,12 @@ export function bodyParsingMiddleware() {
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
       return sendError(res, requestIdOf(req), new ApiError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, 415, 'Unsupported body encoding'));
     }
+    // Any other client-side read failure (a body that does not inflate as its Content-Encoding says,
+    // an aborted upload, a length that does not match): the body is unreadable, not a server fault.
+    const status = (err as { status?: number }).status;
+    if (status !== undefined && status >= 400 && status < 500) {
+      return sendError(res, requestIdOf(req), new ApiError(ErrorCode.INVALID_JSON, 400, 'Request body could not be read (check Content-Encoding and Content-Length)'));
+    }
     next(err);
   };
   const parseJson = express.json({ limit: JSON_BODY_LIMIT_BYTES, verify: requireUtf8 });

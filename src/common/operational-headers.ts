@@ -52,7 +52,12 @@ export const AUTHENTICATED_RESPONSE_HEADERS: HeadersObject = { ...REQUEST_ID_RES
 
 /** `Retry-After`: only on a 429. */
 export const RETRY_AFTER_RESPONSE_HEADER: HeadersObject = {
-  [HEADER.retryAfter]: { description: 'Seconds until the monthly quota resets', required: true, schema: { type: 'integer', minimum: 1 } },
+  [HEADER.retryAfter]: {
+    description:
+      'Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`)',
+    required: true,
+    schema: { type: 'integer', minimum: 1 },
+  },
 };
 
 /** `Retry-After` on a 503 `SERVICE_UNAVAILABLE` (CONTRACT.md, "Rate limits and back-pressure"). */

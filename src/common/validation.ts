@@ -1,16 +1,61 @@
 import { ValidationPipe } from '@nestjs/common';
 import { Transform } from 'class-transformer';
 import { ValidateBy, ValidationError, ValidationOptions } from 'class-validator';
+import type { z } from 'zod';
 import { ApiError, FieldError } from './api-error';
 import { assertAcceptableBody } from './request-body-rules';
 
-/** Flattens class-validator errors into `details.fields` entries with dotted paths (`items.0.url`). */
+/** A field path: `parent.name`, or `parent[3]` for an array index (CONTRACT.md, "Batches": `items[3].url`). */
+function fieldPath(parent: string, segment: string | number): string {
+  if (typeof segment === 'number' || /^\d+$/.test(segment)) return `${parent}[${segment}]`;
+  return parent ? `${parent}.${segment}` : segment;
+}
+
+/**
+ * Flattens class-validator errors into `details.fields` entries with paths such as `items[0].url`; a
+ * {@link MatchesSchema} failure names the exact nested field (`clip.width`, `cookies[1].name`).
+ */
 export function toFieldErrors(errors: ValidationError[], parent = ''): FieldError[] {
   return errors.flatMap((e) => {
-    const field = parent ? `${parent}.${e.property}` : e.property;
-    const own = Object.values(e.constraints ?? {}).map((message) => ({ field, message }));
+    const field = fieldPath(parent, e.property);
+    const schema = e.constraints?.[MATCHES_SCHEMA] && e.target ? schemaOf(e.target, e.property) : undefined;
+    const own = schema
+      ? schemaIssues(schema, e.value).map((issue) => ({ field: issue.path.reduce<string>((p, s) => fieldPath(p, String(s)), field), message: issue.message }))
+      : Object.values(e.constraints ?? {}).map((message) => ({ field, message }));
     return [...own, ...toFieldErrors(e.children ?? [], field)];
   });
+}
+
+const MATCHES_SCHEMA = 'matchesSchema';
+const SCHEMA_METADATA = Symbol('matchesSchema');
+
+function schemaOf(target: object, property: string): z.ZodType | undefined {
+  return Reflect.getMetadata(SCHEMA_METADATA, target, property) as z.ZodType | undefined;
+}
+
+function schemaIssues(schema: z.ZodType, value: unknown): { path: PropertyKey[]; message: string }[] {
+  const result = schema.safeParse(value);
+  return result.success ? [] : result.error.issues.map((i) => ({ path: i.path, message: i.message }));
+}
+
+/**
+ * Validates a property with a zod schema (the capture options' single source of rules, issue 11); a
+ * failure becomes one `details.fields` entry per issue, named down to the nested field.
+ */
+export function MatchesSchema(schema: z.ZodType, options?: ValidationOptions): PropertyDecorator {
+  return (target, property) => {
+    Reflect.defineMetadata(SCHEMA_METADATA, schema, target, property);
+    ValidateBy(
+      {
+        name: MATCHES_SCHEMA,
+        validator: {
+          validate: (value: unknown) => schema.safeParse(value).success,
+          defaultMessage: (args) => schemaIssues(schema, args?.value)[0]?.message ?? 'is invalid',
+        },
+      },
+      options,
+    )(target, property as string);
+  };
 }
 
 /**
@@ -32,6 +77,8 @@ export function createValidationPipe() {
     forbidNonWhitelisted: true,
     transform: true,
     stopAtFirstError: true,
+    // Target and value let toFieldErrors name the nested field of a MatchesSchema failure; they never leave the server.
+    validationError: { target: true, value: true },
     exceptionFactory: (errors) => ApiError.validation(toFieldErrors(errors)),
   });
 }

@@ -45,6 +45,7 @@ class EnvironmentVariables {
   @IsString() @Matches(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, { message: 'must be a comma-separated list of seconds' })
   WEBHOOK_RETRY_DELAYS = '60,300,1800,7200,43200';
   @Transform(toInt) @IsInt() @Min(100) @Max(120000) WEBHOOK_TIMEOUT_MS = 15000;
+  @Transform(toInt) @IsInt() @Min(1) @Max(31536000) WEBHOOK_DISABLE_AFTER_S = 432000;
   @IsOptional() @IsString()
   @Matches(SECRET_KEY_PATTERN, { message: 'must be 32 bytes as 64 hex characters or base64 (44 characters)' })
   WEBHOOK_SECRET_KEY?: string;
@@ -52,6 +53,8 @@ class EnvironmentVariables {
   @IsOptional() @IsString()
   @Matches(/^\s*[^,\s]+(\s*,\s*[^,\s]+)*\s*$/, { message: 'must be a comma-separated list of keys' })
   WEBHOOK_SECRET_KEYS?: string;
+  @Transform(toInt) @IsInt() @Min(0) @Max(100000) RATE_LIMIT_PER_SECOND = 0;
+  @Transform(toInt) @IsInt() @Min(1) @Max(100000000) MAX_PENDING_JOBS_PER_ACCOUNT = 10000;
   /** `production` requires a webhook secret key; any other value (development, test) does not. */
   @IsOptional() @IsString() NODE_ENV?: string;
   @Transform(toInt) @IsInt() @Min(1) @Max(3650) RESULT_TTL_DAYS = 30;
@@ -61,10 +64,17 @@ class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(1) @Max(32) CAPTURE_CONCURRENCY = 2;
   @Transform(toInt) @IsInt() @Min(0) @Max(32) CAPTURE_WARM_CONTEXTS = 2;
   @Transform(toInt) @IsInt() @Min(1) @Max(1000000) CAPTURE_BROWSER_RECYCLE_AFTER = 500;
-  /** Comma-separated origins (`https://host[:port]`) whose browser requests may reach `/mcp/<API_KEY>`. */
+  /** Comma-separated origins (`https://host[:port]`) whose browser requests may reach the MCP endpoint. */
   @IsString() MCP_ALLOWED_ORIGINS = '';
   /** Bound on waiting for PostgreSQL or Redis within a request (CONTRACT.md, "Rate limits and back-pressure"). */
   @Transform(toInt) @IsInt() @Min(100) @Max(60000) DEPENDENCY_TIMEOUT_MS = 5000;
+  @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  DASHBOARD_URL?: string;
+  @Transform(toBool) @IsBoolean() DASHBOARD_SIGNUP = false;
+  @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  OIDC_ISSUER?: string;
+  @IsOptional() @IsString() OIDC_CLIENT_ID?: string;
+  @IsOptional() @IsString() OIDC_CLIENT_SECRET?: string;
   @IsIn(['error', 'warn', 'log', 'debug', 'verbose']) LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
 }
 
@@ -91,12 +101,24 @@ export interface AppConfig {
   webhookRetryDelaysS: number[];
   webhookTimeoutMs: number;
   /**
+   * An endpoint without a successful attempt for this many seconds, with an `exhausted` delivery in
+   * that time, is disabled with reason `failing` (CONTRACT.md "Webhooks", default 432,000: 5 days).
+   */
+  webhookDisableAfterS: number;
+  /**
    * AES-256-GCM keys (32 bytes each) for webhook signing secrets at rest, newest first: the first seals,
    * every one opens (rotation). From `WEBHOOK_SECRET_KEYS` (comma-separated) or `WEBHOOK_SECRET_KEY`
    * (one key), 64 hex characters or base64 each. Empty when neither is set: secrets are then stored
    * unencrypted and a warning is logged at start-up (see README, "Webhooks"); refused in production.
    */
   webhookSecretKeys: Buffer[];
+  /**
+   * Requests per second per API key on `/v1/*` and the MCP endpoint, shared through Redis, bursts up to
+   * twice that; 0: off (CONTRACT.md, "Rate limits and back-pressure").
+   */
+  rateLimitPerSecond: number;
+  /** Capture jobs and runs not yet ended that one account may have; more is 429 `TOO_MANY_PENDING_JOBS`. */
+  maxPendingJobsPerAccount: number;
   /** `NODE_ENV=production`: stricter start-up checks (a webhook secret key is required). */
   production: boolean;
   resultTtlDays: number;
@@ -120,6 +142,18 @@ export interface AppConfig {
    * PostgreSQL and the reconciler queues it (CONTRACT.md, "Rate limits and back-pressure").
    */
   dependencyTimeoutMs: number;
+  /**
+   * Base of dashboard links (set-password, invites) from `DASHBOARD_URL`, without a trailing slash;
+   * null means `{publicBaseUrl}/dashboard` (see {@link dashboardUrlOf}).
+   */
+  dashboardUrl: string | null;
+  /** `DASHBOARD_SIGNUP=true`: anyone may create an account (plan `free`) at `/dashboard/signup`. */
+  dashboardSignup: boolean;
+  /**
+   * OpenID Connect sign-in to the dashboard (`OIDC_ISSUER`, `OIDC_CLIENT_ID`, `OIDC_CLIENT_SECRET`, all
+   * three or none); users are matched by their verified email. Null when not configured.
+   */
+  oidc: { issuer: string; clientId: string; clientSecret: string } | null;
   /**
    * Origins (`scheme://host[:port]`, lower case, no trailing slash) allowed to call the MCP endpoint from
    * a browser; a request with any other `Origin` header is refused with 403. Empty: only requests
@@ -159,6 +193,8 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
   }
   const mcpAllowedOrigins = parseOrigins(raw.MCP_ALLOWED_ORIGINS ?? '');
   if (typeof mcpAllowedOrigins === 'string') problems.push(`MCP_ALLOWED_ORIGINS=${JSON.stringify(env.MCP_ALLOWED_ORIGINS)}: ${mcpAllowedOrigins}`);
+  const oidcSet = [raw.OIDC_ISSUER, raw.OIDC_CLIENT_ID, raw.OIDC_CLIENT_SECRET].filter(Boolean).length;
+  if (oidcSet > 0 && oidcSet < 3) problems.push('OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET: set all three to enable OpenID Connect sign-in, or none');
   if (problems.length) throw new ConfigError(problems);
   return {
     port: raw.PORT,
@@ -172,8 +208,11 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
     webhookAllowHttp: raw.WEBHOOK_ALLOW_HTTP,
     webhookRetryDelaysS: raw.WEBHOOK_RETRY_DELAYS.split(',').map((s) => Number(s.trim())),
     webhookTimeoutMs: raw.WEBHOOK_TIMEOUT_MS,
+    webhookDisableAfterS: raw.WEBHOOK_DISABLE_AFTER_S,
     webhookSecretKeys,
     production,
+    rateLimitPerSecond: raw.RATE_LIMIT_PER_SECOND,
+    maxPendingJobsPerAccount: raw.MAX_PENDING_JOBS_PER_ACCOUNT,
     resultTtlDays: raw.RESULT_TTL_DAYS,
     legacyFreeCap: raw.LEGACY_FREE_CAP,
     workerMode: raw.WORKER_MODE,
@@ -183,6 +222,9 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
     captureBrowserRecycleAfter: raw.CAPTURE_BROWSER_RECYCLE_AFTER,
     logLevel: raw.LOG_LEVEL,
     dependencyTimeoutMs: raw.DEPENDENCY_TIMEOUT_MS,
+    dashboardUrl: raw.DASHBOARD_URL ? raw.DASHBOARD_URL.replace(/\/+$/, '') : null,
+    dashboardSignup: raw.DASHBOARD_SIGNUP,
+    oidc: oidcSet === 3 ? { issuer: raw.OIDC_ISSUER as string, clientId: raw.OIDC_CLIENT_ID as string, clientSecret: raw.OIDC_CLIENT_SECRET as string } : null,
     mcpAllowedOrigins: mcpAllowedOrigins as string[],
   };
 }
@@ -237,6 +279,11 @@ function parseOrigins(list: string): string[] | string {
     origins.push(url.origin);
   }
   return origins;
+}
+
+/** Base URL of the dashboard for links (CONTRACT.md, "Dashboard"): `DASHBOARD_URL` or `{PUBLIC_BASE_URL}/dashboard`. */
+export function dashboardUrlOf(config: Pick<AppConfig, 'dashboardUrl' | 'publicBaseUrl'>): string {
+  return config.dashboardUrl ?? `${config.publicBaseUrl}/dashboard`;
 }
 
 /** The process's configuration from `process.env`; the only reader of `process.env` in the service. */

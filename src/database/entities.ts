@@ -1,8 +1,13 @@
 import { Account } from '../accounts/account.entity';
+import { PasswordLink } from '../accounts/password-link.entity';
+import { User } from '../accounts/user.entity';
 import { ApiKey } from '../auth/api-key.entity';
+import { DashboardSession } from '../dashboard/dashboard-session.entity';
+import { SignInFailure } from '../dashboard/sign-in-failure.entity';
 import { EventRecord } from '../events/event.entity';
 import { IdempotencyRecord } from '../idempotency/idempotency-record.entity';
 import { QuotaUsage } from '../quota/quota-usage.entity';
+import { QuotaUsageDaily } from '../quota/quota-usage-daily.entity';
 import { QuotaWarning } from '../quota/quota-warning.entity';
 import { ScreenshotJob } from '../screenshots/screenshot-job.entity';
 import { ScreenshotUpload } from '../screenshots/screenshot-upload.entity';
@@ -21,4 +26,9 @@ export const ENTITIES = [
   IdempotencyRecord,
   WebhookEndpoint,
   WebhookDelivery,
+  QuotaUsageDaily,
+  User,
+  PasswordLink,
+  DashboardSession,
+  SignInFailure,
 ];

@@ -1,7 +1,8 @@
-import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { Agent, createServer, IncomingMessage, request as httpRequest, Server, ServerResponse } from 'node:http';
 import { AddressInfo, connect, Socket } from 'node:net';
 import { Duplex } from 'node:stream';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { SsrfGuard, TargetRefusedError, TargetUnresolvedError } from './ssrf-guard';
 
 /**
@@ -35,8 +36,13 @@ const HOP_BY_HOP = new Set([
 /** How many recent failures are remembered for error messages. */
 const FAILURE_MEMORY = 256;
 
-/** Milliseconds an upstream dial may take before the proxy gives up. */
-const CONNECT_TIMEOUT_MS = 15_000;
+/**
+ * How much longer than the navigation timeout (`CAPTURE_TIMEOUT_MS`) an upstream dial may take, ms.
+ * The dial must outlast the navigation, so that a host that never answers fails a capture with the
+ * README's `navigation timed out after … ms`, not an earlier `net::ERR_CONNECTION_TIMED_OUT` (issue 16);
+ * a dial still pending when its page is closed is dropped with the page's connection.
+ */
+const CONNECT_TIMEOUT_MARGIN_MS = 5_000;
 
 /**
  * The SSRF guard on the wire: an HTTP forward proxy on 127.0.0.1 (ephemeral port) that Chromium is
@@ -63,7 +69,15 @@ export class EgressProxy implements OnApplicationShutdown {
   private readonly failures = new Map<string, string>();
   private readonly agent = new Agent({ keepAlive: true, maxFreeSockets: 16 });
 
-  constructor(private readonly guard: SsrfGuard) {}
+  /** Milliseconds an upstream dial, or a plain-HTTP upstream left silent, may take before the proxy gives up (see {@link CONNECT_TIMEOUT_MARGIN_MS}). */
+  private readonly connectTimeoutMs: number;
+
+  constructor(
+    private readonly guard: SsrfGuard,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.connectTimeoutMs = config.captureTimeoutMs + CONNECT_TIMEOUT_MARGIN_MS;
+  }
 
   /** Starts the proxy once; resolves to its address `127.0.0.1:<port>`. */
   start(): Promise<string> {
@@ -135,7 +149,7 @@ export class EgressProxy implements OnApplicationShutdown {
       headers: forwardableHeaders(req.rawHeaders),
       setHost: false,
       agent: this.agent,
-      timeout: CONNECT_TIMEOUT_MS,
+      timeout: this.connectTimeoutMs,
     });
     upstream.on('response', (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardableHeaders(answer.rawHeaders));
@@ -199,7 +213,7 @@ export class EgressProxy implements OnApplicationShutdown {
 
   /** Dials `address:port`; on success sends `greeting` to the client, `head` upstream, and pipes both ways. */
   private pipeTo(host: string, address: string, port: number, client: Duplex, greeting: string | null, head: Buffer): void {
-    const upstream = connect({ host: address, port, timeout: CONNECT_TIMEOUT_MS });
+    const upstream = connect({ host: address, port, timeout: this.connectTimeoutMs });
     this.track(upstream);
     let connected = false;
     upstream.once('connect', () => {

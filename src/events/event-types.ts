@@ -1,6 +1,10 @@
-import type { ImageFormat } from '../capture/image-format';
+import type { ResultFormat } from '../capture/image-format';
 
-/** Event types (spec section 6.1). */
+/**
+ * Event types (spec section 6.1, plus CONTRACT.md "Webhooks": `endpoint.disabled`). Each has an
+ * envelope schema in `src/webhooks/dto/webhook-events.dto.ts`, so it appears under the OpenAPI
+ * document's `webhooks`.
+ */
 export const EVENT_TYPES = [
   'screenshot.completed',
   'screenshot.failed',
@@ -8,6 +12,7 @@ export const EVENT_TYPES = [
   'run.failed',
   'quota.warning',
   'test.ping',
+  'endpoint.disabled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -18,7 +23,7 @@ export interface ScreenshotCompletedData {
   url: string;
   /** Result capability URL. */
   publicUrl: string;
-  format: ImageFormat;
+  format: ResultFormat;
   /** Viewport width, CSS px. */
   width: number;
   /** Viewport height, CSS px. */
@@ -78,6 +83,16 @@ export interface TestPingData {
   message: string;
 }
 
+/** `data` of `endpoint.disabled` (CONTRACT.md "Webhooks", auto-disable). */
+export interface EndpointDisabledData {
+  /** The disabled endpoint (never the one receiving the event). */
+  endpointId: string;
+  url: string;
+  reason: 'failing';
+  /** ISO 8601. */
+  disabledAt: string;
+}
+
 /**
  * The data shape of every event type. `EventsService.publish` takes `EventDataMap[type]`, and the
  * OpenAPI `webhooks` section documents each type with a class that implements the same shape
@@ -90,4 +105,5 @@ export interface EventDataMap {
   'run.failed': RunFailedData;
   'quota.warning': QuotaWarningData;
   'test.ping': TestPingData;
+  'endpoint.disabled': EndpointDisabledData;
 }

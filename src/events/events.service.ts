@@ -45,18 +45,36 @@ export class EventsService {
    * `webhooks` section documents. Throws when the database write fails (nothing is stored then).
    */
   async publish<T extends EventType>(accountId: string, type: T, data: EventDataMap[T]): Promise<EventRecord> {
-    const afterCommit: (() => Promise<void>)[] = [];
-    const event = await this.dataSource.transaction(async (manager) => {
-      const record = manager.create(EventRecord, { id: newId('event'), accountId, type, data, createdAt: this.clock.now() });
-      await manager.save(EventRecord, record);
-      for (const sink of this.sinks) {
-        const after = await sink.fanOut(record, manager);
-        if (after) afterCommit.push(after);
-      }
-      return record;
-    });
-    for (const run of afterCommit) await run();
+    const { event, afterCommit } = await this.dataSource.transaction((manager) => this.publishWithin(manager, accountId, type, data));
+    await afterCommit();
     return event;
+  }
+
+  /**
+   * Stores one event and fans it out inside the caller's transaction, so the event commits or rolls
+   * back with the caller's own change (a job's state and its `screenshot.*` event, for example).
+   * Returns the stored record and the sinks' after-commit work, which the caller runs once its
+   * transaction has committed (it enqueues the webhook deliveries). Throws when a write fails.
+   */
+  async publishWithin<T extends EventType>(
+    manager: EntityManager,
+    accountId: string,
+    type: T,
+    data: EventDataMap[T],
+  ): Promise<{ event: EventRecord; afterCommit: () => Promise<void> }> {
+    const event = manager.create(EventRecord, { id: newId('event'), accountId, type, data, createdAt: this.clock.now() });
+    await manager.insert(EventRecord, event);
+    const pending: (() => Promise<void>)[] = [];
+    for (const sink of this.sinks) {
+      const after = await sink.fanOut(event, manager);
+      if (after) pending.push(after);
+    }
+    return {
+      event,
+      afterCommit: async () => {
+        for (const run of pending) await run();
+      },
+    };
   }
 
   /** The envelope of an event, as receivers see it. */

@@ -14,7 +14,8 @@ export const MCP_SERVER_ERROR = JsonRpcErrorCode.ConnectionClosed;
  * Answers an MCP request that is refused before it reaches the MCP server (wrong key, foreign origin,
  * GET or DELETE, unreadable body) with HTTP `status` and a JSON-RPC error body
  * `{ jsonrpc: "2.0", error: { code, message, data? }, id: null }`; `id` is null because the request is
- * not processed. `contractCode` (CONTRACT.md's error code, when there is one) goes to `error.data.code`.
+ * not processed. `contractCode` (CONTRACT.md's error code, when there is one) goes to `error.data.code`,
+ * with the error's `details` (e.g. `limit`) beside it.
  * The key in the request path is never part of the body.
  */
 export function sendJsonRpcError(
@@ -24,10 +25,11 @@ export function sendJsonRpcError(
   message: string,
   contractCode?: string,
   headers: Record<string, string> = {},
+  details?: Record<string, unknown>,
 ): void {
   const body: Omit<JSONRPCErrorResponse, 'id'> & { id: null } = {
     jsonrpc: JSONRPC_VERSION,
-    error: { code, message, ...(contractCode ? { data: { code: contractCode } } : {}) },
+    error: { code, message, ...(contractCode ? { data: { code: contractCode, ...details } } : {}) },
     id: null,
   };
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);

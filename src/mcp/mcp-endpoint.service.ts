@@ -1,15 +1,18 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Request, Response } from 'express';
+import { bearerToken } from '../auth/api-key.guard';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { ApiError, ErrorCode } from '../common/api-error';
+import { RequestRateLimiter } from '../quota/request-rate-limiter';
 import { JsonRpcErrorCode, MCP_SERVER_ERROR, sendJsonRpcError } from './json-rpc-error';
 import { redactMcpPath } from './mcp-http.middleware';
 import { McpToolsService } from './mcp-tools.service';
 
 /**
- * The MCP endpoint `/mcp/<API_KEY>` (spec sections 4.5 and 5): stateless Streamable HTTP with JSON
- * responses. Each POST is authenticated by the key in its path, then served by a fresh MCP server and
+ * The MCP endpoint (spec sections 4.5 and 5, CONTRACT.md "MCP"): stateless Streamable HTTP with JSON
+ * responses. Each POST is authenticated by the key in its `Authorization: Bearer` header (`POST /mcp`,
+ * preferred: keys stay out of proxy and access logs) or in its path (`/mcp/<API_KEY>`), then served by a fresh MCP server and
  * transport that live as long as that one HTTP exchange. The SDK negotiates the protocol version and
  * checks `Accept` and `Content-Type`. Refusals before the MCP server (401, 405, 500) are JSON-RPC errors.
  */
@@ -20,16 +23,19 @@ export class McpEndpointService {
   constructor(
     private readonly apiKeys: ApiKeysService,
     private readonly tools: McpToolsService,
+    private readonly rateLimiter: RequestRateLimiter,
   ) {}
 
   /**
    * Serves one JSON-RPC POST for the key `secret` (its body already parsed by the MCP middleware).
    * An unknown or revoked key is HTTP 401 with `error.data.code` `INVALID_API_KEY` or `API_KEY_REVOKED`,
-   * and no tool runs. Never throws: unexpected failures are logged (path redacted) and answered 500.
+   * and no tool runs; a key over `RATE_LIMIT_PER_SECOND` is HTTP 429 with `Retry-After` and
+   * `error.data` `{ code: "RATE_LIMITED", limit, windowSeconds }`. Never throws: unexpected failures are logged (path redacted) and answered 500.
    */
   async handlePost(secret: string, req: Request, res: Response): Promise<void> {
     try {
       const caller = await this.apiKeys.authenticate(secret);
+      await this.rateLimiter.consume(caller);
       const server = this.tools.createServer(caller);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => {
@@ -41,6 +47,9 @@ export class McpEndpointService {
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) {
         return sendJsonRpcError(res, 401, MCP_SERVER_ERROR, err.message, err.code);
+      }
+      if (err instanceof ApiError && err.code === ErrorCode.RATE_LIMITED) {
+        return sendJsonRpcError(res, 429, MCP_SERVER_ERROR, err.message, err.code, err.headers, err.details);
       }
       this.logger.error(`${req.method} ${redactMcpPath(req.path)} failed`, (err as Error).stack);
       if (!res.headersSent) sendJsonRpcError(res, 500, JsonRpcErrorCode.InternalError, 'Internal server error', ErrorCode.INTERNAL_ERROR);
@@ -57,8 +66,22 @@ export class McpEndpointService {
     });
   }
 
-  /** `/mcp` without a key: 401 `UNAUTHENTICATED`, telling where the key goes. */
-  rejectMissingKey(res: Response): void {
-    sendJsonRpcError(res, 401, MCP_SERVER_ERROR, 'Put your API key in the path: /mcp/<API_KEY>', ErrorCode.UNAUTHENTICATED);
+  /**
+   * `POST /mcp`: the key comes from `Authorization: Bearer <API_KEY>`, then the request is served as
+   * {@link handlePost} serves it. Without that header (or in another form): 401 `UNAUTHENTICATED`,
+   * telling where the key goes.
+   */
+  async handleHeaderPost(req: Request, res: Response): Promise<void> {
+    const key = bearerToken(req.headers.authorization);
+    if (!key) {
+      return sendJsonRpcError(
+        res,
+        401,
+        MCP_SERVER_ERROR,
+        'Send your API key as "Authorization: Bearer <API_KEY>" (or in the path: /mcp/<API_KEY>)',
+        ErrorCode.UNAUTHENTICATED,
+      );
+    }
+    return this.handlePost(key, req, res);
   }
 }

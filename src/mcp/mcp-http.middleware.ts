@@ -16,7 +16,7 @@ import { JsonRpcErrorCode, MCP_SERVER_ERROR, sendJsonRpcError } from './json-rpc
 export const MCP_BODY_LIMIT_BYTES = 64 * 1024;
 
 /** Request headers a browser-based MCP client sends (answered in CORS preflights). */
-const MCP_REQUEST_HEADERS = ['Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'];
+const MCP_REQUEST_HEADERS = ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'];
 
 /** `/mcp/<key>` with the key replaced, for log lines (the key must never be logged). */
 export function redactMcpPath(path: string): string {

@@ -69,6 +69,10 @@ export class McpToolsService {
           `Viewport: width ${L.width.min}-${L.width.max} px (default ${L.width.default}), height ${L.height.min}-${L.height.max} px ` +
           `(default ${L.height.default}); fullPage captures the whole scrollable page; format png (default), jpeg or webp; ` +
           `delay waits ${L.delayMs.min}-${L.delayMs.max} ms after the page load (default ${L.delayMs.default}). ` +
+          'More options: selector or clip (one element or region), scale (1-3), quality, waitUntil, waitForSelector, hideSelectors, css, javascript, ' +
+          "darkMode, reducedMotion, device (Playwright's device names such as \"iPhone 15\"), userAgent, headers and cookies (sent to the page's own origin), " +
+          'timezone, locale, blockAds, blockTrackers, blockCookieBanners, format pdf with pdf {paper, landscape, printBackground}, and cache with cacheTtl ' +
+          '(reuse a recent identical capture of this account without counting it). ' +
           `Waits up to timeoutSeconds (${SCREENSHOT_WAIT_S.min}-${SCREENSHOT_WAIT_S.max}, default ${SCREENSHOT_WAIT_S.default}) for the capture; ` +
           'if it is not finished by then, returns the id with status pending or processing: call get_screenshot with that id later. ' +
           'Each accepted capture counts one screenshot against the monthly quota of this API key, also when the capture ' +
@@ -164,10 +168,13 @@ export class McpToolsService {
       const note = `The image is ${file.data.length} bytes, more than the ${INLINE_IMAGE_MAX_BYTES} bytes returned inline: download it from url.`;
       return { content: [json, { type: 'text', text: note }], structuredContent: brief };
     }
-    return {
-      content: [{ type: 'image', data: file.data.toString('base64'), mimeType: file.contentType }, json],
-      structuredContent: brief,
-    };
+    const data = file.data.toString('base64');
+    // A PDF is not an image: it is returned as an embedded resource (MCP `resource` content with a blob).
+    const result: CallToolResult['content'][number] =
+      job.format === 'pdf'
+        ? { type: 'resource', resource: { uri: job.url as string, mimeType: file.contentType, blob: data } }
+        : { type: 'image', data, mimeType: file.contentType };
+    return { content: [result, json], structuredContent: brief };
   }
 
   /** Runs a tool body; an {@link ApiError} becomes an error result `<CODE>: <message>`, anything else `INTERNAL_ERROR`. */

@@ -4,14 +4,20 @@ import type { Request, Response } from 'express';
 import { McpEndpointService } from './mcp-endpoint.service';
 
 /**
- * Routes of the MCP endpoint `{base_url}/mcp/<API_KEY>` (outside `/v1`, not in the OpenAPI document:
- * its protocol is MCP over JSON-RPC). Origin check, CORS and body parsing run before, in
+ * Routes of the MCP endpoint (outside `/v1`, not in the OpenAPI document: its protocol is MCP over
+ * JSON-RPC): `POST /mcp` with `Authorization: Bearer <API_KEY>` (preferred, CONTRACT.md "MCP") and the
+ * spec's `{base_url}/mcp/<API_KEY>`. Origin check, CORS and body parsing run before, in
  * {@link McpHttpMiddleware}.
  */
 @ApiExcludeController()
 @Controller('mcp')
 export class McpController {
   constructor(private readonly endpoint: McpEndpointService) {}
+
+  @Post()
+  postWithHeader(@Req() req: Request, @Res() res: Response): Promise<void> {
+    return this.endpoint.handleHeaderPost(req, res);
+  }
 
   @Post(':key')
   post(@Param('key') key: string, @Req() req: Request, @Res() res: Response): Promise<void> {
@@ -24,7 +30,7 @@ export class McpController {
   }
 
   @All()
-  missingKey(@Res() res: Response): void {
-    this.endpoint.rejectMissingKey(res);
+  otherMethodWithoutKey(@Res() res: Response): void {
+    this.endpoint.rejectMethod(res);
   }
 }

@@ -8,7 +8,7 @@ import { McpEndpointService } from './mcp-endpoint.service';
 import { McpHttpMiddleware } from './mcp-http.middleware';
 import { McpToolsService } from './mcp-tools.service';
 
-/** The MCP endpoint for AI agents at `/mcp/<API_KEY>` and its tools. */
+/** The MCP endpoint for AI agents (`POST /mcp` with `Authorization: Bearer <API_KEY>`, or `/mcp/<API_KEY>`) and its tools. */
 @Module({
   imports: [AuthModule, QuotaModule, ScreenshotsModule, StorageModule],
   controllers: [McpController],

@@ -1,7 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { IsBoolean, IsInt, IsOptional, IsString, Max, Min, validateSync } from 'class-validator';
 import { z } from 'zod';
-import { CAPTURE_LIMITS, CAPTURE_OPTION_FIELDS } from '../capture/capture-options';
+import { CAPTURE_LIMITS, CAPTURE_OPTION_FIELDS, captureOptionJsonSchema, CaptureOptionName } from '../capture/capture-options';
 import { ApiError } from '../common/api-error';
 import { assertAcceptableBody } from '../common/request-body-rules';
 import { toFieldErrors } from '../common/validation';
@@ -68,7 +68,7 @@ export const TAKE_SCREENSHOT_INPUT_SCHEMA = advertisedObject({
     { type: 'string', format: 'uri', maxLength: L.urlMaxLength, description: `Absolute http(s) URL of the page to capture (at most ${L.urlMaxLength} characters).` },
     true,
   ),
-  ...Object.fromEntries(Object.entries(CAPTURE_OPTION_FIELDS).map(([name, schema]) => [name, advertised({ ...schema })])),
+  ...Object.fromEntries(Object.keys(CAPTURE_OPTION_FIELDS).map((name) => [name, advertised(captureOptionJsonSchema(name as CaptureOptionName))])),
   timeoutSeconds: advertised({
     type: 'integer',
     minimum: SCREENSHOT_WAIT_S.min,

@@ -1,5 +1,6 @@
 import type { OpenAPIObject, OperationObject, ParameterObject, ReferenceObject, SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { errorResponseOptions } from '../common/api-error-responses.decorator';
+import type { ErrorCode } from '../common/api-error';
 import {
   HEADER,
   IDEMPOTENCY_REPLAYED_RESPONSE_HEADER,
@@ -27,6 +28,8 @@ const BEFORE_AUTHENTICATION = new Set(['401']);
  *   rate-limit interceptor sets them whenever the key is known;
  * - 400 `INVALID_ORGANIZATION_ID` on every operation taking `X-Organization-ID` (a global middleware
  *   checks it), added to the operation's 400 codes or as a 400 of its own;
+ * - 429 `RATE_LIMITED` on every authenticated operation (the global per-second rate limit,
+ *   `RATE_LIMIT_PER_SECOND`), added to the operation's 429 codes or as a 429 of its own;
  * - `Retry-After` on every 429;
  * - 503 `SERVICE_UNAVAILABLE` (with `Retry-After`) on every authenticated operation: the API key is
  *   checked in PostgreSQL, so any of them answers it while PostgreSQL is unreachable (CONTRACT.md,
@@ -41,6 +44,7 @@ export function addOperationalHeaders(doc: OpenAPIObject): void {
     const names = parameters.filter((p): p is ParameterObject => !isReference(p)).map((p) => p.name.toLowerCase());
     if (names.includes('x-organization-id')) addErrorCode(operation, 400, 'INVALID_ORGANIZATION_ID');
     const authenticated = (operation.security ?? doc.security ?? []).some((requirement) => Object.keys(requirement).length > 0);
+    if (authenticated) addRateLimitedCode(operation);
     if (!names.includes('x-request-id')) {
       parameters.push({
         name: HEADER.requestId,
@@ -89,6 +93,22 @@ function addErrorCode(operation: OperationObject, status: 400, code: 'INVALID_OR
     codeSchema.enum = [...codeSchema.enum, code];
     existing.description = `${existing.description}, ${code}`;
   }
+}
+
+/** Makes `RATE_LIMITED` one of the 429 codes of `operation` (rebuilding its 429 with the per-code `details`). */
+function addRateLimitedCode(operation: OperationObject): void {
+  const responses = (operation.responses ??= {});
+  const existing = responses['429'];
+  if (existing && isReference(existing)) return;
+  const schema = existing?.content?.['application/json']?.schema as SchemaObject | undefined;
+  const codes = (((schema?.allOf?.[1] as SchemaObject | undefined)?.properties?.code as SchemaObject | undefined)?.enum ?? []) as ErrorCode[];
+  if (codes.includes('RATE_LIMITED')) return;
+  const { description, headers, schema: rebuilt, example } = errorResponseOptions({
+    status: 429,
+    codes: [...codes, 'RATE_LIMITED'],
+    ...(codes.length ? {} : { description: 'Too many requests per second for this API key; retry after `Retry-After` seconds' }),
+  });
+  responses['429'] = { description, headers, content: { 'application/json': { schema: rebuilt, example } } };
 }
 
 /** Every operation object under `paths`. */

@@ -74,4 +74,10 @@ export const WEBHOOK_EVENT_EXAMPLES: { readonly [K in EventType]: EventEnvelope<
     createdAt: '2026-11-20T12:00:00.000Z',
     data: { endpointId: 'we_4fQx9LmZ2pRt7YvB1nKc3sDw', message: 'Test event from Glimpse' },
   },
+  'endpoint.disabled': {
+    id: 'evt_6cZ7hT2mK8pQ4xW1vB8nR3sL',
+    type: 'endpoint.disabled',
+    createdAt: '2026-11-25T12:00:00.000Z',
+    data: { endpointId: 'we_4fQx9LmZ2pRt7YvB1nKc3sDw', url: 'https://example.com/hooks/glimpse', reason: 'failing', disabledAt: '2026-11-25T12:00:00.000Z' },
+  },
 };

@@ -2,16 +2,23 @@ import type { OpenAPIObject, ParameterObject, PathItemObject, SchemaObject } fro
 
 /** How receivers verify a delivery (spec section 6.3); the description of the `webhooks` tag. */
 export const SIGNATURE_SCHEME = [
-  'Glimpse POSTs each event, as JSON, to the endpoints subscribed to its type (`["*"]` means every type, including future ones).',
+  'Glimpse POSTs each event, as JSON, to the enabled endpoints subscribed to its type (`["*"]` means every type, including future ones).',
   '',
-  '**Verifying a delivery** (the `v1` scheme, the one Stripe uses):',
+  '**Verifying a delivery**, scheme `glimpse-v1` (the default; Stripe’s scheme, so Stripe’s verifier accepts it):',
   '1. Read `Webhook-Signature: t=<unix_seconds>,v1=<hex>` and keep the raw request body exactly as received.',
   '2. Compute HMAC-SHA256, keyed with the endpoint’s signing secret (the whole `whsec_…` string), over `<t>.<raw body>`; hex-encode it.',
-  '3. Compare with `v1` in constant time; reject when `t` differs from your clock by more than 300 seconds.',
-  '4. After verification the body’s `type` is authoritative. Deliveries may arrive out of order or more than once: process idempotently, keyed on `Webhook-Id`.',
-  '5. Answer 2xx within 5 seconds and do the work asynchronously. A non-2xx answer, a network failure or 15 s without an answer schedules a retry: up to 6 attempts, after 1 min, 5 min, 30 min, 2 h and 12 h. Each attempt is signed afresh (new timestamp, same `Webhook-Id`).',
+  '3. Compare with each `v1` in constant time (during a rotation overlap there is one per valid secret, newest first); reject when `t` differs from your clock by more than 300 seconds.',
   '',
-  'Ignore event types you do not know. The TypeScript SDK exports a verifier.',
+  'Scheme `standard-webhooks` (chosen per endpoint with `signatureScheme`): `Webhook-Signature: v1,<base64>` (space-separated, one per valid secret), the base64 ' +
+    'HMAC-SHA256 over `<Webhook-Id>.<Webhook-Timestamp>.<raw body>` keyed with the base64-decoded part of the secret after `whsec_`, as the ' +
+    'Standard Webhooks specification defines; its libraries verify it in every language.',
+  '',
+  'Then, whatever the scheme:',
+  '1. After verification the body’s `type` is authoritative. Deliveries may arrive out of order or more than once: process idempotently, keyed on `Webhook-Id`.',
+  '2. Answer 2xx within 5 seconds and do the work asynchronously. A non-2xx answer (3xx included: redirects are not followed), a network failure or 15 s without an answer schedules a retry: up to 6 attempts, after 1 min, 5 min, 30 min, 2 h and 12 h. Each attempt is signed afresh (new timestamp, same `Webhook-Id`).',
+  '3. An endpoint with no successful attempt for 5 days and an exhausted delivery in that time is disabled; the account’s other endpoints get `endpoint.disabled`.',
+  '',
+  'Ignore event types you do not know. The TypeScript SDK exports a verifier for `glimpse-v1`.',
 ].join('\n');
 
 const DELIVERY_HEADERS: Record<string, ParameterObject> = {
@@ -33,10 +40,13 @@ const DELIVERY_HEADERS: Record<string, ParameterObject> = {
     name: 'Webhook-Signature',
     in: 'header',
     required: true,
-    description: '`t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`.',
+    description:
+      '`glimpse-v1`: `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`; ' +
+      '`standard-webhooks`: `v1,<base64 HMAC-SHA256 of "<Webhook-Id>.<Webhook-Timestamp>.<raw body>" keyed with the decoded secret>`. ' +
+      'During a rotation overlap, one signature per valid secret, newest first.',
     schema: {
       type: 'string',
-      pattern: '^t=[0-9]+,v1=[0-9a-f]{64}$',
+      pattern: '^(t=[0-9]+(,v1=[0-9a-f]{64})+|v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*)$',
       example: 't=1795651200,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd',
     },
   },

@@ -25,6 +25,11 @@ export function quotaMonthOf(now: Date): QuotaMonth {
   };
 }
 
+/** The UTC day `now` falls in, `YYYY-MM-DD`: the key of its per-day usage row. */
+export function utcDayOf(now: Date): string {
+  return now.toISOString().slice(0, 10);
+}
+
 /** Whole seconds from `now` until `resetAt`, rounded up, at least 1 (`Retry-After`, `X-RateLimit-Reset` math). */
 export function secondsUntil(resetAt: Date, now: Date): number {
   return Math.max(1, Math.ceil((resetAt.getTime() - now.getTime()) / 1000));

@@ -9,7 +9,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EventsService } from '../events/events.service';
 import { QuotaUsage } from './quota-usage.entity';
 import { QuotaWarning } from './quota-warning.entity';
-import { quotaMonthOf, reachedThresholds, secondsUntil } from './quota-window';
+import { quotaMonthOf, reachedThresholds, secondsUntil, utcDayOf } from './quota-window';
 
 /** A key's quota in the current month. `used` can exceed `limit` after a downgrade; `remaining` never goes below 0. */
 export interface QuotaStatus {
@@ -19,6 +19,13 @@ export interface QuotaStatus {
   remaining: number;
   /** 00:00 UTC on the 1st of next month. */
   resetAt: Date;
+}
+
+/** Screenshots counted for one key on one UTC day (`YYYY-MM-DD`). */
+export interface DailyUsage {
+  apiKeyId: string;
+  day: string;
+  used: number;
 }
 
 /** Months of usage rows kept, the current one included (README, "Data retention"). */
@@ -34,6 +41,12 @@ export type QuotaKey = Pick<AuthenticatedKey, 'apiKeyId' | 'plan'>;
 @Injectable()
 export class QuotaService {
   private readonly logger = new Logger(QuotaService.name);
+  /**
+   * The status each request's reservation (or refusal) produced, keyed by the request's caller object
+   * (the one the API key guard attached to the request and the handler passed on), so the
+   * `X-RateLimit-*` headers come from the reservation's own result without a second usage query.
+   */
+  private readonly observed = new WeakMap<AuthenticatedKey, QuotaStatus>();
 
   constructor(
     @InjectRepository(QuotaUsage) private readonly usage: Repository<QuotaUsage>,
@@ -43,6 +56,15 @@ export class QuotaService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
+  /**
+   * The status behind the `X-RateLimit-*` headers of a request by `caller`: what a reservation or
+   * refusal of this request found, else (a request that reserved nothing) the current status.
+   */
+  statusFor(caller: AuthenticatedKey): Promise<QuotaStatus> {
+    const seen = this.observed.get(caller);
+    return seen ? Promise.resolve(seen) : this.status(caller);
+  }
+
   /** The key's plan, cap, usage and reset time for the current month. */
   async status(key: QuotaKey): Promise<QuotaStatus> {
     const { month, resetAt } = quotaMonthOf(this.clock.now());
@@ -50,10 +72,12 @@ export class QuotaService {
   }
 
   /**
-   * Counts `count` screenshots (default 1; a batch counts all its items) against the caller's monthly
-   * cap inside the caller's transaction (`manager`), all or nothing: the check and the increment are
-   * one SQL statement whose row lock serialises concurrent acceptances of a key, so accepted jobs never
-   * exceed the cap, and a rollback uncounts them. Returns the quota after the increment; pass it to
+   * Counts `count` screenshots (default 1; a batch counts one per item, CONTRACT.md "Batches"; a run
+   * one) against the caller's monthly cap inside the caller's transaction (`manager`; see
+   * `AcceptanceService`), all or nothing: the check, the monthly increment and the per-day row (the
+   * dashboard's usage chart) are one SQL statement whose row lock serialises concurrent acceptances
+   * of a key, so accepted jobs never exceed the cap, and a rollback uncounts them. Returns the quota
+   * after the increment (also behind this request's `X-RateLimit-*` headers); pass it to
    * {@link warnOnThresholds} after the commit.
    *
    * Throws 429 `PLAN_QUOTA_EXCEEDED` (with `Retry-After` and `details { used, limit, plan, resetAt }`)
@@ -63,42 +87,65 @@ export class QuotaService {
     const now = this.clock.now();
     const { month, resetAt } = quotaMonthOf(now);
     const limit = this.capOf(caller.plan);
-    // ON CONFLICT's row lock serialises concurrent increments of a key; the WHEREs make the increment
-    // conditional, and a cap below `count` inserts nothing.
+    // The row lock taken by ON CONFLICT serialises concurrent increments of a key; the WHEREs make the
+    // increment conditional, and a cap below `count` inserts nothing. The per-day row is counted only
+    // when the monthly increment happened.
     const rows: { used: number }[] = await manager.query(
-      `INSERT INTO quota_usage (api_key_id, month, used)
-       SELECT $1, $2::date, $4::int WHERE $4::int <= $3::int
-       ON CONFLICT (api_key_id, month) DO UPDATE SET used = quota_usage.used + $4::int
-       WHERE quota_usage.used + $4::int <= $3::int
-       RETURNING used`,
-      [caller.apiKeyId, month, limit, count],
+      `WITH reservation AS (
+         INSERT INTO quota_usage (api_key_id, month, used)
+         SELECT $1, $2::date, $5::int WHERE $5::int <= $3::int
+         ON CONFLICT (api_key_id, month) DO UPDATE SET used = quota_usage.used + $5::int
+         WHERE quota_usage.used + $5::int <= $3::int
+         RETURNING used
+       ), daily AS (
+         INSERT INTO quota_usage_daily (api_key_id, day, used)
+         SELECT $1, $4::date, $5::int FROM reservation
+         ON CONFLICT (api_key_id, day) DO UPDATE SET used = quota_usage_daily.used + $5::int
+       )
+       SELECT used FROM reservation`,
+      [caller.apiKeyId, month, limit, utcDayOf(now), count],
     );
-    if (!rows.length) {
-      const used = await this.usedIn(caller.apiKeyId, month, manager);
-      throw this.exceeded(this.toStatus(caller.plan, used, resetAt), now);
-    }
-    return this.toStatus(caller.plan, rows[0].used, resetAt);
+    if (!rows.length) throw await this.exceeded(caller, month, resetAt, now, manager);
+    const status = this.toStatus(caller.plan, rows[0].used, resetAt);
+    this.observed.set(caller, status);
+    return status;
   }
 
   /**
-   * Deletes up to `limit` usage rows (and threshold claims) of months before the 13 most recent ones
-   * (the current month and the 12 before it are kept); returns how many rows. Run in batches by the
-   * retention job (uses the indexes on `month`).
+   * Deletes up to `limit` usage rows (monthly and daily) and quota-warning claims of months before the
+   * {@link USAGE_RETENTION_MONTHS} most recent ones (the current month included); returns how many
+   * rows. Run in batches by the retention job (uses the indexes on `month` and the daily key).
    */
   async purgeOldUsage(limit: number): Promise<number> {
     const now = this.clock.now();
     const { month: oldestKept } = quotaMonthOf(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - USAGE_RETENTION_MONTHS + 1, 1)));
-    const usage = await this.usage
-      .createQueryBuilder()
-      .delete()
-      .where('ctid IN (SELECT ctid FROM quota_usage WHERE month < :oldestKept::date LIMIT :limit)', { oldestKept, limit })
-      .execute();
-    const warnings = await this.warnings
-      .createQueryBuilder()
-      .delete()
-      .where('ctid IN (SELECT ctid FROM quota_warnings WHERE month < :oldestKept::date LIMIT :limit)', { oldestKept, limit })
-      .execute();
-    return (usage.affected ?? 0) + (warnings.affected ?? 0);
+    let deleted = 0;
+    for (const [table, column] of [['quota_usage', 'month'], ['quota_usage_daily', 'day'], ['quota_warnings', 'month']] as const) {
+      const result = await this.usage.manager
+        .createQueryBuilder()
+        .delete()
+        .from(table)
+        .where(`ctid IN (SELECT ctid FROM ${table} WHERE ${column} < :oldestKept::date LIMIT :limit)`, { oldestKept, limit })
+        .execute();
+      deleted += result.affected ?? 0;
+    }
+    return deleted;
+  }
+
+  /**
+   * Screenshots counted per UTC day of the current month for each of `apiKeyIds` (the dashboard's
+   * usage chart): `{ apiKeyId, day: 'YYYY-MM-DD', used }`, days without captures left out, oldest first.
+   */
+  async dailyUsageThisMonth(apiKeyIds: string[]): Promise<DailyUsage[]> {
+    if (!apiKeyIds.length) return [];
+    const { month, resetAt } = quotaMonthOf(this.clock.now());
+    const rows: { api_key_id: string; day: string; used: number }[] = await this.usage.query(
+      `SELECT api_key_id, to_char(day, 'YYYY-MM-DD') AS day, used FROM quota_usage_daily
+       WHERE api_key_id = ANY($1) AND day >= $2::date AND day < $3::date AND used > 0
+       ORDER BY day, api_key_id`,
+      [apiKeyIds, month, resetAt.toISOString().slice(0, 10)],
+    );
+    return rows.map((r) => ({ apiKeyId: r.api_key_id, day: r.day, used: r.used }));
   }
 
   private capOf(plan: Plan): number {
@@ -116,8 +163,9 @@ export class QuotaService {
     return { plan, limit, used, remaining: Math.max(0, limit - used), resetAt };
   }
 
-  private exceeded(status: QuotaStatus, now: Date): ApiError {
-    const { resetAt } = status;
+  private async exceeded(caller: AuthenticatedKey, month: string, resetAt: Date, now: Date, manager: EntityManager): Promise<ApiError> {
+    const status = this.toStatus(caller.plan, await this.usedIn(caller.apiKeyId, month, manager), resetAt);
+    this.observed.set(caller, status);
     return new ApiError(
       ErrorCode.PLAN_QUOTA_EXCEEDED,
       429,
@@ -129,7 +177,7 @@ export class QuotaService {
 
   /**
    * Publishes `quota.warning` for each threshold `status.used` has reached and no request has
-   * claimed yet this month (call it after the commit of {@link countWithin} with its result): the
+   * claimed yet this month (call it after the commit of {@link countWithin}, with its result): the
    * insert of the (key, month, threshold) row decides who publishes. The job is already accepted
    * here, so failures are logged, never thrown; a threshold whose event could not be published is
    * unclaimed again, so the next accepted job retries it.

@@ -20,7 +20,8 @@ export function rateLimitHeaders(status: QuotaStatus): Record<string, string> {
 /**
  * Global interceptor: once an authenticated request has been handled, successfully or not, sets the
  * `X-RateLimit-*` headers from the key's usage at that moment, so the answer to an accepted job
- * already counts it. Pipes, the handler and route interceptors (idempotency) run inside it, so their
+ * already counts it: for a request that reserved a screenshot, the reservation's own result (no
+ * second query, {@link QuotaService.statusFor}). Pipes, the handler and route interceptors (idempotency) run inside it, so their
  * errors (400, 404, 409, 422, 429, 500) carry the headers too; the guard's 401s, thrown before any
  * key is known, do not.
  */
@@ -38,7 +39,7 @@ export class RateLimitHeadersInterceptor implements NestInterceptor {
     const res = http.getResponse<Response>();
     const setHeaders = async () => {
       try {
-        for (const [name, value] of Object.entries(rateLimitHeaders(await this.quota.status(caller)))) res.setHeader(name, value);
+        for (const [name, value] of Object.entries(rateLimitHeaders(await this.quota.statusFor(caller)))) res.setHeader(name, value);
       } catch (err) {
         // The request itself went through; only its hints are missing.
         this.logger.error(`Could not read the quota of ${caller.apiKeyId}`, (err as Error).stack);

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { EntityManager, Repository } from 'typeorm';
 import { CaptureError, redactInternals } from '../capture/capture-engine';
 import { Clock } from '../common/clock';
 import { EventsService } from '../events/events.service';
@@ -90,26 +90,37 @@ export class ScreenshotJobLifecycle {
     return this.end(jobId, { status: 'failed', error: customerSafeError(cause), completedAt: this.clock.now() });
   }
 
+  /**
+   * Ends a still-open job and stores its `screenshot.*` event in the same transaction, so a job that
+   * reads `done` or `failed` always has its event (and its webhook deliveries); false when the job had
+   * already ended. The deliveries are enqueued and an upload is dropped after the commit.
+   */
   private async end(jobId: string, changes: Partial<ScreenshotJob> & { status: 'done' | 'failed' }): Promise<boolean> {
-    const result = await this.jobs
-      .createQueryBuilder()
-      .update(ScreenshotJob)
-      .set(changes)
-      .where('id = :jobId AND status IN (:...open)', { jobId, open: ['pending', 'processing'] })
-      .returning('*')
-      .execute();
-    const job = this.first(result.raw);
-    if (!job) return false;
-    if (job.source === 'upload') {
+    const ended = await this.jobs.manager.transaction(async (manager) => {
+      const result = await manager
+        .createQueryBuilder()
+        .update(ScreenshotJob)
+        .set(changes)
+        .where('id = :jobId AND status IN (:...open)', { jobId, open: ['pending', 'processing'] })
+        .returning('*')
+        .execute();
+      const job = this.first(result.raw);
+      if (!job) return null;
+      const { afterCommit } = await this.publishWithin(manager, job);
+      return { job, afterCommit };
+    });
+    if (!ended) return false;
+    if (ended.job.source === 'upload') {
       await this.uploads.delete({ jobId }).catch((err) => this.logger.error(`Could not delete the upload of ${jobId}`, (err as Error).stack));
     }
-    await this.publish(job).catch((err) => this.logger.error(`Could not publish the event of ${jobId}`, (err as Error).stack));
+    await ended.afterCommit().catch((err) => this.logger.error(`Could not enqueue the deliveries of ${jobId}`, (err as Error).stack));
     return true;
   }
 
-  private async publish(job: ScreenshotJob): Promise<void> {
+  /** Stores the job's `screenshot.completed` or `screenshot.failed` event (spec section 6.1) in `manager`'s transaction. */
+  private publishWithin(manager: EntityManager, job: ScreenshotJob): ReturnType<EventsService['publishWithin']> {
     if (job.status === 'done') {
-      await this.events.publish(job.accountId, 'screenshot.completed', {
+      return this.events.publishWithin(manager, job.accountId, 'screenshot.completed', {
         screenshotId: job.id,
         url: job.targetUrl,
         publicUrl: this.files.publicUrl(job.resultFile as string),
@@ -119,9 +130,12 @@ export class ScreenshotJobLifecycle {
         fullPage: job.fullPage,
         clipped: job.clipped,
       });
-    } else {
-      await this.events.publish(job.accountId, 'screenshot.failed', { screenshotId: job.id, url: job.targetUrl, error: job.error ?? INTERNAL_FAILURE_MESSAGE });
     }
+    return this.events.publishWithin(manager, job.accountId, 'screenshot.failed', {
+      screenshotId: job.id,
+      url: job.targetUrl,
+      error: job.error ?? INTERNAL_FAILURE_MESSAGE,
+    });
   }
 
   /** The entity of the first `RETURNING *` row (database column names), or null. */

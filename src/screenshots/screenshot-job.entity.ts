@@ -1,8 +1,8 @@
 import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { Account } from '../accounts/account.entity';
 import { ApiKey } from '../auth/api-key.entity';
-import { CaptureOptions, DEFAULT_CAPTURE_OPTIONS } from '../capture/capture-options';
-import type { ImageFormat } from '../capture/image-format';
+import { CaptureOptions, CaptureOptionsInput, DEFAULT_CAPTURE_OPTIONS } from '../capture/capture-options';
+import type { ResultFormat } from '../capture/image-format';
 
 /** Job states (spec section 3.1): `pending` → `processing` → `done` | `failed`, never back. */
 export const JOB_STATUSES = ['pending', 'processing', 'done', 'failed'] as const;
@@ -17,6 +17,10 @@ export type JobSource = (typeof JOB_SOURCES)[number];
 @Index(['accountId', 'createdAt'])
 // The reconciler pages through pending jobs by id (src/queue/durable-queue.service.ts).
 @Index('IDX_screenshot_jobs_pending_id', ['id'], { where: `status = 'pending'` })
+// The done jobs of an account by capture-cache key (CONTRACT.md, "Capture options": cache).
+@Index('IDX_screenshot_jobs_cache', ['accountId', 'cacheKey', 'completedAt'], { where: `"status" = 'done'` })
+// The jobs not yet ended of an account, counted against MAX_PENDING_JOBS_PER_ACCOUNT at every submission.
+@Index('IDX_screenshot_jobs_open_by_account', ['accountId'], { where: `"status" IN ('pending', 'processing')` })
 export class ScreenshotJob {
   /** `scr_…` */
   @PrimaryColumn({ type: 'varchar', length: 40 })
@@ -60,7 +64,7 @@ export class ScreenshotJob {
   fullPage: boolean;
 
   @Column({ type: 'varchar', length: 8 })
-  format: ImageFormat;
+  format: ResultFormat;
 
   /** Wait after load, ms. */
   @Column({ name: 'delay_ms', type: 'int' })
@@ -73,6 +77,18 @@ export class ScreenshotJob {
    */
   @Column({ type: 'jsonb', nullable: true })
   options: CaptureOptions | null;
+
+  /** The options as the customer gave them (public names, no defaults): the job's `options` echo. Null on jobs before issue 11. */
+  @Column({ name: 'requested_options', type: 'jsonb', nullable: true })
+  requestedOptions: CaptureOptionsInput | null;
+
+  /** Hex SHA-256 of the target and the options that shape the result (`captureCacheKey`); the capture cache looks jobs up by it. */
+  @Column({ name: 'cache_key', type: 'varchar', length: 64, nullable: true })
+  cacheKey: string | null;
+
+  /** True when the job reused another job's capture (capture cache) instead of capturing. */
+  @Column({ type: 'boolean', default: false })
+  cached: boolean;
 
   /** True when the full-page capture was cut at the height cap (16,384 px). */
   @Column({ type: 'boolean', default: false })

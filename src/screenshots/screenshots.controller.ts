@@ -6,17 +6,36 @@ import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
 import { AUTHENTICATED_RESPONSE_HEADERS, IDEMPOTENCY_REPLAYED_RESPONSE_HEADER } from '../common/operational-headers';
 import { Idempotent } from '../idempotency/idempotent.decorator';
+import { BATCH_ITEMS, CreateScreenshotBatchDto, ScreenshotBatchDto } from './dto/create-screenshot-batch.dto';
 import { CreateScreenshotDto } from './dto/create-screenshot.dto';
 import { ScreenshotJobDto } from './dto/screenshot-job.dto';
-import { UPLOAD_MAX_BYTES, UploadScreenshotDto, UploadScreenshotFormDto } from './dto/upload-screenshot.dto';
+import { UPLOAD_FIELD_MAX_BYTES, UPLOAD_FORM_FIELDS_MAX, UPLOAD_MAX_BYTES, UploadScreenshotDto, UploadScreenshotFormDto } from './dto/upload-screenshot.dto';
 import { ScreenshotsService, UploadedDocument } from './screenshots.service';
 
 const CREATE_EXAMPLES = {
   minimal: { summary: 'Only the URL (1280×800 PNG)', value: { url: 'https://example.com' } },
   fullPage: {
     summary: 'Full-page JPEG of a mobile viewport after 500 ms',
-    value: { url: 'https://example.com', width: 390, height: 844, fullPage: true, format: 'jpeg', delay: 500 },
+    value: { url: 'https://example.com', width: 390, height: 844, fullPage: true, format: 'jpeg', quality: 70, delay: 500 },
   },
+  element: {
+    summary: 'One element at 2× once it is visible, cookie banner hidden',
+    value: { url: 'https://example.com', selector: '#pricing', scale: 2, waitForSelector: '#pricing', hideSelectors: ['#cookie-banner'] },
+  },
+  phone: {
+    summary: 'An iPhone 15 in dark mode, German, Berlin time, cached for an hour',
+    value: { url: 'https://example.com', device: 'iPhone 15', darkMode: true, locale: 'de-DE', timezone: 'Europe/Berlin', cache: true, cacheTtl: 3600 },
+  },
+  signedIn: {
+    summary: 'A signed-in page: a cookie and a header for its origin only',
+    value: {
+      url: 'https://app.example.com/dashboard',
+      cookies: [{ name: 'session', value: 'abc123', secure: true, httpOnly: true }],
+      headers: { 'X-Preview-Token': 't0k3n' },
+      waitUntil: 'networkidle',
+    },
+  },
+  pdf: { summary: 'A landscape Letter PDF', value: { url: 'https://example.com/invoice/42', format: 'pdf', pdf: { paper: 'Letter', landscape: true } } },
 };
 const PENDING_JOB_EXAMPLE: ScreenshotJobDto = {
   id: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4',
@@ -30,6 +49,8 @@ const PENDING_JOB_EXAMPLE: ScreenshotJobDto = {
   height: 800,
   fullPage: false,
   clipped: false,
+  cached: false,
+  options: {},
 };
 const DONE_JOB_EXAMPLE: ScreenshotJobDto = {
   ...PENDING_JOB_EXAMPLE,
@@ -75,7 +96,9 @@ export class ScreenshotsController {
   @HttpCode(202)
   @Idempotent()
   @UseInterceptors(
-    FileInterceptor('file', { limits: { fileSize: UPLOAD_MAX_BYTES, files: 1, fields: 10, fieldSize: 1024, parts: 11 } }),
+    FileInterceptor('file', {
+      limits: { fileSize: UPLOAD_MAX_BYTES, files: 1, fields: UPLOAD_FORM_FIELDS_MAX, fieldSize: UPLOAD_FIELD_MAX_BYTES, parts: UPLOAD_FORM_FIELDS_MAX + 1 },
+    }),
   )
   @ApiOperation({
     operationId: 'uploadScreenshot',
@@ -98,6 +121,38 @@ export class ScreenshotsController {
     @Body() dto: UploadScreenshotDto,
   ): Promise<ScreenshotJobDto> {
     return this.screenshots.createFromUpload(caller, file, dto);
+  }
+
+  @Post('batch')
+  @HttpCode(202)
+  @Idempotent()
+  @ApiOperation({
+    operationId: 'createScreenshotBatch',
+    summary: 'Enqueue a batch of screenshot jobs',
+    description:
+      `Accepts ${BATCH_ITEMS.min}–${BATCH_ITEMS.max} capture requests (each a body of \`POST /v1/screenshot\`) and answers with one \`pending\` job per item, in the order of \`items\`. ` +
+      'All or nothing: an invalid item is 400 `VALIDATION_FAILED` naming the field as `items[i].field`, and when the quota cannot take every item ' +
+      '(a capture-cache hit does not count) the answer is 429 `PLAN_QUOTA_EXCEEDED`; either way no job is created and nothing is counted. ' +
+      'Each job is then an ordinary job: poll `GET /v1/screenshot/{id}`, with its own events. Send an `Idempotency-Key` to retry safely.',
+  })
+  @ApiBody({
+    type: CreateScreenshotBatchDto,
+    examples: {
+      three: {
+        summary: 'Three pages, one as a full-page WebP',
+        value: { items: [{ url: 'https://example.com' }, { url: 'https://example.org', fullPage: true, format: 'webp' }, { url: 'https://example.net' }] },
+      },
+    },
+  })
+  @ApiAcceptedResponse({
+    type: ScreenshotBatchDto,
+    description: 'Jobs accepted, one per item, counted against the monthly quota (a replay is not counted again)',
+    headers: { ...AUTHENTICATED_RESPONSE_HEADERS, ...IDEMPOTENCY_REPLAYED_RESPONSE_HEADER },
+    example: { data: [PENDING_JOB_EXAMPLE, { ...PENDING_JOB_EXAMPLE, id: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD5' }] },
+  })
+  @ApiErrorResponses(400, 401, 413, 415, 429, 500)
+  async createBatch(@CurrentApiKey() caller: AuthenticatedKey, @Body() dto: CreateScreenshotBatchDto): Promise<ScreenshotBatchDto> {
+    return { data: await this.screenshots.createBatch(caller, dto) };
   }
 
   @Get(':id')

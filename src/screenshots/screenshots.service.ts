@@ -1,21 +1,32 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
 import { Repository } from 'typeorm';
 import { AcceptanceService } from '../acceptance/acceptance.service';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
-import { CaptureOptionsInput, resolveCaptureOptions } from '../capture/capture-options';
+import {
+  captureCacheKey,
+  CaptureOptions,
+  captureOptionConflicts,
+  CaptureOptionsInput,
+  givenCaptureOptions,
+  resolveCaptureOptions,
+} from '../capture/capture-options';
 import { SsrfGuard } from '../egress/ssrf-guard';
 import { Clock } from '../common/clock';
-import { ApiError, ErrorCode } from '../common/api-error';
+import { ApiError, ErrorCode, FieldError } from '../common/api-error';
 import { isId, newId } from '../common/ids';
+import { DurableQueueService } from '../queue/durable-queue.service';
 import { ResultFilesService, ServedFile } from '../storage/result-files.service';
 import { CreateScreenshotDto } from './dto/create-screenshot.dto';
 import { ScreenshotJobDto } from './dto/screenshot-job.dto';
 import { UPLOAD_MAX_BYTES, UPLOAD_MEDIA_TYPES, UploadScreenshotDto } from './dto/upload-screenshot.dto';
+import { CreateScreenshotBatchDto } from './dto/create-screenshot-batch.dto';
 import { CaptureWork } from './capture-work';
+import { ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
 import { ScreenshotJob } from './screenshot-job.entity';
 import { ScreenshotUpload } from './screenshot-upload.entity';
+import { PendingJobsLimit } from './pending-jobs-limit';
 
 /** The uploaded file as the multipart parser hands it over. */
 export interface UploadedDocument {
@@ -28,25 +39,34 @@ export interface UploadedDocument {
 /** Accepts screenshot jobs and answers polls; the capture itself runs in {@link CaptureProcessor}. */
 @Injectable()
 export class ScreenshotsService {
+  private readonly logger = new Logger(ScreenshotsService.name);
+
   constructor(
     @InjectRepository(ScreenshotJob) private readonly jobs: Repository<ScreenshotJob>,
     private readonly acceptance: AcceptanceService,
     private readonly captureWork: CaptureWork,
+    private readonly queues: DurableQueueService,
     private readonly ssrfGuard: SsrfGuard,
     private readonly files: ResultFilesService,
+    private readonly pendingJobs: PendingJobsLimit,
     private readonly clock: Clock,
+    private readonly lifecycle: ScreenshotJobLifecycle,
   ) {}
 
   /**
-   * Checks the target against the SSRF guard, then accepts a `pending` job in one transaction with
-   * its quota count (and idempotency record), and queues it after the commit ({@link AcceptanceService}).
-   * Throws 400 `TARGET_NOT_ALLOWED`, 429 `PLAN_QUOTA_EXCEEDED`, 503 `SERVICE_UNAVAILABLE` (PostgreSQL
-   * unreachable); a refused request leaves no job and counts nothing. Redis unreachable is no error:
-   * the job is queued when it is back.
+   * Checks the target against the SSRF guard and the account's pending jobs, then accepts a `pending`
+   * job ({@link AcceptanceService}: quota count, row and idempotency record in one transaction; queued
+   * after the commit). Throws 400 `TARGET_NOT_ALLOWED`, 429 `TOO_MANY_PENDING_JOBS` and 429
+   * `PLAN_QUOTA_EXCEEDED` (nothing counted), 503 `SERVICE_UNAVAILABLE` (PostgreSQL unreachable). Redis
+   * unreachable is no error: the job is queued when it is back.
    */
   async create(caller: AuthenticatedKey, dto: CreateScreenshotDto): Promise<ScreenshotJobDto> {
+    assertNoConflicts(captureOptionConflicts(dto));
     await this.ssrfGuard.assertAllowed(dto.url);
+    await this.pendingJobs.assertRoomFor(caller.accountId);
     const job = this.newJob(caller, dto, dto.url, 'url');
+    const cached = await this.fromCache(caller, job);
+    if (cached) return cached;
     return this.acceptance.accept({
       caller,
       write: async (manager) => {
@@ -57,12 +77,45 @@ export class ScreenshotsService {
   }
 
   /**
-   * Accepts an HTML upload (`POST /v1/screenshot/upload`): the document and a `pending` job are
-   * stored in the acceptance transaction (counted like any accepted job), and the job is queued after it. The document is rendered as uploaded; its subresources
+   * Accepts a batch (`POST /v1/screenshot/batch`, CONTRACT.md "Batches"): every item is checked first
+   * (400 `VALIDATION_FAILED` naming `items[i].field`, 400 `TARGET_NOT_ALLOWED` naming `items[i].url`),
+   * then the jobs are accepted in one transaction ({@link AcceptanceService}) that counts the items
+   * that are not capture-cache hits (429 `PLAN_QUOTA_EXCEEDED` when they do not all fit), and queued
+   * after it. All or nothing: a failure leaves no job and counts nothing. Returns the jobs in item order.
+   */
+  async createBatch(caller: AuthenticatedKey, dto: CreateScreenshotBatchDto): Promise<ScreenshotJobDto[]> {
+    assertNoConflicts(dto.items.flatMap((item, i) => captureOptionConflicts(item, `items[${i}].`)));
+    for (const [i, item] of dto.items.entries()) {
+      await this.ssrfGuard.assertAllowed(item.url).catch((err: unknown) => {
+        if (err instanceof ApiError && err.code === ErrorCode.TARGET_NOT_ALLOWED) {
+          throw new ApiError(err.code, err.status, `items[${i}].url: ${err.message}`, { ...(err.details ?? {}), field: `items[${i}].url` });
+        }
+        throw err;
+      });
+    }
+    await this.pendingJobs.assertRoomFor(caller.accountId, dto.items.length);
+    const jobs = dto.items.map((item) => this.newJob(caller, item, item.url, 'url'));
+    const hits = await Promise.all(jobs.map((job) => this.cacheSource(job)));
+    const captures = jobs.filter((_, i) => !hits[i]);
+    const answers = await this.acceptance.accept({
+      caller,
+      count: captures.length,
+      write: async (manager) => {
+        await manager.insert(ScreenshotJob, jobs);
+        return { response: jobs.map((job) => this.toDto(job)), queue: captures.map((job) => ({ work: this.captureWork.work, id: job.id })) };
+      },
+    });
+    await Promise.all(jobs.map((job, i) => (hits[i] ? this.completeFromCache(job, hits[i]) : undefined)));
+    return answers;
+  }
+
+  /**
+   * Accepts an HTML upload (`POST /v1/screenshot/upload`): the document and a `pending` job are stored
+   * in the acceptance transaction (counted like any accepted job), and the job is queued after it. The document is rendered as uploaded; its subresources
    * go through the SSRF guard at capture time.
    * Throws 400 `VALIDATION_FAILED` without a `file` part, 415 `UNSUPPORTED_MEDIA_TYPE` when the part
    * is not `text/html`, 413 `PAYLOAD_TOO_LARGE` above {@link UPLOAD_MAX_BYTES}, 429
-   * `PLAN_QUOTA_EXCEEDED`; a failure leaves no job and counts nothing.
+   * `TOO_MANY_PENDING_JOBS` and 429 `PLAN_QUOTA_EXCEEDED`; a failure leaves no job and counts nothing.
    */
   async createFromUpload(caller: AuthenticatedKey, file: UploadedDocument | undefined, dto: UploadScreenshotDto): Promise<ScreenshotJobDto> {
     if (!file) throw ApiError.validation([{ field: 'file', message: 'an HTML document is required in the multipart field "file"' }]);
@@ -73,8 +126,12 @@ export class ScreenshotsService {
     if (file.size > UPLOAD_MAX_BYTES) {
       throw new ApiError(ErrorCode.PAYLOAD_TOO_LARGE, 413, `The file exceeds ${UPLOAD_MAX_BYTES} bytes`);
     }
+    assertNoConflicts(captureOptionConflicts(dto));
     const sha256 = uploadDigest(file.buffer);
+    await this.pendingJobs.assertRoomFor(caller.accountId);
     const job = this.newJob(caller, dto, `upload:${sha256}`, 'upload');
+    const cached = await this.fromCache(caller, job);
+    if (cached) return cached;
     return this.acceptance.accept({
       caller,
       write: async (manager) => {
@@ -85,6 +142,53 @@ export class ScreenshotsService {
     });
   }
 
+  /**
+   * The capture cache (CONTRACT.md, "Capture options": cache). When `job` asks for it and a `done` job
+   * of the same account with the same cache key completed within `cacheTtl` seconds and its file still
+   * exists, accepts `job` (`cached: true`, not counted against the quota), answers it `pending` as
+   * usual and ends it `done` at once with a copy of that file (its own result URL), which publishes
+   * `screenshot.completed`. Null when there is no such capture.
+   */
+  private async fromCache(caller: AuthenticatedKey, job: ScreenshotJob): Promise<ScreenshotJobDto | null> {
+    const source = await this.cacheSource(job);
+    if (!source) return null;
+    const answer = await this.acceptance.accept({
+      caller,
+      count: 0,
+      write: async (manager) => {
+        await manager.insert(ScreenshotJob, job);
+        return { response: this.toDto(job), queue: [] };
+      },
+    });
+    await this.completeFromCache(job, source);
+    return answer;
+  }
+
+  /** The job whose capture `job` may reuse, or null (no `cache: true`, or no recent identical capture of the account). Marks `job` cached. */
+  private async cacheSource(job: ScreenshotJob): Promise<ScreenshotJob | null> {
+    const options = job.options as CaptureOptions;
+    if (!options.cache || !job.cacheKey) return null;
+    const source = await this.jobs
+      .createQueryBuilder('job')
+      .where('job.accountId = :accountId AND job.cacheKey = :cacheKey AND job.status = :done', { accountId: job.accountId, cacheKey: job.cacheKey, done: 'done' })
+      .andWhere('job.completedAt >= :since', { since: new Date(this.clock.now().getTime() - options.cacheTtlS * 1000) })
+      .andWhere('job.resultFile IS NOT NULL AND job.cached = false')
+      .orderBy('job.completedAt', 'DESC')
+      .getOne();
+    if (!source) return null;
+    job.cached = true;
+    return source;
+  }
+
+  /** Ends a cached job `done` with a copy of `source`'s file; when the file is gone after all, the job is captured as usual instead. */
+  private async completeFromCache(job: ScreenshotJob, source: ScreenshotJob): Promise<void> {
+    const resultFile = await this.files.copy(source.resultFile as string);
+    if (resultFile && (await this.lifecycle.complete(job.id, { resultFile, clipped: source.clipped }))) return;
+    this.logger.warn(`The cached capture of ${job.id} (${source.id}) is gone; capturing instead`);
+    await this.jobs.update({ id: job.id }, { cached: false });
+    await this.queues.enqueue(this.captureWork.work, job.id);
+  }
+
   private newJob(
     caller: AuthenticatedKey,
     input: CaptureOptionsInput,
@@ -93,6 +197,9 @@ export class ScreenshotsService {
   ): ScreenshotJob {
     const options = resolveCaptureOptions(input);
     return this.jobs.create({
+      requestedOptions: givenCaptureOptions(input),
+      cacheKey: captureCacheKey(targetUrl, options),
+      cached: false,
       id: newId('screenshot'),
       accountId: caller.accountId,
       apiKeyId: caller.apiKeyId,
@@ -115,7 +222,7 @@ export class ScreenshotsService {
   }
 
   /** The caller's job. Throws 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */
-  async get(caller: AuthenticatedKey, id: string): Promise<ScreenshotJobDto> {
+  async get(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<ScreenshotJobDto> {
     return this.toDto(await this.findOwn(caller, id));
   }
 
@@ -128,10 +235,19 @@ export class ScreenshotsService {
     return job.status === 'done' && job.resultFile ? this.files.open(job.resultFile) : null;
   }
 
-  private async findOwn(caller: AuthenticatedKey, id: string): Promise<ScreenshotJob> {
+  private async findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<ScreenshotJob> {
     const job = isId('screenshot', id) ? await this.jobs.findOneBy({ id, accountId: caller.accountId }) : null;
     if (!job) throw ApiError.notFound('Screenshot job');
     return job;
+  }
+
+  /**
+   * The account's newest jobs (the dashboard's Screenshots page), newest first, at most `limit`, each
+   * with the target URL and the id of the key it counted against.
+   */
+  async listRecent(accountId: string, limit: number): Promise<(ScreenshotJobDto & { targetUrl: string; apiKeyId: string })[]> {
+    const jobs = await this.jobs.find({ where: { accountId }, order: { createdAt: 'DESC', id: 'DESC' }, take: limit });
+    return jobs.map((job) => ({ ...this.toDto(job), targetUrl: job.source === 'upload' ? 'HTML upload' : job.targetUrl, apiKeyId: job.apiKeyId }));
   }
 
   /** Maps the entity to its public shape. */
@@ -148,8 +264,15 @@ export class ScreenshotsService {
       height: job.height,
       fullPage: job.fullPage,
       clipped: job.clipped,
+      cached: job.cached,
+      options: job.requestedOptions ?? {},
     };
   }
+}
+
+/** Throws 400 `VALIDATION_FAILED` when the options combine in a way CONTRACT.md refuses. */
+function assertNoConflicts(conflicts: FieldError[]): void {
+  if (conflicts.length) throw ApiError.validation(conflicts);
 }
 
 /** Hex SHA-256 of an uploaded document: its identity in `targetUrl` and its idempotency fingerprint. */

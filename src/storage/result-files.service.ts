@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
-import { IMAGE_CONTENT_TYPES, ImageFormat } from '../capture/image-format';
+import { RESULT_CONTENT_TYPES, ResultFormat } from '../capture/image-format';
 import { newResultFileName, RESULT_FILE_NAME, ResultStorage } from './result-storage';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -25,7 +25,7 @@ export class ResultFilesService {
   ) {}
 
   /** Stores an image under a fresh unguessable name; returns that name. */
-  async save(image: Buffer, format: ImageFormat): Promise<string> {
+  async save(image: Buffer, format: ResultFormat): Promise<string> {
     const name = newResultFileName(format);
     await this.storage.put(name, image);
     return name;
@@ -45,8 +45,20 @@ export class ResultFilesService {
       await this.storage.delete(name);
       return null;
     }
-    const ext = name.slice(name.lastIndexOf('.') + 1) as ImageFormat;
-    return { data: file.data, contentType: IMAGE_CONTENT_TYPES[ext] };
+    const ext = name.slice(name.lastIndexOf('.') + 1) as ResultFormat;
+    return { data: file.data, contentType: RESULT_CONTENT_TYPES[ext] };
+  }
+
+  /**
+   * Stores a copy of a result file under a fresh unguessable name (a cache hit's own result URL,
+   * CONTRACT.md "Capture options": cache); returns that name, or null when the file is gone or expired.
+   */
+  async copy(name: string): Promise<string | null> {
+    const file = await this.open(name);
+    if (!file) return null;
+    const copy = newResultFileName(name.slice(name.lastIndexOf('.') + 1));
+    await this.storage.put(copy, file.data);
+    return copy;
   }
 
   /** Deletes every file older than the TTL; returns how many. */

@@ -8,7 +8,7 @@ export interface StoredFile {
 }
 
 /** Pattern of a result file name: a 256-bit base64url token and an image extension. */
-export const RESULT_FILE_NAME = /^[A-Za-z0-9_-]{43}\.(png|jpeg|webp)$/;
+export const RESULT_FILE_NAME = /^[A-Za-z0-9_-]{43}\.(png|jpeg|webp|pdf)$/;
 
 /** A fresh, unguessable result file name (`<256-bit base64url token>.<ext>`): a capability. */
 export function newResultFileName(ext: string): string {

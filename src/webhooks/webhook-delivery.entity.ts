@@ -5,13 +5,17 @@ import { WebhookEndpoint } from './webhook-endpoint.entity';
 
 /**
  * Delivery states (CONTRACT.md, "Webhooks"): `pending` (no attempt failed yet), `retrying` (an attempt
- * failed, the next one is scheduled), then `successful` or `exhausted` (spec section 3.2), never back.
+ * failed, the next one is scheduled), then `successful` or `exhausted` (spec section 3.2). Only a
+ * resend brings an ended delivery back to `pending`, for one more attempt.
  */
 export const DELIVERY_STATUSES = ['pending', 'retrying', 'successful', 'exhausted'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /** States in which a delivery still has attempts to make. */
 export const OPEN_DELIVERY_STATUSES: DeliveryStatus[] = ['pending', 'retrying'];
+
+/** States from which a delivery may be resent (CONTRACT.md "Webhooks", resend); it turns `pending` again. */
+export const ENDED_DELIVERY_STATUSES: DeliveryStatus[] = ['successful', 'exhausted'];
 
 /** One event sent to one endpoint (spec section 2.4); its id is the `Webhook-Id` header. */
 @Entity({ name: 'webhook_deliveries' })
@@ -75,6 +79,13 @@ export class WebhookDelivery {
   /** When the next attempt is due; null once the delivery ended. */
   @Column({ name: 'next_attempt_at', type: 'timestamptz', nullable: true })
   nextAttemptAt: Date | null;
+
+  /**
+   * True while a resend (`POST …/deliveries/:id/retry`) is open: it is one attempt, with no retry
+   * schedule behind it (a failure ends the delivery `exhausted` again).
+   */
+  @Column({ type: 'boolean', default: false })
+  resend: boolean;
 
   /** Set while an attempt is in flight; a stale value means its worker died (see the sweep). */
   @Column({ name: 'attempt_started_at', type: 'timestamptz', nullable: true })

@@ -1,5 +1,10 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { Account } from '../accounts/account.entity';
+import type { SignatureScheme } from './signing';
+
+/** Why an endpoint is disabled (CONTRACT.md "Webhooks"): by its owner, or automatically after failing. */
+export const DISABLED_REASONS = ['manual', 'failing'] as const;
+export type DisabledReason = (typeof DISABLED_REASONS)[number];
 
 /**
  * A URL of an account that receives events (spec section 2.3, CONTRACT.md "Webhooks"). The signing
@@ -32,6 +37,37 @@ export class WebhookEndpoint {
   /** The signing secret as sealed by {@link SecretCipher.seal} (bound to this id). */
   @Column({ name: 'secret_sealed', type: 'text' })
   secretSealed: string;
+
+  /** The secret before the last rotation, sealed, while it still signs (rotation with overlap); else null. */
+  @Column({ name: 'previous_secret_sealed', type: 'text', nullable: true })
+  previousSecretSealed: string | null;
+
+  /** Until when {@link previousSecretSealed} still signs deliveries; null when there is none. */
+  @Column({ name: 'previous_secret_expires_at', type: 'timestamptz', nullable: true })
+  previousSecretExpiresAt: Date | null;
+
+  /** `glimpse-v1` (the spec's `t=…,v1=<hex>`) or `standard-webhooks`. */
+  @Column({ name: 'signature_scheme', type: 'varchar', length: 32, default: 'glimpse-v1' })
+  signatureScheme: SignatureScheme;
+
+  /** A disabled endpoint gets no new deliveries; its scheduled retries end `exhausted`. */
+  @Column({ type: 'boolean', default: true })
+  enabled: boolean;
+
+  /** Null while enabled. */
+  @Column({ name: 'disabled_reason', type: 'varchar', length: 16, nullable: true })
+  disabledReason: DisabledReason | null;
+
+  /** When it was disabled; null while enabled. */
+  @Column({ name: 'disabled_at', type: 'timestamptz', nullable: true })
+  disabledAt: Date | null;
+
+  /**
+   * Start of the auto-disable clock: the last successful attempt, or the creation or re-enabling of
+   * the endpoint if later (CONTRACT.md "Webhooks", `WEBHOOK_DISABLE_AFTER_S`).
+   */
+  @Column({ name: 'healthy_at', type: 'timestamptz' })
+  healthyAt: Date;
 
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

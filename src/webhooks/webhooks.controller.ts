@@ -1,14 +1,17 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiKeyAuth, CurrentApiKey } from '../auth/current-api-key.decorator';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
-import { CreateWebhookEndpointDto } from './dto/create-webhook-endpoint.dto';
+import { Idempotent } from '../idempotency/idempotent.decorator';
+import { CreateWebhookEndpointDto, RotateWebhookSecretDto, UpdateWebhookEndpointDto } from './dto/create-webhook-endpoint.dto';
 import { WebhookDeliveryListDto } from './dto/webhook-delivery.dto';
 import {
   CreatedWebhookEndpointDto,
+  ResentWebhookDeliveryDto,
   RotatedWebhookSecretDto,
   TestWebhookDeliveryDto,
+  WebhookEndpointDto,
   WebhookEndpointListDto,
 } from './dto/webhook-endpoint.dto';
 import { WebhooksService } from './webhooks.service';
@@ -19,10 +22,13 @@ const ENDPOINT_EXAMPLE = {
   url: 'https://example.com/hooks/glimpse',
   events: ['screenshot.completed', 'screenshot.failed'],
   description: 'Production receiver',
+  enabled: true,
+  disabledReason: null,
+  signatureScheme: 'glimpse-v1',
   createdAt: '2026-11-20T12:00:00.000Z',
   updatedAt: '2026-11-20T12:00:00.000Z',
 };
-const SECRET_EXAMPLE = 'whsec_Jd0aZxY2mNw8PqRs4kq1Jd0aZxY2mNw8PqRs4kq1Jd0';
+const SECRET_EXAMPLE = 'whsec_Jd0aZxY2mNw8PqRs4kq1Jd0aZxY2mNw8PqRs4kq1Jd0=';
 const DELIVERY_EXAMPLE = {
   id: 'dlv_7hT2mK8pQ4xW1vB8nR3sL6cZ',
   eventId: 'evt_2mK8pQ4xW1vB8nR3sL6cZ7hT',
@@ -37,6 +43,7 @@ const DELIVERY_EXAMPLE = {
 };
 
 const ENDPOINT_ID = ApiParam({ name: 'id', description: 'Webhook endpoint id (`we_…`)', example: 'we_4fQx9LmZ2pRt7YvB1nKc3sDw' });
+const DELIVERY_ID = ApiParam({ name: 'deliveryId', description: 'Delivery id (`dlv_…`, the `Webhook-Id`)', example: DELIVERY_EXAMPLE.id });
 
 /** Webhook endpoint management (spec section 4.4; statuses per CONTRACT.md "Status codes for success"). */
 @ApiTags('webhooks')
@@ -47,12 +54,13 @@ export class WebhooksController {
 
   @Post()
   @HttpCode(201)
+  @Idempotent()
   @ApiOperation({
     operationId: 'createWebhookEndpoint',
     summary: 'Create a webhook endpoint',
     description:
       'Registers a URL that receives signed event deliveries. The response carries the signing secret, shown only here and on rotation. ' +
-      'The URL must be https and must not point at a private or loopback address.',
+      'The URL must be https and must not point at a private or loopback address. Send an `Idempotency-Key` to retry safely.',
   })
   @ApiBody({
     type: CreateWebhookEndpointDto,
@@ -61,6 +69,10 @@ export class WebhooksController {
       screenshots: {
         summary: 'Screenshot results only',
         value: { url: 'https://example.com/hooks/glimpse', events: ['screenshot.completed', 'screenshot.failed'], description: 'Production receiver' },
+      },
+      standardWebhooks: {
+        summary: 'Signed per Standard Webhooks',
+        value: { url: 'https://example.com/hooks/glimpse', signatureScheme: 'standard-webhooks' },
       },
     },
   })
@@ -78,18 +90,62 @@ export class WebhooksController {
     return this.webhooks.list(caller);
   }
 
+  @Patch(':id')
+  @Idempotent()
+  @ENDPOINT_ID
+  @ApiOperation({
+    operationId: 'updateWebhookEndpoint',
+    summary: 'Update a webhook endpoint',
+    description:
+      'Changes `url`, `events`, `description`, `signatureScheme` or `enabled` (absent fields are kept; same validation as creation). ' +
+      '`enabled: false` pauses the endpoint (`disabledReason: "manual"`): it gets no new deliveries and its scheduled retries end `exhausted` ' +
+      '("endpoint disabled"). `enabled: true` re-enables it. Send an `Idempotency-Key` to retry safely.',
+  })
+  @ApiBody({
+    type: UpdateWebhookEndpointDto,
+    examples: {
+      pause: { summary: 'Pause deliveries', value: { enabled: false } },
+      move: { summary: 'Move and narrow the subscription', value: { url: 'https://example.com/hooks/v2', events: ['screenshot.completed'] } },
+      standardWebhooks: { summary: 'Switch to Standard Webhooks signatures', value: { signatureScheme: 'standard-webhooks' } },
+    },
+  })
+  @ApiOkResponse({ type: WebhookEndpointDto, description: 'The updated endpoint', example: { ...ENDPOINT_EXAMPLE, enabled: false, disabledReason: 'manual' } })
+  @ApiErrorResponses(400, 401, 404, 413, 415, 500)
+  updateWebhookEndpoint(
+    @CurrentApiKey() caller: AuthenticatedKey,
+    @Param('id') id: string,
+    @Body() dto: UpdateWebhookEndpointDto,
+  ): Promise<WebhookEndpointDto> {
+    return this.webhooks.update(caller, id, dto);
+  }
+
   @Post(':id/rotate')
   @HttpCode(200)
   @ENDPOINT_ID
   @ApiOperation({
     operationId: 'rotateWebhookSecret',
     summary: 'Rotate the signing secret',
-    description: 'Replaces the signing secret; the new one, shown only in this response, signs every attempt from now on (retries of earlier deliveries included).',
+    description:
+      'Replaces the signing secret; the new one, shown only in this response, signs every attempt from now on (retries of earlier deliveries included). ' +
+      'With `expiresInSeconds` (at most 7 days) the old secret keeps signing next to it until then: `Webhook-Signature` carries one signature per ' +
+      'valid secret, newest first, so receivers verifying with either secret accept the deliveries while they switch.',
+  })
+  @ApiBody({
+    type: RotateWebhookSecretDto,
+    required: false,
+    examples: {
+      now: { summary: 'The old secret stops at once', value: {} },
+      overlap: { summary: 'Both secrets sign for 24 hours', value: { expiresInSeconds: 86400 } },
+    },
   })
   @ApiOkResponse({ type: RotatedWebhookSecretDto, description: 'The new secret, shown only here', example: { id: ENDPOINT_EXAMPLE.id, secret: SECRET_EXAMPLE } })
-  @ApiErrorResponses(401, 404, 500)
-  rotateWebhookSecret(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string): Promise<RotatedWebhookSecretDto> {
-    return this.webhooks.rotate(caller, id);
+  @ApiErrorResponses(400, 401, 404, 413, 415, 500)
+  rotateWebhookSecret(
+    @CurrentApiKey() caller: AuthenticatedKey,
+    @Param('id') id: string,
+    @Body() dto: RotateWebhookSecretDto,
+  ): Promise<RotatedWebhookSecretDto> {
+    return this.webhooks.rotate(caller, id, dto);
   }
 
   @Post(':id/test')
@@ -117,6 +173,27 @@ export class WebhooksController {
   @ApiErrorResponses(401, 404, 500)
   listWebhookDeliveries(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string): Promise<WebhookDeliveryListDto> {
     return this.webhooks.listDeliveries(caller, id);
+  }
+
+  @Post(':id/deliveries/:deliveryId/retry')
+  @HttpCode(202)
+  @ENDPOINT_ID
+  @DELIVERY_ID
+  @ApiOperation({
+    operationId: 'retryWebhookDelivery',
+    summary: 'Resend a delivery',
+    description:
+      'Attempts a `successful` or `exhausted` delivery once more, now: same `Webhook-Id` and body, a fresh timestamp and signature; its `attempts` grow. ' +
+      'A failed resend ends `exhausted` again (no retry schedule). 409 `DELIVERY_IN_PROGRESS` while the delivery is `pending` or `retrying`.',
+  })
+  @ApiAcceptedResponse({ type: ResentWebhookDeliveryDto, description: 'Attempt queued', example: { deliveryId: DELIVERY_EXAMPLE.id } })
+  @ApiErrorResponses(401, 404, { status: 409, codes: ['DELIVERY_IN_PROGRESS'], description: 'The delivery is still pending or retrying' }, 500)
+  retryWebhookDelivery(
+    @CurrentApiKey() caller: AuthenticatedKey,
+    @Param('id') id: string,
+    @Param('deliveryId') deliveryId: string,
+  ): Promise<ResentWebhookDeliveryDto> {
+    return this.webhooks.resendDelivery(caller, id, deliveryId);
   }
 
   @Delete(':id')

@@ -5,6 +5,7 @@ import { AuthModule } from '../auth/auth.module';
 import { EgressModule } from '../egress/egress.module';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EventsModule } from '../events/events.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { WEBHOOK_QUEUE } from '../queue/queues';
 import { SecretCipher } from './secret-cipher';
 import { WEBHOOK_SECRET_CIPHER, WebhookDeliveriesService } from './webhook-deliveries.service';
@@ -27,6 +28,7 @@ import { WebhooksService } from './webhooks.service';
     AuthModule,
     EgressModule,
     EventsModule,
+    IdempotencyModule,
   ],
   controllers: [WebhooksController],
   providers: [

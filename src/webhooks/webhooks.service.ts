@@ -1,23 +1,24 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { MoreThan, Repository } from 'typeorm';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { DataSource, MoreThan, Repository } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiError } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { isId, newId } from '../common/ids';
 import { EventsService } from '../events/events.service';
-import { CreateWebhookEndpointDto } from './dto/create-webhook-endpoint.dto';
+import { CreateWebhookEndpointDto, RotateWebhookSecretDto, UpdateWebhookEndpointDto } from './dto/create-webhook-endpoint.dto';
 import { WebhookDeliveryDto, WebhookDeliveryListDto } from './dto/webhook-delivery.dto';
 import {
   CreatedWebhookEndpointDto,
+  ResentWebhookDeliveryDto,
   RotatedWebhookSecretDto,
   TestWebhookDeliveryDto,
   WebhookEndpointDto,
   WebhookEndpointListDto,
 } from './dto/webhook-endpoint.dto';
 import { SecretCipher, SecretUnreadableError } from './secret-cipher';
-import { newSigningSecret } from './signing';
-import { DELIVERY_LOG_SIZE, WEBHOOK_SECRET_CIPHER } from './webhook-deliveries.service';
+import { isStandardWebhooksSecret, newSigningSecret } from './signing';
+import { DELIVERY_LOG_SIZE, WEBHOOK_SECRET_CIPHER, WebhookDeliveriesService } from './webhook-deliveries.service';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 import { WebhookTargetPolicy } from './webhook-target';
@@ -48,18 +49,20 @@ export class WebhooksService {
   constructor(
     @InjectRepository(WebhookEndpoint) private readonly endpoints: Repository<WebhookEndpoint>,
     @InjectRepository(WebhookDelivery) private readonly deliveries: Repository<WebhookDelivery>,
+    @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(WEBHOOK_SECRET_CIPHER) private readonly cipher: SecretCipher,
     private readonly targets: WebhookTargetPolicy,
     private readonly events: EventsService,
+    private readonly deliveryService: WebhookDeliveriesService,
     private readonly clock: Clock,
   ) {}
 
   /**
-   * Creates an endpoint with a new signing secret. `events` defaults to `["*"]` (duplicates dropped),
-   * `description` to ''. Throws 400 `TARGET_NOT_ALLOWED` when the URL is not https (unless
+   * Creates an enabled endpoint with a new signing secret. `events` defaults to `["*"]` (duplicates
+   * dropped), `description` to '', `signatureScheme` to `glimpse-v1`. Throws 400 `TARGET_NOT_ALLOWED` when the URL is not https (unless
    * `WEBHOOK_ALLOW_HTTP`) or fails the SSRF guard.
    */
-  async create(caller: AuthenticatedKey, dto: CreateWebhookEndpointDto): Promise<CreatedWebhookEndpointDto> {
+  async create(caller: Pick<AuthenticatedKey, 'accountId'>, dto: CreateWebhookEndpointDto): Promise<CreatedWebhookEndpointDto> {
     await this.targets.assertAllowed(dto.url);
     const id = newId('webhookEndpoint');
     const secret = newSigningSecret();
@@ -71,6 +74,13 @@ export class WebhooksService {
       events: [...new Set(dto.events ?? ['*'])],
       description: dto.description ?? '',
       secretSealed: this.cipher.seal(secret, id),
+      previousSecretSealed: null,
+      previousSecretExpiresAt: null,
+      signatureScheme: dto.signatureScheme ?? 'glimpse-v1',
+      enabled: true,
+      disabledReason: null,
+      disabledAt: null,
+      healthyAt: now,
       createdAt: now,
       updatedAt: now,
     });
@@ -79,31 +89,86 @@ export class WebhooksService {
   }
 
   /** The caller's endpoints, oldest first. */
-  async list(caller: AuthenticatedKey): Promise<WebhookEndpointListDto> {
+  async list(caller: Pick<AuthenticatedKey, 'accountId'>): Promise<WebhookEndpointListDto> {
     const rows = await this.endpoints.find({ where: { accountId: caller.accountId }, order: { createdAt: 'ASC', id: 'ASC' } });
     return { data: rows.map((e) => this.toDto(e)) };
   }
 
   /**
-   * Replaces the signing secret; the new one signs every attempt from now on, retries of earlier
-   * deliveries included. Throws 404 `NOT_FOUND`.
+   * Changes an endpoint (CONTRACT.md "Webhooks", management): `url` (checked like at creation),
+   * `events`, `description`, `signatureScheme`, and `enabled`. Disabling (reason `manual`) ends its
+   * open deliveries `exhausted` ("endpoint disabled") in the same transaction; re-enabling clears the
+   * reason and restarts the auto-disable clock. Absent fields are kept. Throws 404 `NOT_FOUND`,
+   * 400 `TARGET_NOT_ALLOWED`, and 400 `VALIDATION_FAILED` when `standard-webhooks` is chosen for a
+   * secret issued before that scheme existed (rotate first).
    */
-  async rotate(caller: AuthenticatedKey, id: string): Promise<RotatedWebhookSecretDto> {
+  async update(caller: Pick<AuthenticatedKey, 'accountId'>, id: string, dto: UpdateWebhookEndpointDto): Promise<WebhookEndpointDto> {
+    const endpoint = await this.find(caller, id);
+    if (dto.url !== undefined && dto.url !== endpoint.url) await this.targets.assertAllowed(dto.url);
+    if (dto.signatureScheme === 'standard-webhooks' && !isStandardWebhooksSecret(this.cipher.open(endpoint.secretSealed, endpoint.id))) {
+      throw ApiError.validation([
+        { field: 'signatureScheme', message: 'this endpoint\'s secret predates standard-webhooks: rotate it first, then choose the scheme' },
+      ]);
+    }
+    const now = this.clock.now();
+    const changes: Partial<WebhookEndpoint> = { updatedAt: now };
+    if (dto.url !== undefined) changes.url = dto.url;
+    if (dto.events !== undefined) changes.events = [...new Set(dto.events)];
+    if (dto.description !== undefined) changes.description = dto.description;
+    if (dto.signatureScheme !== undefined) changes.signatureScheme = dto.signatureScheme;
+    const disabling = dto.enabled === false && endpoint.enabled;
+    if (disabling) Object.assign(changes, { enabled: false, disabledReason: 'manual', disabledAt: now });
+    if (dto.enabled === true && !endpoint.enabled) Object.assign(changes, { enabled: true, disabledReason: null, disabledAt: null, healthyAt: now });
+    const updated = await this.dataSource.transaction(async (manager) => {
+      const result = await manager.update(WebhookEndpoint, { id: endpoint.id, accountId: caller.accountId }, changes);
+      if (!result.affected) throw ApiError.notFound('Webhook endpoint');
+      if (disabling) await this.deliveryService.endOpenDeliveries(manager, endpoint.id);
+      return { ...endpoint, ...changes };
+    });
+    return this.toDto(updated);
+  }
+
+  /**
+   * Replaces the signing secret; the new one signs every attempt from now on, retries of earlier
+   * deliveries included. With `expiresInSeconds` > 0 the old secret keeps signing next to it until
+   * then (rotation with overlap, CONTRACT.md "Webhooks"); a secret older than the old one stops at
+   * once. Throws 404 `NOT_FOUND`.
+   */
+  async rotate(caller: Pick<AuthenticatedKey, 'accountId'>, id: string, dto: RotateWebhookSecretDto = {}): Promise<RotatedWebhookSecretDto> {
     const endpoint = await this.find(caller, id);
     const secret = newSigningSecret();
+    const now = this.clock.now();
+    const overlapS = dto.expiresInSeconds ?? 0;
     const result = await this.endpoints.update(
       { id: endpoint.id, accountId: caller.accountId },
-      { secretSealed: this.cipher.seal(secret, endpoint.id), updatedAt: this.clock.now() },
+      {
+        secretSealed: this.cipher.seal(secret, endpoint.id),
+        previousSecretSealed: overlapS > 0 ? endpoint.secretSealed : null,
+        previousSecretExpiresAt: overlapS > 0 ? new Date(now.getTime() + overlapS * 1000) : null,
+        updatedAt: now,
+      },
     );
     if (!result.affected) throw ApiError.notFound('Webhook endpoint');
     return { id: endpoint.id, secret };
   }
 
   /**
+   * Resends one of the endpoint's deliveries now (see {@link WebhookDeliveriesService.resend}).
+   * Throws 404 `NOT_FOUND` (endpoint or delivery unknown, or another account's) and 409
+   * `DELIVERY_IN_PROGRESS`.
+   */
+  async resendDelivery(caller: Pick<AuthenticatedKey, 'accountId'>, id: string, deliveryId: string): Promise<ResentWebhookDeliveryDto> {
+    const endpoint = await this.find(caller, id);
+    if (!isId('delivery', deliveryId)) throw ApiError.notFound('Webhook delivery');
+    await this.deliveryService.resend(endpoint.id, deliveryId);
+    return { deliveryId };
+  }
+
+  /**
    * Publishes a `test.ping` event `{ endpointId, message }` delivered to this endpoint only (whatever
    * it subscribes to) and returns the delivery id. Throws 404 `NOT_FOUND`.
    */
-  async test(caller: AuthenticatedKey, id: string): Promise<TestWebhookDeliveryDto> {
+  async test(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<TestWebhookDeliveryDto> {
     const endpoint = await this.find(caller, id);
     const event = await this.events.publish(caller.accountId, 'test.ping', { endpointId: endpoint.id, message: TEST_PING_MESSAGE });
     const delivery = await this.deliveries.findOne({ select: { id: true }, where: { eventId: event.id, endpointId: endpoint.id } });
@@ -113,7 +178,7 @@ export class WebhooksService {
   }
 
   /** The endpoint's newest {@link DELIVERY_LOG_SIZE} deliveries, newest first. Throws 404 `NOT_FOUND`. */
-  async listDeliveries(caller: AuthenticatedKey, id: string): Promise<WebhookDeliveryListDto> {
+  async listDeliveries(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<WebhookDeliveryListDto> {
     const endpoint = await this.find(caller, id);
     const rows = await this.deliveries.find({
       where: { endpointId: endpoint.id },
@@ -127,14 +192,15 @@ export class WebhooksService {
    * Deletes the endpoint and its deliveries; queued attempts find nothing and stop, an attempt in
    * flight is not recorded. Throws 404 `NOT_FOUND`.
    */
-  async remove(caller: AuthenticatedKey, id: string): Promise<void> {
+  async remove(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<void> {
     const result = isId('webhookEndpoint', id) ? await this.endpoints.delete({ id, accountId: caller.accountId }) : null;
     if (!result?.affected) throw ApiError.notFound('Webhook endpoint');
   }
 
   /**
-   * Re-seals every stored signing secret with the first configured key (`WEBHOOK_SECRET_KEYS`, README
-   * "Webhooks": rotate the key, run this, then drop the old key). Reads endpoints in batches of
+   * Re-seals every stored signing secret (the current one and, during a rotation's overlap, the
+   * previous one) with the first configured key (`WEBHOOK_SECRET_KEYS`, README "Webhooks": rotate the
+   * key, run this, then drop the old key). Reads endpoints in batches of
    * {@link RESEAL_BATCH_SIZE}; a row changed meanwhile (rotated) is left as it is, being current already.
    * Secrets no configured key opens are reported, not changed. Throws {@link NoSecretKeyError} without a key.
    */
@@ -144,29 +210,37 @@ export class WebhooksService {
     let after = '';
     for (;;) {
       const batch = await this.endpoints.find({
-        select: { id: true, secretSealed: true },
+        select: { id: true, secretSealed: true, previousSecretSealed: true },
         where: { id: MoreThan(after) },
         order: { id: 'ASC' },
         take: RESEAL_BATCH_SIZE,
       });
       if (!batch.length) return report;
       for (const endpoint of batch) {
-        if (this.cipher.isCurrent(endpoint.secretSealed)) {
+        const stale = (sealed: string | null): sealed is string => sealed !== null && !this.cipher.isCurrent(sealed);
+        if (!stale(endpoint.secretSealed) && !stale(endpoint.previousSecretSealed)) {
           report.alreadyCurrent++;
           continue;
         }
-        let secret: string;
+        const resealed: Partial<Pick<WebhookEndpoint, 'secretSealed' | 'previousSecretSealed'>> = {};
         try {
-          secret = this.cipher.open(endpoint.secretSealed, endpoint.id);
+          if (stale(endpoint.secretSealed)) resealed.secretSealed = this.cipher.seal(this.cipher.open(endpoint.secretSealed, endpoint.id), endpoint.id);
+          if (stale(endpoint.previousSecretSealed)) {
+            resealed.previousSecretSealed = this.cipher.seal(this.cipher.open(endpoint.previousSecretSealed, endpoint.id), endpoint.id);
+          }
         } catch (err) {
           if (!(err instanceof SecretUnreadableError)) throw err;
           report.unreadable.push(endpoint.id);
           continue;
         }
-        const result = await this.endpoints.update(
-          { id: endpoint.id, secretSealed: endpoint.secretSealed },
-          { secretSealed: this.cipher.seal(secret, endpoint.id) },
-        );
+        // Only if neither secret changed meanwhile (a rotation writes current ones itself).
+        const result = await this.endpoints
+          .createQueryBuilder()
+          .update()
+          .set(resealed)
+          .where('id = :id AND secret_sealed = :current', { id: endpoint.id, current: endpoint.secretSealed })
+          .andWhere('previous_secret_sealed IS NOT DISTINCT FROM :previous', { previous: endpoint.previousSecretSealed })
+          .execute();
         if (result.affected) report.resealed++;
         else report.alreadyCurrent++;
       }
@@ -175,7 +249,7 @@ export class WebhooksService {
   }
 
   /** The caller's endpoint; 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */
-  private async find(caller: AuthenticatedKey, id: string): Promise<WebhookEndpoint> {
+  private async find(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<WebhookEndpoint> {
     const endpoint = isId('webhookEndpoint', id) ? await this.endpoints.findOneBy({ id, accountId: caller.accountId }) : null;
     if (!endpoint) throw ApiError.notFound('Webhook endpoint');
     return endpoint;
@@ -187,6 +261,9 @@ export class WebhooksService {
       url: e.url,
       events: e.events,
       description: e.description,
+      enabled: e.enabled,
+      disabledReason: e.disabledReason,
+      signatureScheme: e.signatureScheme,
       createdAt: e.createdAt.toISOString(),
       updatedAt: e.updatedAt.toISOString(),
     };

@@ -74,6 +74,7 @@ function closeObjects(schema: Json, inAllOf = false): Json {
     if (key === 'allOf') out.allOf = value.map((member: Json) => closeObjects(member, true));
     else if (key === 'properties') out.properties = Object.fromEntries(Object.entries<Json>(value).map(([k, v]) => [k, closeObjects(v)]));
     else if (key === 'example' || key === 'examples') out[key] = value;
+    else if (key === 'oneOf' || key === 'anyOf') out[key] = value.map((member: Json) => closeObjects(member, true));
     else out[key] = closeObjects(value);
   }
   const isObjectSchema = out.properties !== undefined || out.allOf !== undefined;

@@ -58,7 +58,7 @@ export interface ScreenshotCompletedData {
   screenshotId: string;
   url: string;
   publicUrl: string;
-  format: 'png' | 'jpeg' | 'webp';
+  format: 'png' | 'jpeg' | 'webp' | 'pdf';
   width: number;
   height: number;
   fullPage: boolean;
@@ -111,6 +111,14 @@ export interface TestPingData {
   message: string;
 }
 
+/** `data` of `endpoint.disabled`: another endpoint of the account was disabled after failing for days. */
+export interface EndpointDisabledData {
+  endpointId: string;
+  url: string;
+  reason: 'failing';
+  disabledAt: string;
+}
+
 interface Envelope<T extends string, D> {
   /** Event id (`evt_…`). */
   id: string;
@@ -130,7 +138,8 @@ export type WebhookEvent =
   | Envelope<'run.completed', RunCompletedData>
   | Envelope<'run.failed', RunFailedData>
   | Envelope<'quota.warning', QuotaWarningData>
-  | Envelope<'test.ping', TestPingData>;
+  | Envelope<'test.ping', TestPingData>
+  | Envelope<'endpoint.disabled', EndpointDisabledData>;
 
 /** Request headers: a fetch `Headers`, or a plain object such as Node's `req.headers` (any case). */
 export type WebhookHeaders = { get(name: string): string | null } | Record<string, string | string[] | undefined>;

@@ -4,7 +4,11 @@ import { Webhooks1795218228183 } from './1795218228183-Webhooks';
 import { IdempotencyKeys1795218527614 } from './1795218527614-IdempotencyKeys';
 import { CaptureEngine1795218600000 } from './1795218600000-CaptureEngine';
 import { CaptureOptions1795218700000 } from './1795218700000-CaptureOptions';
-import { DurabilityIndexes1795219100000 } from './1795219100000-DurabilityIndexes';
+import { Dashboard1795437416774 } from './1795437416774-Dashboard';
+import { WebhookManagement1795437571935 } from './1795437571935-WebhookManagement';
+import { PendingJobsIndex1795438718378 } from './1795438718378-PendingJobsIndex';
+import { CaptureOptionsEcho1795441843117 } from './1795441843117-CaptureOptionsEcho';
+import { DurabilityIndexes1795442000000 } from './1795442000000-DurabilityIndexes';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
 export const MIGRATIONS: Function[] = [
@@ -14,5 +18,9 @@ export const MIGRATIONS: Function[] = [
   IdempotencyKeys1795218527614,
   CaptureEngine1795218600000,
   CaptureOptions1795218700000,
-  DurabilityIndexes1795219100000,
+  Dashboard1795437416774,
+  WebhookManagement1795437571935,
+  PendingJobsIndex1795438718378,
+  CaptureOptionsEcho1795441843117,
+  DurabilityIndexes1795442000000,
 ];

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { CAPTURE_LIMITS } from '../../capture/capture-options';
-import { IMAGE_FORMATS, ImageFormat } from '../../capture/image-format';
+import { CAPTURE_LIMITS, CAPTURE_OPTION_FIELDS, captureOptionJsonSchema, CaptureOptionName, CaptureOptionsInput } from '../../capture/capture-options';
+import { RESULT_FORMATS, ResultFormat } from '../../capture/image-format';
 import { JOB_STATUSES, JobStatus } from '../screenshot-job.entity';
 
 /** A screenshot job as returned by the API (spec section 2.1 plus CONTRACT.md's extra fields). */
@@ -28,8 +28,8 @@ export class ScreenshotJobDto {
   @ApiProperty({ type: 'string', nullable: true, description: 'When the job reached done or failed (ISO 8601 UTC)' })
   completedAt: string | null;
 
-  @ApiProperty({ enum: IMAGE_FORMATS })
-  format: ImageFormat;
+  @ApiProperty({ enum: RESULT_FORMATS })
+  format: ResultFormat;
 
   @ApiProperty({ description: 'Viewport width in px', type: 'integer' })
   width: number;
@@ -42,4 +42,16 @@ export class ScreenshotJobDto {
 
   @ApiProperty({ description: `True when a full-page capture was cut at the height cap of ${CAPTURE_LIMITS.fullPageMaxHeightPx.toLocaleString('en-US')} px` })
   clipped: boolean;
+
+  @ApiProperty({ description: 'True when the job reused a recent identical capture of the account (`cache: true`) instead of capturing; such a job is not counted against the quota' })
+  cached: boolean;
+
+  @ApiProperty({
+    type: 'object',
+    description: 'The capture options the job was given (as sent, without url and without defaults)',
+    properties: Object.fromEntries(Object.keys(CAPTURE_OPTION_FIELDS).map((name) => [name, captureOptionJsonSchema(name as CaptureOptionName)])),
+    additionalProperties: false,
+    example: { width: 390, height: 844, fullPage: true, format: 'jpeg', quality: 70 },
+  })
+  options: CaptureOptionsInput;
 }

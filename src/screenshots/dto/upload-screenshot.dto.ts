@@ -1,8 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import type { CaptureOptionsInput } from '../../capture/capture-options';
-import type { ImageFormat } from '../../capture/image-format';
-import { CaptureOption } from './create-screenshot.dto';
+import { captureOptionJsonSchema, CAPTURE_OPTION_FIELDS, CaptureOptionName } from '../../capture/capture-options';
+import { CaptureOptionsDto } from './create-screenshot.dto';
 
 /** Largest uploaded HTML document, bytes (10 MiB: CONTRACT.md, "Rate limits and back-pressure"). */
 export const UPLOAD_MAX_BYTES = 10 * 1024 * 1024;
@@ -10,35 +9,51 @@ export const UPLOAD_MAX_BYTES = 10 * 1024 * 1024;
 /** Media types accepted for the uploaded document. */
 export const UPLOAD_MEDIA_TYPES = ['text/html'];
 
+/** Largest form field, bytes: `css` and `javascript` are up to 65,536 characters of UTF-8. */
+export const UPLOAD_FIELD_MAX_BYTES = 4 * 65_536;
+
+type FormTransform = (params: { value: unknown }) => unknown;
+
 /** A decimal integer form field becomes a number; anything else is left for the validator to reject. */
-const formInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value);
+const formInt: FormTransform = ({ value }) => (typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value);
+/** A decimal number form field becomes a number. */
+const formNumber: FormTransform = ({ value }) => (typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : value);
 /** `true`/`false` form fields become booleans; anything else is left for the validator to reject. */
-const formBool = ({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value);
+const formBool: FormTransform = ({ value }) => (value === 'true' ? true : value === 'false' ? false : value);
+/** An object or array option arrives as JSON text (CONTRACT.md, "Capture options"); text that is not JSON is left for the validator to reject. */
+const formJson: FormTransform = ({ value }) => {
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return value;
+  }
+};
+
+/** How a form field's text becomes the option's value, from the option's JSON Schema type. */
+function formTransformOf(name: CaptureOptionName): FormTransform | null {
+  const type = captureOptionJsonSchema(name).type;
+  if (type === 'integer') return formInt;
+  if (type === 'number') return formNumber;
+  if (type === 'boolean') return formBool;
+  if (type === 'object' || type === 'array') return formJson;
+  return null;
+}
 
 /**
  * Form fields of `POST /v1/screenshot/upload` besides the `file` part: the capture options of
- * `POST /v1/screenshot` (same rules), sent as strings and converted explicitly. Unknown fields are rejected.
+ * `POST /v1/screenshot` (same rules), sent as strings and converted explicitly (numbers, `true`/`false`,
+ * JSON text for objects and arrays). Unknown fields are rejected.
  */
-export class UploadScreenshotDto implements CaptureOptionsInput {
-  @CaptureOption.width()
-  @Transform(formInt)
-  width?: number;
+export class UploadScreenshotDto extends CaptureOptionsDto {}
 
-  @CaptureOption.height()
-  @Transform(formInt)
-  height?: number;
-
-  @CaptureOption.fullPage()
-  @Transform(formBool)
-  fullPage?: boolean;
-
-  @CaptureOption.format()
-  format?: ImageFormat;
-
-  @CaptureOption.delay()
-  @Transform(formInt)
-  delay?: number;
+for (const name of Object.keys(CAPTURE_OPTION_FIELDS) as CaptureOptionName[]) {
+  const transform = formTransformOf(name);
+  if (transform) Transform(transform)(UploadScreenshotDto.prototype, name);
 }
+
+/** Form fields the upload route accepts: every capture option plus `file`. */
+export const UPLOAD_FORM_FIELDS_MAX = Object.keys(CAPTURE_OPTION_FIELDS).length;
 
 /** The multipart form as documented in OpenAPI: the options plus the `file` part. */
 export class UploadScreenshotFormDto extends UploadScreenshotDto {

@@ -1,8 +1,9 @@
 import { Type } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
 import { CAPTURE_LIMITS } from '../../capture/capture-options';
-import { IMAGE_FORMATS, ImageFormat } from '../../capture/image-format';
+import { RESULT_FORMATS, ResultFormat } from '../../capture/image-format';
 import type {
+  EndpointDisabledData,
   EventDataMap,
   EventType,
   QuotaWarningData,
@@ -29,8 +30,8 @@ export class ScreenshotCompletedDataDto implements ScreenshotCompletedData {
   url: string;
   @ApiProperty({ description: 'Result URL (capability URL, no API key needed)', example: 'https://glimpse.example.com/files/2vQd…x1.png' })
   publicUrl: string;
-  @ApiProperty({ enum: IMAGE_FORMATS })
-  format: ImageFormat;
+  @ApiProperty({ enum: RESULT_FORMATS })
+  format: ResultFormat;
   @ApiProperty({ type: 'integer', description: 'Viewport width in px' })
   width: number;
   @ApiProperty({ type: 'integer', description: 'Viewport height in px' })
@@ -121,6 +122,18 @@ export class TestPingDataDto implements TestPingData {
   message: string;
 }
 
+/** `data` of `endpoint.disabled` (CONTRACT.md "Webhooks", auto-disable). */
+export class EndpointDisabledDataDto implements EndpointDisabledData {
+  @ApiProperty({ description: 'The endpoint that was disabled (not the one receiving this event)', example: 'we_4fQx9LmZ2pRt7YvB1nKc3sDw' })
+  endpointId: string;
+  @ApiProperty({ description: 'Its URL', example: 'https://example.com/hooks/glimpse' })
+  url: string;
+  @ApiProperty({ enum: ['failing'], description: '`failing`: no successful attempt for `WEBHOOK_DISABLE_AFTER_S` and a delivery exhausted in that time' })
+  reason: 'failing';
+  @ApiProperty({ description: 'When it was disabled (ISO 8601 UTC)', example: '2026-11-25T12:00:00.000Z' })
+  disabledAt: string;
+}
+
 /** Fields common to every event envelope (spec section 2.5 plus CONTRACT.md's `id`). */
 export class WebhookEventBaseDto {
   @ApiProperty({ description: 'Event id; the same on every delivery of the event', example: 'evt_2mK8pQ4xW1vB8nR3sL6cZ7hT' })
@@ -171,6 +184,13 @@ export class TestPingEventDto extends WebhookEventBaseDto {
   data: TestPingDataDto;
 }
 
+export class EndpointDisabledEventDto extends WebhookEventBaseDto {
+  @ApiProperty({ enum: ['endpoint.disabled'] })
+  type: 'endpoint.disabled';
+  @ApiProperty({ type: EndpointDisabledDataDto })
+  data: EndpointDisabledDataDto;
+}
+
 /**
  * The envelope class of every event type, for `SwaggerModule.createDocument(..., { extraModels })` and the
  * `webhooks` section (one entry per type). Typed by the event map, so a type without a documented
@@ -183,4 +203,5 @@ export const WEBHOOK_EVENT_SCHEMAS: { readonly [K in EventType]: Type<{ type: K;
   'run.failed': RunFailedEventDto,
   'quota.warning': QuotaWarningEventDto,
   'test.ping': TestPingEventDto,
+  'endpoint.disabled': EndpointDisabledEventDto,
 };

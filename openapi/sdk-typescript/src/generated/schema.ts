@@ -24,6 +24,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/screenshot/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enqueue a batch of screenshot jobs
+         * @description Accepts 1–100 capture requests (each a body of `POST /v1/screenshot`) and answers with one `pending` job per item, in the order of `items`. All or nothing: an invalid item is 400 `VALIDATION_FAILED` naming the field as `items[i].field`, and when the quota cannot take every item (a capture-cache hit does not count) the answer is 429 `PLAN_QUOTA_EXCEEDED`; either way no job is created and nothing is counted. Each job is then an ordinary job: poll `GET /v1/screenshot/{id}`, with its own events. Send an `Idempotency-Key` to retry safely.
+         */
+        post: operations["createScreenshotBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/screenshot/upload": {
         parameters: {
             query?: never;
@@ -79,7 +99,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description Registers a URL that receives signed event deliveries. The response carries the signing secret, shown only here and on rotation. The URL must be https and must not point at a private or loopback address.
+         * @description Registers a URL that receives signed event deliveries. The response carries the signing secret, shown only here and on rotation. The URL must be https and must not point at a private or loopback address. Send an `Idempotency-Key` to retry safely.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -105,7 +125,11 @@ export interface paths {
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update a webhook endpoint
+         * @description Changes `url`, `events`, `description`, `signatureScheme` or `enabled` (absent fields are kept; same validation as creation). `enabled: false` pauses the endpoint (`disabledReason: "manual"`): it gets no new deliveries and its scheduled retries end `exhausted` ("endpoint disabled"). `enabled: true` re-enables it. Send an `Idempotency-Key` to retry safely.
+         */
+        patch: operations["updateWebhookEndpoint"];
         trace?: never;
     };
     "/v1/webhooks/{id}/deliveries": {
@@ -128,6 +152,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/{id}/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resend a delivery
+         * @description Attempts a `successful` or `exhausted` delivery once more, now: same `Webhook-Id` and body, a fresh timestamp and signature; its `attempts` grow. A failed resend ends `exhausted` again (no retry schedule). 409 `DELIVERY_IN_PROGRESS` while the delivery is `pending` or `retrying`.
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/{id}/rotate": {
         parameters: {
             query?: never;
@@ -139,7 +183,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret
-         * @description Replaces the signing secret; the new one, shown only in this response, signs every attempt from now on (retries of earlier deliveries included).
+         * @description Replaces the signing secret; the new one, shown only in this response, signs every attempt from now on (retries of earlier deliveries included). With `expiresInSeconds` (at most 7 days) the old secret keeps signing next to it until then: `Webhook-Signature` carries one signature per valid secret, newest first, so receivers verifying with either secret accept the deliveries while they switch.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -170,6 +214,26 @@ export interface paths {
     };
 }
 export interface webhooks {
+    "endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event endpoint.disabled
+         * @description Delivered to endpoints subscribed to `endpoint.disabled` (or `*`). Verify `Webhook-Signature` before trusting the body; see the `webhooks` tag for the scheme.
+         */
+        post: operations["receiveEndpointDisabledEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "quota.warning": {
         parameters: {
             query?: never;
@@ -293,36 +357,226 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        CreateScreenshotBatchDto: {
+            /** @description 1–100 capture requests, each a body of `POST /v1/screenshot`; one job per item, in this order */
+            items: components["schemas"]["CreateScreenshotDto"][];
+        };
         CreateScreenshotDto: {
             /**
-             * @description Milliseconds to wait after the page has loaded before capturing (for animations or late content).
+             * @description Do not make requests that match the shipped ad lists (EasyList).
+             * @default false
+             * @example true
+             */
+            blockAds?: boolean;
+            /**
+             * @description Dismiss or hide cookie consent banners (rules shipped with the service, never fetched at capture time).
+             * @default false
+             * @example true
+             */
+            blockCookieBanners?: boolean;
+            /**
+             * @description Do not make requests that match the shipped tracker lists (EasyPrivacy).
+             * @default false
+             * @example true
+             */
+            blockTrackers?: boolean;
+            /**
+             * @description Reuse a recent identical capture of the same account: the job ends done at once with cached true and is not counted against the quota.
+             * @default false
+             * @example true
+             */
+            cache?: boolean;
+            /**
+             * @description How old a reused capture may be, in seconds. Only with cache true.
+             * @default 14400
+             * @example 3600
+             */
+            cacheTtl?: number;
+            /**
+             * @description Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px). Not with selector or fullPage.
+             * @example {
+             *       "height": 400,
+             *       "width": 600,
+             *       "x": 0,
+             *       "y": 0
+             *     }
+             */
+            clip?: {
+                /** @description CSS px. */
+                height?: number;
+                /** @description CSS px. */
+                width?: number;
+                /** @description Left edge, CSS px from the page origin. */
+                x?: number;
+                /** @description Top edge, CSS px from the page origin. */
+                y?: number;
+            };
+            /**
+             * @description Cookies set before navigation (at most 50); domain defaults to the host of url.
+             * @example [
+             *       {
+             *         "httpOnly": true,
+             *         "name": "session",
+             *         "sameSite": "Lax",
+             *         "secure": true,
+             *         "value": "abc123"
+             *       }
+             *     ]
+             */
+            cookies?: {
+                /** @description Default: the host of url (a host-only cookie). */
+                domain?: string;
+                httpOnly?: boolean;
+                name: string;
+                path?: string & (unknown & unknown);
+                /** @enum {string} */
+                sameSite?: "Strict" | "Lax" | "None";
+                secure?: boolean;
+                value: string;
+            }[];
+            /**
+             * @description Style sheet added to the page after load.
+             * @example body { font-family: serif !important; }
+             */
+            css?: string;
+            /**
+             * @description Emulate prefers-color-scheme: dark.
+             * @default false
+             * @example true
+             */
+            darkMode?: boolean;
+            /**
+             * @description Milliseconds to wait after the page has loaded (and after css and javascript) before capturing.
              * @default 0
+             * @example 500
              */
             delay?: number;
             /**
-             * @description Image format.
-             * @default png
+             * @description Emulate a device (Playwright's device list): its viewport, scale, user agent, mobile and touch. Explicit width, height, scale and userAgent win.
+             * @example iPhone 15
              * @enum {string}
              */
-            format?: "png" | "jpeg" | "webp";
+            device?: "BlackBerry Z30" | "BlackBerry Z30 landscape" | "Blackberry PlayBook" | "Blackberry PlayBook landscape" | "Desktop Chrome" | "Desktop Chrome HiDPI" | "Desktop Edge" | "Desktop Edge HiDPI" | "Desktop Firefox" | "Desktop Firefox HiDPI" | "Desktop Safari" | "Galaxy A55" | "Galaxy A55 landscape" | "Galaxy Note 3" | "Galaxy Note 3 landscape" | "Galaxy Note II" | "Galaxy Note II landscape" | "Galaxy S III" | "Galaxy S III landscape" | "Galaxy S24" | "Galaxy S24 landscape" | "Galaxy S5" | "Galaxy S5 landscape" | "Galaxy S8" | "Galaxy S8 landscape" | "Galaxy S9+" | "Galaxy S9+ landscape" | "Galaxy Tab S4" | "Galaxy Tab S4 landscape" | "Galaxy Tab S9" | "Galaxy Tab S9 landscape" | "Galaxy Z Flip 6" | "Galaxy Z Flip 6 Cover" | "Galaxy Z Flip 6 Cover landscape" | "Galaxy Z Flip 6 landscape" | "Galaxy Z Flip 7" | "Galaxy Z Flip 7 Cover" | "Galaxy Z Flip 7 Cover landscape" | "Galaxy Z Flip 7 landscape" | "Galaxy Z Fold 6" | "Galaxy Z Fold 6 Cover" | "Galaxy Z Fold 6 Cover landscape" | "Galaxy Z Fold 6 landscape" | "Galaxy Z Fold 7" | "Galaxy Z Fold 7 Cover" | "Galaxy Z Fold 7 Cover landscape" | "Galaxy Z Fold 7 landscape" | "Kindle Fire HDX" | "Kindle Fire HDX landscape" | "LG Optimus L70" | "LG Optimus L70 landscape" | "Microsoft Lumia 550" | "Microsoft Lumia 550 landscape" | "Microsoft Lumia 950" | "Microsoft Lumia 950 landscape" | "Moto G4" | "Moto G4 landscape" | "Nexus 10" | "Nexus 10 landscape" | "Nexus 4" | "Nexus 4 landscape" | "Nexus 5" | "Nexus 5 landscape" | "Nexus 5X" | "Nexus 5X landscape" | "Nexus 6" | "Nexus 6 landscape" | "Nexus 6P" | "Nexus 6P landscape" | "Nexus 7" | "Nexus 7 landscape" | "Nokia Lumia 520" | "Nokia Lumia 520 landscape" | "Nokia N9" | "Nokia N9 landscape" | "Pixel 10" | "Pixel 10 Pro" | "Pixel 10 Pro XL" | "Pixel 10 Pro XL landscape" | "Pixel 10 Pro landscape" | "Pixel 10 landscape" | "Pixel 2" | "Pixel 2 XL" | "Pixel 2 XL landscape" | "Pixel 2 landscape" | "Pixel 3" | "Pixel 3 landscape" | "Pixel 4" | "Pixel 4 landscape" | "Pixel 4a (5G)" | "Pixel 4a (5G) landscape" | "Pixel 5" | "Pixel 5 landscape" | "Pixel 6" | "Pixel 6 Pro" | "Pixel 6 Pro landscape" | "Pixel 6 landscape" | "Pixel 6a" | "Pixel 6a landscape" | "Pixel 7" | "Pixel 7 Pro" | "Pixel 7 Pro landscape" | "Pixel 7 landscape" | "Pixel 7a" | "Pixel 7a landscape" | "Pixel 8" | "Pixel 8 Pro" | "Pixel 8 Pro landscape" | "Pixel 8 landscape" | "Pixel 8a" | "Pixel 8a landscape" | "Pixel 9" | "Pixel 9 Pro" | "Pixel 9 Pro XL" | "Pixel 9 Pro XL landscape" | "Pixel 9 Pro landscape" | "Pixel 9 landscape" | "iPad (gen 11)" | "iPad (gen 11) landscape" | "iPad (gen 5)" | "iPad (gen 5) landscape" | "iPad (gen 6)" | "iPad (gen 6) landscape" | "iPad (gen 7)" | "iPad (gen 7) landscape" | "iPad Mini" | "iPad Mini landscape" | "iPad Pro 11" | "iPad Pro 11 landscape" | "iPhone 11" | "iPhone 11 Pro" | "iPhone 11 Pro Max" | "iPhone 11 Pro Max landscape" | "iPhone 11 Pro landscape" | "iPhone 11 landscape" | "iPhone 12" | "iPhone 12 Mini" | "iPhone 12 Mini landscape" | "iPhone 12 Pro" | "iPhone 12 Pro Max" | "iPhone 12 Pro Max landscape" | "iPhone 12 Pro landscape" | "iPhone 12 landscape" | "iPhone 13" | "iPhone 13 Mini" | "iPhone 13 Mini landscape" | "iPhone 13 Pro" | "iPhone 13 Pro Max" | "iPhone 13 Pro Max landscape" | "iPhone 13 Pro landscape" | "iPhone 13 landscape" | "iPhone 14" | "iPhone 14 Plus" | "iPhone 14 Plus landscape" | "iPhone 14 Pro" | "iPhone 14 Pro Max" | "iPhone 14 Pro Max landscape" | "iPhone 14 Pro landscape" | "iPhone 14 landscape" | "iPhone 15" | "iPhone 15 Plus" | "iPhone 15 Plus landscape" | "iPhone 15 Pro" | "iPhone 15 Pro Max" | "iPhone 15 Pro Max landscape" | "iPhone 15 Pro landscape" | "iPhone 15 landscape" | "iPhone 16" | "iPhone 16 Plus" | "iPhone 16 Plus landscape" | "iPhone 16 Pro" | "iPhone 16 Pro Max" | "iPhone 16 Pro Max landscape" | "iPhone 16 Pro landscape" | "iPhone 16 landscape" | "iPhone 16e" | "iPhone 16e landscape" | "iPhone 17" | "iPhone 17 Pro" | "iPhone 17 Pro Max" | "iPhone 17 Pro Max landscape" | "iPhone 17 Pro landscape" | "iPhone 17 landscape" | "iPhone 17e" | "iPhone 17e landscape" | "iPhone 6" | "iPhone 6 Plus" | "iPhone 6 Plus landscape" | "iPhone 6 landscape" | "iPhone 7" | "iPhone 7 Plus" | "iPhone 7 Plus landscape" | "iPhone 7 landscape" | "iPhone 8" | "iPhone 8 Plus" | "iPhone 8 Plus landscape" | "iPhone 8 landscape" | "iPhone Air" | "iPhone Air landscape" | "iPhone SE" | "iPhone SE (3rd gen)" | "iPhone SE (3rd gen) landscape" | "iPhone SE landscape" | "iPhone X" | "iPhone X landscape" | "iPhone XR" | "iPhone XR landscape";
             /**
-             * @description Capture the whole scrollable page instead of the viewport only (height capped at 16,384 px; the job then says `clipped`).
+             * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality).
+             * @default png
+             * @example webp
+             * @enum {string}
+             */
+            format?: "png" | "jpeg" | "webp" | "pdf";
+            /**
+             * @description Capture the whole scrollable page instead of the viewport only (height capped at 16,384 px; the job then says `clipped`). Not with selector or clip.
              * @default false
+             * @example true
              */
             fullPage?: boolean;
             /**
+             * @description Extra request headers (at most 50; values up to 4096 characters), sent only to the origin of url, never to other origins the page loads from. Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused.
+             * @example {
+             *       "Authorization": "Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig",
+             *       "X-Preview": "1"
+             *     }
+             */
+            headers?: {
+                [key: string]: string;
+            };
+            /**
              * @description Viewport height in CSS px (with fullPage the image is as tall as the page).
              * @default 800
+             * @example 900
              */
             height?: number;
+            /**
+             * @description Elements hidden (visibility: hidden !important) before the capture.
+             * @example [
+             *       "#cookie-banner",
+             *       ".chat-widget"
+             *     ]
+             */
+            hideSelectors?: string[];
+            /**
+             * @description Script run in the page after load, as the body of an async function (so `await` works); awaited, bounded by the capture timeout. A throw fails the job with "javascript failed: …".
+             * @example document.querySelector('#promo')?.remove();
+             */
+            javascript?: string;
+            /**
+             * @description navigator.language and Accept-Language.
+             * @default en-US
+             * @example de-DE
+             */
+            locale?: string;
+            /**
+             * @description PDF settings; only with format pdf.
+             * @example {
+             *       "landscape": true,
+             *       "paper": "Letter"
+             *     }
+             */
+            pdf?: {
+                /** @description Landscape orientation (default false). */
+                landscape?: boolean;
+                /**
+                 * @description Paper size (default A4).
+                 * @enum {string}
+                 */
+                paper?: "A3" | "A4" | "A5" | "Legal" | "Letter" | "Tabloid";
+                /** @description Print background colours and images (default true). */
+                printBackground?: boolean;
+            };
+            /**
+             * @description Compression quality of jpeg and webp (not with png or pdf).
+             * @default 85
+             * @example 70
+             */
+            quality?: number;
+            /**
+             * @description Emulate prefers-reduced-motion: reduce.
+             * @default false
+             * @example true
+             */
+            reducedMotion?: boolean;
+            /**
+             * @description Device scale factor: the image is width × scale by height × scale px.
+             * @default 1
+             * @example 2
+             */
+            scale?: number;
+            /**
+             * @description Capture the box of the first element matching this CSS selector (not found within the capture timeout: the job fails with "selector not found"). Not with fullPage or clip.
+             * @example #pricing-table
+             */
+            selector?: string;
+            /**
+             * @description IANA time zone of Intl and Date in the page (default: the server's).
+             * @example America/New_York
+             */
+            timezone?: string;
             /**
              * @description Absolute http(s) URL of the page to capture; no user name, password or port 0
              * @example https://example.com
              */
             url: string;
             /**
+             * @description User-Agent of every request (default: the browser's).
+             * @example Mozilla/5.0 (compatible; AcmePreview/1.0)
+             */
+            userAgent?: string;
+            /**
+             * @description After waitUntil, wait until an element matching this CSS selector is visible (not within the capture timeout: the job fails with "selector not visible").
+             * @example .chart[data-ready]
+             */
+            waitForSelector?: string;
+            /**
+             * @description Navigation milestone to wait for before the rest; networkidle = no request for 500 ms.
+             * @default load
+             * @example networkidle
+             * @enum {string}
+             */
+            waitUntil?: "load" | "domcontentloaded" | "networkidle";
+            /**
              * @description Viewport width in CSS px.
              * @default 1280
+             * @example 1440
              */
             width?: number;
         };
@@ -342,7 +596,13 @@ export interface components {
              *       "screenshot.failed"
              *     ]
              */
-            events?: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping")[];
+            events?: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping" | "endpoint.disabled")[];
+            /**
+             * @description How deliveries are signed: `glimpse-v1` (`Webhook-Signature: t=<unix s>,v1=<hex>`, Stripe's scheme, which Stripe's verifier accepts) or `standard-webhooks` (`Webhook-Signature: v1,<base64>` over `<Webhook-Id>.<Webhook-Timestamp>.<body>`, keyed with the base64-decoded part of the secret after `whsec_`, verifiable with the Standard Webhooks libraries).
+             * @default glimpse-v1
+             * @enum {string}
+             */
+            signatureScheme?: "glimpse-v1" | "standard-webhooks";
             /**
              * @description HTTPS URL that receives the deliveries (http only where the server allows it with WEBHOOK_ALLOW_HTTP); no user name, password or port 0. Stored and returned in its WHATWG-serialized form (e.g. `HTTPS://Example.com:443/hooks` becomes `https://example.com/hooks`).
              * @example https://example.com/hooks/glimpse
@@ -361,24 +621,41 @@ export interface components {
              */
             description: string;
             /**
+             * @description Why it is disabled: `manual` (`PATCH enabled: false`) or `failing` (no successful attempt for `WEBHOOK_DISABLE_AFTER_S`, 5 days by default, and a delivery exhausted in that time); null while enabled
+             * @example null
+             * @enum {string|null}
+             */
+            disabledReason: "manual" | "failing" | null;
+            /**
+             * @description Whether the endpoint gets deliveries; a disabled one gets none, and its scheduled retries end `exhausted`
+             * @example true
+             */
+            enabled: boolean;
+            /**
              * @description Subscribed event types; `"*"` means all
              * @example [
              *       "*"
              *     ]
              */
-            events: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping")[];
+            events: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping" | "endpoint.disabled")[];
             /**
              * @description Endpoint id
              * @example we_4fQx9LmZ2pRt7YvB1nKc3sDw
              */
             id: string;
             /**
-             * @description Signing secret (`whsec_…`), shown only here and on rotation. Use the whole string as the HMAC key.
-             * @example whsec_Yb3kQ2nP8vXw1tR6mL0sA9dF4gH7jK5cZ2xV8bN1mQ0
+             * @description Signing secret (`whsec_` + base64 of 32 random bytes), shown only here and on rotation. `glimpse-v1`: the whole string is the HMAC key; `standard-webhooks`: the base64-decoded part after `whsec_` is.
+             * @example whsec_Yb3kQ2nP8vXw1tR6mL0sA9dF4gH7jK5cZ2xV8bN1mQ0=
              */
             secret: string;
             /**
-             * @description ISO 8601 UTC with milliseconds; changes on rotation
+             * @description How deliveries are signed: `glimpse-v1` (`Webhook-Signature: t=<unix s>,v1=<hex>`, Stripe's scheme, which Stripe's verifier accepts) or `standard-webhooks` (`Webhook-Signature: v1,<base64>` over `<Webhook-Id>.<Webhook-Timestamp>.<body>`, keyed with the base64-decoded part of the secret after `whsec_`, verifiable with the Standard Webhooks libraries).
+             * @example glimpse-v1
+             * @enum {string}
+             */
+            signatureScheme: "glimpse-v1" | "standard-webhooks";
+            /**
+             * @description ISO 8601 UTC with milliseconds; changes on update, rotation and (auto-)disabling
              * @example 2026-11-20T12:00:00.000Z
              */
             updatedAt: string;
@@ -387,6 +664,43 @@ export interface components {
              * @example https://example.com/hooks/glimpse
              */
             url: string;
+        };
+        EndpointDisabledDataDto: {
+            /**
+             * @description When it was disabled (ISO 8601 UTC)
+             * @example 2026-11-25T12:00:00.000Z
+             */
+            disabledAt: string;
+            /**
+             * @description The endpoint that was disabled (not the one receiving this event)
+             * @example we_4fQx9LmZ2pRt7YvB1nKc3sDw
+             */
+            endpointId: string;
+            /**
+             * @description `failing`: no successful attempt for `WEBHOOK_DISABLE_AFTER_S` and a delivery exhausted in that time
+             * @enum {string}
+             */
+            reason: "failing";
+            /**
+             * @description Its URL
+             * @example https://example.com/hooks/glimpse
+             */
+            url: string;
+        };
+        EndpointDisabledEventDto: {
+            /**
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-20T12:00:00.000Z
+             */
+            createdAt: string;
+            data: components["schemas"]["EndpointDisabledDataDto"];
+            /**
+             * @description Event id; the same on every delivery of the event
+             * @example evt_2mK8pQ4xW1vB8nR3sL6cZ7hT
+             */
+            id: string;
+            /** @enum {string} */
+            type: "endpoint.disabled";
         };
         ErrorEnvelopeDto: {
             /**
@@ -444,6 +758,21 @@ export interface components {
             /** @enum {string} */
             type: "quota.warning";
         };
+        ResentWebhookDeliveryDto: {
+            /**
+             * @description Id of the resent delivery: the same `Webhook-Id` as before, attempted again now
+             * @example dlv_7hT2kP9mQ4xW1vB8nR3sL6cZ
+             */
+            deliveryId: string;
+        };
+        RotateWebhookSecretDto: {
+            /**
+             * @description Seconds during which the old secret keeps signing deliveries next to the new one (one `v1` signature per valid secret, newest first), so receivers can switch without downtime. 0: the old secret stops at once.
+             * @default 0
+             * @example 86400
+             */
+            expiresInSeconds?: number;
+        };
         RotatedWebhookSecretDto: {
             /**
              * @description Endpoint id
@@ -451,8 +780,8 @@ export interface components {
              */
             id: string;
             /**
-             * @description The new signing secret; it signs every attempt from now on
-             * @example whsec_Yb3kQ2nP8vXw1tR6mL0sA9dF4gH7jK5cZ2xV8bN1mQ0
+             * @description The new signing secret; it signs every attempt from now on (next to the old one while `expiresInSeconds` runs)
+             * @example whsec_Yb3kQ2nP8vXw1tR6mL0sA9dF4gH7jK5cZ2xV8bN1mQ0=
              */
             secret: string;
         };
@@ -537,11 +866,15 @@ export interface components {
             /** @enum {string} */
             type: "run.failed";
         };
+        ScreenshotBatchDto: {
+            /** @description One job per item, in the order of items */
+            data: components["schemas"]["ScreenshotJobDto"][];
+        };
         ScreenshotCompletedDataDto: {
             /** @description True when a full-page capture was cut at the height cap of 16,384 px */
             clipped: boolean;
             /** @enum {string} */
-            format: "png" | "jpeg" | "webp";
+            format: "png" | "jpeg" | "webp" | "pdf";
             /** @description Whether the full scrollable page was captured */
             fullPage: boolean;
             /** @description Viewport height in px */
@@ -609,6 +942,8 @@ export interface components {
             type: "screenshot.failed";
         };
         ScreenshotJobDto: {
+            /** @description True when the job reused a recent identical capture of the account (`cache: true`) instead of capturing; such a job is not counted against the quota */
+            cached: boolean;
             /** @description True when a full-page capture was cut at the height cap of 16,384 px */
             clipped: boolean;
             /** @description When the job reached done or failed (ISO 8601 UTC) */
@@ -621,7 +956,7 @@ export interface components {
             /** @description Failure description; null unless status is failed */
             error: string | null;
             /** @enum {string} */
-            format: "png" | "jpeg" | "webp";
+            format: "png" | "jpeg" | "webp" | "pdf";
             fullPage: boolean;
             /** @description Viewport height in px */
             height: number;
@@ -630,6 +965,230 @@ export interface components {
              * @example scr_8cV1nQw3ZrT5yU7iO9pA2sD4
              */
             id: string;
+            /**
+             * @description The capture options the job was given (as sent, without url and without defaults)
+             * @example {
+             *       "format": "jpeg",
+             *       "fullPage": true,
+             *       "height": 844,
+             *       "quality": 70,
+             *       "width": 390
+             *     }
+             */
+            options: {
+                /**
+                 * @description Do not make requests that match the shipped ad lists (EasyList).
+                 * @default false
+                 * @example true
+                 */
+                blockAds?: boolean;
+                /**
+                 * @description Dismiss or hide cookie consent banners (rules shipped with the service, never fetched at capture time).
+                 * @default false
+                 * @example true
+                 */
+                blockCookieBanners?: boolean;
+                /**
+                 * @description Do not make requests that match the shipped tracker lists (EasyPrivacy).
+                 * @default false
+                 * @example true
+                 */
+                blockTrackers?: boolean;
+                /**
+                 * @description Reuse a recent identical capture of the same account: the job ends done at once with cached true and is not counted against the quota.
+                 * @default false
+                 * @example true
+                 */
+                cache?: boolean;
+                /**
+                 * @description How old a reused capture may be, in seconds. Only with cache true.
+                 * @default 14400
+                 * @example 3600
+                 */
+                cacheTtl?: number;
+                /**
+                 * @description Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px). Not with selector or fullPage.
+                 * @example {
+                 *       "height": 400,
+                 *       "width": 600,
+                 *       "x": 0,
+                 *       "y": 0
+                 *     }
+                 */
+                clip?: {
+                    /** @description CSS px. */
+                    height: number;
+                    /** @description CSS px. */
+                    width: number;
+                    /** @description Left edge, CSS px from the page origin. */
+                    x: number;
+                    /** @description Top edge, CSS px from the page origin. */
+                    y: number;
+                };
+                /**
+                 * @description Cookies set before navigation (at most 50); domain defaults to the host of url.
+                 * @example [
+                 *       {
+                 *         "httpOnly": true,
+                 *         "name": "session",
+                 *         "sameSite": "Lax",
+                 *         "secure": true,
+                 *         "value": "abc123"
+                 *       }
+                 *     ]
+                 */
+                cookies?: {
+                    /** @description Default: the host of url (a host-only cookie). */
+                    domain?: string;
+                    httpOnly?: boolean;
+                    name: string;
+                    path?: string & (unknown & unknown);
+                    /** @enum {string} */
+                    sameSite?: "Strict" | "Lax" | "None";
+                    secure?: boolean;
+                    value: string;
+                }[];
+                /**
+                 * @description Style sheet added to the page after load.
+                 * @example body { font-family: serif !important; }
+                 */
+                css?: string;
+                /**
+                 * @description Emulate prefers-color-scheme: dark.
+                 * @default false
+                 * @example true
+                 */
+                darkMode?: boolean;
+                /**
+                 * @description Milliseconds to wait after the page has loaded (and after css and javascript) before capturing.
+                 * @default 0
+                 * @example 500
+                 */
+                delay?: number;
+                /**
+                 * @description Emulate a device (Playwright's device list): its viewport, scale, user agent, mobile and touch. Explicit width, height, scale and userAgent win.
+                 * @example iPhone 15
+                 * @enum {string}
+                 */
+                device?: "BlackBerry Z30" | "BlackBerry Z30 landscape" | "Blackberry PlayBook" | "Blackberry PlayBook landscape" | "Desktop Chrome" | "Desktop Chrome HiDPI" | "Desktop Edge" | "Desktop Edge HiDPI" | "Desktop Firefox" | "Desktop Firefox HiDPI" | "Desktop Safari" | "Galaxy A55" | "Galaxy A55 landscape" | "Galaxy Note 3" | "Galaxy Note 3 landscape" | "Galaxy Note II" | "Galaxy Note II landscape" | "Galaxy S III" | "Galaxy S III landscape" | "Galaxy S24" | "Galaxy S24 landscape" | "Galaxy S5" | "Galaxy S5 landscape" | "Galaxy S8" | "Galaxy S8 landscape" | "Galaxy S9+" | "Galaxy S9+ landscape" | "Galaxy Tab S4" | "Galaxy Tab S4 landscape" | "Galaxy Tab S9" | "Galaxy Tab S9 landscape" | "Galaxy Z Flip 6" | "Galaxy Z Flip 6 Cover" | "Galaxy Z Flip 6 Cover landscape" | "Galaxy Z Flip 6 landscape" | "Galaxy Z Flip 7" | "Galaxy Z Flip 7 Cover" | "Galaxy Z Flip 7 Cover landscape" | "Galaxy Z Flip 7 landscape" | "Galaxy Z Fold 6" | "Galaxy Z Fold 6 Cover" | "Galaxy Z Fold 6 Cover landscape" | "Galaxy Z Fold 6 landscape" | "Galaxy Z Fold 7" | "Galaxy Z Fold 7 Cover" | "Galaxy Z Fold 7 Cover landscape" | "Galaxy Z Fold 7 landscape" | "Kindle Fire HDX" | "Kindle Fire HDX landscape" | "LG Optimus L70" | "LG Optimus L70 landscape" | "Microsoft Lumia 550" | "Microsoft Lumia 550 landscape" | "Microsoft Lumia 950" | "Microsoft Lumia 950 landscape" | "Moto G4" | "Moto G4 landscape" | "Nexus 10" | "Nexus 10 landscape" | "Nexus 4" | "Nexus 4 landscape" | "Nexus 5" | "Nexus 5 landscape" | "Nexus 5X" | "Nexus 5X landscape" | "Nexus 6" | "Nexus 6 landscape" | "Nexus 6P" | "Nexus 6P landscape" | "Nexus 7" | "Nexus 7 landscape" | "Nokia Lumia 520" | "Nokia Lumia 520 landscape" | "Nokia N9" | "Nokia N9 landscape" | "Pixel 10" | "Pixel 10 Pro" | "Pixel 10 Pro XL" | "Pixel 10 Pro XL landscape" | "Pixel 10 Pro landscape" | "Pixel 10 landscape" | "Pixel 2" | "Pixel 2 XL" | "Pixel 2 XL landscape" | "Pixel 2 landscape" | "Pixel 3" | "Pixel 3 landscape" | "Pixel 4" | "Pixel 4 landscape" | "Pixel 4a (5G)" | "Pixel 4a (5G) landscape" | "Pixel 5" | "Pixel 5 landscape" | "Pixel 6" | "Pixel 6 Pro" | "Pixel 6 Pro landscape" | "Pixel 6 landscape" | "Pixel 6a" | "Pixel 6a landscape" | "Pixel 7" | "Pixel 7 Pro" | "Pixel 7 Pro landscape" | "Pixel 7 landscape" | "Pixel 7a" | "Pixel 7a landscape" | "Pixel 8" | "Pixel 8 Pro" | "Pixel 8 Pro landscape" | "Pixel 8 landscape" | "Pixel 8a" | "Pixel 8a landscape" | "Pixel 9" | "Pixel 9 Pro" | "Pixel 9 Pro XL" | "Pixel 9 Pro XL landscape" | "Pixel 9 Pro landscape" | "Pixel 9 landscape" | "iPad (gen 11)" | "iPad (gen 11) landscape" | "iPad (gen 5)" | "iPad (gen 5) landscape" | "iPad (gen 6)" | "iPad (gen 6) landscape" | "iPad (gen 7)" | "iPad (gen 7) landscape" | "iPad Mini" | "iPad Mini landscape" | "iPad Pro 11" | "iPad Pro 11 landscape" | "iPhone 11" | "iPhone 11 Pro" | "iPhone 11 Pro Max" | "iPhone 11 Pro Max landscape" | "iPhone 11 Pro landscape" | "iPhone 11 landscape" | "iPhone 12" | "iPhone 12 Mini" | "iPhone 12 Mini landscape" | "iPhone 12 Pro" | "iPhone 12 Pro Max" | "iPhone 12 Pro Max landscape" | "iPhone 12 Pro landscape" | "iPhone 12 landscape" | "iPhone 13" | "iPhone 13 Mini" | "iPhone 13 Mini landscape" | "iPhone 13 Pro" | "iPhone 13 Pro Max" | "iPhone 13 Pro Max landscape" | "iPhone 13 Pro landscape" | "iPhone 13 landscape" | "iPhone 14" | "iPhone 14 Plus" | "iPhone 14 Plus landscape" | "iPhone 14 Pro" | "iPhone 14 Pro Max" | "iPhone 14 Pro Max landscape" | "iPhone 14 Pro landscape" | "iPhone 14 landscape" | "iPhone 15" | "iPhone 15 Plus" | "iPhone 15 Plus landscape" | "iPhone 15 Pro" | "iPhone 15 Pro Max" | "iPhone 15 Pro Max landscape" | "iPhone 15 Pro landscape" | "iPhone 15 landscape" | "iPhone 16" | "iPhone 16 Plus" | "iPhone 16 Plus landscape" | "iPhone 16 Pro" | "iPhone 16 Pro Max" | "iPhone 16 Pro Max landscape" | "iPhone 16 Pro landscape" | "iPhone 16 landscape" | "iPhone 16e" | "iPhone 16e landscape" | "iPhone 17" | "iPhone 17 Pro" | "iPhone 17 Pro Max" | "iPhone 17 Pro Max landscape" | "iPhone 17 Pro landscape" | "iPhone 17 landscape" | "iPhone 17e" | "iPhone 17e landscape" | "iPhone 6" | "iPhone 6 Plus" | "iPhone 6 Plus landscape" | "iPhone 6 landscape" | "iPhone 7" | "iPhone 7 Plus" | "iPhone 7 Plus landscape" | "iPhone 7 landscape" | "iPhone 8" | "iPhone 8 Plus" | "iPhone 8 Plus landscape" | "iPhone 8 landscape" | "iPhone Air" | "iPhone Air landscape" | "iPhone SE" | "iPhone SE (3rd gen)" | "iPhone SE (3rd gen) landscape" | "iPhone SE landscape" | "iPhone X" | "iPhone X landscape" | "iPhone XR" | "iPhone XR landscape";
+                /**
+                 * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality).
+                 * @default png
+                 * @example webp
+                 * @enum {string}
+                 */
+                format?: "png" | "jpeg" | "webp" | "pdf";
+                /**
+                 * @description Capture the whole scrollable page instead of the viewport only (height capped at 16,384 px; the job then says `clipped`). Not with selector or clip.
+                 * @default false
+                 * @example true
+                 */
+                fullPage?: boolean;
+                /**
+                 * @description Extra request headers (at most 50; values up to 4096 characters), sent only to the origin of url, never to other origins the page loads from. Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused.
+                 * @example {
+                 *       "Authorization": "Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig",
+                 *       "X-Preview": "1"
+                 *     }
+                 */
+                headers?: {
+                    [key: string]: string;
+                };
+                /**
+                 * @description Viewport height in CSS px (with fullPage the image is as tall as the page).
+                 * @default 800
+                 * @example 900
+                 */
+                height?: number;
+                /**
+                 * @description Elements hidden (visibility: hidden !important) before the capture.
+                 * @example [
+                 *       "#cookie-banner",
+                 *       ".chat-widget"
+                 *     ]
+                 */
+                hideSelectors?: string[];
+                /**
+                 * @description Script run in the page after load, as the body of an async function (so `await` works); awaited, bounded by the capture timeout. A throw fails the job with "javascript failed: …".
+                 * @example document.querySelector('#promo')?.remove();
+                 */
+                javascript?: string;
+                /**
+                 * @description navigator.language and Accept-Language.
+                 * @default en-US
+                 * @example de-DE
+                 */
+                locale?: string;
+                /**
+                 * @description PDF settings; only with format pdf.
+                 * @example {
+                 *       "landscape": true,
+                 *       "paper": "Letter"
+                 *     }
+                 */
+                pdf?: {
+                    /** @description Landscape orientation (default false). */
+                    landscape?: boolean;
+                    /**
+                     * @description Paper size (default A4).
+                     * @enum {string}
+                     */
+                    paper?: "A3" | "A4" | "A5" | "Legal" | "Letter" | "Tabloid";
+                    /** @description Print background colours and images (default true). */
+                    printBackground?: boolean;
+                };
+                /**
+                 * @description Compression quality of jpeg and webp (not with png or pdf).
+                 * @default 85
+                 * @example 70
+                 */
+                quality?: number;
+                /**
+                 * @description Emulate prefers-reduced-motion: reduce.
+                 * @default false
+                 * @example true
+                 */
+                reducedMotion?: boolean;
+                /**
+                 * @description Device scale factor: the image is width × scale by height × scale px.
+                 * @default 1
+                 * @example 2
+                 */
+                scale?: number;
+                /**
+                 * @description Capture the box of the first element matching this CSS selector (not found within the capture timeout: the job fails with "selector not found"). Not with fullPage or clip.
+                 * @example #pricing-table
+                 */
+                selector?: string;
+                /**
+                 * @description IANA time zone of Intl and Date in the page (default: the server's).
+                 * @example America/New_York
+                 */
+                timezone?: string;
+                /**
+                 * @description User-Agent of every request (default: the browser's).
+                 * @example Mozilla/5.0 (compatible; AcmePreview/1.0)
+                 */
+                userAgent?: string;
+                /**
+                 * @description After waitUntil, wait until an element matching this CSS selector is visible (not within the capture timeout: the job fails with "selector not visible").
+                 * @example .chart[data-ready]
+                 */
+                waitForSelector?: string;
+                /**
+                 * @description Navigation milestone to wait for before the rest; networkidle = no request for 500 ms.
+                 * @default load
+                 * @example networkidle
+                 * @enum {string}
+                 */
+                waitUntil?: "load" | "domcontentloaded" | "networkidle";
+                /**
+                 * @description Viewport width in CSS px.
+                 * @default 1280
+                 * @example 1440
+                 */
+                width?: number;
+            };
             /**
              * @description pending → processing → done | failed
              * @enum {string}
@@ -674,36 +1233,245 @@ export interface components {
              */
             deliveryId: string;
         };
+        UpdateWebhookEndpointDto: {
+            /** @description Free-text label */
+            description?: string;
+            /** @description `false` pauses the endpoint (`disabledReason: "manual"`): it gets no new deliveries and its scheduled retries end `exhausted` ("endpoint disabled"). `true` re-enables a disabled endpoint, clears `disabledReason` and restarts the auto-disable clock. */
+            enabled?: boolean;
+            /**
+             * @description Event types to receive (replaces the list); `"*"` means every type. Duplicates are ignored.
+             * @example [
+             *       "screenshot.completed"
+             *     ]
+             */
+            events?: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping" | "endpoint.disabled")[];
+            /**
+             * @description How deliveries are signed: `glimpse-v1` (`Webhook-Signature: t=<unix s>,v1=<hex>`, Stripe's scheme, which Stripe's verifier accepts) or `standard-webhooks` (`Webhook-Signature: v1,<base64>` over `<Webhook-Id>.<Webhook-Timestamp>.<body>`, keyed with the base64-decoded part of the secret after `whsec_`, verifiable with the Standard Webhooks libraries).
+             * @enum {string}
+             */
+            signatureScheme?: "glimpse-v1" | "standard-webhooks";
+            /**
+             * @description New URL, with the rules of creation (https unless WEBHOOK_ALLOW_HTTP, no credentials, SSRF guard); stored WHATWG-serialized.
+             * @example https://example.com/hooks/v2
+             */
+            url?: string;
+        };
         UploadScreenshotFormDto: {
             /**
-             * @description Milliseconds to wait after the page has loaded before capturing (for animations or late content).
+             * @description Do not make requests that match the shipped ad lists (EasyList).
+             * @default false
+             * @example true
+             */
+            blockAds?: boolean;
+            /**
+             * @description Dismiss or hide cookie consent banners (rules shipped with the service, never fetched at capture time).
+             * @default false
+             * @example true
+             */
+            blockCookieBanners?: boolean;
+            /**
+             * @description Do not make requests that match the shipped tracker lists (EasyPrivacy).
+             * @default false
+             * @example true
+             */
+            blockTrackers?: boolean;
+            /**
+             * @description Reuse a recent identical capture of the same account: the job ends done at once with cached true and is not counted against the quota.
+             * @default false
+             * @example true
+             */
+            cache?: boolean;
+            /**
+             * @description How old a reused capture may be, in seconds. Only with cache true.
+             * @default 14400
+             * @example 3600
+             */
+            cacheTtl?: number;
+            /**
+             * @description Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px). Not with selector or fullPage.
+             * @example {
+             *       "height": 400,
+             *       "width": 600,
+             *       "x": 0,
+             *       "y": 0
+             *     }
+             */
+            clip?: {
+                /** @description CSS px. */
+                height?: number;
+                /** @description CSS px. */
+                width?: number;
+                /** @description Left edge, CSS px from the page origin. */
+                x?: number;
+                /** @description Top edge, CSS px from the page origin. */
+                y?: number;
+            };
+            /**
+             * @description Cookies set before navigation (at most 50); domain defaults to the host of url.
+             * @example [
+             *       {
+             *         "httpOnly": true,
+             *         "name": "session",
+             *         "sameSite": "Lax",
+             *         "secure": true,
+             *         "value": "abc123"
+             *       }
+             *     ]
+             */
+            cookies?: {
+                /** @description Default: the host of url (a host-only cookie). */
+                domain?: string;
+                httpOnly?: boolean;
+                name: string;
+                path?: string & (unknown & unknown);
+                /** @enum {string} */
+                sameSite?: "Strict" | "Lax" | "None";
+                secure?: boolean;
+                value: string;
+            }[];
+            /**
+             * @description Style sheet added to the page after load.
+             * @example body { font-family: serif !important; }
+             */
+            css?: string;
+            /**
+             * @description Emulate prefers-color-scheme: dark.
+             * @default false
+             * @example true
+             */
+            darkMode?: boolean;
+            /**
+             * @description Milliseconds to wait after the page has loaded (and after css and javascript) before capturing.
              * @default 0
+             * @example 500
              */
             delay?: number;
+            /**
+             * @description Emulate a device (Playwright's device list): its viewport, scale, user agent, mobile and touch. Explicit width, height, scale and userAgent win.
+             * @example iPhone 15
+             * @enum {string}
+             */
+            device?: "BlackBerry Z30" | "BlackBerry Z30 landscape" | "Blackberry PlayBook" | "Blackberry PlayBook landscape" | "Desktop Chrome" | "Desktop Chrome HiDPI" | "Desktop Edge" | "Desktop Edge HiDPI" | "Desktop Firefox" | "Desktop Firefox HiDPI" | "Desktop Safari" | "Galaxy A55" | "Galaxy A55 landscape" | "Galaxy Note 3" | "Galaxy Note 3 landscape" | "Galaxy Note II" | "Galaxy Note II landscape" | "Galaxy S III" | "Galaxy S III landscape" | "Galaxy S24" | "Galaxy S24 landscape" | "Galaxy S5" | "Galaxy S5 landscape" | "Galaxy S8" | "Galaxy S8 landscape" | "Galaxy S9+" | "Galaxy S9+ landscape" | "Galaxy Tab S4" | "Galaxy Tab S4 landscape" | "Galaxy Tab S9" | "Galaxy Tab S9 landscape" | "Galaxy Z Flip 6" | "Galaxy Z Flip 6 Cover" | "Galaxy Z Flip 6 Cover landscape" | "Galaxy Z Flip 6 landscape" | "Galaxy Z Flip 7" | "Galaxy Z Flip 7 Cover" | "Galaxy Z Flip 7 Cover landscape" | "Galaxy Z Flip 7 landscape" | "Galaxy Z Fold 6" | "Galaxy Z Fold 6 Cover" | "Galaxy Z Fold 6 Cover landscape" | "Galaxy Z Fold 6 landscape" | "Galaxy Z Fold 7" | "Galaxy Z Fold 7 Cover" | "Galaxy Z Fold 7 Cover landscape" | "Galaxy Z Fold 7 landscape" | "Kindle Fire HDX" | "Kindle Fire HDX landscape" | "LG Optimus L70" | "LG Optimus L70 landscape" | "Microsoft Lumia 550" | "Microsoft Lumia 550 landscape" | "Microsoft Lumia 950" | "Microsoft Lumia 950 landscape" | "Moto G4" | "Moto G4 landscape" | "Nexus 10" | "Nexus 10 landscape" | "Nexus 4" | "Nexus 4 landscape" | "Nexus 5" | "Nexus 5 landscape" | "Nexus 5X" | "Nexus 5X landscape" | "Nexus 6" | "Nexus 6 landscape" | "Nexus 6P" | "Nexus 6P landscape" | "Nexus 7" | "Nexus 7 landscape" | "Nokia Lumia 520" | "Nokia Lumia 520 landscape" | "Nokia N9" | "Nokia N9 landscape" | "Pixel 10" | "Pixel 10 Pro" | "Pixel 10 Pro XL" | "Pixel 10 Pro XL landscape" | "Pixel 10 Pro landscape" | "Pixel 10 landscape" | "Pixel 2" | "Pixel 2 XL" | "Pixel 2 XL landscape" | "Pixel 2 landscape" | "Pixel 3" | "Pixel 3 landscape" | "Pixel 4" | "Pixel 4 landscape" | "Pixel 4a (5G)" | "Pixel 4a (5G) landscape" | "Pixel 5" | "Pixel 5 landscape" | "Pixel 6" | "Pixel 6 Pro" | "Pixel 6 Pro landscape" | "Pixel 6 landscape" | "Pixel 6a" | "Pixel 6a landscape" | "Pixel 7" | "Pixel 7 Pro" | "Pixel 7 Pro landscape" | "Pixel 7 landscape" | "Pixel 7a" | "Pixel 7a landscape" | "Pixel 8" | "Pixel 8 Pro" | "Pixel 8 Pro landscape" | "Pixel 8 landscape" | "Pixel 8a" | "Pixel 8a landscape" | "Pixel 9" | "Pixel 9 Pro" | "Pixel 9 Pro XL" | "Pixel 9 Pro XL landscape" | "Pixel 9 Pro landscape" | "Pixel 9 landscape" | "iPad (gen 11)" | "iPad (gen 11) landscape" | "iPad (gen 5)" | "iPad (gen 5) landscape" | "iPad (gen 6)" | "iPad (gen 6) landscape" | "iPad (gen 7)" | "iPad (gen 7) landscape" | "iPad Mini" | "iPad Mini landscape" | "iPad Pro 11" | "iPad Pro 11 landscape" | "iPhone 11" | "iPhone 11 Pro" | "iPhone 11 Pro Max" | "iPhone 11 Pro Max landscape" | "iPhone 11 Pro landscape" | "iPhone 11 landscape" | "iPhone 12" | "iPhone 12 Mini" | "iPhone 12 Mini landscape" | "iPhone 12 Pro" | "iPhone 12 Pro Max" | "iPhone 12 Pro Max landscape" | "iPhone 12 Pro landscape" | "iPhone 12 landscape" | "iPhone 13" | "iPhone 13 Mini" | "iPhone 13 Mini landscape" | "iPhone 13 Pro" | "iPhone 13 Pro Max" | "iPhone 13 Pro Max landscape" | "iPhone 13 Pro landscape" | "iPhone 13 landscape" | "iPhone 14" | "iPhone 14 Plus" | "iPhone 14 Plus landscape" | "iPhone 14 Pro" | "iPhone 14 Pro Max" | "iPhone 14 Pro Max landscape" | "iPhone 14 Pro landscape" | "iPhone 14 landscape" | "iPhone 15" | "iPhone 15 Plus" | "iPhone 15 Plus landscape" | "iPhone 15 Pro" | "iPhone 15 Pro Max" | "iPhone 15 Pro Max landscape" | "iPhone 15 Pro landscape" | "iPhone 15 landscape" | "iPhone 16" | "iPhone 16 Plus" | "iPhone 16 Plus landscape" | "iPhone 16 Pro" | "iPhone 16 Pro Max" | "iPhone 16 Pro Max landscape" | "iPhone 16 Pro landscape" | "iPhone 16 landscape" | "iPhone 16e" | "iPhone 16e landscape" | "iPhone 17" | "iPhone 17 Pro" | "iPhone 17 Pro Max" | "iPhone 17 Pro Max landscape" | "iPhone 17 Pro landscape" | "iPhone 17 landscape" | "iPhone 17e" | "iPhone 17e landscape" | "iPhone 6" | "iPhone 6 Plus" | "iPhone 6 Plus landscape" | "iPhone 6 landscape" | "iPhone 7" | "iPhone 7 Plus" | "iPhone 7 Plus landscape" | "iPhone 7 landscape" | "iPhone 8" | "iPhone 8 Plus" | "iPhone 8 Plus landscape" | "iPhone 8 landscape" | "iPhone Air" | "iPhone Air landscape" | "iPhone SE" | "iPhone SE (3rd gen)" | "iPhone SE (3rd gen) landscape" | "iPhone SE landscape" | "iPhone X" | "iPhone X landscape" | "iPhone XR" | "iPhone XR landscape";
             /**
              * Format: binary
              * @description The HTML document (`text/html`, at most 10 MiB)
              */
             file: string;
             /**
-             * @description Image format.
+             * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality).
              * @default png
+             * @example webp
              * @enum {string}
              */
-            format?: "png" | "jpeg" | "webp";
+            format?: "png" | "jpeg" | "webp" | "pdf";
             /**
-             * @description Capture the whole scrollable page instead of the viewport only (height capped at 16,384 px; the job then says `clipped`).
+             * @description Capture the whole scrollable page instead of the viewport only (height capped at 16,384 px; the job then says `clipped`). Not with selector or clip.
              * @default false
+             * @example true
              */
             fullPage?: boolean;
             /**
+             * @description Extra request headers (at most 50; values up to 4096 characters), sent only to the origin of url, never to other origins the page loads from. Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused.
+             * @example {
+             *       "Authorization": "Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig",
+             *       "X-Preview": "1"
+             *     }
+             */
+            headers?: {
+                [key: string]: string;
+            };
+            /**
              * @description Viewport height in CSS px (with fullPage the image is as tall as the page).
              * @default 800
+             * @example 900
              */
             height?: number;
             /**
+             * @description Elements hidden (visibility: hidden !important) before the capture.
+             * @example [
+             *       "#cookie-banner",
+             *       ".chat-widget"
+             *     ]
+             */
+            hideSelectors?: string[];
+            /**
+             * @description Script run in the page after load, as the body of an async function (so `await` works); awaited, bounded by the capture timeout. A throw fails the job with "javascript failed: …".
+             * @example document.querySelector('#promo')?.remove();
+             */
+            javascript?: string;
+            /**
+             * @description navigator.language and Accept-Language.
+             * @default en-US
+             * @example de-DE
+             */
+            locale?: string;
+            /**
+             * @description PDF settings; only with format pdf.
+             * @example {
+             *       "landscape": true,
+             *       "paper": "Letter"
+             *     }
+             */
+            pdf?: {
+                /** @description Landscape orientation (default false). */
+                landscape?: boolean;
+                /**
+                 * @description Paper size (default A4).
+                 * @enum {string}
+                 */
+                paper?: "A3" | "A4" | "A5" | "Legal" | "Letter" | "Tabloid";
+                /** @description Print background colours and images (default true). */
+                printBackground?: boolean;
+            };
+            /**
+             * @description Compression quality of jpeg and webp (not with png or pdf).
+             * @default 85
+             * @example 70
+             */
+            quality?: number;
+            /**
+             * @description Emulate prefers-reduced-motion: reduce.
+             * @default false
+             * @example true
+             */
+            reducedMotion?: boolean;
+            /**
+             * @description Device scale factor: the image is width × scale by height × scale px.
+             * @default 1
+             * @example 2
+             */
+            scale?: number;
+            /**
+             * @description Capture the box of the first element matching this CSS selector (not found within the capture timeout: the job fails with "selector not found"). Not with fullPage or clip.
+             * @example #pricing-table
+             */
+            selector?: string;
+            /**
+             * @description IANA time zone of Intl and Date in the page (default: the server's).
+             * @example America/New_York
+             */
+            timezone?: string;
+            /**
+             * @description User-Agent of every request (default: the browser's).
+             * @example Mozilla/5.0 (compatible; AcmePreview/1.0)
+             */
+            userAgent?: string;
+            /**
+             * @description After waitUntil, wait until an element matching this CSS selector is visible (not within the capture timeout: the job fails with "selector not visible").
+             * @example .chart[data-ready]
+             */
+            waitForSelector?: string;
+            /**
+             * @description Navigation milestone to wait for before the rest; networkidle = no request for 500 ms.
+             * @default load
+             * @example networkidle
+             * @enum {string}
+             */
+            waitUntil?: "load" | "domcontentloaded" | "networkidle";
+            /**
              * @description Viewport width in CSS px.
              * @default 1280
+             * @example 1440
              */
             width?: number;
         };
@@ -742,7 +1510,7 @@ export interface components {
              * @description Event type
              * @enum {string}
              */
-            type: "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping";
+            type: "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping" | "endpoint.disabled";
         };
         WebhookDeliveryListDto: {
             data: components["schemas"]["WebhookDeliveryDto"][];
@@ -759,19 +1527,36 @@ export interface components {
              */
             description: string;
             /**
+             * @description Why it is disabled: `manual` (`PATCH enabled: false`) or `failing` (no successful attempt for `WEBHOOK_DISABLE_AFTER_S`, 5 days by default, and a delivery exhausted in that time); null while enabled
+             * @example null
+             * @enum {string|null}
+             */
+            disabledReason: "manual" | "failing" | null;
+            /**
+             * @description Whether the endpoint gets deliveries; a disabled one gets none, and its scheduled retries end `exhausted`
+             * @example true
+             */
+            enabled: boolean;
+            /**
              * @description Subscribed event types; `"*"` means all
              * @example [
              *       "*"
              *     ]
              */
-            events: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping")[];
+            events: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping" | "endpoint.disabled")[];
             /**
              * @description Endpoint id
              * @example we_4fQx9LmZ2pRt7YvB1nKc3sDw
              */
             id: string;
             /**
-             * @description ISO 8601 UTC with milliseconds; changes on rotation
+             * @description How deliveries are signed: `glimpse-v1` (`Webhook-Signature: t=<unix s>,v1=<hex>`, Stripe's scheme, which Stripe's verifier accepts) or `standard-webhooks` (`Webhook-Signature: v1,<base64>` over `<Webhook-Id>.<Webhook-Timestamp>.<body>`, keyed with the base64-decoded part of the secret after `whsec_`, verifiable with the Standard Webhooks libraries).
+             * @example glimpse-v1
+             * @enum {string}
+             */
+            signatureScheme: "glimpse-v1" | "standard-webhooks";
+            /**
+             * @description ISO 8601 UTC with milliseconds; changes on update, rotation and (auto-)disabling
              * @example 2026-11-20T12:00:00.000Z
              */
             updatedAt: string;
@@ -792,7 +1577,7 @@ export interface components {
         UserAgent: "Glimpse-Webhook/1";
         /** @description Delivery id, identical on every attempt of the delivery: deduplicate on it. */
         WebhookId: string;
-        /** @description `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`. */
+        /** @description `glimpse-v1`: `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`; `standard-webhooks`: `v1,<base64 HMAC-SHA256 of "<Webhook-Id>.<Webhook-Timestamp>.<raw body>" keyed with the decoded secret>`. During a rotation overlap, one signature per valid secret, newest first. */
         WebhookSignature: string;
         /** @description Unix seconds at signing time (the `t` of the signature). */
         WebhookTimestamp: string;
@@ -843,6 +1628,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
+                     *       "cached": false,
                      *       "clipped": false,
                      *       "completedAt": null,
                      *       "createdAt": "2026-11-20T12:00:00.000Z",
@@ -851,6 +1637,7 @@ export interface operations {
                      *       "fullPage": false,
                      *       "height": 800,
                      *       "id": "scr_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *       "options": {},
                      *       "status": "pending",
                      *       "url": null,
                      *       "width": 1280
@@ -1025,10 +1812,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description Monthly quota reached; retry after `Retry-After` seconds. Codes: PLAN_QUOTA_EXCEEDED */
+            /** @description Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds. Codes: PLAN_QUOTA_EXCEEDED, TOO_MANY_PENDING_JOBS, RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Seconds until the monthly quota resets */
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
                     "Retry-After": number;
                     /** @description Monthly screenshot cap of the key's plan */
                     "X-RateLimit-Limit"?: number;
@@ -1052,25 +1839,365 @@ export interface operations {
                      *         "resetAt": "2026-12-01T00:00:00.000Z",
                      *         "used": 100
                      *       },
-                     *       "error": "Monthly quota reached; retry after `Retry-After` seconds",
+                     *       "error": "Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds",
                      *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
-                        code: "PLAN_QUOTA_EXCEEDED";
+                        code: "PLAN_QUOTA_EXCEEDED" | "TOO_MANY_PENDING_JOBS" | "RATE_LIMITED";
+                        /** @description Fields depend on `code` */
                         details: {
-                            /** @description Monthly cap of the plan */
+                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap of the plan; TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
                             limit: number;
-                            /** @enum {string} */
-                            plan: "free" | "starter" | "pro" | "legacy_free";
+                            /** @description TOO_MANY_PENDING_JOBS: Jobs and runs of the account not yet ended */
+                            pending?: number;
+                            /**
+                             * @description PLAN_QUOTA_EXCEEDED: plan
+                             * @enum {string}
+                             */
+                            plan?: "free" | "starter" | "pro" | "legacy_free";
                             /**
                              * Format: date-time
-                             * @description 00:00 UTC on the 1st of next month
+                             * @description PLAN_QUOTA_EXCEEDED: 00:00 UTC on the 1st of next month
                              */
-                            resetAt: string;
-                            /** @description Screenshots used this month by the key */
-                            used: number;
+                            resetAt?: string;
+                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key */
+                            used?: number;
+                            /** @description RATE_LIMITED: Length of the window, seconds (1) */
+                            windowSeconds?: number;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected failure. Codes: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_ERROR",
+                     *       "error": "Unexpected failure",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    createScreenshotBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
+                "Idempotency-Key"?: string;
+                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                "X-Organization-ID"?: string;
+                /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
+                "X-Request-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateScreenshotBatchDto"];
+            };
+        };
+        responses: {
+            /** @description Jobs accepted, one per item, counted against the monthly quota (a replay is not counted again) */
+            202: {
+                headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key` */
+                    "Idempotency-Replayed"?: "true";
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "cached": false,
+                     *           "clipped": false,
+                     *           "completedAt": null,
+                     *           "createdAt": "2026-11-20T12:00:00.000Z",
+                     *           "error": null,
+                     *           "format": "png",
+                     *           "fullPage": false,
+                     *           "height": 800,
+                     *           "id": "scr_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *           "options": {},
+                     *           "status": "pending",
+                     *           "url": null,
+                     *           "width": 1280
+                     *         },
+                     *         {
+                     *           "cached": false,
+                     *           "clipped": false,
+                     *           "completedAt": null,
+                     *           "createdAt": "2026-11-20T12:00:00.000Z",
+                     *           "error": null,
+                     *           "format": "png",
+                     *           "fullPage": false,
+                     *           "height": 800,
+                     *           "id": "scr_8cV1nQw3ZrT5yU7iO9pA2sD5",
+                     *           "options": {},
+                     *           "status": "pending",
+                     *           "url": null,
+                     *           "width": 1280
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ScreenshotBatchDto"];
+                };
+            };
+            /** @description Invalid request. Codes: VALIDATION_FAILED, INVALID_JSON, TARGET_NOT_ALLOWED, INVALID_IDEMPOTENCY_KEY, INVALID_ORGANIZATION_ID */
+            400: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "VALIDATION_FAILED",
+                     *       "error": "Invalid request",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "INVALID_IDEMPOTENCY_KEY" | "INVALID_ORGANIZATION_ID";
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. Codes: UNAUTHENTICATED, INVALID_API_KEY, API_KEY_REVOKED */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHENTICATED",
+                     *       "error": "Missing, unknown or revoked API key",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running. Codes: IDEMPOTENCY_IN_FLIGHT */
+            409: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_IN_FLIGHT",
+                     *       "error": "A request with the same Idempotency-Key is still running",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_IN_FLIGHT";
+                    };
+                };
+            };
+            /** @description Body too large. Codes: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "error": "Body too large",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description Body is not of a supported media type. Codes: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "error": "Body is not of a supported media type",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Idempotency-Key reused with a different body. Codes: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "error": "Idempotency-Key reused with a different body",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                    };
+                };
+            };
+            /** @description Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds. Codes: PLAN_QUOTA_EXCEEDED, TOO_MANY_PENDING_JOBS, RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "PLAN_QUOTA_EXCEEDED",
+                     *       "details": {
+                     *         "limit": 100,
+                     *         "plan": "free",
+                     *         "resetAt": "2026-12-01T00:00:00.000Z",
+                     *         "used": 100
+                     *       },
+                     *       "error": "Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "PLAN_QUOTA_EXCEEDED" | "TOO_MANY_PENDING_JOBS" | "RATE_LIMITED";
+                        /** @description Fields depend on `code` */
+                        details: {
+                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap of the plan; TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description TOO_MANY_PENDING_JOBS: Jobs and runs of the account not yet ended */
+                            pending?: number;
+                            /**
+                             * @description PLAN_QUOTA_EXCEEDED: plan
+                             * @enum {string}
+                             */
+                            plan?: "free" | "starter" | "pro" | "legacy_free";
+                            /**
+                             * Format: date-time
+                             * @description PLAN_QUOTA_EXCEEDED: 00:00 UTC on the 1st of next month
+                             */
+                            resetAt?: string;
+                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key */
+                            used?: number;
+                            /** @description RATE_LIMITED: Length of the window, seconds (1) */
+                            windowSeconds?: number;
                         };
                     };
                 };
@@ -1177,6 +2304,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
+                     *       "cached": false,
                      *       "clipped": false,
                      *       "completedAt": null,
                      *       "createdAt": "2026-11-20T12:00:00.000Z",
@@ -1185,6 +2313,7 @@ export interface operations {
                      *       "fullPage": false,
                      *       "height": 800,
                      *       "id": "scr_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *       "options": {},
                      *       "status": "pending",
                      *       "url": null,
                      *       "width": 1280
@@ -1359,10 +2488,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description Monthly quota reached; retry after `Retry-After` seconds. Codes: PLAN_QUOTA_EXCEEDED */
+            /** @description Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds. Codes: PLAN_QUOTA_EXCEEDED, TOO_MANY_PENDING_JOBS, RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Seconds until the monthly quota resets */
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
                     "Retry-After": number;
                     /** @description Monthly screenshot cap of the key's plan */
                     "X-RateLimit-Limit"?: number;
@@ -1386,25 +2515,33 @@ export interface operations {
                      *         "resetAt": "2026-12-01T00:00:00.000Z",
                      *         "used": 100
                      *       },
-                     *       "error": "Monthly quota reached; retry after `Retry-After` seconds",
+                     *       "error": "Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds",
                      *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
-                        code: "PLAN_QUOTA_EXCEEDED";
+                        code: "PLAN_QUOTA_EXCEEDED" | "TOO_MANY_PENDING_JOBS" | "RATE_LIMITED";
+                        /** @description Fields depend on `code` */
                         details: {
-                            /** @description Monthly cap of the plan */
+                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap of the plan; TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
                             limit: number;
-                            /** @enum {string} */
-                            plan: "free" | "starter" | "pro" | "legacy_free";
+                            /** @description TOO_MANY_PENDING_JOBS: Jobs and runs of the account not yet ended */
+                            pending?: number;
+                            /**
+                             * @description PLAN_QUOTA_EXCEEDED: plan
+                             * @enum {string}
+                             */
+                            plan?: "free" | "starter" | "pro" | "legacy_free";
                             /**
                              * Format: date-time
-                             * @description 00:00 UTC on the 1st of next month
+                             * @description PLAN_QUOTA_EXCEEDED: 00:00 UTC on the 1st of next month
                              */
-                            resetAt: string;
-                            /** @description Screenshots used this month by the key */
-                            used: number;
+                            resetAt?: string;
+                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key */
+                            used?: number;
+                            /** @description RATE_LIMITED: Length of the window, seconds (1) */
+                            windowSeconds?: number;
                         };
                     };
                 };
@@ -1506,6 +2643,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
+                     *       "cached": false,
                      *       "clipped": false,
                      *       "completedAt": "2026-11-20T12:00:02.418Z",
                      *       "createdAt": "2026-11-20T12:00:00.000Z",
@@ -1514,6 +2652,7 @@ export interface operations {
                      *       "fullPage": false,
                      *       "height": 800,
                      *       "id": "scr_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *       "options": {},
                      *       "status": "done",
                      *       "url": "https://glimpse.example.com/files/Xq2vQd8Lr0tYb3nWc5mKz7hJf1pSg4aDe6uVi9oRl2x.png",
                      *       "width": 1280
@@ -1598,6 +2737,47 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
                     };
                 };
             };
@@ -1699,11 +2879,14 @@ export interface operations {
                      *         {
                      *           "createdAt": "2026-11-20T12:00:00.000Z",
                      *           "description": "Production receiver",
+                     *           "disabledReason": null,
+                     *           "enabled": true,
                      *           "events": [
                      *             "screenshot.completed",
                      *             "screenshot.failed"
                      *           ],
                      *           "id": "we_4fQx9LmZ2pRt7YvB1nKc3sDw",
+                     *           "signatureScheme": "glimpse-v1",
                      *           "updatedAt": "2026-11-20T12:00:00.000Z",
                      *           "url": "https://example.com/hooks/glimpse"
                      *         }
@@ -1760,6 +2943,47 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
                     };
                 };
             };
@@ -1829,6 +3053,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
+                "Idempotency-Key"?: string;
                 /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
@@ -1846,6 +3072,8 @@ export interface operations {
             /** @description Created; `secret` is shown only here */
             201: {
                 headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key` */
+                    "Idempotency-Replayed"?: "true";
                     /** @description Monthly screenshot cap of the key's plan */
                     "X-RateLimit-Limit"?: number;
                     /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
@@ -1863,12 +3091,15 @@ export interface operations {
                      * @example {
                      *       "createdAt": "2026-11-20T12:00:00.000Z",
                      *       "description": "Production receiver",
+                     *       "disabledReason": null,
+                     *       "enabled": true,
                      *       "events": [
                      *         "screenshot.completed",
                      *         "screenshot.failed"
                      *       ],
                      *       "id": "we_4fQx9LmZ2pRt7YvB1nKc3sDw",
-                     *       "secret": "whsec_Jd0aZxY2mNw8PqRs4kq1Jd0aZxY2mNw8PqRs4kq1Jd0",
+                     *       "secret": "whsec_Jd0aZxY2mNw8PqRs4kq1Jd0aZxY2mNw8PqRs4kq1Jd0=",
+                     *       "signatureScheme": "glimpse-v1",
                      *       "updatedAt": "2026-11-20T12:00:00.000Z",
                      *       "url": "https://example.com/hooks/glimpse"
                      *     }
@@ -1923,6 +3154,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running. Codes: IDEMPOTENCY_IN_FLIGHT */
+            409: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_IN_FLIGHT",
+                     *       "error": "A request with the same Idempotency-Key is still running",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_IN_FLIGHT";
                     };
                 };
             };
@@ -1981,6 +3241,76 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Idempotency-Key reused with a different body. Codes: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "error": "Idempotency-Key reused with a different body",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
                     };
                 };
             };
@@ -2156,6 +3486,374 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected failure. Codes: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_ERROR",
+                     *       "error": "Unexpected failure",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
+                "Idempotency-Key"?: string;
+                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                "X-Organization-ID"?: string;
+                /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description Webhook endpoint id (`we_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookEndpointDto"];
+            };
+        };
+        responses: {
+            /** @description The updated endpoint */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key` */
+                    "Idempotency-Replayed"?: "true";
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "createdAt": "2026-11-20T12:00:00.000Z",
+                     *       "description": "Production receiver",
+                     *       "disabledReason": "manual",
+                     *       "enabled": false,
+                     *       "events": [
+                     *         "screenshot.completed",
+                     *         "screenshot.failed"
+                     *       ],
+                     *       "id": "we_4fQx9LmZ2pRt7YvB1nKc3sDw",
+                     *       "signatureScheme": "glimpse-v1",
+                     *       "updatedAt": "2026-11-20T12:00:00.000Z",
+                     *       "url": "https://example.com/hooks/glimpse"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEndpointDto"];
+                };
+            };
+            /** @description Invalid request. Codes: VALIDATION_FAILED, INVALID_JSON, TARGET_NOT_ALLOWED, INVALID_IDEMPOTENCY_KEY, INVALID_ORGANIZATION_ID */
+            400: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "VALIDATION_FAILED",
+                     *       "error": "Invalid request",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "INVALID_IDEMPOTENCY_KEY" | "INVALID_ORGANIZATION_ID";
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. Codes: UNAUTHENTICATED, INVALID_API_KEY, API_KEY_REVOKED */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHENTICATED",
+                     *       "error": "Missing, unknown or revoked API key",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Unknown id, or an id of another account. Codes: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "error": "Unknown id, or an id of another account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running. Codes: IDEMPOTENCY_IN_FLIGHT */
+            409: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_IN_FLIGHT",
+                     *       "error": "A request with the same Idempotency-Key is still running",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_IN_FLIGHT";
+                    };
+                };
+            };
+            /** @description Body too large. Codes: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "error": "Body too large",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description Body is not of a supported media type. Codes: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "error": "Body is not of a supported media type",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Idempotency-Key reused with a different body. Codes: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "error": "Idempotency-Key reused with a different body",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
                     };
                 };
             };
@@ -2354,6 +4052,47 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
             /** @description Unexpected failure. Codes: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -2416,7 +4155,7 @@ export interface operations {
             };
         };
     };
-    rotateWebhookSecret: {
+    retryWebhookDelivery: {
         parameters: {
             query?: never;
             header?: {
@@ -2426,6 +4165,8 @@ export interface operations {
                 "X-Request-ID"?: string;
             };
             path: {
+                /** @description Delivery id (`dlv_…`, the `Webhook-Id`) */
+                deliveryId: string;
                 /** @description Webhook endpoint id (`we_…`) */
                 id: string;
             };
@@ -2433,8 +4174,8 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The new secret, shown only here */
-            200: {
+            /** @description Attempt queued */
+            202: {
                 headers: {
                     /** @description Monthly screenshot cap of the key's plan */
                     "X-RateLimit-Limit"?: number;
@@ -2451,11 +4192,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_4fQx9LmZ2pRt7YvB1nKc3sDw",
-                     *       "secret": "whsec_Jd0aZxY2mNw8PqRs4kq1Jd0aZxY2mNw8PqRs4kq1Jd0"
+                     *       "deliveryId": "dlv_7hT2mK8pQ4xW1vB8nR3sL6cZ"
                      *     }
                      */
-                    "application/json": components["schemas"]["RotatedWebhookSecretDto"];
+                    "application/json": components["schemas"]["ResentWebhookDeliveryDto"];
                 };
             };
             /** @description Invalid request. Codes: INVALID_ORGANIZATION_ID */
@@ -2534,6 +4274,331 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description The delivery is still pending or retrying. Codes: DELIVERY_IN_PROGRESS */
+            409: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "DELIVERY_IN_PROGRESS",
+                     *       "error": "The delivery is still pending or retrying",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "DELIVERY_IN_PROGRESS";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected failure. Codes: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_ERROR",
+                     *       "error": "Unexpected failure",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                "X-Organization-ID"?: string;
+                /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description Webhook endpoint id (`we_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookSecretDto"];
+            };
+        };
+        responses: {
+            /** @description The new secret, shown only here */
+            200: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "we_4fQx9LmZ2pRt7YvB1nKc3sDw",
+                     *       "secret": "whsec_Jd0aZxY2mNw8PqRs4kq1Jd0aZxY2mNw8PqRs4kq1Jd0="
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RotatedWebhookSecretDto"];
+                };
+            };
+            /** @description Invalid request. Codes: VALIDATION_FAILED, INVALID_JSON, TARGET_NOT_ALLOWED, INVALID_IDEMPOTENCY_KEY, INVALID_ORGANIZATION_ID */
+            400: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "VALIDATION_FAILED",
+                     *       "error": "Invalid request",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "INVALID_IDEMPOTENCY_KEY" | "INVALID_ORGANIZATION_ID";
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. Codes: UNAUTHENTICATED, INVALID_API_KEY, API_KEY_REVOKED */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHENTICATED",
+                     *       "error": "Missing, unknown or revoked API key",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Unknown id, or an id of another account. Codes: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "error": "Unknown id, or an id of another account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Body too large. Codes: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "error": "Body too large",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description Body is not of a supported media type. Codes: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "error": "Body is not of a supported media type",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
                     };
                 };
             };
@@ -2719,6 +4784,47 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
             /** @description Unexpected failure. Codes: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -2781,6 +4887,59 @@ export interface operations {
             };
         };
     };
+    receiveEndpointDisabledEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event type; mirrors the body’s `type`. */
+                "X-Glimpse-Event": "endpoint.disabled";
+                /** @description Identifies Glimpse deliveries; the suffix is the signature scheme version. */
+                "User-Agent": components["parameters"]["UserAgent"];
+                /** @description Delivery id, identical on every attempt of the delivery: deduplicate on it. */
+                "Webhook-Id": components["parameters"]["WebhookId"];
+                /** @description `glimpse-v1`: `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`; `standard-webhooks`: `v1,<base64 HMAC-SHA256 of "<Webhook-Id>.<Webhook-Timestamp>.<raw body>" keyed with the decoded secret>`. During a rotation overlap, one signature per valid secret, newest first. */
+                "Webhook-Signature": components["parameters"]["WebhookSignature"];
+                /** @description Unix seconds at signing time (the `t` of the signature). */
+                "Webhook-Timestamp": components["parameters"]["WebhookTimestamp"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "createdAt": "2026-11-25T12:00:00.000Z",
+                 *       "data": {
+                 *         "disabledAt": "2026-11-25T12:00:00.000Z",
+                 *         "endpointId": "we_4fQx9LmZ2pRt7YvB1nKc3sDw",
+                 *         "reason": "failing",
+                 *         "url": "https://example.com/hooks/glimpse"
+                 *       },
+                 *       "id": "evt_6cZ7hT2mK8pQ4xW1vB8nR3sL",
+                 *       "type": "endpoint.disabled"
+                 *     }
+                 */
+                "application/json": components["schemas"]["EndpointDisabledEventDto"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; no further attempts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer (for example a rejected signature) schedules another attempt. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     receiveQuotaWarningEvent: {
         parameters: {
             query?: never;
@@ -2791,7 +4950,7 @@ export interface operations {
                 "User-Agent": components["parameters"]["UserAgent"];
                 /** @description Delivery id, identical on every attempt of the delivery: deduplicate on it. */
                 "Webhook-Id": components["parameters"]["WebhookId"];
-                /** @description `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`. */
+                /** @description `glimpse-v1`: `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`; `standard-webhooks`: `v1,<base64 HMAC-SHA256 of "<Webhook-Id>.<Webhook-Timestamp>.<raw body>" keyed with the decoded secret>`. During a rotation overlap, one signature per valid secret, newest first. */
                 "Webhook-Signature": components["parameters"]["WebhookSignature"];
                 /** @description Unix seconds at signing time (the `t` of the signature). */
                 "Webhook-Timestamp": components["parameters"]["WebhookTimestamp"];
@@ -2846,7 +5005,7 @@ export interface operations {
                 "User-Agent": components["parameters"]["UserAgent"];
                 /** @description Delivery id, identical on every attempt of the delivery: deduplicate on it. */
                 "Webhook-Id": components["parameters"]["WebhookId"];
-                /** @description `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`. */
+                /** @description `glimpse-v1`: `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`; `standard-webhooks`: `v1,<base64 HMAC-SHA256 of "<Webhook-Id>.<Webhook-Timestamp>.<raw body>" keyed with the decoded secret>`. During a rotation overlap, one signature per valid secret, newest first. */
                 "Webhook-Signature": components["parameters"]["WebhookSignature"];
                 /** @description Unix seconds at signing time (the `t` of the signature). */
                 "Webhook-Timestamp": components["parameters"]["WebhookTimestamp"];
@@ -2904,7 +5063,7 @@ export interface operations {
                 "User-Agent": components["parameters"]["UserAgent"];
                 /** @description Delivery id, identical on every attempt of the delivery: deduplicate on it. */
                 "Webhook-Id": components["parameters"]["WebhookId"];
-                /** @description `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`. */
+                /** @description `glimpse-v1`: `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`; `standard-webhooks`: `v1,<base64 HMAC-SHA256 of "<Webhook-Id>.<Webhook-Timestamp>.<raw body>" keyed with the decoded secret>`. During a rotation overlap, one signature per valid secret, newest first. */
                 "Webhook-Signature": components["parameters"]["WebhookSignature"];
                 /** @description Unix seconds at signing time (the `t` of the signature). */
                 "Webhook-Timestamp": components["parameters"]["WebhookTimestamp"];
@@ -2963,7 +5122,7 @@ export interface operations {
                 "User-Agent": components["parameters"]["UserAgent"];
                 /** @description Delivery id, identical on every attempt of the delivery: deduplicate on it. */
                 "Webhook-Id": components["parameters"]["WebhookId"];
-                /** @description `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`. */
+                /** @description `glimpse-v1`: `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`; `standard-webhooks`: `v1,<base64 HMAC-SHA256 of "<Webhook-Id>.<Webhook-Timestamp>.<raw body>" keyed with the decoded secret>`. During a rotation overlap, one signature per valid secret, newest first. */
                 "Webhook-Signature": components["parameters"]["WebhookSignature"];
                 /** @description Unix seconds at signing time (the `t` of the signature). */
                 "Webhook-Timestamp": components["parameters"]["WebhookTimestamp"];
@@ -3020,7 +5179,7 @@ export interface operations {
                 "User-Agent": components["parameters"]["UserAgent"];
                 /** @description Delivery id, identical on every attempt of the delivery: deduplicate on it. */
                 "Webhook-Id": components["parameters"]["WebhookId"];
-                /** @description `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`. */
+                /** @description `glimpse-v1`: `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`; `standard-webhooks`: `v1,<base64 HMAC-SHA256 of "<Webhook-Id>.<Webhook-Timestamp>.<raw body>" keyed with the decoded secret>`. During a rotation overlap, one signature per valid secret, newest first. */
                 "Webhook-Signature": components["parameters"]["WebhookSignature"];
                 /** @description Unix seconds at signing time (the `t` of the signature). */
                 "Webhook-Timestamp": components["parameters"]["WebhookTimestamp"];
@@ -3072,7 +5231,7 @@ export interface operations {
                 "User-Agent": components["parameters"]["UserAgent"];
                 /** @description Delivery id, identical on every attempt of the delivery: deduplicate on it. */
                 "Webhook-Id": components["parameters"]["WebhookId"];
-                /** @description `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`. */
+                /** @description `glimpse-v1`: `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`; `standard-webhooks`: `v1,<base64 HMAC-SHA256 of "<Webhook-Id>.<Webhook-Timestamp>.<raw body>" keyed with the decoded secret>`. During a rotation overlap, one signature per valid secret, newest first. */
                 "Webhook-Signature": components["parameters"]["WebhookSignature"];
                 /** @description Unix seconds at signing time (the `t` of the signature). */
                 "Webhook-Timestamp": components["parameters"]["WebhookTimestamp"];

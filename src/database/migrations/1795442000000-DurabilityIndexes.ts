@@ -1,12 +1,15 @@
 import { MigrationInterface, QueryRunner } from "typeorm";
 
-/** Issue 16: indexes for the reconciler (pending jobs by id) and the retention job (deliveries by age, usage by month). */
-export class DurabilityIndexes1795219100000 implements MigrationInterface {
-    name = 'DurabilityIndexes1795219100000'
+/** Issue 16: indexes for the reconciler (pending jobs by id) and the retention job (deliveries by age, usage by month or day). */
+export class DurabilityIndexes1795442000000 implements MigrationInterface {
+    name = 'DurabilityIndexes1795442000000'
 
     public async up(queryRunner: QueryRunner): Promise<void> {
         await queryRunner.query(`
             CREATE INDEX "IDX_0cd99791966b9075c17834d1bb" ON "quota_usage" ("month")
+        `);
+        await queryRunner.query(`
+            CREATE INDEX "IDX_1c67fadc4fec2bfea8a334b1bc" ON "quota_usage_daily" ("day")
         `);
         await queryRunner.query(`
             CREATE INDEX "IDX_d96057b9aa01448e8f01c607a9" ON "quota_warnings" ("month")
@@ -29,6 +32,9 @@ export class DurabilityIndexes1795219100000 implements MigrationInterface {
         `);
         await queryRunner.query(`
             DROP INDEX "public"."IDX_d96057b9aa01448e8f01c607a9"
+        `);
+        await queryRunner.query(`
+            DROP INDEX "public"."IDX_1c67fadc4fec2bfea8a334b1bc"
         `);
         await queryRunner.query(`
             DROP INDEX "public"."IDX_0cd99791966b9075c17834d1bb"

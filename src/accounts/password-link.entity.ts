@@ -1,0 +1,30 @@
+import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { User } from './user.entity';
+
+/**
+ * A one-time set-password link (CLI `user:create`, `user:reset-password`, dashboard invites): only the
+ * SHA-256 of its token is stored. Works once and expires after 24 h (CONTRACT.md, "Dashboard").
+ */
+@Entity({ name: 'password_links' })
+export class PasswordLink {
+  /** Hex SHA-256 of the token in the link. */
+  @PrimaryColumn({ name: 'token_hash', type: 'char', length: 64 })
+  tokenHash: string;
+
+  @Index()
+  @Column({ name: 'user_id', type: 'varchar', length: 40 })
+  userId: string;
+
+  @ManyToOne(() => User, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'user_id' })
+  user?: User;
+
+  @Column({ name: 'expires_at', type: 'timestamptz' })
+  expiresAt: Date;
+
+  @Column({ name: 'used_at', type: 'timestamptz', nullable: true })
+  usedAt: Date | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}

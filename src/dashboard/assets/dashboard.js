@@ -1,0 +1,79 @@
+// Glimpse dashboard: progressive enhancement only (pages work without it). No inline script anywhere;
+// CSP is script-src 'self'.
+(function () {
+  'use strict';
+
+  // Copy buttons: <button data-copy="element-id">.
+  document.addEventListener('click', function (event) {
+    var button = event.target.closest && event.target.closest('button[data-copy]');
+    if (!button) return;
+    var source = document.getElementById(button.getAttribute('data-copy'));
+    if (!source) return;
+    var text = source.textContent.trim();
+    var done = function () {
+      button.textContent = 'Copied';
+      setTimeout(function () { button.textContent = 'Copy'; }, 2000);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done, function () { selectText(source); });
+    } else {
+      selectText(source);
+      try { document.execCommand('copy'); done(); } catch (e) { /* text stays selected */ }
+    }
+  });
+
+  function selectText(element) {
+    var range = document.createRange();
+    range.selectNodeContents(element);
+    var selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+  }
+
+  var PALETTE = ['#2563eb', '#d97706', '#059669', '#7c3aed', '#db2777', '#0891b2', '#65a30d', '#dc2626'];
+
+  // Usage chart: bars per day per key (left axis), each key's month-to-date total as a line against
+  // the 80% and 95% thresholds of the cap (right axis).
+  function drawCharts(root) {
+    if (!window.Chart) return;
+    var canvases = (root || document).querySelectorAll('canvas[data-chart]');
+    canvases.forEach(function (canvas) {
+      if (canvas.dataset.drawn) return;
+      canvas.dataset.drawn = '1';
+      var data = JSON.parse(canvas.getAttribute('data-chart'));
+      var labels = data.days.map(function (d) { return d.slice(5); });
+      var datasets = [];
+      data.series.forEach(function (s, i) {
+        var color = PALETTE[i % PALETTE.length];
+        datasets.push({ type: 'bar', label: s.label + ' per day', data: s.daily, backgroundColor: color + 'cc', yAxisID: 'daily', order: 2 });
+        var total = 0;
+        datasets.push({
+          type: 'line', label: s.label + ' month to date', borderColor: color, backgroundColor: color, pointRadius: 2, tension: 0.1,
+          data: s.daily.map(function (n) { total += n; return total; }), yAxisID: 'total', order: 1,
+        });
+      });
+      [['80% of cap', data.thresholds[0], '#b45309'], ['95% of cap', data.thresholds[1], '#b91c1c']].forEach(function (t) {
+        datasets.push({
+          type: 'line', label: t[0] + ' (' + t[1].toLocaleString('en-US') + ')', data: labels.map(function () { return t[1]; }),
+          borderColor: t[2], borderDash: [6, 4], borderWidth: 1.5, pointRadius: 0, yAxisID: 'total', order: 0,
+        });
+      });
+      var maxTotal = Math.max.apply(null, [data.thresholds[1]].concat(datasets.filter(function (d) { return d.yAxisID === 'total'; }).map(function (d) { return Math.max.apply(null, d.data.concat([0])); })));
+      canvas.chart = new window.Chart(canvas, {
+        data: { labels: labels, datasets: datasets },
+        options: {
+          responsive: true, maintainAspectRatio: false, animation: false,
+          interaction: { mode: 'index', intersect: false },
+          plugins: { legend: { position: 'bottom', labels: { boxWidth: 12 } } },
+          scales: {
+            daily: { type: 'linear', position: 'left', beginAtZero: true, title: { display: true, text: 'Captures per day' }, ticks: { precision: 0 } },
+            total: { type: 'linear', position: 'right', beginAtZero: true, max: Math.ceil(maxTotal * 1.05), title: { display: true, text: 'Month to date' }, grid: { drawOnChartArea: false }, ticks: { precision: 0 } },
+          },
+        },
+      });
+    });
+  }
+
+  document.addEventListener('DOMContentLoaded', function () { drawCharts(document); });
+  document.addEventListener('htmx:afterSettle', function (event) { drawCharts(event.target); });
+})();

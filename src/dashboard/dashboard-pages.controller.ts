@@ -1,0 +1,185 @@
+import { Body, Controller, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { UserView } from '../accounts/users.service';
+import { DashboardAuthGuard } from './dashboard-auth.guard';
+import { DashboardExceptionFilter } from './dashboard-exception.filter';
+import { DashboardRequest, DashboardError } from './dashboard-request';
+import { SignedIn } from './dashboard-sessions.service';
+import { DashboardViews } from './dashboard-views';
+import { DashboardService } from './dashboard.service';
+
+type Form = Record<string, unknown>;
+
+/**
+ * The signed-in pages (issue 13): Overview, API keys, Webhooks, Screenshots, Account. Each handler
+ * makes one {@link DashboardService} call and renders a template; POSTs need the CSRF token (checked
+ * by the dashboard middleware). Secrets (a new key, a webhook signing secret) are rendered in the
+ * POST's response only, never stored in a page that can be reloaded.
+ */
+@ApiExcludeController()
+@Controller('dashboard')
+@UseGuards(DashboardAuthGuard)
+@UseFilters(DashboardExceptionFilter)
+export class DashboardPagesController {
+  constructor(
+    private readonly dashboard: DashboardService,
+    private readonly views: DashboardViews,
+  ) {}
+
+  @Get()
+  async overview(@Req() req: DashboardRequest, @Res() res: Response): Promise<void> {
+    const usage = await this.dashboard.overview(user(req));
+    this.views.send(res, 200, 'overview', page(req, 'overview', 'Overview', { usage }));
+  }
+
+  @Get('keys')
+  async keys(@Req() req: DashboardRequest, @Res() res: Response, @Query('revoked') revoked?: string): Promise<void> {
+    const keys = await this.dashboard.keys(user(req));
+    this.views.send(res, 200, 'keys', page(req, 'keys', 'API keys', { keys, created: null, error: null, revoked: revoked ?? null }));
+  }
+
+  @Post('keys')
+  async createKey(@Req() req: DashboardRequest, @Res() res: Response, @Body() form: Form): Promise<void> {
+    const result = await this.dashboard.createKey(user(req), String(form.name ?? ''));
+    const keys = await this.dashboard.keys(user(req));
+    const data = result.ok ? { created: result.value, error: null } : { created: null, error: result.error, name: form.name };
+    this.views.send(res, result.ok ? 201 : 400, 'keys', page(req, 'keys', 'API keys', { keys, revoked: null, ...data }));
+  }
+
+  @Post('keys/:id/revoke')
+  async revokeKey(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
+    await this.dashboard.revokeKey(user(req), id);
+    res.redirect(303, `/dashboard/keys?revoked=${encodeURIComponent(id)}`);
+  }
+
+  @Get('webhooks')
+  async webhooks(@Req() req: DashboardRequest, @Res() res: Response): Promise<void> {
+    const endpoints = await this.dashboard.endpoints(user(req));
+    this.views.send(res, 200, 'webhooks', page(req, 'webhooks', 'Webhooks', { endpoints, created: null, error: null, form: {} }));
+  }
+
+  @Post('webhooks')
+  async createWebhook(@Req() req: DashboardRequest, @Res() res: Response, @Body() form: Form): Promise<void> {
+    const result = await this.dashboard.createEndpoint(user(req), form);
+    const endpoints = await this.dashboard.endpoints(user(req));
+    const data = result.ok ? { created: result.value, error: null, form: {} } : { created: null, error: result.error, form };
+    this.views.send(res, result.ok ? 201 : 400, 'webhooks', page(req, 'webhooks', 'Webhooks', { endpoints, ...data }));
+  }
+
+  @Get('webhooks/:id')
+  async webhook(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
+    await this.renderEndpoint(req, res, id, {});
+  }
+
+  @Get('webhooks/:id/deliveries')
+  async deliveries(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
+    const deliveries = await this.dashboard.deliveries(user(req), id);
+    this.views.send(res, 200, 'partials/deliveries', { endpointId: id, deliveries });
+  }
+
+  @Post('webhooks/:id/rotate')
+  async rotate(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
+    const secret = await this.dashboard.rotateEndpoint(user(req), id);
+    await this.renderEndpoint(req, res, id, { secret });
+  }
+
+  @Post('webhooks/:id/test')
+  async test(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
+    const deliveryId = await this.dashboard.testEndpoint(user(req), id);
+    await this.renderEndpoint(req, res, id, { testDeliveryId: deliveryId });
+  }
+
+  @Post('webhooks/:id/delete')
+  async deleteWebhook(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
+    await this.dashboard.deleteEndpoint(user(req), id);
+    res.redirect(303, '/dashboard/webhooks');
+  }
+
+  @Get('screenshots')
+  async screenshots(@Req() req: DashboardRequest, @Res() res: Response): Promise<void> {
+    await this.renderScreenshots(req, res, 200, { job: null, error: null, form: {} });
+  }
+
+  @Post('screenshots')
+  async capture(@Req() req: DashboardRequest, @Res() res: Response, @Body() form: Form): Promise<void> {
+    const result = await this.dashboard.capture(user(req), form);
+    const data = result.ok ? { job: result.value, error: null, form } : { job: null, error: result.error, form };
+    await this.renderScreenshots(req, res, result.ok ? 202 : 400, data);
+  }
+
+  @Get('screenshots/:id')
+  async screenshot(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
+    const job = await this.dashboard.job(user(req), id);
+    if (req.headers['hx-request']) return this.views.send(res, 200, 'partials/job', { job });
+    this.views.send(res, 200, 'screenshot', page(req, 'screenshots', `Screenshot ${job.id}`, { job }));
+  }
+
+  @Get('account')
+  async account(@Req() req: DashboardRequest, @Res() res: Response, @Query('done') done?: string): Promise<void> {
+    await this.renderAccount(req, res, 200, { notice: done === 'removed' ? 'Member removed.' : done === 'session' ? 'Session signed out.' : null });
+  }
+
+  @Post('account/password')
+  async changePassword(@Req() req: DashboardRequest, @Res() res: Response, @Body() form: Form): Promise<void> {
+    const result = await this.dashboard.changePassword(user(req), form);
+    await this.renderAccount(req, res, result.ok ? 200 : 400, result.ok ? { notice: 'Password changed.' } : { passwordError: result.error });
+  }
+
+  @Post('account/invite')
+  async invite(@Req() req: DashboardRequest, @Res() res: Response, @Body() form: Form): Promise<void> {
+    const result = await this.dashboard.invite(user(req), String(form.email ?? ''));
+    await this.renderAccount(req, res, result.ok ? 201 : 400, result.ok ? { invited: result.value } : { inviteError: result.error, inviteEmail: form.email });
+  }
+
+  @Post('account/members/:id/remove')
+  async removeMember(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
+    const result = await this.dashboard.removeMember(user(req), id);
+    if (!result.ok) return this.renderAccount(req, res, 403, { memberError: result.error });
+    res.redirect(303, '/dashboard/account?done=removed');
+  }
+
+  @Post('account/sessions/:id/revoke')
+  async endSession(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
+    await this.dashboard.endSession(user(req), id);
+    res.redirect(303, '/dashboard/account?done=session');
+  }
+
+  private async renderEndpoint(req: DashboardRequest, res: Response, id: string, extra: Record<string, unknown>): Promise<void> {
+    const endpoint = await this.dashboard.endpoint(user(req), id);
+    const deliveries = await this.dashboard.deliveries(user(req), id);
+    this.views.send(res, 200, 'webhook', page(req, 'webhooks', `Webhook ${endpoint.url}`, { endpoint, deliveries, secret: null, testDeliveryId: null, ...extra }));
+  }
+
+  private async renderScreenshots(req: DashboardRequest, res: Response, status: number, extra: Record<string, unknown>): Promise<void> {
+    const keys = await this.dashboard.keys(user(req));
+    const jobs = await this.dashboard.jobs(user(req), keys);
+    this.views.send(res, status, 'screenshots', page(req, 'screenshots', 'Screenshots', { keys: keys.filter((k) => !k.revokedAt), jobs, ...extra }));
+  }
+
+  private async renderAccount(req: DashboardRequest, res: Response, status: number, extra: Record<string, unknown>): Promise<void> {
+    const account = await this.dashboard.account(req.dashboard.signedIn as SignedIn);
+    this.views.send(res, status, 'account', page(req, 'account', 'Account', { ...account, notice: null, invited: null, ...extra }));
+  }
+}
+
+/** Unknown dashboard paths: the dashboard's 404 page (registered last). */
+@ApiExcludeController()
+@Controller('dashboard')
+@UseGuards(DashboardAuthGuard)
+@UseFilters(DashboardExceptionFilter)
+export class DashboardNotFoundController {
+  @Get('*path')
+  notFound(): never {
+    throw DashboardError.notFound();
+  }
+}
+
+function user(req: DashboardRequest): UserView {
+  return (req.dashboard.signedIn as SignedIn).user;
+}
+
+/** Data every signed-in page's layout needs. */
+function page(req: DashboardRequest, active: string, title: string, data: Record<string, unknown>): Record<string, unknown> {
+  return { signedIn: req.dashboard.signedIn, csrfToken: req.dashboard.csrfToken, active, title, ...data };
+}

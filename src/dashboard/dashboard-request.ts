@@ -1,0 +1,40 @@
+import type { Request } from 'express';
+import type { SignedIn } from './dashboard-sessions.service';
+
+/** Session cookie name; `Path=/dashboard`, HttpOnly, SameSite=Lax, Secure on https. */
+export const SESSION_COOKIE = 'glimpse_session';
+/** Double-submit CSRF cookie of signed-out forms (sign-in, sign-up, set password). */
+export const ANONYMOUS_CSRF_COOKIE = 'glimpse_csrf';
+/** Name of the hidden CSRF field of every dashboard form. */
+export const CSRF_FIELD = '_csrf';
+
+/** What the dashboard middleware attaches to a request. */
+export interface DashboardContext {
+  /** Null when signed out. */
+  signedIn: SignedIn | null;
+  /** The token forms must carry: the session's, or the anonymous cookie's when signed out. */
+  csrfToken: string;
+  /** Raw session cookie token, when one was presented. */
+  sessionToken: string | null;
+}
+
+/** An Express request that went through the dashboard middleware. */
+export type DashboardRequest = Request & { dashboard: DashboardContext };
+
+/** Thrown when a page needs a session; the dashboard filter answers 303 to the sign-in page. */
+export class SignInRequired extends Error {}
+
+/** Thrown for a page or action the dashboard answers with an error page (`status` 403, 404, 429). */
+export class DashboardError extends Error {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    message: string,
+  ) {
+    super(message);
+  }
+
+  static notFound(): DashboardError {
+    return new DashboardError(404, 'Not found', 'There is nothing here, or it belongs to another account.');
+  }
+}

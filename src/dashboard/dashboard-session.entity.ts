@@ -1,0 +1,44 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { User } from '../accounts/user.entity';
+
+/**
+ * A signed-in dashboard session (CONTRACT.md, "Dashboard"): the cookie carries a random token, only
+ * its SHA-256 is stored. Ends after 12 h without a request, at sign-out, or when revoked from the
+ * Account page.
+ */
+@Entity({ name: 'dashboard_sessions' })
+export class DashboardSession {
+  /** `ses_…`: names the session on the Account page (never the token). */
+  @PrimaryColumn({ type: 'varchar', length: 40 })
+  id: string;
+
+  /** Hex SHA-256 of the cookie's token. */
+  @Index({ unique: true })
+  @Column({ name: 'token_hash', type: 'char', length: 64 })
+  tokenHash: string;
+
+  @Index()
+  @Column({ name: 'user_id', type: 'varchar', length: 40 })
+  userId: string;
+
+  @ManyToOne(() => User, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'user_id' })
+  user?: User;
+
+  /** The synchronizer token every state-changing request of this session must carry. */
+  @Column({ name: 'csrf_token', type: 'varchar', length: 64 })
+  csrfToken: string;
+
+  @Column({ name: 'user_agent', type: 'varchar', length: 256 })
+  userAgent: string;
+
+  @Column({ type: 'varchar', length: 64 })
+  ip: string;
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  /** Last request; the session is idle-expired 12 h after it. */
+  @Column({ name: 'last_seen_at', type: 'timestamptz' })
+  lastSeenAt: Date;
+}

@@ -1,0 +1,78 @@
+import { Injectable } from '@nestjs/common';
+import { UserError, UsersService, UserView } from '../accounts/users.service';
+import { ClientInfo, DashboardSessionsService, SIGN_IN_WINDOW_MS } from './dashboard-sessions.service';
+import type { FormResult } from './dashboard.service';
+
+/** Outcome of a sign-in attempt. */
+export type SignInOutcome = { kind: 'signed-in'; token: string } | { kind: 'failed' } | { kind: 'limited'; retryAfterS: number };
+
+/**
+ * Sign-in, sign-up, set-password and sign-out flows: credentials through {@link UsersService},
+ * sessions through {@link DashboardSessionsService}. Each success replaces any session the browser
+ * had with a new one (session fixation).
+ */
+@Injectable()
+export class DashboardSignInService {
+  constructor(
+    private readonly users: UsersService,
+    private readonly sessions: DashboardSessionsService,
+  ) {}
+
+  /**
+   * Checks the credentials, rate-limited per IP and email (10 failures in 15 min, issue 13), and
+   * starts a session on success.
+   */
+  async signIn(email: string, password: string, previousToken: string | null, client: ClientInfo): Promise<SignInOutcome> {
+    if (await this.sessions.signInLimited(client.ip, email)) return { kind: 'limited', retryAfterS: SIGN_IN_WINDOW_MS / 1000 };
+    const user = await this.users.verifyCredentials(email, password);
+    if (!user) {
+      await this.sessions.recordFailure(client.ip, email);
+      return { kind: 'failed' };
+    }
+    await this.sessions.clearFailures(client.ip, email);
+    return { kind: 'signed-in', token: await this.replaceSession(user, previousToken, client) };
+  }
+
+  /** Sign-up (when `DASHBOARD_SIGNUP=true`): a new free account, its owner user, and a session. */
+  async signUp(email: string, password: string, previousToken: string | null, client: ClientInfo): Promise<FormResult<string>> {
+    try {
+      const user = await this.users.signUp(email, password);
+      return { ok: true, value: await this.replaceSession(user, previousToken, client) };
+    } catch (err) {
+      if (err instanceof UserError) return { ok: false, error: err.message };
+      throw err;
+    }
+  }
+
+  /** The user of a set-password link while it is valid. */
+  userOfLink(token: string): Promise<UserView | null> {
+    return this.users.userOfLink(token);
+  }
+
+  /** Sets the password through a one-time link and signs the user in. */
+  async setPassword(token: string, password: string, confirmation: string, previousToken: string | null, client: ClientInfo): Promise<FormResult<string>> {
+    if (password !== confirmation) return { ok: false, error: 'The passwords do not match.' };
+    try {
+      const user = await this.users.setPasswordWithLink(token, password);
+      return { ok: true, value: await this.replaceSession(user, previousToken, client) };
+    } catch (err) {
+      if (err instanceof UserError) return { ok: false, error: err.message };
+      throw err;
+    }
+  }
+
+  /** Starts a session for a user the identity provider vouched for (OpenID Connect). */
+  signInVerified(user: UserView, previousToken: string | null, client: ClientInfo): Promise<string> {
+    return this.replaceSession(user, previousToken, client);
+  }
+
+  /** Ends the browser's session, if any. */
+  async signOut(token: string | null): Promise<void> {
+    if (token) await this.sessions.end(token);
+  }
+
+  private async replaceSession(user: UserView, previousToken: string | null, client: ClientInfo): Promise<string> {
+    if (previousToken) await this.sessions.end(previousToken);
+    return this.sessions.start(user, client);
+  }
+}

@@ -1,0 +1,35 @@
+import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AccountsModule } from '../accounts/accounts.module';
+import { AuthModule } from '../auth/auth.module';
+import { QuotaModule } from '../quota/quota.module';
+import { ScreenshotsModule } from '../screenshots/screenshots.module';
+import { WebhooksModule } from '../webhooks/webhooks.module';
+import { DashboardAssetsController } from './dashboard-assets.controller';
+import { DashboardAuthController } from './dashboard-auth.controller';
+import { DashboardExceptionFilter } from './dashboard-exception.filter';
+import { DashboardNotFoundController, DashboardPagesController } from './dashboard-pages.controller';
+import { DashboardSession } from './dashboard-session.entity';
+import { DashboardSessionsService } from './dashboard-sessions.service';
+import { DashboardOidcService } from './dashboard-oidc.service';
+import { DashboardSignInService } from './dashboard-sign-in.service';
+import { DashboardViews } from './dashboard-views';
+import { DashboardMiddleware } from './dashboard.middleware';
+import { DashboardService } from './dashboard.service';
+import { SignInFailure } from './sign-in-failure.entity';
+
+/**
+ * The dashboard under `/dashboard` (issue 13, CONTRACT.md "Dashboard"): server-rendered Eta pages
+ * with htmx, sessions and CSRF, calling the same services as the REST API.
+ */
+@Module({
+  imports: [TypeOrmModule.forFeature([DashboardSession, SignInFailure]), AccountsModule, AuthModule, QuotaModule, ScreenshotsModule, WebhooksModule],
+  // The catch-all 404 controller must stay last.
+  controllers: [DashboardAssetsController, DashboardAuthController, DashboardPagesController, DashboardNotFoundController],
+  providers: [DashboardViews, DashboardSessionsService, DashboardSignInService, DashboardOidcService, DashboardService, DashboardExceptionFilter],
+})
+export class DashboardModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(DashboardMiddleware).forRoutes(DashboardAuthController, DashboardPagesController, DashboardNotFoundController, DashboardAssetsController);
+  }
+}

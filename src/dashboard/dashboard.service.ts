@@ -1,0 +1,265 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { plainToInstance } from 'class-transformer';
+import { validate } from 'class-validator';
+import { AccountsService } from '../accounts/accounts.service';
+import { monthlyCap } from '../accounts/plan';
+import { UserError, UsersService, UserView, UserWithLink } from '../accounts/users.service';
+import { ApiKeysService, CreatedApiKey } from '../auth/api-keys.service';
+import { ApiError } from '../common/api-error';
+import { Clock } from '../common/clock';
+import { toFieldErrors } from '../common/validation';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { QuotaService } from '../quota/quota.service';
+import { quotaMonthOf, WARNING_THRESHOLD_PERCENTS } from '../quota/quota-window';
+import { CreateScreenshotDto } from '../screenshots/dto/create-screenshot.dto';
+import { ScreenshotJobDto } from '../screenshots/dto/screenshot-job.dto';
+import { ScreenshotsService } from '../screenshots/screenshots.service';
+import { CreateWebhookEndpointDto } from '../webhooks/dto/create-webhook-endpoint.dto';
+import { WebhookDeliveryDto } from '../webhooks/dto/webhook-delivery.dto';
+import { CreatedWebhookEndpointDto, WebhookEndpointDto } from '../webhooks/dto/webhook-endpoint.dto';
+import { WebhooksService } from '../webhooks/webhooks.service';
+import { DashboardError } from './dashboard-request';
+import { DashboardSessionsService, SessionView, SignedIn } from './dashboard-sessions.service';
+
+/** One API key row of the Overview and API keys pages. */
+export interface KeyRow {
+  id: string;
+  name: string;
+  prefix: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+  used: number;
+  limit: number;
+  remaining: number;
+}
+
+/** Usage of the account this month (Overview page). */
+export interface UsageOverview {
+  plan: string;
+  /** Monthly cap per key. */
+  limit: number;
+  /** All keys together. */
+  used: number;
+  resetAt: Date;
+  keys: KeyRow[];
+  /** Chart data: `days` labels (`YYYY-MM-DD`, 1st to today), one series of daily counts per key. */
+  chart: { days: string[]; limit: number; thresholds: number[]; series: { keyId: string; label: string; daily: number[] }[] };
+}
+
+/** Result of a form action: either done (with what to show once) or the form's error message. */
+export type FormResult<T> = { ok: true; value: T } | { ok: false; error: string };
+
+/** Newest jobs on the Screenshots page. */
+const RECENT_JOBS = 50;
+
+/**
+ * Page data and actions of the dashboard (issue 13). It only calls the services the REST API uses
+ * (API keys, quotas, screenshots, webhooks, users), always scoped to the signed-in user's account:
+ * another account's ids are {@link DashboardError.notFound}.
+ */
+@Injectable()
+export class DashboardService {
+  constructor(
+    private readonly accounts: AccountsService,
+    private readonly users: UsersService,
+    private readonly apiKeys: ApiKeysService,
+    private readonly quota: QuotaService,
+    private readonly screenshots: ScreenshotsService,
+    private readonly webhooks: WebhooksService,
+    private readonly sessions: DashboardSessionsService,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** The account's keys with this month's usage, oldest first. */
+  async keys(user: UserView): Promise<KeyRow[]> {
+    const account = await this.accounts.get(user.accountId);
+    const keys = await this.apiKeys.list(account.id);
+    const usage = await Promise.all(keys.map((k) => this.quota.status({ apiKeyId: k.id, plan: account.plan })));
+    return keys.map((k, i) => ({
+      id: k.id,
+      name: k.name ?? '',
+      prefix: k.prefix,
+      createdAt: k.createdAt,
+      lastUsedAt: k.lastUsedAt,
+      revokedAt: k.revokedAt,
+      used: usage[i].used,
+      limit: usage[i].limit,
+      remaining: usage[i].remaining,
+    }));
+  }
+
+  /** Overview: plan, cap, usage, reset date and the per-day chart of this month. */
+  async overview(user: UserView): Promise<UsageOverview> {
+    const account = await this.accounts.get(user.accountId);
+    const keys = await this.keys(user);
+    const limit = monthlyCap(account.plan, this.config.legacyFreeCap);
+    const daily = await this.quota.dailyUsageThisMonth(keys.map((k) => k.id));
+    const now = this.clock.now();
+    const { month, resetAt } = quotaMonthOf(now);
+    const days: string[] = [];
+    for (let d = new Date(`${month}T00:00:00Z`); d <= now; d = new Date(d.getTime() + 86_400_000)) days.push(d.toISOString().slice(0, 10));
+    const shown = keys.filter((k) => !k.revokedAt || daily.some((u) => u.apiKeyId === k.id));
+    const series = shown.map((k) => ({
+      keyId: k.id,
+      label: `${k.name || 'Unnamed key'} (${k.prefix}…)`,
+      daily: days.map((day) => daily.find((u) => u.apiKeyId === k.id && u.day === day)?.used ?? 0),
+    }));
+    return {
+      plan: account.plan,
+      limit,
+      used: keys.reduce((sum, k) => sum + k.used, 0),
+      resetAt,
+      keys,
+      chart: { days, limit, thresholds: WARNING_THRESHOLD_PERCENTS.map((p) => Math.ceil((limit * p) / 100)), series },
+    };
+  }
+
+  /** Creates a key; its secret is in the result only (shown once). */
+  async createKey(user: UserView, name: string): Promise<FormResult<CreatedApiKey>> {
+    const trimmed = name.trim();
+    if (!trimmed) return { ok: false, error: 'Give the key a name, such as "production".' };
+    if (trimmed.length > 100) return { ok: false, error: 'Use at most 100 characters for the name.' };
+    return { ok: true, value: await this.apiKeys.create(user.accountId, trimmed) };
+  }
+
+  /** Revokes one of the account's keys at once. Throws 404 for another account's key. */
+  async revokeKey(user: UserView, keyId: string): Promise<void> {
+    if (!(await this.apiKeys.revokeOwn(user.accountId, keyId))) throw DashboardError.notFound();
+  }
+
+  /** The account's webhook endpoints. */
+  async endpoints(user: UserView): Promise<WebhookEndpointDto[]> {
+    return (await this.webhooks.list(user)).data;
+  }
+
+  /** One of the account's endpoints (404 otherwise). */
+  async endpoint(user: UserView, id: string): Promise<WebhookEndpointDto> {
+    const found = (await this.webhooks.list(user)).data.find((e) => e.id === id);
+    if (!found) throw DashboardError.notFound();
+    return found;
+  }
+
+  /** Creates an endpoint from the form (validated like `POST /v1/webhooks`); its secret is shown once. */
+  async createEndpoint(user: UserView, form: Record<string, unknown>): Promise<FormResult<CreatedWebhookEndpointDto>> {
+    const events = ([] as unknown[]).concat(form.events ?? []).map(String);
+    const dto = plainToInstance(CreateWebhookEndpointDto, {
+      url: String(form.url ?? '').trim(),
+      events: events.includes('*') || !events.length ? ['*'] : events,
+      description: String(form.description ?? '').trim(),
+    });
+    const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true });
+    if (errors.length) return { ok: false, error: toFieldErrors(errors).map((f) => `${f.field}: ${f.message}`).join('; ') };
+    return this.formAction(() => this.webhooks.create(user, dto));
+  }
+
+  /** New signing secret of one of the account's endpoints (shown once). */
+  async rotateEndpoint(user: UserView, id: string): Promise<string> {
+    return (await this.notFoundAsPage(() => this.webhooks.rotate(user, id))).secret;
+  }
+
+  /** Sends `test.ping` to one of the account's endpoints; returns the delivery id. */
+  async testEndpoint(user: UserView, id: string): Promise<string> {
+    return (await this.notFoundAsPage(() => this.webhooks.test(user, id))).deliveryId;
+  }
+
+  /** Deletes one of the account's endpoints. */
+  async deleteEndpoint(user: UserView, id: string): Promise<void> {
+    await this.notFoundAsPage(() => this.webhooks.remove(user, id));
+  }
+
+  /** The endpoint's newest 50 deliveries. */
+  async deliveries(user: UserView, id: string): Promise<WebhookDeliveryDto[]> {
+    return (await this.notFoundAsPage(() => this.webhooks.listDeliveries(user, id))).data;
+  }
+
+  /** The account's newest jobs, with the name of the key each counted against. */
+  async jobs(user: UserView, keys: KeyRow[]): Promise<(ScreenshotJobDto & { targetUrl: string; keyLabel: string })[]> {
+    const jobs = await this.screenshots.listRecent(user.accountId, RECENT_JOBS);
+    return jobs.map((j) => {
+      const key = keys.find((k) => k.id === j.apiKeyId);
+      return { ...j, keyLabel: key ? key.name || `${key.prefix}…` : '' };
+    });
+  }
+
+  /** One of the account's jobs (404 otherwise). */
+  async job(user: UserView, id: string): Promise<ScreenshotJobDto> {
+    return this.notFoundAsPage(() => this.screenshots.get(user, id));
+  }
+
+  /**
+   * The playground: captures with one of the account's active keys, exactly like `POST /v1/screenshot`
+   * with that key (SSRF guard, quota reservation, webhooks).
+   */
+  async capture(user: UserView, form: Record<string, unknown>): Promise<FormResult<ScreenshotJobDto>> {
+    const caller = await this.apiKeys.callerFor(user.accountId, String(form.keyId ?? ''));
+    if (!caller) return { ok: false, error: 'Choose one of your active API keys.' };
+    const int = (v: unknown) => (v === undefined || v === '' ? undefined : /^-?\d+$/.test(String(v)) ? Number(v) : v);
+    const dto = plainToInstance(CreateScreenshotDto, {
+      url: String(form.url ?? '').trim(),
+      width: int(form.width),
+      height: int(form.height),
+      fullPage: form.fullPage === 'on' || form.fullPage === 'true',
+      format: form.format || undefined,
+      delay: int(form.delay),
+    });
+    const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true });
+    if (errors.length) return { ok: false, error: toFieldErrors(errors).map((f) => `${f.field}: ${f.message}`).join('; ') };
+    return this.formAction(() => this.screenshots.create(caller, dto));
+  }
+
+  /** Members of the user's account and the user's sessions (Account page). */
+  async account(signedIn: SignedIn): Promise<{ members: UserView[]; sessions: SessionView[]; plan: string; accountEmail: string }> {
+    const account = await this.accounts.get(signedIn.user.accountId);
+    return {
+      members: await this.users.listMembers(signedIn.user.accountId),
+      sessions: await this.sessions.list(signedIn.user.id, signedIn.sessionId),
+      plan: account.plan,
+      accountEmail: account.email,
+    };
+  }
+
+  /** An owner invites a member: the one-time link to hand over. */
+  async invite(user: UserView, email: string): Promise<FormResult<UserWithLink>> {
+    return this.formAction(() => this.users.invite(user, email));
+  }
+
+  /** An owner removes a member (404 when not in the account). */
+  async removeMember(user: UserView, userId: string): Promise<FormResult<void>> {
+    const result = await this.formAction(() => this.users.removeMember(user, userId));
+    if (result.ok && !result.value) throw DashboardError.notFound();
+    return result.ok ? { ok: true, value: undefined } : result;
+  }
+
+  /** Changes the user's password after checking the current one. */
+  async changePassword(user: UserView, form: Record<string, unknown>): Promise<FormResult<void>> {
+    if (String(form.newPassword ?? '') !== String(form.confirmPassword ?? '')) return { ok: false, error: 'The new passwords do not match.' };
+    return this.formAction(() => this.users.changePassword(user.id, String(form.currentPassword ?? ''), String(form.newPassword ?? '')));
+  }
+
+  /** Ends one of the user's sessions (404 otherwise). */
+  async endSession(user: UserView, sessionId: string): Promise<void> {
+    if (!(await this.sessions.revoke(user.id, sessionId))) throw DashboardError.notFound();
+  }
+
+  /** Runs a form action; a person's mistake (a 4xx ApiError or a UserError) becomes the form's message. */
+  private async formAction<T>(action: () => Promise<T>): Promise<FormResult<T>> {
+    try {
+      return { ok: true, value: await action() };
+    } catch (err) {
+      if (err instanceof UserError) return { ok: false, error: err.message };
+      if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 404) return { ok: false, error: err.message };
+      throw err;
+    }
+  }
+
+  private async notFoundAsPage<T>(action: () => Promise<T>): Promise<T> {
+    try {
+      return await action();
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) throw DashboardError.notFound();
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,20 @@
+import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+
+/** One failed dashboard sign-in; the sign-in rate limit counts these per IP and email over 15 min. */
+@Entity({ name: 'sign_in_failures' })
+@Index(['email', 'ip', 'failedAt'])
+export class SignInFailure {
+  @PrimaryGeneratedColumn({ type: 'bigint' })
+  id: string;
+
+  /** As typed, trimmed and lower-cased (may name no user). */
+  @Column({ type: 'varchar', length: 320 })
+  email: string;
+
+  @Column({ type: 'varchar', length: 64 })
+  ip: string;
+
+  @Index()
+  @Column({ name: 'failed_at', type: 'timestamptz' })
+  failedAt: Date;
+}
