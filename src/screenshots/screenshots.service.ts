@@ -21,7 +21,7 @@ import { ResultFilesService, ServedFile } from '../storage/result-files.service'
 import { CreateScreenshotDto } from './dto/create-screenshot.dto';
 import { ScreenshotJobDto } from './dto/screenshot-job.dto';
 import { UPLOAD_MAX_BYTES, UPLOAD_MEDIA_TYPES, UploadScreenshotDto } from './dto/upload-screenshot.dto';
-import { CreateScreenshotBatchDto } from './dto/create-screenshot-batch.dto';
+import { CreateScreenshotBatchDto, ScreenshotBatchDto } from './dto/create-screenshot-batch.dto';
 import { CaptureWork } from './capture-work';
 import { ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
 import { ScreenshotJob } from './screenshot-job.entity';
@@ -81,9 +81,10 @@ export class ScreenshotsService {
    * (400 `VALIDATION_FAILED` naming `items[i].field`, 400 `TARGET_NOT_ALLOWED` naming `items[i].url`),
    * then the jobs are accepted in one transaction ({@link AcceptanceService}) that counts the items
    * that are not capture-cache hits (429 `PLAN_QUOTA_EXCEEDED` when they do not all fit), and queued
-   * after it. All or nothing: a failure leaves no job and counts nothing. Returns the jobs in item order.
+   * after it. All or nothing: a failure leaves no job and counts nothing. Returns `{ data }`, the jobs in
+   * item order (the response, as stored for an `Idempotency-Key`).
    */
-  async createBatch(caller: AuthenticatedKey, dto: CreateScreenshotBatchDto): Promise<ScreenshotJobDto[]> {
+  async createBatch(caller: AuthenticatedKey, dto: CreateScreenshotBatchDto): Promise<ScreenshotBatchDto> {
     assertNoConflicts(dto.items.flatMap((item, i) => captureOptionConflicts(item, `items[${i}].`)));
     for (const [i, item] of dto.items.entries()) {
       await this.ssrfGuard.assertAllowed(item.url).catch((err: unknown) => {
@@ -102,7 +103,7 @@ export class ScreenshotsService {
       count: captures.length,
       write: async (manager) => {
         await manager.insert(ScreenshotJob, jobs);
-        return { response: jobs.map((job) => this.toDto(job)), queue: captures.map((job) => ({ work: this.captureWork.work, id: job.id })) };
+        return { response: { data: jobs.map((job) => this.toDto(job)) }, queue: captures.map((job) => ({ work: this.captureWork.work, id: job.id })) };
       },
     });
     await Promise.all(jobs.map((job, i) => (hits[i] ? this.completeFromCache(job, hits[i]) : undefined)));
