@@ -1,4 +1,4 @@
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { catchError, concatMap, from, Observable, of, throwError } from 'rxjs';
@@ -32,6 +32,8 @@ export const IDEMPOTENT_OPTIONS = Symbol('idempotentOptions');
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
+  private readonly logger = new Logger(IdempotencyInterceptor.name);
+
   constructor(
     private readonly store: IdempotencyService,
     private readonly reflector: Reflector,
@@ -59,8 +61,12 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const held: HeldIdempotencyKey = { scope, leaseToken: claim.leaseToken, successStatus: res.statusCode };
     return this.store.runHolding(held, () => next.handle()).pipe(
       concatMap(async (body) => {
-        // Stored with the work it describes (an acceptance): send exactly that.
-        if (held.storedBody !== undefined) return asJsonBody(res, held.storedBody);
+        // Stored with the work it describes (an acceptance): send exactly that. The route must return
+        // the acceptance's response unchanged (thin controller), or first answers and replays differ.
+        if (held.storedBody !== undefined) {
+          if (JSON.stringify(body) !== held.storedBody) this.logger.error(`${req.method} ${req.path}: the handler's answer differs from the response its acceptance stored`);
+          return asJsonBody(res, held.storedBody);
+        }
         if (res.statusCode < 200 || res.statusCode > 299) {
           await this.store.release(scope, claim.leaseToken);
           return body;
