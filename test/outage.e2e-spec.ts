@@ -92,7 +92,7 @@ describe('outages (issue 16, findings 1–4): every accepted job ends, quota exa
       startPageServer({ '/page': '<!doctype html><html><body><h1>outage test</h1></body></html>' }),
     ]);
     storageDir = mkdtempSync(join(tmpdir(), 'glimpse-outage-files-'));
-  }, 120_000);
+  }, 300_000);
 
   afterAll(async () => {
     for (const p of processes) await p.kill();

@@ -104,6 +104,8 @@ export class DurableQueueService implements OnApplicationBootstrap, OnModuleDest
   register<P>(definition: DurableWorkDefinition<P>): DurableWork<P> {
     const work = Object.freeze({ ...definition });
     this.works.push(work);
+    // Bull connects lazily: connect now, so the first accepted job does not wait for it.
+    void work.queue.client;
     return work;
   }
 
@@ -127,10 +129,11 @@ export class DurableQueueService implements OnApplicationBootstrap, OnModuleDest
   /**
    * Queues the row `id` of `work` (call it after the commit that stored the row). Returns true when
    * queued, false when Redis could not take it within {@link ENQUEUE_TIMEOUT_MS} (or is known to be
-   * unreachable): the row stays `pending` and the reconciler queues it when Redis is back. Never throws.
+   * away: its connection was lost and is being retried): the row stays `pending` and the reconciler
+   * queues it when Redis is back. Never throws.
    */
   async enqueue<P>(work: DurableWork<P>, id: string): Promise<boolean> {
-    if (!redisReady(work.queue)) {
+    if (redisAway(work.queue)) {
       this.logger.warn(`Redis unreachable: ${work.kind} ${id} stays pending in PostgreSQL until the reconciler queues it`);
       return false;
     }
@@ -234,6 +237,11 @@ export class DurableQueueService implements OnApplicationBootstrap, OnModuleDest
 /** Whether the queue's Redis connection is up (a command now would not wait in ioredis' offline queue). */
 function redisReady(queue: Queue): boolean {
   return queue.client.status === 'ready';
+}
+
+/** Whether the queue's Redis connection was lost (waiting to reconnect, or closed): not worth waiting for. */
+function redisAway(queue: Queue): boolean {
+  return ['reconnecting', 'close', 'end'].includes(queue.client.status);
 }
 
 /**

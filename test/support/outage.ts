@@ -1,5 +1,5 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -212,8 +212,15 @@ export class ServiceProcess {
   }
 }
 
-/** Builds `dist/` from the current sources (the outage tests run the real entry points). */
+/**
+ * Builds `dist/` from the current sources (the outage tests run the real entry points), unless it is
+ * newer than every file under `src/` (as after `npm test`'s `openapi:check`, which builds).
+ */
 export function buildDist(): void {
+  const built = existsSync(join(ROOT, 'dist/main.js')) ? statSync(join(ROOT, 'dist/main.js')).mtimeMs : 0;
+  const newest = (dir: string): number =>
+    Math.max(0, ...readdirSync(dir, { withFileTypes: true }).map((e) => (e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs)));
+  if (built > newest(join(ROOT, 'src'))) return;
   execFileSync(join(ROOT, 'node_modules/.bin/tsc'), ['-p', join(ROOT, 'tsconfig.build.json')], { cwd: ROOT, stdio: 'pipe' });
 }
 
