@@ -15,7 +15,7 @@
  *    BENCH_MEMORY_CAPTURES captures, then SIGTERM and the Chromium processes left.
  *
  * Knobs (environment): BENCH_CONCURRENCY (race concurrency, default 2 = the service default),
- * BENCH_SIMPLE_CAPTURES (200), BENCH_SPA_CAPTURES (40), BENCH_TABLE_CAPTURES (150),
+ * BENCH_SIMPLE_CAPTURES (200), BENCH_SPA_CAPTURES (24), BENCH_TABLE_CAPTURES (150),
  * BENCH_LATENCY_JOBS (20), BENCH_MEMORY_CAPTURES (2000), BENCH_AUTOCANNON_S (10),
  * BENCH_PHASE_TIMEOUT_S (900).
  */
@@ -39,7 +39,7 @@ const env = (name: string, fallback: number) => Number(process.env[name] ?? fall
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'accept,race,concurrency,service').split(',').map((p) => p.trim()));
 const CONCURRENCY = env('BENCH_CONCURRENCY', 2);
 const SIMPLE_CAPTURES = env('BENCH_SIMPLE_CAPTURES', 200);
-const SPA_CAPTURES = env('BENCH_SPA_CAPTURES', 40);
+const SPA_CAPTURES = env('BENCH_SPA_CAPTURES', 24);
 const TABLE_CAPTURES = env('BENCH_TABLE_CAPTURES', 150);
 const LATENCY_JOBS = env('BENCH_LATENCY_JOBS', 20);
 const MEMORY_CAPTURES = env('BENCH_MEMORY_CAPTURES', 2000);
@@ -249,7 +249,24 @@ const urlOf = (urls: string[], i: number) => urls[i % urls.length];
 interface RunFigure {
   perSecond: number;
   failed: number;
+  /** Node + browser. */
   cpuMsPerCapture: number;
+  /** Node's share (the service process, or the raw script's process). */
+  nodeCpuMsPerCapture: number;
+}
+
+/** `cpu` ms per capture, with Node's share. */
+const cpuText = (r: RunFigure) => `CPU ${r.cpuMsPerCapture.toFixed(0)} ms/capture, Node ${r.nodeCpuMsPerCapture.toFixed(0)} ms of it`;
+
+/** Own CPU ms (user + system, without children) of one process. */
+function ownCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+  } catch {
+    return 0;
+  }
 }
 
 /**
@@ -275,6 +292,7 @@ async function rawPlaywright(urls: string[], count: number, concurrency: number)
     const browserPids = [...table].filter(([pid, ppid]) => ppid === process.pid && isChromium(pid)).map(([pid]) => pid);
     const cpuNow = () => browserPids.reduce((sum, pid) => sum + treeCpuMs(pid), 0) + (process.cpuUsage().user + process.cpuUsage().system) / 1000;
     const cpu0 = cpuNow();
+    const node0 = (process.cpuUsage().user + process.cpuUsage().system) / 1000;
     const t0 = performance.now();
     let next = 0;
     let failed = 0;
@@ -288,7 +306,8 @@ async function rawPlaywright(urls: string[], count: number, concurrency: number)
     );
     const seconds = (performance.now() - t0) / 1000;
     const cpu1 = cpuNow();
-    return { perSecond: count / seconds, failed, cpuMsPerCapture: (cpu1 - cpu0) / count };
+    const node1 = (process.cpuUsage().user + process.cpuUsage().system) / 1000;
+    return { perSecond: count / seconds, failed, cpuMsPerCapture: (cpu1 - cpu0) / count, nodeCpuMsPerCapture: (node1 - node0) / count };
   } finally {
     await browser.close();
   }
@@ -298,12 +317,14 @@ async function rawPlaywright(urls: string[], count: number, concurrency: number)
 async function glimpseRun(s: Service, key: string, urls: string[], count: number): Promise<RunFigure> {
   await runJobs(s, key, urls, urls.length); // warm-up: one per site
   const cpu0 = treeCpuMs(s.proc.pid as number);
+  const node0 = ownCpuMs(s.proc.pid as number);
   const t0 = performance.now();
   const ids = await runJobs(s, key, urls, count);
   const seconds = (performance.now() - t0) / 1000;
   const cpu1 = treeCpuMs(s.proc.pid as number);
+  const node1 = ownCpuMs(s.proc.pid as number);
   const { rows } = await db.query(`SELECT count(*) FILTER (WHERE status = 'failed')::int AS failed FROM screenshot_jobs WHERE id = ANY($1)`, [ids]);
-  return { perSecond: count / seconds, failed: rows[0].failed, cpuMsPerCapture: (cpu1 - cpu0) / count };
+  return { perSecond: count / seconds, failed: rows[0].failed, cpuMsPerCapture: (cpu1 - cpu0) / count, nodeCpuMsPerCapture: (node1 - node0) / count };
 }
 
 async function startPageSites(): Promise<{ proc: ChildProcess; simple: string[]; spa: string[] }> {
@@ -360,12 +381,12 @@ async function main(): Promise<void> {
       ] as const) {
         console.log(`\n[race] ${mix}: ${count} captures, concurrency ${CONCURRENCY}; load ${load()}`);
         const raw = await rawPlaywright([...urls], count, CONCURRENCY);
-        figure(`raw Playwright captures/s (${mix})`, `${raw.perSecond.toFixed(2)} (${raw.failed} failed; CPU ${raw.cpuMsPerCapture.toFixed(0)} ms/capture)`, 'reference', null);
+        figure(`raw Playwright captures/s (${mix})`, `${raw.perSecond.toFixed(2)} (${raw.failed} failed; ${cpuText(raw)})`, 'reference', null);
         const glimpse = await glimpseRun(service, key, [...urls], count);
         if (urls === sites.simple) glimpseSimpleAtRaceConcurrency = glimpse;
         figure(
           `Glimpse end-to-end captures/s (${mix})`,
-          `${glimpse.perSecond.toFixed(2)} (${glimpse.failed} failed; CPU ${glimpse.cpuMsPerCapture.toFixed(0)} ms/capture, Node + browser)`,
+          `${glimpse.perSecond.toFixed(2)} (${glimpse.failed} failed; ${cpuText(glimpse)})`,
           'reference',
           glimpse.failed === 0 ? null : false,
         );
@@ -389,8 +410,8 @@ async function main(): Promise<void> {
           await stopService(service);
           service = null;
         }
-        rows.push(`CAPTURE_CONCURRENCY=${c}: ${run.perSecond.toFixed(2)}/s, CPU ${run.cpuMsPerCapture.toFixed(0)} ms/capture, ${run.failed} failed (load ${load()})`);
-        figure(`captures/s at CAPTURE_CONCURRENCY=${c}`, `${run.perSecond.toFixed(2)} (CPU ${run.cpuMsPerCapture.toFixed(0)} ms/capture, ${run.failed} failed)`, 'table', null);
+        rows.push(`CAPTURE_CONCURRENCY=${c}: ${run.perSecond.toFixed(2)}/s, ${cpuText(run)}, ${run.failed} failed (load ${load()})`);
+        figure(`captures/s at CAPTURE_CONCURRENCY=${c}`, `${run.perSecond.toFixed(2)} (${cpuText(run)}, ${run.failed} failed)`, 'table', null);
       }
       console.log(rows.map((r) => `    ${r}`).join('\n'));
     }

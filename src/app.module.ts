@@ -7,10 +7,14 @@ import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DashboardModule } from './dashboard/dashboard.module';
 import { dataSourceOptions } from './database/data-source';
+import { HealthModule } from './health/health.module';
+import { LoggingModule } from './logging/logging.module';
 import { McpModule } from './mcp/mcp.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { QueueModule } from './queue/queue.module';
 import { QuotaModule } from './quota/quota.module';
 import { RetentionModule } from './retention/retention.module';
+import { RunsModule } from './runs/runs.module';
 import { ScreenshotsModule } from './screenshots/screenshots.module';
 import { StorageModule } from './storage/storage.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -30,7 +34,9 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        LoggingModule,
         CommonModule,
+        MetricsModule,
         TypeOrmModule.forRoot(dataSourceOptions(config)),
         QueueModule.forRoot(config, runProcessors),
         AccountsModule,
@@ -38,8 +44,10 @@ export class AppModule {
         QuotaModule,
         StorageModule,
         ScreenshotsModule,
+        RunsModule,
         WebhooksModule,
         McpModule,
+        HealthModule,
         DashboardModule,
         RetentionModule,
       ],

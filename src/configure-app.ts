@@ -1,24 +1,32 @@
 import { INestApplication } from '@nestjs/common';
 import { SwaggerModule } from '@nestjs/swagger';
+import { Logger } from 'nestjs-pino';
 import { bodyParsingMiddleware, pathEncodingMiddleware } from './common/body-parsing';
+import { mountQueueDashboard } from './admin/queue-dashboard';
 import { HttpExceptionFilter } from './common/http-exception.filter';
 import { organizationIdMiddleware } from './common/organization-id';
 import { requestIdMiddleware } from './common/request-context';
 import { createValidationPipe } from './common/validation';
+import { HttpObservability } from './metrics/http-observability';
 import { buildOpenApiDocument } from './openapi/openapi-document';
 
 /**
- * The HTTP pipeline shared by `main.ts` and the tests: request id, the `X-Organization-ID` check,
- * undecodable paths as 404, body parsing with envelope errors, the global error filter and validation pipe, Swagger UI at
+ * The HTTP pipeline shared by `main.ts` and the tests: the pino logger, request id, access line and
+ * HTTP metrics, the `X-Organization-ID` check, undecodable paths as 404, body parsing with envelope
+ * errors, the queue dashboard (`/admin/queues`, with `ADMIN_TOKEN`), the global error filter and
+ * validation pipe, Swagger UI at
  * `/docs`. The app must be created with `bodyParser: false`.
  */
 export function configureApp(app: INestApplication): void {
   const express = app.getHttpAdapter().getInstance();
   express.disable('x-powered-by');
+  app.useLogger(app.get(Logger));
   app.use(requestIdMiddleware);
+  app.use(app.get(HttpObservability).middleware);
   app.use(organizationIdMiddleware);
   app.use(pathEncodingMiddleware);
   app.use(...bodyParsingMiddleware());
+  mountQueueDashboard(app);
   app.useGlobalFilters(new HttpExceptionFilter());
   app.useGlobalPipes(createValidationPipe());
   SwaggerModule.setup('docs', app, buildOpenApiDocument(app), {

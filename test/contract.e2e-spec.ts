@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { ContractValidator, DocOperation, Json, loadCommittedDocument, OPENAPI_PATH, operationsOf, resolveRef } from './support/openapi-contract';
 import { ApiKeysService } from '../src/auth/api-keys.service';
 import { PageServer, startPageServer } from './support/page-server';
+import { waitForRun } from './support/runs';
 import { startTestApp, TestApp, waitForJob } from './support/test-app';
 
 /*
@@ -46,6 +47,10 @@ interface Context {
   webhookEndpointId(): Promise<string>;
   /** A new webhook endpoint, for operations that consume it (delete). */
   newWebhookEndpointId(): Promise<string>;
+  /** A browser session run of the test key that is `completed` (the same one on every call). */
+  completedRunId(): Promise<string>;
+  /** A new run that stays `pending` or `running` for a while (a 10 s wait step), for cancel. */
+  newLongRunId(): Promise<string>;
   /** Path parameters `{ id, deliveryId }` of a test.ping delivery to the page server's `path` once it is `status`. */
   webhookDelivery(path: string, status: string): Promise<Record<string, string>>;
 }
@@ -86,6 +91,8 @@ function provokedElsewhere(op: DocOperation, status: number): boolean {
   const codes: string[] | undefined = response?.content?.['application/json']?.schema?.allOf?.[1]?.properties?.code?.enum;
   return !!wide && !!codes && codes.every((c) => wide.codes.includes(c));
 }
+/** A run that ended, set by the cancelRun recipe before its scenarios are built. */
+let endedRunId = '';
 
 /** How to build a valid request per operationId. Add an entry for each new operation. */
 const RECIPES: Record<string, Recipe> = {
@@ -190,6 +197,40 @@ const RECIPES: Record<string, Recipe> = {
     valid: async (ctx) => ({ pathParams: { id: await ctx.newWebhookEndpointId() } }),
     unknownPathParams: { id: 'we_000000000000000000000000' },
   },
+  createRun: {
+    valid: ({ pages }) => ({
+      body: { url: `${pages.url}/page`, width: 320, height: 240, video: false, steps: [{ action: 'waitForSelector', selector: 'h1' }, { action: 'screenshot' }] },
+    }),
+    scenarios: (ctx, valid) => {
+      const idempotent = { ...valid, headers: { 'Idempotency-Key': `contract-run-${Date.now()}-${process.pid}` } };
+      return [
+        { name: 'unknown step action', parts: { body: { url: `${ctx.pages.url}/page`, steps: [{ action: 'fly' }] } }, status: 400 },
+        { name: 'monthly quota used up', parts: { ...valid, auth: `Bearer ${ctx.exhaustedKey}` }, status: 429 },
+        { name: 'first request with an Idempotency-Key', parts: idempotent, status: 202 },
+        { name: 'replayed retry with the same Idempotency-Key', parts: idempotent, status: 202, expectHeaders: { 'Idempotency-Replayed': 'true' } },
+        { name: 'Idempotency-Key reused with another body', parts: { ...idempotent, body: { url: `${ctx.pages.url}/page?other` } }, status: 422 },
+      ];
+    },
+    notExercised: { 409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it' },
+  },
+  listRuns: {
+    valid: async (ctx) => {
+      await ctx.completedRunId();
+      return {};
+    },
+  },
+  getRun: {
+    valid: async (ctx) => ({ pathParams: { id: await ctx.completedRunId() } }),
+    unknownPathParams: { id: 'run_000000000000000000000000' },
+  },
+  cancelRun: {
+    valid: async (ctx) => {
+      endedRunId = await ctx.completedRunId();
+      return { pathParams: { id: await ctx.newLongRunId() } };
+    },
+    unknownPathParams: { id: 'run_000000000000000000000000' },
+    scenarios: () => [{ name: 'run already ended', parts: { pathParams: { id: endedRunId } }, status: 409 }],
+  },
 };
 
 /** An HTML file part. */
@@ -219,6 +260,7 @@ describe('contract: every operation of openapi/openapi.json against the running 
     const exhausted = await t.createKey('legacy_free');
     let doneId: Promise<string> | undefined;
     let endpointId: Promise<string> | undefined;
+    let completedRun: Promise<string> | undefined;
     const newEndpoint = async () => {
       const created = await t.request('POST', '/v1/webhooks', { key, body: { url: `${pages.url}/hook` } });
       if (created.status !== 201) throw new Error(`setup webhook endpoint: ${created.status} ${JSON.stringify(created.body)}`);
@@ -239,6 +281,18 @@ describe('contract: every operation of openapi/openapi.json against the running 
         })()),
       webhookEndpointId: () => (endpointId ??= newEndpoint()),
       newWebhookEndpointId: newEndpoint,
+      completedRunId: () =>
+        (completedRun ??= (async () => {
+          const created = await t.request('POST', '/v1/runs', { key, body: { url: `${pages.url}/page`, width: 320, height: 240, steps: [{ action: 'screenshot' }] } });
+          const run = await waitForRun(t, key, created.body.id, 90_000);
+          if (run.status !== 'completed') throw new Error(`setup run ended ${run.status}: ${run.finalizationError}`);
+          return run.id as string;
+        })()),
+      newLongRunId: async () => {
+        const created = await t.request('POST', '/v1/runs', { key, body: { url: `${pages.url}/page`, video: false, steps: [{ action: 'wait', ms: 10_000 }] } });
+        if (created.status !== 202) throw new Error(`setup run: ${created.status} ${JSON.stringify(created.body)}`);
+        return created.body.id as string;
+      },
       async webhookDelivery(path, status) {
         const created = await t.request('POST', '/v1/webhooks', { key, body: { url: `${pages.url}${path}` } });
         const { deliveryId } = (await t.request('POST', `/v1/webhooks/${created.body.id}/test`, { key })).body;

@@ -14,7 +14,7 @@ const { Provider } = require('oidc-provider');
 
 const SCREENSHOT_DIR = process.env.DASHBOARD_SCREENSHOT_DIR ?? join(tmpdir(), 'glimpse-dashboard-screenshots');
 
-describe('dashboard OpenID Connect sign-in (oidc-provider on loopback)', () => {
+describe('dashboard with sign-up off and OpenID Connect sign-in (oidc-provider on loopback)', () => {
   let t: TestApp;
   let browser: Browser;
   let idp: Server;
@@ -28,6 +28,8 @@ describe('dashboard OpenID Connect sign-in (oidc-provider on loopback)', () => {
     await new Promise<void>((resolve) => idp.listen(0, '127.0.0.1', resolve));
     issuer = `http://127.0.0.1:${(idp.address() as AddressInfo).port}`;
     t = await startTestApp({ env: { OIDC_ISSUER: issuer, OIDC_CLIENT_ID: 'glimpse-dashboard', OIDC_CLIENT_SECRET: 'a-client-secret-for-tests' } });
+    // The provider's quick-start warnings (in-memory adapter, dev keys, dev interactions) are expected here.
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
     const provider = new Provider(issuer, {
       clients: [
         {
@@ -45,6 +47,7 @@ describe('dashboard OpenID Connect sign-in (oidc-provider on loopback)', () => {
       cookies: { keys: ['oidc-test-cookie-key'] },
       ttl: { AccessToken: 600, AuthorizationCode: 60, IdToken: 600, Interaction: 600, Session: 600, Grant: 600 },
     });
+    warn.mockRestore();
     handler = provider.callback();
     browser = await chromium.launch({ executablePath: t.config.chromiumPath ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
   });
@@ -93,6 +96,25 @@ describe('dashboard OpenID Connect sign-in (oidc-provider on loopback)', () => {
     const results = await new AxeBuilder({ page: loginPage }).analyze();
     expect(results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
     await signedOut.close();
+  });
+
+  it('with sign-up off: no sign-up page, and an owner’s invite link still lets the member in', async () => {
+    expect((await fetch(`${t.baseUrl}/dashboard/signup`)).status).toBe(404);
+    expect(await (await fetch(`${t.baseUrl}/dashboard/login`)).text()).not.toContain('Create an account');
+    const email = `owner-${Date.now()}@corp.test`;
+    const account = await t.get(AccountsService).create(email, 'free');
+    const owner = await t.get(UsersService).create(account.id, email, 'owner');
+    const invited = await t.get(UsersService).invite({ ...owner, hasPassword: true }, `invitee-${Date.now()}@corp.test`);
+    const context = await browser.newContext({ baseURL: t.baseUrl });
+    const page = await context.newPage();
+    await page.goto(invited.setPasswordUrl);
+    await page.getByLabel('New password').fill('a long enough passphrase');
+    await page.getByLabel('Repeat the password').fill('a long enough passphrase');
+    await page.getByRole('button', { name: 'Set password and sign in' }).click();
+    await page.waitForURL('**/dashboard');
+    expect(await page.locator('.whoami').textContent()).toContain(invited.email);
+    expect(await page.locator('.whoami .role').textContent()).toBe('member');
+    await context.close();
   });
 
   it('refuses an email without a Glimpse user, an unverified email, and a callback without the flow cookie', async () => {

@@ -1,8 +1,11 @@
 import AxeBuilder from '@axe-core/playwright';
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Browser, BrowserContext, chromium, Page } from 'playwright';
+import { Webhook } from 'standardwebhooks';
+import { DataSource } from 'typeorm';
 import { AccountsService } from '../src/accounts/accounts.service';
 import { buildAdminProgram } from '../src/cli/admin-commands';
 import { startPageServer, PageServer } from './support/page-server';
@@ -117,6 +120,8 @@ describe('dashboard (real Chromium against the real app)', () => {
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL('**/dashboard');
+    // A full page load after sign-in: the chart library is there for the Overview.
+    expect(await page.evaluate(() => typeof (window as any).Chart)).toBe('function');
     const first = await sessionCookie(context);
     expect(first).toMatchObject({ httpOnly: true, sameSite: 'Lax', secure: false, path: '/dashboard' });
 
@@ -145,6 +150,25 @@ describe('dashboard (real Chromium against the real app)', () => {
     expect(csp).not.toContain('unsafe-inline');
     expect(res.headers()['x-content-type-options']).toBe('nosniff');
     expect(res.headers()['cache-control']).toBe('no-store');
+    await context.close();
+  });
+
+  it('ends a session after 12 hours without a request', async () => {
+    const { context, page } = await newPage();
+    await page.goto('/dashboard/login');
+    await page.getByLabel('Email').fill(owner.email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL('**/dashboard');
+    const token = (await sessionCookie(context))!.value;
+    const hash = createHash('sha256').update(token).digest('hex');
+    const db = t.get(DataSource);
+    await db.query(`UPDATE dashboard_sessions SET last_seen_at = now() - interval '11 hours 59 minutes' WHERE token_hash = $1`, [hash]);
+    expect((await context.request.get('/dashboard', { maxRedirects: 0 })).status()).toBe(200);
+    await db.query(`UPDATE dashboard_sessions SET last_seen_at = now() - interval '12 hours 1 minute' WHERE token_hash = $1`, [hash]);
+    const expired = await context.request.get('/dashboard', { maxRedirects: 0 });
+    expect(expired.status()).toBe(303);
+    expect(expired.headers()['location']).toBe('/dashboard/login');
     await context.close();
   });
 
@@ -242,7 +266,7 @@ describe('dashboard (real Chromium against the real app)', () => {
     expect(listed.data.find((k: any) => k.id === keyId).usedThisMonth).toBe(2);
   });
 
-  it('webhooks: create → secret shown once → test → delivery logged as successful without reload → rotate → delete', async () => {
+  it('webhooks: create → secret shown once → test → delivery logged as successful without reload → resend → disable/enable → rotate → delete', async () => {
     const { page } = owner;
     const url = receiver.route('dashboard', 200);
     await page.goto('/dashboard/webhooks');
@@ -269,17 +293,66 @@ describe('dashboard (real Chromium against the real app)', () => {
     expect(JSON.parse(delivered.body).type).toBe('test.ping');
     await audit(page, '09-webhook-endpoint');
 
+    // Resend the delivery: the receiver gets it a second time.
+    await page.getByRole('button', { name: /^Resend/ }).first().click();
+    await page.getByText('is being sent again').waitFor();
+    await receiver.waitFor('dashboard', 2);
+
+    // Disable, then enable again.
+    await page.getByRole('button', { name: 'Disable', exact: true }).click();
+    await page.locator('.details .badge', { hasText: 'Disabled' }).waitFor();
+    await page.getByRole('button', { name: 'Enable', exact: true }).click();
+    await page.locator('.details .badge', { hasText: 'Enabled' }).waitFor();
+
+    // Rotate with the default 24 h overlap: a new secret, shown once.
     await page.getByText('Rotate secret…').click();
     await page.getByRole('button', { name: 'Rotate secret' }).click();
     const rotated = (await page.getByTestId('signing-secret').textContent())!.trim();
     expect(rotated).toMatch(/^whsec_/);
     expect(rotated).not.toBe(secret);
+    expect(await page.locator('.alert-secret').textContent()).toContain('also with the old one for the next 24 hours');
 
     await page.getByText('Delete…').click();
     await page.getByRole('button', { name: 'Delete endpoint' }).click();
     await page.waitForURL('**/dashboard/webhooks');
     expect(await page.getByRole('link', { name: url }).count()).toBe(0);
     expect((await page.context().request.get(endpointPath)).status()).toBe(404);
+  });
+
+  it('webhooks: signature scheme at creation, edit, and a rotation overlap verified by the standardwebhooks package', async () => {
+    const { page } = owner;
+    const url = receiver.route('dashboard-manage', 200);
+    await page.goto('/dashboard/webhooks');
+    await page.getByLabel('Endpoint URL').fill(url);
+    await page.getByLabel('Signature scheme').selectOption('standard-webhooks');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const secret = (await page.getByTestId('signing-secret').textContent())!.trim();
+    await page.getByRole('link', { name: 'Open the endpoint' }).click();
+    await page.waitForURL('**/dashboard/webhooks/we_*');
+    expect(await page.getByTestId('signature-scheme').textContent()).toBe('standard-webhooks');
+
+    // Edit: an invalid URL is an error in the form (the endpoint is unchanged); a valid edit is saved.
+    await page.getByText('Edit…').click();
+    await page.locator('#edit-description').fill('Billing');
+    await page.locator('#edit-url').evaluate((el: HTMLInputElement) => (el.type = 'text')); // let the server judge it
+    await page.locator('#edit-url').fill('ftp://example.com/x');
+    await page.getByRole('button', { name: 'Save endpoint' }).click();
+    await page.getByRole('alert').filter({ hasText: 'url' }).waitFor();
+    await audit(page, '09b-webhook-edit-error');
+    await page.locator('#edit-url').fill(url);
+    await page.getByRole('button', { name: 'Save endpoint' }).click();
+    await page.getByText('Endpoint saved.').waitFor();
+    expect(await page.locator('.details').textContent()).toContain('Billing');
+
+    // Rotate with the 24-hour overlap: the next delivery verifies with the old and the new secret.
+    await page.getByText('Rotate secret…').click();
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    const rotated = (await page.getByTestId('signing-secret').textContent())!.trim();
+    expect(rotated).not.toBe(secret);
+    await page.getByRole('button', { name: 'Send test.ping' }).click();
+    const [delivered] = await receiver.waitFor('dashboard-manage', 1);
+    for (const s of [secret, rotated]) expect(new Webhook(s).verify(delivered.body, delivered.headers as Record<string, string>)).toMatchObject({ type: 'test.ping' });
+    await audit(page, '09c-webhook-standard');
   });
 
   it('playground: captures a loopback page with a chosen key and shows the image', async () => {
@@ -402,6 +475,12 @@ describe('dashboard (real Chromium against the real app)', () => {
     for (const path of [`/dashboard/keys/${key.id}/revoke`, `/dashboard/webhooks/${endpoint.body.id}/rotate`, `/dashboard/webhooks/${endpoint.body.id}/test`, `/dashboard/webhooks/${endpoint.body.id}/delete`]) {
       expect((await b.context.request.post(path, { form: { _csrf: csrf }, maxRedirects: 0 })).status()).toBe(404);
     }
+    // A's members and sessions are out of reach too.
+    await a.page.goto('/dashboard/account');
+    const aUserId = await a.page.locator('#members-table tbody tr').first().getAttribute('data-user-id');
+    const aSessionId = await a.page.locator('#sessions-table tbody tr').first().getAttribute('data-session-id');
+    expect((await b.context.request.post(`/dashboard/account/members/${aUserId}/remove`, { form: { _csrf: csrf }, maxRedirects: 0 })).status()).toBe(404);
+    expect((await b.context.request.post(`/dashboard/account/sessions/${aSessionId}/revoke`, { form: { _csrf: csrf }, maxRedirects: 0 })).status()).toBe(404);
     const playground = await b.context.request.post('/dashboard/screenshots', { form: { _csrf: csrf, keyId: key.id, url: `${pages.url}/` } });
     expect(playground.status()).toBe(400);
     // A's key still works and its endpoint still exists.

@@ -55,7 +55,7 @@ describe('fuzz: every operation of openapi/openapi.json against hostile input', 
   let key: string;
   const doc = loadCommittedDocument();
   const operations = operationsOf(doc);
-  const counts = new Map<string, { requests: number; status2xx: number; status4xx: number; status5xx: number }>();
+  const counts = new Map<string, { requests: number; status2xx: number; status4xx: number; status5xx: number; ms?: number }>();
   const failures: string[] = [];
 
   beforeAll(async () => {
@@ -74,7 +74,9 @@ describe('fuzz: every operation of openapi/openapi.json against hostile input', 
     ({ key } = await t.createKey('pro'));
   });
   afterAll(async () => {
-    const lines = [...counts].map(([op, c]) => `  ${op.padEnd(32)} ${String(c.requests).padStart(5)} requests  2xx ${c.status2xx}  4xx ${c.status4xx}  5xx ${c.status5xx}`);
+    const lines = [...counts].map(
+      ([op, c]) => `  ${op.padEnd(32)} ${String(c.requests).padStart(5)} requests  2xx ${c.status2xx}  4xx ${c.status4xx}  5xx ${c.status5xx}  ${c.ms ?? '?'} ms`,
+    );
     const total = [...counts.values()].reduce((n, c) => n + c.requests, 0);
     process.stdout.write(`\nfuzz: ${total} requests over ${counts.size} operations\n${lines.join('\n')}\n`);
     await t?.close();
@@ -192,30 +194,36 @@ describe('fuzz: every operation of openapi/openapi.json against hostile input', 
 
   // ---- hostile variants ---------------------------------------------------------------------------
 
-  /** Hostile values for a field of `schema` (raw JSON text, so invalid UTF-8 and deep nesting fit). */
-  function hostileValues(schema: Json, name: string): Array<[string, string | Buffer]> {
+  /**
+   * Hostile values for a field of `schema` (raw JSON text, so invalid UTF-8 and deep nesting fit).
+   * Fields nested in objects or array items get the shorter list (their parsing and validation paths
+   * are the top-level ones'), and only string fields get a 1 MB value, which keeps the run under a minute.
+   */
+  function hostileValues(schema: Json, name: string, nested: boolean): Array<[string, string | Buffer]> {
     schema = resolveRef(doc, schema ?? {});
     const type = Array.isArray(schema.type) ? schema.type.find((x: string) => x !== 'null') : schema.type;
     const wrongTypes: Json[] =
-      type === 'string' ? [12345, true, {}, []]
-      : type === 'integer' || type === 'number' ? ['12', 'abc', 1.5, 1e308, -1e308, true, {}, [], 2 ** 53 + 1]
-      : type === 'boolean' ? ['true', 1, 'yes']
-      : type === 'array' ? ['x', {}, [null], [{}], [[]], Array.from({ length: 1000 }, () => 'x')]
+      type === 'string' ? [12345, {}, []]
+      : type === 'integer' || type === 'number' ? ['12', 1.5, 1e308, {}, 2 ** 53 + 1]
+      : type === 'boolean' ? ['true', 1]
+      : type === 'array' ? ['x', {}, [null], [[]], Array.from({ length: 1000 }, () => 'x')]
       : ['x', [], 1];
     const values: Array<[string, string | Buffer]> = [
-      ...wrongTypes.map((v): [string, string] => [`wrong type ${JSON.stringify(v).slice(0, 20)}`, JSON.stringify(v)]),
+      ...(nested ? wrongTypes.slice(0, 3) : wrongTypes).map((v): [string, string] => [`wrong type ${JSON.stringify(v).slice(0, 20)}`, JSON.stringify(v)]),
       ['null', 'null'],
       ['empty string', '""'],
-      ['1 MB string', JSON.stringify(ONE_MB)],
       ['NUL', JSON.stringify('a\u0000b')],
-      ['invalid UTF-8', INVALID_UTF8_STRING],
-      ['nested 40 deep', DEEP(40)],
       ['nested 10,000 deep', DEEP(10_000)],
       ['__proto__ object', '{"__proto__":{"polluted":true}}'],
-      ['constructor.prototype object', '{"constructor":{"prototype":{"polluted":true}}}'],
-      ['array of proto objects', '[{"__proto__":{"polluted":true}}]'],
-      ['lone surrogate', '"\\ud800"'],
     ];
+    if (!nested) {
+      values.push(
+        ['invalid UTF-8', INVALID_UTF8_STRING],
+        ['constructor.prototype object', '{"constructor":{"prototype":{"polluted":true}}}'],
+        ['lone surrogate', '"\\ud800"'],
+      );
+      if (type === 'string' || type === undefined) values.push(['1 MB string', JSON.stringify(ONE_MB)]);
+    }
     if (name === 'url') values.push(...SSRF_URLS.map((u): [string, string] => [`SSRF ${u}`, JSON.stringify(u)]));
     return values;
   }
@@ -256,8 +264,11 @@ describe('fuzz: every operation of openapi/openapi.json against hostile input', 
     const cases: FuzzCase[] = [];
     const json = 'application/json';
     for (const field of fieldsOf(schema)) {
-      for (const [label, raw] of hostileValues(field.schema, field.path[field.path.length - 1])) {
-        const refuse = label.startsWith('SSRF') && field.path.length === 1 && op.method === 'post';
+      for (const [label, raw] of hostileValues(field.schema, field.path[field.path.length - 1], field.path.length > 1)) {
+        // A capture URL is refused at submission, also per item of a batch (`items[i].url`); a URL
+        // deeper down (a run step's) may be refused only when the browser goes there.
+        const submitted = field.path.length === 1 || (field.path.length === 3 && field.path[0] === 'items' && field.path[1] === '0');
+        const refuse = label.startsWith('SSRF') && submitted && op.method === 'post';
         cases.push({ name: `${field.path.join('.')}: ${label}`, path, body: replaceField(valid, field.path, raw), contentType: json, expect4xx: refuse || undefined });
       }
     }
@@ -314,17 +325,19 @@ describe('fuzz: every operation of openapi/openapi.json against hostile input', 
       const hostile: Array<[string, Buffer | string]> = [
         ['wrong type', 'abc'],
         ['empty', ''],
-        ['1 MB', ONE_MB],
         ['NUL', 'a\u0000b'],
         ['invalid UTF-8', Buffer.from([0xff, 0xfe, 0x41])],
         ['JSON object', '{"__proto__":{"polluted":true}}'],
         ['huge number', '1e308'],
-        ['negative', '-1'],
       ];
       for (const [label, value] of hostile) cases.push(form([file(), ...others, { name, value }], `${name}: ${label}`));
       cases.push(form([file(), ...fields, { name, value: String(valid?.[name] ?? '1') }], `${name}: duplicated`));
       cases.push(form([file(), ...others, { name: `${name}${'[a]'.repeat(30)}`, value: '1' }], `${name}: bracket-nested name`));
-      cases.push(form([file(), ...others, { name: `${name}[__proto__]`, value: '1' }], `${name}: [__proto__] name`));
+    }
+    const firstField = Object.keys(schema.properties ?? {}).find((n) => n !== fileName);
+    if (firstField) {
+      cases.push(form([file(), { name: firstField, value: ONE_MB }], `${firstField}: 1 MB`));
+      cases.push(form([file(), { name: `${firstField}[__proto__]`, value: '1' }], `${firstField}: [__proto__] name`));
     }
     for (const reserved of ['__proto__', 'constructor', 'prototype', 'constructor[prototype]', '__proto__[polluted]']) {
       cases.push({ ...form([file(), ...fields, { name: reserved, value: 'x' }], `field named ${reserved}`), expect4xx: true });
@@ -449,7 +462,9 @@ describe('fuzz: every operation of openapi/openapi.json against hostile input', 
       if (body?.mediaType === 'multipart/form-data') cases.push(...multipartCases(path, body.valid, body.schema));
       else cases.push(...jsonBodyCases(op, path, body?.valid ?? {}, body?.schema ?? {}));
       cases.push(...headerCases(cases[0]), ...queryCases(op, path), ...pathCases(op, path));
+      const started = Date.now();
       await runAll(op, cases);
+      counts.get(op.operationId)!.ms = Date.now() - started;
     }
     expect(failures).toEqual([]);
     for (const [op, c] of counts) expect([op, c.status5xx]).toEqual([op, 0]);

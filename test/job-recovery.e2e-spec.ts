@@ -87,7 +87,7 @@ describe('a job never stays processing forever', () => {
     expect(events.map((e) => (e.data as ScreenshotFailedData).screenshotId)).toContain(id);
   });
 
-  it('serves the result file for RESULT_TTL_DAYS (30), then answers 404 and deletes it', async () => {
+  it('serves the result file for RESULT_TTL_DAYS (30), then answers 404; the sweep deletes it by job row', async () => {
     clock.current = new Date();
     const id = await acceptJob();
     await t.get(CaptureProcessor).process(id);
@@ -98,6 +98,9 @@ describe('a job never stays processing forever', () => {
     expect((await fetch(job.body.url)).status).toBe(200);
     clock.current = new Date(Date.now() + 31 * 24 * 3600 * 1000);
     expect((await fetch(job.body.url)).status).toBe(404);
+    expect((await t.get(HousekeepingProcessor).sweep()).filesDeleted).toBeGreaterThanOrEqual(1);
+    expect((await jobs.findOneByOrFail({ id })).resultDeletedAt).toEqual(clock.current);
+    // Deleted, not merely hidden: 404 even for a clock back at the present.
     clock.current = new Date();
     expect((await fetch(job.body.url)).status).toBe(404);
   });

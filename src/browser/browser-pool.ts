@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/commo
 import { Browser, BrowserContext, BrowserContextOptions, CDPSession, chromium, Page } from 'playwright';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EgressProxy } from '../egress/egress-proxy';
+import { Metrics } from '../metrics/metrics';
 import { BrowserGoneError, BrowserPoolClosedError, BrowserUnavailableError, LeaseBudgetExceededError } from './browser-errors';
 import { resolveChromiumExecutable } from './chromium-executable';
 
@@ -124,7 +125,17 @@ export class BrowserPool implements OnApplicationShutdown {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly proxy: EgressProxy,
+    private readonly metrics: Metrics,
   ) {}
+
+  /**
+   * Readiness (CONTRACT.md, "Health and readiness"): resolves when a browser is running or one can be
+   * launched now (launching it, as the next capture would); rejects with the reason otherwise.
+   */
+  async ensureBrowser(): Promise<void> {
+    const slot = await this.slot();
+    if (!slot.browser.isConnected()) throw new BrowserGoneError('the browser is not connected');
+  }
 
   /** The browser executable this pool launches. Throws {@link BrowserUnavailableError} when there is none. */
   executablePath(): string {
@@ -166,7 +177,7 @@ export class BrowserPool implements OnApplicationShutdown {
     if (slot.retired) slot = await this.slot();
     slot.inFlight++;
     slot.leases++;
-    if (slot.leases >= this.config.captureBrowserRecycleAfter) this.retire(slot);
+    if (slot.leases >= this.config.captureBrowserRecycleAfter) this.retire(slot, 'recycle');
     const expiry = new AbortController();
     let set: PageSet | undefined;
     let budgetTimer: NodeJS.Timeout | undefined;
@@ -183,7 +194,7 @@ export class BrowserPool implements OnApplicationShutdown {
       return await work({ ...leased, signal: expiry.signal });
     } catch (err) {
       if (!slot.browser.isConnected()) {
-        this.retire(slot);
+        this.retire(slot, 'crash');
         throw new BrowserGoneError('the browser crashed');
       }
       if (expiry.signal.aborted) throw new LeaseBudgetExceededError(options.budgetMs);
@@ -240,9 +251,11 @@ export class BrowserPool implements OnApplicationShutdown {
     }
     const slot: BrowserSlot = { browser, leases: 0, inFlight: 0, retired: false, warm: [] };
     this.slots.add(slot);
+    this.metrics.browsersRunning.set(this.slots.size);
     browser.on('disconnected', () => {
-      this.retire(slot);
+      this.retire(slot, 'crash');
       this.slots.delete(slot);
+      this.metrics.browsersRunning.set(this.slots.size);
     });
     if (this.closing) {
       await this.closeSlot(slot);
@@ -296,10 +309,14 @@ export class BrowserPool implements OnApplicationShutdown {
     }
   }
 
-  /** Stops giving new leases to `slot`; it is closed when its last lease ends. */
-  private retire(slot: BrowserSlot): void {
+  /**
+   * Stops giving new leases to `slot`; it is closed when its last lease ends, and the next lease
+   * launches a new browser (counted in `glimpse_browser_restarts_total` by `reason`).
+   */
+  private retire(slot: BrowserSlot, reason: 'recycle' | 'crash'): void {
     if (slot.retired) return;
     slot.retired = true;
+    if (!this.closing) this.metrics.browserRestarts.inc({ reason });
     if (this.currentSlot === slot) {
       this.current = null;
       this.currentSlot = null;
@@ -312,6 +329,7 @@ export class BrowserPool implements OnApplicationShutdown {
   private async closeSlot(slot: BrowserSlot): Promise<void> {
     slot.retired = true;
     this.slots.delete(slot);
+    this.metrics.browsersRunning.set(this.slots.size);
     const warm = slot.warm.splice(0);
     await Promise.all(warm.map((set) => set.then((s) => s.context.close(), () => undefined).catch(() => undefined)));
     await slot.browser.close().catch(() => undefined);

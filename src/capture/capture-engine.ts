@@ -57,6 +57,9 @@ const QUOTE_MAX = 200;
 @Injectable()
 export class CaptureEngine {
   private readonly logger = new Logger(CaptureEngine.name);
+  /** Captures in the browser now, and the ones waiting for a slot (at most `CAPTURE_CONCURRENCY` run at once). */
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -73,6 +76,33 @@ export class CaptureEngine {
    * visible: …", "javascript failed: …", "the browser crashed during the capture, twice", …).
    */
   async capture(request: CaptureRequest): Promise<CaptureResult> {
+    await this.acquireSlot();
+    try {
+      return await this.captureInSlot(request);
+    } finally {
+      this.releaseSlot();
+    }
+  }
+
+  /**
+   * Waits until fewer than `CAPTURE_CONCURRENCY` captures use the browser. The processor runs more jobs
+   * than that at once, so one job's claim, storage and completion overlap another's capture.
+   */
+  private acquireSlot(): Promise<void> {
+    if (this.running < this.config.captureConcurrency) {
+      this.running++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private releaseSlot(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.running--;
+  }
+
+  private async captureInSlot(request: CaptureRequest): Promise<CaptureResult> {
     const { options } = request;
     const budgetMs = captureBudgetMs(this.config.captureTimeoutMs, options);
     try {

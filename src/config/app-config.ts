@@ -8,9 +8,11 @@ import {
   IsUrl,
   Matches,
   Max,
+  getMetadataStorage,
   Min,
   validateSync,
 } from 'class-validator';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 const toInt = ({ value }: { value: unknown }) =>
@@ -23,6 +25,9 @@ const toBool = ({ value }: { value: unknown }) => {
 
 /** One webhook secret key: 32 bytes as 64 hex characters or 44 base64 characters. */
 const SECRET_KEY_PATTERN = /^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/;
+
+/** Where `FFMPEG_PATH` is looked for when unset; otherwise `ffmpeg` is looked up on `PATH` when a run starts. */
+export const FFMPEG_CANDIDATES = ['/usr/bin/ffmpeg', '/usr/local/bin/ffmpeg'];
 
 /**
  * Raw environment as read from `process.env`, validated with class-validator.
@@ -64,6 +69,9 @@ class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(1) @Max(32) CAPTURE_CONCURRENCY = 2;
   @Transform(toInt) @IsInt() @Min(0) @Max(32) CAPTURE_WARM_CONTEXTS = 2;
   @Transform(toInt) @IsInt() @Min(1) @Max(1000000) CAPTURE_BROWSER_RECYCLE_AFTER = 500;
+  @IsOptional() @IsString() FFMPEG_PATH?: string;
+  @Transform(toInt) @IsInt() @Min(0) @Max(32) RUN_CONCURRENCY = 1;
+  @Transform(toBool) @IsBoolean() RUNS_ALLOW_EVALUATE = true;
   /** Comma-separated origins (`https://host[:port]`) whose browser requests may reach the MCP endpoint. */
   @IsString() MCP_ALLOWED_ORIGINS = '';
   /** Bound on waiting for PostgreSQL or Redis within a request (CONTRACT.md, "Rate limits and back-pressure"). */
@@ -76,6 +84,56 @@ class EnvironmentVariables {
   @IsOptional() @IsString() OIDC_CLIENT_ID?: string;
   @IsOptional() @IsString() OIDC_CLIENT_SECRET?: string;
   @IsIn(['error', 'warn', 'log', 'debug', 'verbose']) LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
+  @IsOptional() @IsIn(['json', 'pretty']) LOG_FORMAT?: 'json' | 'pretty';
+  @IsOptional() @IsString() @Matches(/^\S{16,}$/, { message: 'must be at least 16 characters without spaces' }) METRICS_TOKEN?: string;
+  @IsOptional() @IsString() @Matches(/^\S{16,}$/, { message: 'must be at least 16 characters without spaces' }) ADMIN_TOKEN?: string;
+  @Transform(toInt) @IsInt() @Min(0) @Max(65535) WORKER_HEALTH_PORT = 3001;
+  @Transform(toBool) @IsBoolean() MIGRATE_ON_START = true;
+  @Transform(toInt) @IsInt() @Min(0) @Max(120000) SHUTDOWN_DELAY_MS = 0;
+  @IsIn(['local', 's3']) STORAGE_DRIVER: 'local' | 's3' = 'local';
+  @IsOptional() @IsString() @Matches(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { message: 'must be an S3 bucket name' }) S3_BUCKET?: string;
+  @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] }) S3_ENDPOINT?: string;
+  @IsString() S3_REGION = 'us-east-1';
+  @IsOptional() @IsString() S3_ACCESS_KEY_ID?: string;
+  @IsOptional() @IsString() S3_SECRET_ACCESS_KEY?: string;
+  @Transform(toBool) @IsBoolean() S3_FORCE_PATH_STYLE = false;
+}
+
+/**
+ * Variables that may instead be read from a file named by `<NAME>_FILE` (the Docker and Kubernetes
+ * secrets convention); the file's content without its trailing newline is the value.
+ */
+export const FILE_SECRETS = [
+  'DATABASE_URL',
+  'WEBHOOK_SECRET_KEY',
+  'WEBHOOK_SECRET_KEYS',
+  'S3_SECRET_ACCESS_KEY',
+  'METRICS_TOKEN',
+  'ADMIN_TOKEN',
+] as const;
+
+/**
+ * Every environment variable the service reads (validated ones and the `<NAME>_FILE` forms), for
+ * checks of deployment files (Dockerfile, compose, Helm chart) against the configuration.
+ */
+export function environmentVariableNames(): string[] {
+  const names = getMetadataStorage()
+    .getTargetValidationMetadatas(EnvironmentVariables, '', true, false)
+    .map((m) => m.propertyName);
+  return [...new Set([...names, ...FILE_SECRETS.map((n) => `${n}_FILE`)])].sort();
+}
+
+/** S3-compatible result storage (`STORAGE_DRIVER=s3`). */
+export interface S3Config {
+  bucket: string;
+  /** e.g. `http://minio:9000`; unset for AWS S3 itself. */
+  endpoint?: string;
+  region: string;
+  /** Unset: the SDK's default credential chain (instance role, `AWS_*` variables). */
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  /** Path-style URLs (`endpoint/bucket/key`), which MinIO and most S3-compatible servers need. */
+  forcePathStyle: boolean;
 }
 
 /** Typed, validated configuration, read once at boot. Units are in the field names (ms, s, days). */
@@ -135,6 +193,12 @@ export interface AppConfig {
   captureWarmContexts: number;
   /** Captures after which a browser is replaced by a new one, to bound its memory. */
   captureBrowserRecycleAfter: number;
+  /** Path of the `ffmpeg` that encodes browser session run videos (Debian's package by default). */
+  ffmpegPath: string;
+  /** Browser session runs at once per worker process (0: this process runs none). */
+  runConcurrency: number;
+  /** Whether `evaluate` steps are accepted in runs (false: 400 `VALIDATION_FAILED`). */
+  runsAllowEvaluate: boolean;
   logLevel: 'error' | 'warn' | 'log' | 'debug' | 'verbose';
   /**
    * How long a request may wait for PostgreSQL (a new connection) or Redis (queueing an accepted job),
@@ -160,6 +224,24 @@ export interface AppConfig {
    * without `Origin` (non-browser clients) are served.
    */
   mcpAllowedOrigins: string[];
+  /** `json`: one JSON object per line (default when stdout is not a terminal); `pretty`: coloured text. */
+  logFormat: 'json' | 'pretty';
+  /** Bearer token required by `GET /metrics`; null: the endpoint is open (keep it off the public network). */
+  metricsToken: string | null;
+  /** Bearer token of the queue dashboard at `/admin/queues`; null: the dashboard is off. */
+  adminToken: string | null;
+  /** Port of `/health`, `/ready` and `/metrics` of the worker process (`worker.ts`). */
+  workerHealthPort: number;
+  /** The API applies pending migrations at start, under a PostgreSQL advisory lock. */
+  migrateOnStart: boolean;
+  /**
+   * After SIGTERM, how long the API keeps accepting requests while `/ready` answers 503 (so a load
+   * balancer stops routing to it) before it closes its listener and drains, ms.
+   */
+  shutdownDelayMs: number;
+  storageDriver: 'local' | 's3';
+  /** Set when `storageDriver` is `s3`. */
+  s3: S3Config | null;
 }
 
 /** Thrown by {@link loadConfig}; `problems` holds one readable line per invalid variable. */
@@ -174,16 +256,39 @@ export const APP_CONFIG = Symbol('APP_CONFIG');
 
 /**
  * Validates an environment and returns the typed configuration.
- * Empty strings count as unset. Throws {@link ConfigError} listing every problem at once.
+ * Empty strings count as unset; `<NAME>_FILE` supplies a {@link FILE_SECRETS} variable from a file.
+ * `stdoutIsTerminal` picks the default `LOG_FORMAT`. Throws {@link ConfigError} listing every problem at once.
  */
-export function loadConfig(env: Record<string, string | undefined>): AppConfig {
-  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerminal = false): AppConfig {
+  const present: Record<string, string> = Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''),
+  );
+  const problems: string[] = [];
+  for (const name of FILE_SECRETS) {
+    const file = present[`${name}_FILE`];
+    if (!file) continue;
+    if (present[name] !== undefined) {
+      problems.push(`${name}_FILE: set either ${name} or ${name}_FILE, not both`);
+      continue;
+    }
+    try {
+      present[name] = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+    } catch (err) {
+      problems.push(`${name}_FILE=${JSON.stringify(file)}: cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
   const raw = plainToInstance(EnvironmentVariables, present, { exposeDefaultValues: true });
   const errors = validateSync(raw, { whitelist: false });
-  const problems = errors.map(
-    // Secrets are named, never echoed.
-    (e) => `${e.property}${/SECRET/.test(e.property) ? '' : `=${JSON.stringify(env[e.property])}`}: ${Object.values(e.constraints ?? {}).join('; ')}`,
+  problems.push(
+    ...errors.map(
+      // Secrets are named, never echoed; a database URL is shown without its password.
+      (e) => `${e.property}${/SECRET|TOKEN/.test(e.property) ? '' : `=${JSON.stringify(shownValue(e.property, present[e.property]))}`}: ${Object.values(e.constraints ?? {}).join('; ')}`,
+    ),
   );
+  if (raw.STORAGE_DRIVER === 's3' && !raw.S3_BUCKET) problems.push('S3_BUCKET: required when STORAGE_DRIVER=s3');
+  if (raw.STORAGE_DRIVER === 's3' && !!raw.S3_ACCESS_KEY_ID !== !!raw.S3_SECRET_ACCESS_KEY) {
+    problems.push('S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY: set both or neither (neither: the AWS default credential chain)');
+  }
   const webhookSecretKeys = parseSecretKeys(raw.WEBHOOK_SECRET_KEYS, raw.WEBHOOK_SECRET_KEY, problems);
   const production = raw.NODE_ENV === 'production';
   if (production && !webhookSecretKeys.length && !problems.some((p) => p.startsWith('WEBHOOK_SECRET_KEY'))) {
@@ -220,12 +325,33 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
     captureConcurrency: raw.CAPTURE_CONCURRENCY,
     captureWarmContexts: raw.CAPTURE_WARM_CONTEXTS,
     captureBrowserRecycleAfter: raw.CAPTURE_BROWSER_RECYCLE_AFTER,
+    ffmpegPath: raw.FFMPEG_PATH ?? FFMPEG_CANDIDATES.find((p) => existsSync(p)) ?? 'ffmpeg',
+    runConcurrency: raw.RUN_CONCURRENCY,
+    runsAllowEvaluate: raw.RUNS_ALLOW_EVALUATE,
     logLevel: raw.LOG_LEVEL,
     dependencyTimeoutMs: raw.DEPENDENCY_TIMEOUT_MS,
     dashboardUrl: raw.DASHBOARD_URL ? raw.DASHBOARD_URL.replace(/\/+$/, '') : null,
     dashboardSignup: raw.DASHBOARD_SIGNUP,
     oidc: oidcSet === 3 ? { issuer: raw.OIDC_ISSUER as string, clientId: raw.OIDC_CLIENT_ID as string, clientSecret: raw.OIDC_CLIENT_SECRET as string } : null,
     mcpAllowedOrigins: mcpAllowedOrigins as string[],
+    logFormat: raw.LOG_FORMAT ?? (stdoutIsTerminal ? 'pretty' : 'json'),
+    metricsToken: raw.METRICS_TOKEN ?? null,
+    adminToken: raw.ADMIN_TOKEN ?? null,
+    workerHealthPort: raw.WORKER_HEALTH_PORT,
+    migrateOnStart: raw.MIGRATE_ON_START,
+    shutdownDelayMs: raw.SHUTDOWN_DELAY_MS,
+    storageDriver: raw.STORAGE_DRIVER,
+    s3:
+      raw.STORAGE_DRIVER === 's3'
+        ? {
+            bucket: raw.S3_BUCKET as string,
+            endpoint: raw.S3_ENDPOINT,
+            region: raw.S3_REGION,
+            accessKeyId: raw.S3_ACCESS_KEY_ID,
+            secretAccessKey: raw.S3_SECRET_ACCESS_KEY,
+            forcePathStyle: raw.S3_FORCE_PATH_STYLE,
+          }
+        : null,
   };
 }
 
@@ -286,7 +412,12 @@ export function dashboardUrlOf(config: Pick<AppConfig, 'dashboardUrl' | 'publicB
   return config.dashboardUrl ?? `${config.publicBaseUrl}/dashboard`;
 }
 
+/** A configuration value as shown in a problem line: URLs without their password. */
+function shownValue(name: string, value: string | undefined): string | undefined {
+  return name.endsWith('_URL') && value ? value.replace(/^([a-z]+:\/\/[^:@/]*):[^@/]*@/i, '$1:***@') : value;
+}
+
 /** The process's configuration from `process.env`; the only reader of `process.env` in the service. */
 export function loadConfigFromProcessEnv(): AppConfig {
-  return loadConfig(process.env);
+  return loadConfig(process.env, process.stdout.isTTY === true);
 }

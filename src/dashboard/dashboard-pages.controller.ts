@@ -75,13 +75,31 @@ export class DashboardPagesController {
   @Get('webhooks/:id/deliveries')
   async deliveries(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
     const deliveries = await this.dashboard.deliveries(user(req), id);
-    this.views.send(res, 200, 'partials/deliveries', { endpointId: id, deliveries });
+    this.views.send(res, 200, 'partials/deliveries', { endpointId: id, deliveries, csrfToken: req.dashboard.csrfToken });
   }
 
   @Post('webhooks/:id/rotate')
-  async rotate(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
-    const secret = await this.dashboard.rotateEndpoint(user(req), id);
-    await this.renderEndpoint(req, res, id, { secret });
+  async rotate(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string, @Body() form: Form): Promise<void> {
+    const rotated = await this.dashboard.rotateEndpoint(user(req), id, form.overlap);
+    await this.renderEndpoint(req, res, id, { secret: rotated.secret, overlapS: rotated.overlapS });
+  }
+
+  @Post('webhooks/:id/edit')
+  async editWebhook(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string, @Body() form: Form): Promise<void> {
+    const result = await this.dashboard.updateEndpoint(user(req), id, form);
+    await this.renderEndpoint(req, res, id, result.ok ? { saved: true } : { editError: result.error, editForm: form }, result.ok ? 200 : 400);
+  }
+
+  @Post('webhooks/:id/enabled')
+  async setEnabled(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string, @Body() form: Form): Promise<void> {
+    await this.dashboard.setEndpointEnabled(user(req), id, form.enabled === 'true');
+    res.redirect(303, `/dashboard/webhooks/${encodeURIComponent(id)}`);
+  }
+
+  @Post('webhooks/:id/deliveries/:deliveryId/resend')
+  async resend(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string, @Param('deliveryId') deliveryId: string): Promise<void> {
+    const result = await this.dashboard.resendDelivery(user(req), id, deliveryId);
+    await this.renderEndpoint(req, res, id, result.ok ? { resentDeliveryId: result.value } : { actionError: result.error });
   }
 
   @Post('webhooks/:id/test')
@@ -145,10 +163,27 @@ export class DashboardPagesController {
     res.redirect(303, '/dashboard/account?done=session');
   }
 
-  private async renderEndpoint(req: DashboardRequest, res: Response, id: string, extra: Record<string, unknown>): Promise<void> {
+  private async renderEndpoint(req: DashboardRequest, res: Response, id: string, extra: Record<string, unknown>, status = 200): Promise<void> {
     const endpoint = await this.dashboard.endpoint(user(req), id);
     const deliveries = await this.dashboard.deliveries(user(req), id);
-    this.views.send(res, 200, 'webhook', page(req, 'webhooks', `Webhook ${endpoint.url}`, { endpoint, deliveries, secret: null, testDeliveryId: null, ...extra }));
+    this.views.send(
+      res,
+      status,
+      'webhook',
+      page(req, 'webhooks', `Webhook ${endpoint.url}`, {
+        endpoint,
+        deliveries,
+        secret: null,
+        overlapS: 0,
+        testDeliveryId: null,
+        resentDeliveryId: null,
+        actionError: null,
+        saved: false,
+        editError: null,
+        editForm: null,
+        ...extra,
+      }),
+    );
   }
 
   private async renderScreenshots(req: DashboardRequest, res: Response, status: number, extra: Record<string, unknown>): Promise<void> {

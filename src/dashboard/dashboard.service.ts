@@ -14,7 +14,7 @@ import { quotaMonthOf, WARNING_THRESHOLD_PERCENTS } from '../quota/quota-window'
 import { CreateScreenshotDto } from '../screenshots/dto/create-screenshot.dto';
 import { ScreenshotJobDto } from '../screenshots/dto/screenshot-job.dto';
 import { ScreenshotsService } from '../screenshots/screenshots.service';
-import { CreateWebhookEndpointDto } from '../webhooks/dto/create-webhook-endpoint.dto';
+import { CreateWebhookEndpointDto, UpdateWebhookEndpointDto } from '../webhooks/dto/create-webhook-endpoint.dto';
 import { WebhookDeliveryDto } from '../webhooks/dto/webhook-delivery.dto';
 import { CreatedWebhookEndpointDto, WebhookEndpointDto } from '../webhooks/dto/webhook-endpoint.dto';
 import { WebhooksService } from '../webhooks/webhooks.service';
@@ -49,6 +49,9 @@ export interface UsageOverview {
 
 /** Result of a form action: either done (with what to show once) or the form's error message. */
 export type FormResult<T> = { ok: true; value: T } | { ok: false; error: string };
+
+/** Overlaps offered when rotating a webhook secret, s: at once, 1 h, 24 h. */
+export const ROTATION_OVERLAPS_S = [0, 3600, 86_400] as const;
 
 /** Newest jobs on the Screenshots page. */
 const RECENT_JOBS = 50;
@@ -148,15 +151,49 @@ export class DashboardService {
       url: String(form.url ?? '').trim(),
       events: events.includes('*') || !events.length ? ['*'] : events,
       description: String(form.description ?? '').trim(),
+      signatureScheme: form.signatureScheme || undefined,
     });
     const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true });
     if (errors.length) return { ok: false, error: toFieldErrors(errors).map((f) => `${f.field}: ${f.message}`).join('; ') };
     return this.formAction(() => this.webhooks.create(user, dto));
   }
 
-  /** New signing secret of one of the account's endpoints (shown once). */
-  async rotateEndpoint(user: UserView, id: string): Promise<string> {
-    return (await this.notFoundAsPage(() => this.webhooks.rotate(user, id))).secret;
+  /**
+   * Edits one of the account's endpoints from the form (URL, events, description, signature scheme),
+   * validated like `PATCH /v1/webhooks/{id}`; a person's mistake is the form's message. Throws 404 for
+   * another account's endpoint.
+   */
+  async updateEndpoint(user: UserView, id: string, form: Record<string, unknown>): Promise<FormResult<WebhookEndpointDto>> {
+    const events = ([] as unknown[]).concat(form.events ?? []).map(String);
+    const dto = plainToInstance(UpdateWebhookEndpointDto, {
+      url: String(form.url ?? '').trim(),
+      events: events.includes('*') || !events.length ? ['*'] : events,
+      description: String(form.description ?? '').trim(),
+      signatureScheme: form.signatureScheme || undefined,
+    });
+    const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true });
+    if (errors.length) return { ok: false, error: toFieldErrors(errors).map((f) => `${f.field}: ${f.message}`).join('; ') };
+    return this.formAction(() => this.notFoundAsPage(() => this.webhooks.update(user, id, dto)));
+  }
+
+  /**
+   * New signing secret of one of the account's endpoints (shown once); the old one keeps signing for
+   * `overlapS` seconds (one of {@link ROTATION_OVERLAPS_S}, default 24 h as in Svix's portal).
+   */
+  async rotateEndpoint(user: UserView, id: string, overlap: unknown): Promise<{ secret: string; overlapS: number }> {
+    const overlapS = ROTATION_OVERLAPS_S.find((s) => String(s) === String(overlap)) ?? 86_400;
+    const rotated = await this.notFoundAsPage(() => this.webhooks.rotate(user, id, { expiresInSeconds: overlapS }));
+    return { secret: rotated.secret, overlapS };
+  }
+
+  /** Enables or disables one of the account's endpoints (disabling ends its open deliveries). */
+  async setEndpointEnabled(user: UserView, id: string, enabled: boolean): Promise<void> {
+    await this.notFoundAsPage(() => this.webhooks.update(user, id, { enabled }));
+  }
+
+  /** Sends one of the endpoint's deliveries again now; a delivery in flight is the form's message. */
+  async resendDelivery(user: UserView, id: string, deliveryId: string): Promise<FormResult<string>> {
+    return this.formAction(async () => (await this.notFoundAsPage(() => this.webhooks.resendDelivery(user, id, deliveryId))).deliveryId);
   }
 
   /** Sends `test.ping` to one of the account's endpoints; returns the delivery id. */

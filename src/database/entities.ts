@@ -9,6 +9,7 @@ import { IdempotencyRecord } from '../idempotency/idempotency-record.entity';
 import { QuotaUsage } from '../quota/quota-usage.entity';
 import { QuotaUsageDaily } from '../quota/quota-usage-daily.entity';
 import { QuotaWarning } from '../quota/quota-warning.entity';
+import { Run } from '../runs/run.entity';
 import { ScreenshotJob } from '../screenshots/screenshot-job.entity';
 import { ScreenshotUpload } from '../screenshots/screenshot-upload.entity';
 import { WebhookDelivery } from '../webhooks/webhook-delivery.entity';
@@ -31,4 +32,5 @@ export const ENTITIES = [
   PasswordLink,
   DashboardSession,
   SignInFailure,
+  Run,
 ];

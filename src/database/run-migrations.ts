@@ -1,14 +1,10 @@
-import dataSource from './data-source';
+import { loadConfigFromProcessEnv } from '../config/app-config';
+import { runMigrationsUnderLock } from './migrate';
 
-/** Applies pending migrations (`npm run migration:run` does the same through the TypeORM CLI). */
+/** `npm run migration:run` and the `migrate` container: applies pending migrations under the advisory lock. */
 async function main(): Promise<void> {
-  await dataSource.initialize();
-  try {
-    const applied = await dataSource.runMigrations({ transaction: 'each' });
-    process.stdout.write(applied.length ? `Applied ${applied.map((m) => m.name).join(', ')}\n` : 'Database schema is up to date\n');
-  } finally {
-    await dataSource.destroy();
-  }
+  const applied = await runMigrationsUnderLock(loadConfigFromProcessEnv());
+  process.stdout.write(applied.length ? `Applied ${applied.join(', ')}\n` : 'Database schema is up to date\n');
 }
 
 main().catch((err) => {

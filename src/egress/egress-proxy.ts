@@ -141,30 +141,43 @@ export class EgressProxy implements OnApplicationShutdown {
       failPlain(res, address.refused ? 403 : 502, address.failure);
       return;
     }
-    const upstream = httpRequest({
-      host: address,
-      port,
-      method: req.method,
-      path: `${target.pathname}${target.search}`,
-      headers: forwardableHeaders(req.rawHeaders),
-      setHost: false,
-      agent: this.agent,
-      timeout: this.connectTimeoutMs,
-    });
-    upstream.on('response', (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardableHeaders(answer.rawHeaders));
-      answer.pipe(res);
-      answer.on('error', () => res.destroy());
-    });
-    upstream.on('timeout', () => upstream.destroy(new Error('upstream timeout')));
-    upstream.on('error', (err: NodeJS.ErrnoException) => {
-      if (res.headersSent) return void res.destroy();
-      failPlain(res, 502, this.remember(target.hostname, port, netError(err)));
-    });
-    req.pipe(upstream);
-    res.on('close', () => {
-      if (!res.writableFinished) upstream.destroy();
-    });
+    // A body-less request sent on a kept-alive socket that the site had just closed (its keep-alive
+    // timeout) fails with ECONNRESET before any answer: it is sent again once on a new socket, as a
+    // browser does (Node's documentation of `request.reusedSocket`).
+    const bodyless = (req.method === 'GET' || req.method === 'HEAD') && !req.headers['content-length'] && !req.headers['transfer-encoding'];
+    const send = (retry: boolean): void => {
+      const upstream = httpRequest({
+        host: address,
+        port,
+        method: req.method,
+        path: `${target.pathname}${target.search}`,
+        headers: forwardableHeaders(req.rawHeaders),
+        setHost: false,
+        agent: this.agent,
+        timeout: this.connectTimeoutMs,
+      });
+      upstream.on('response', (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardableHeaders(answer.rawHeaders));
+        answer.pipe(res);
+        answer.on('error', () => res.destroy());
+      });
+      upstream.on('timeout', () => upstream.destroy(new Error('upstream timeout')));
+      upstream.on('error', (err: NodeJS.ErrnoException) => {
+        if (res.headersSent) return void res.destroy();
+        if (retry && bodyless && upstream.reusedSocket && err.code === 'ECONNRESET' && !res.destroyed) return send(false);
+        failPlain(res, 502, this.remember(target.hostname, port, netError(err)));
+      });
+      if (bodyless) {
+        req.resume();
+        upstream.end();
+      } else {
+        req.pipe(upstream);
+      }
+      res.once('close', () => {
+        if (!res.writableFinished) upstream.destroy();
+      });
+    };
+    send(true);
   }
 
   private async tunnel(req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {

@@ -10,6 +10,9 @@ import { addWebhooks, SIGNATURE_SCHEME } from './webhooks-section';
 const TAG_DESCRIPTIONS: Record<string, string> = {
   screenshots: 'Capture jobs: enqueue a capture, poll it until `done` or `failed`, then fetch the result URL (no API key needed for the file).',
   webhooks: SIGNATURE_SCHEME,
+  runs:
+    'Browser session runs: a fresh browser session performs your steps (fill, click, wait, screenshot, …) with a video, console and network errors; ' +
+    'poll the run or receive `run.completed` / `run.failed`.',
 };
 
 const DESCRIPTION = [

@@ -4,9 +4,13 @@ export const HOUSEKEEPING_QUEUE = 'housekeeping';
 export const WEBHOOK_QUEUE = 'webhook-deliveries';
 /** Deletion of rows past their retention (its own queue: one Bull queue, one owner of its job names). */
 export const RETENTION_QUEUE = 'retention';
+/** Browser session runs (CONTRACT.md, "Browser session runs"). */
+export const RUN_QUEUE = 'runs';
 
 /** Job names within the queues. */
 export const CAPTURE_JOB = 'capture';
+/** One browser session run. */
+export const RUN_JOB = 'run';
 export const HOUSEKEEPING_SWEEP_JOB = 'sweep';
 /** One retention run (retention queue). */
 export const RETENTION_JOB = 'retention';
@@ -18,6 +22,15 @@ export const WEBHOOK_SWEEP_JOB = 'webhook-sweep';
 /** Payload of a capture queue job: the screenshot job id only. */
 export interface CapturePayload {
   jobId: string;
+}
+
+/**
+ * Payload of a run queue job: the run id and, only here (never in PostgreSQL, never logged), the
+ * values of its sensitive `fill` steps by step index. The queue entry is removed when the run ends.
+ */
+export interface RunPayload {
+  runId: string;
+  sensitiveValues?: Record<number, string>;
 }
 
 /** Payload of a webhook attempt job: the delivery id only. */

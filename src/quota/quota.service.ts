@@ -4,6 +4,7 @@ import { EntityManager, Repository } from 'typeorm';
 import { monthlyCap, Plan } from '../accounts/plan';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiError, ErrorCode } from '../common/api-error';
+import { Metrics } from '../metrics/metrics';
 import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EventsService } from '../events/events.service';
@@ -54,6 +55,7 @@ export class QuotaService {
     private readonly events: EventsService,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly metrics: Metrics,
   ) {}
 
   /**
@@ -164,6 +166,7 @@ export class QuotaService {
   }
 
   private async exceeded(caller: AuthenticatedKey, month: string, resetAt: Date, now: Date, manager: EntityManager): Promise<ApiError> {
+    this.metrics.quotaRejections.inc();
     const status = this.toStatus(caller.plan, await this.usedIn(caller.apiKeyId, month, manager), resetAt);
     this.observed.set(caller, status);
     return new ApiError(

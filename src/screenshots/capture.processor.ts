@@ -7,6 +7,7 @@ import { BrowserPool } from '../browser/browser-pool';
 import { CaptureEngine, CaptureError } from '../capture/capture-engine';
 import { captureBudgetMs } from '../capture/capture-options';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { Metrics } from '../metrics/metrics';
 import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload, RUN_PROCESSORS } from '../queue/queues';
 import { retryStateWrite } from '../queue/state-writes';
 import { ResultFilesService } from '../storage/result-files.service';
@@ -21,8 +22,9 @@ export const MAX_CAPTURE_ATTEMPTS = 2;
 const STALLED_TOO_OFTEN = 'job stalled more than allowable limit';
 
 /**
- * Runs captures from the `captures` queue (`CAPTURE_CONCURRENCY` at once): claims each job, captures
- * it and ends it through the {@link ScreenshotJobLifecycle}.
+ * Runs captures from the `captures` queue: claims each job, captures it and ends it through the
+ * {@link ScreenshotJobLifecycle}. Up to 2 × `CAPTURE_CONCURRENCY` jobs are in flight, of which the
+ * {@link CaptureEngine} lets `CAPTURE_CONCURRENCY` use the browser at once.
  *
  * Graceful shutdown: on module destroy the queue is paused for this process and the in-flight
  * captures are awaited (at most one capture's time budget) before the browser closes; a capture
@@ -44,13 +46,16 @@ export class CaptureProcessor implements OnApplicationBootstrap, OnModuleDestroy
     private readonly files: ResultFilesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(RUN_PROCESSORS) private readonly runProcessors: boolean,
+    private readonly metrics: Metrics,
   ) {}
 
   /** Starts the processor; a worker without a browser fails here, at boot, with the paths it tried. */
   onApplicationBootstrap(): void {
     if (!this.runProcessors) return;
     this.pool.executablePath();
-    void this.queue.process(CAPTURE_JOB, this.config.captureConcurrency, (job: Job<CapturePayload>) => this.process(job.data.jobId));
+    // Twice CAPTURE_CONCURRENCY jobs at once; the engine lets CAPTURE_CONCURRENCY of them use the
+    // browser, so claiming, storing and completing a job overlap the next capture (issue 10).
+    void this.queue.process(CAPTURE_JOB, 2 * this.config.captureConcurrency, (job: Job<CapturePayload>) => this.process(job.data.jobId));
     // A queue job that stalled more often than Bull allows (its workers died) ends here. Other failures
     // (only a shutdown mid-retry) leave the row to the reconciler (pending) or the sweep (processing).
     this.queue.on('failed', (job: Job<CapturePayload>, err: Error) => {
@@ -87,6 +92,7 @@ export class CaptureProcessor implements OnApplicationBootstrap, OnModuleDestroy
       );
       return;
     }
+    const stopTimer = this.metrics.captureDuration.startTimer();
     let outcome: { ok: true; resultFile: string; clipped: boolean } | { ok: false; cause: unknown };
     try {
       const upload = job.source === 'upload' ? await this.write(`read the upload of ${jobId}`, () => this.uploads.findOneBy({ jobId })) : null;
@@ -101,6 +107,9 @@ export class CaptureProcessor implements OnApplicationBootstrap, OnModuleDestroy
     await this.write(`end ${jobId}`, () =>
       ended.ok ? this.lifecycle.complete(jobId, { resultFile: ended.resultFile, clipped: ended.clipped }) : this.lifecycle.fail(jobId, ended.cause),
     );
+    const status = ended.ok ? 'done' : 'failed';
+    this.metrics.captures.inc({ status, format: job.format });
+    stopTimer({ status });
   }
 
   private write<T>(what: string, write: () => Promise<T>): Promise<T> {

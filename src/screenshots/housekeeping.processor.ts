@@ -2,7 +2,7 @@ import { InjectQueue } from '@nestjs/bull';
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
-import { LessThan, Repository } from 'typeorm';
+import { IsNull, LessThan, Not, Repository } from 'typeorm';
 import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { DurableQueueService } from '../queue/durable-queue.service';
@@ -12,6 +12,9 @@ import { captureBudgetMs } from '../capture/capture-options';
 import { CustomerMessage, ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
 import { ScreenshotJob } from './screenshot-job.entity';
 
+/** Result files deleted at most per sweep (a backlog is worked off over several sweeps). */
+const EXPIRY_BATCH = 1000;
+
 /** How often the sweep runs, ms. */
 export const SWEEP_INTERVAL_MS = 60_000;
 
@@ -19,8 +22,8 @@ export const SWEEP_INTERVAL_MS = 60_000;
  * Periodic sweep (a repeatable Bull job, so one worker runs it per interval however many run;
  * registered by the reconciler of {@link DurableQueueService}):
  * fails jobs stuck in `processing` far beyond any capture's time budget (their worker died and the
- * queue lost them) and deletes result files past `RESULT_TTL_DAYS`. (Rows past their retention are
- * deleted by the retention job, `src/retention/`.)
+ * queue lost them) and deletes result files past `RESULT_TTL_DAYS` (found by job row). (Rows past
+ * their retention are deleted by the retention job, `src/retention/`.)
  */
 @Injectable()
 export class HousekeepingProcessor implements OnApplicationBootstrap {
@@ -44,6 +47,25 @@ export class HousekeepingProcessor implements OnApplicationBootstrap {
     this.durableQueues.registerRepeatable({ queue: this.queue, jobName: HOUSEKEEPING_SWEEP_JOB, everyMs: SWEEP_INTERVAL_MS });
   }
 
+  /**
+   * Deletes the result files of jobs completed more than `RESULT_TTL_DAYS` ago and marks them
+   * (`resultDeletedAt`): expiry is driven by the job rows, never by listing the store (which may be
+   * an S3 bucket). At most {@link EXPIRY_BATCH} per sweep; returns how many were deleted.
+   */
+  private async deleteExpiredResults(now: Date): Promise<number> {
+    const expired = await this.jobs.find({
+      select: { id: true, resultFile: true },
+      where: { resultFile: Not(IsNull()), resultDeletedAt: IsNull(), completedAt: LessThan(this.files.expiredBefore(now)) },
+      order: { completedAt: 'ASC' },
+      take: EXPIRY_BATCH,
+    });
+    for (const job of expired) {
+      await this.files.deleteFile(job.resultFile as string);
+      await this.jobs.update({ id: job.id }, { resultDeletedAt: now });
+    }
+    return expired.length;
+  }
+
   /** One sweep; returns what it did. */
   async sweep(): Promise<{ stuckJobsFailed: number; filesDeleted: number }> {
     const now = this.clock.now();
@@ -54,7 +76,7 @@ export class HousekeepingProcessor implements OnApplicationBootstrap {
       where: { status: 'processing', startedAt: LessThan(new Date(now.getTime() - budgetMs)) },
     });
     for (const { id } of stuck) await this.lifecycle.fail(id, new CustomerMessage('capture did not finish: the worker stopped'));
-    const filesDeleted = await this.files.purgeExpired();
+    const filesDeleted = await this.deleteExpiredResults(now);
     const result = { stuckJobsFailed: stuck.length, filesDeleted };
     if (result.stuckJobsFailed || result.filesDeleted) this.logger.log(`Sweep: ${JSON.stringify(result)}`);
     return result;

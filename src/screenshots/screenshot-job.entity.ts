@@ -21,6 +21,8 @@ export type JobSource = (typeof JOB_SOURCES)[number];
 @Index('IDX_screenshot_jobs_cache', ['accountId', 'cacheKey', 'completedAt'], { where: `"status" = 'done'` })
 // The jobs not yet ended of an account, counted against MAX_PENDING_JOBS_PER_ACCOUNT at every submission.
 @Index('IDX_screenshot_jobs_open_by_account', ['accountId'], { where: `"status" IN ('pending', 'processing')` })
+// Finds the results to delete at expiry (housekeeping sweep) without scanning every job.
+@Index('IDX_screenshot_jobs_result_expiry', ['completedAt'], { where: '"result_file" IS NOT NULL AND "result_deleted_at" IS NULL' })
 export class ScreenshotJob {
   /** `scr_…` */
   @PrimaryColumn({ type: 'varchar', length: 40 })
@@ -113,6 +115,10 @@ export class ScreenshotJob {
 
   @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
   completedAt: Date | null;
+
+  /** When the housekeeping sweep deleted the result file, past `RESULT_TTL_DAYS`; the URL is 404 since. */
+  @Column({ name: 'result_deleted_at', type: 'timestamptz', nullable: true })
+  resultDeletedAt: Date | null;
 }
 
 /**

@@ -1,10 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { mkdir, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { copyFile, mkdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { RESULT_FILE_NAME, ResultStorage, StoredFile } from './result-storage';
+import { ByteRange, RESULT_FILE_NAME, ResultStorage, StoredFileInfo } from './result-storage';
 
-/** {@link ResultStorage} in a local directory (`STORAGE_DIR`); a file's mtime is its storage time. */
+/**
+ * {@link ResultStorage} in a local directory (`STORAGE_DIR`, shared by the API and workers through a
+ * volume when they run apart); a file's mtime is its storage time. Writes go to `<name>.partial`
+ * first and are renamed, so a reader never sees half a file.
+ */
 @Injectable()
 export class LocalDiskStorage extends ResultStorage {
   private ready: Promise<unknown> | null = null;
@@ -21,39 +27,37 @@ export class LocalDiskStorage extends ResultStorage {
     await rename(partial, path);
   }
 
-  async get(name: string): Promise<StoredFile | null> {
-    const path = this.pathOf(name);
+  async copy(from: string, to: string): Promise<void> {
+    const path = this.pathOf(to);
+    const partial = `${path}.partial`;
+    await copyFile(this.pathOf(from), partial);
+    await rename(partial, path);
+  }
+
+  async stat(name: string): Promise<StoredFileInfo | null> {
     try {
-      const [data, info] = await Promise.all([readFile(path), stat(path)]);
-      return { data, storedAt: info.mtime };
+      const info = await stat(this.pathOf(name));
+      return { size: info.size, storedAt: info.mtime, etag: `"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"` };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw err;
     }
   }
 
+  async createReadStream(name: string, range?: ByteRange): Promise<Readable> {
+    const stream = createReadStream(this.pathOf(name), range ? { start: range.start, end: range.end } : {});
+    // Surface a missing file as a rejection rather than a later stream error.
+    await new Promise<void>((resolve, reject) => {
+      stream.once('open', () => resolve());
+      stream.once('error', reject);
+    });
+    return stream;
+  }
+
   async delete(name: string): Promise<void> {
     await unlink(this.pathOf(name)).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
     });
-  }
-
-  async deleteOlderThan(cutoff: Date): Promise<number> {
-    let names: string[];
-    try {
-      names = await readdir(this.config.storageDir);
-    } catch {
-      return 0;
-    }
-    let deleted = 0;
-    for (const name of names.filter((n) => RESULT_FILE_NAME.test(n))) {
-      const info = await stat(join(this.config.storageDir, name)).catch(() => null);
-      if (info && info.mtime < cutoff) {
-        await this.delete(name);
-        deleted++;
-      }
-    }
-    return deleted;
   }
 
   private pathOf(name: string): string {

@@ -1,20 +1,34 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { Readable } from 'node:stream';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
-import { RESULT_CONTENT_TYPES, ResultFormat } from '../capture/image-format';
-import { newResultFileName, RESULT_FILE_NAME, ResultStorage } from './result-storage';
+import { ByteRange, newResultFileName, RESULT_FILE_CONTENT_TYPES, RESULT_FILE_NAME, ResultFileExtension, ResultStorage } from './result-storage';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** A result file ready to be served. */
+/** A result file read whole (small images returned inline by MCP). */
 export interface ServedFile {
   data: Buffer;
   contentType: string;
 }
 
+/** A result file that may be served: what the response headers need (CONTRACT.md, "Result files"). */
+export interface ResultFileInfo {
+  name: string;
+  contentType: string;
+  /** Bytes. */
+  size: number;
+  /** Quoted strong entity tag. */
+  etag: string;
+  storedAt: Date;
+  /** When the file stops being served (`storedAt` + `RESULT_TTL_DAYS`). */
+  expiresAt: Date;
+}
+
 /**
  * Result files and their capability URLs `{PUBLIC_BASE_URL}/files/<token>.<ext>` (CONTRACT.md,
- * "Screenshot jobs"): served without an API key for `RESULT_TTL_DAYS`, then 404 and deleted.
+ * "Screenshot jobs" and "Result files"): served without an API key for `RESULT_TTL_DAYS` after they
+ * were stored, then 404; the housekeeping sweep deletes them by job row ({@link deleteFile}).
  */
 @Injectable()
 export class ResultFilesService {
@@ -24,10 +38,10 @@ export class ResultFilesService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** Stores an image under a fresh unguessable name; returns that name. */
-  async save(image: Buffer, format: ResultFormat): Promise<string> {
-    const name = newResultFileName(format);
-    await this.storage.put(name, image);
+  /** Stores a result (an image, a PDF, or a run's WebM video) under a fresh unguessable name with extension `ext`; returns that name. */
+  async save(data: Buffer, ext: ResultFileExtension): Promise<string> {
+    const name = newResultFileName(ext);
+    await this.storage.put(name, data, RESULT_FILE_CONTENT_TYPES[ext]);
     return name;
   }
 
@@ -36,17 +50,39 @@ export class ResultFilesService {
     return `${this.config.publicBaseUrl}/files/${name}`;
   }
 
-  /** The file to serve for a request path name, or null (unknown, malformed or expired: expired files are deleted). */
-  async open(name: string): Promise<ServedFile | null> {
+  /** Files stored (jobs completed) before the returned time have expired at `now`. */
+  expiredBefore(now: Date): Date {
+    return new Date(now.getTime() - this.config.resultTtlDays * DAY_MS);
+  }
+
+  /** When a file stored at `storedAt` expires. */
+  expiryOf(storedAt: Date): Date {
+    return new Date(storedAt.getTime() + this.config.resultTtlDays * DAY_MS);
+  }
+
+  /** The servable file of a request path name, or null (malformed, unknown, or expired). */
+  async describe(name: string): Promise<ResultFileInfo | null> {
     if (!RESULT_FILE_NAME.test(name)) return null;
-    const file = await this.storage.get(name);
+    const info = await this.storage.stat(name);
+    if (!info) return null;
+    const expiresAt = this.expiryOf(info.storedAt);
+    if (expiresAt.getTime() <= this.clock.now().getTime()) return null;
+    const ext = name.slice(name.lastIndexOf('.') + 1) as ResultFileExtension;
+    return { name, contentType: RESULT_FILE_CONTENT_TYPES[ext], size: info.size, etag: info.etag, storedAt: info.storedAt, expiresAt };
+  }
+
+  /** The bytes of a file described by {@link describe} (or of `range`) as a stream. */
+  stream(file: ResultFileInfo, range?: ByteRange): Promise<Readable> {
+    return this.storage.createReadStream(file.name, range);
+  }
+
+  /** A servable file read whole, or null; for small images (MCP inline results), never for `/files`. */
+  async open(name: string): Promise<ServedFile | null> {
+    const file = await this.describe(name);
     if (!file) return null;
-    if (file.storedAt.getTime() < this.expiryCutoff().getTime()) {
-      await this.storage.delete(name);
-      return null;
-    }
-    const ext = name.slice(name.lastIndexOf('.') + 1) as ResultFormat;
-    return { data: file.data, contentType: RESULT_CONTENT_TYPES[ext] };
+    const chunks: Buffer[] = [];
+    for await (const chunk of await this.stream(file)) chunks.push(chunk as Buffer);
+    return { data: Buffer.concat(chunks), contentType: file.contentType };
   }
 
   /**
@@ -54,19 +90,21 @@ export class ResultFilesService {
    * CONTRACT.md "Capture options": cache); returns that name, or null when the file is gone or expired.
    */
   async copy(name: string): Promise<string | null> {
-    const file = await this.open(name);
+    const file = await this.describe(name);
     if (!file) return null;
     const copy = newResultFileName(name.slice(name.lastIndexOf('.') + 1));
-    await this.storage.put(copy, file.data);
+    try {
+      await this.storage.copy(name, copy);
+    } catch (err) {
+      // Deleted between describe and copy (the sweep): as if it had expired.
+      if ((await this.storage.stat(name)) === null) return null;
+      throw err;
+    }
     return copy;
   }
 
-  /** Deletes every file older than the TTL; returns how many. */
-  purgeExpired(): Promise<number> {
-    return this.storage.deleteOlderThan(this.expiryCutoff());
-  }
-
-  private expiryCutoff(): Date {
-    return new Date(this.clock.now().getTime() - this.config.resultTtlDays * DAY_MS);
+  /** Deletes a stored file (no error when already gone); the sweep calls it for expired jobs. */
+  deleteFile(name: string): Promise<void> {
+    return this.storage.delete(name);
   }
 }

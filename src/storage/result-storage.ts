@@ -1,14 +1,32 @@
+import { RESULT_CONTENT_TYPES, RESULT_FORMATS } from '../capture/image-format';
 import { randomBytes } from 'node:crypto';
+import type { Readable } from 'node:stream';
 
-/** A stored result file. */
-export interface StoredFile {
-  data: Buffer;
+/** What storage knows of a stored result file. */
+export interface StoredFileInfo {
+  /** Bytes. */
+  size: number;
   /** When the file was written. */
   storedAt: Date;
+  /** Strong entity tag, quoted (`"…"`), as sent in `ETag`. */
+  etag: string;
 }
 
-/** Pattern of a result file name: a 256-bit base64url token and an image extension. */
-export const RESULT_FILE_NAME = /^[A-Za-z0-9_-]{43}\.(png|jpeg|webp|pdf)$/;
+/** Inclusive byte range, as in `Range: bytes=start-end`. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+/** Extensions of result files: what a screenshot job produces, and browser session run videos. */
+export const RESULT_FILE_EXTENSIONS = [...RESULT_FORMATS, 'webm'] as const;
+export type ResultFileExtension = (typeof RESULT_FILE_EXTENSIONS)[number];
+
+/** MIME type per result file extension (the `Content-Type` of `/files/…`). */
+export const RESULT_FILE_CONTENT_TYPES: Record<ResultFileExtension, string> = { ...RESULT_CONTENT_TYPES, webm: 'video/webm' };
+
+/** Pattern of a result file name: a 256-bit base64url token and a result file extension. */
+export const RESULT_FILE_NAME = new RegExp(`^[A-Za-z0-9_-]{43}\\.(${RESULT_FILE_EXTENSIONS.join('|')})$`);
 
 /** A fresh, unguessable result file name (`<256-bit base64url token>.<ext>`): a capability. */
 export function newResultFileName(ext: string): string {
@@ -16,16 +34,19 @@ export function newResultFileName(ext: string): string {
 }
 
 /**
- * Where result files live. Local disk now; an S3-compatible store can implement the same interface.
- * Names are always {@link RESULT_FILE_NAME}s.
+ * Where result files live: a local directory (`STORAGE_DRIVER=local`) or an S3-compatible bucket
+ * (`s3`). Names are always {@link RESULT_FILE_NAME}s; files never change once written. Which files
+ * have expired is known from the job rows, never by listing the store.
  */
 export abstract class ResultStorage {
   /** Stores `data` under `name`, replacing any file of that name. */
-  abstract put(name: string, data: Buffer): Promise<void>;
-  /** The file, or null when there is none. */
-  abstract get(name: string): Promise<StoredFile | null>;
+  abstract put(name: string, data: Buffer, contentType: string): Promise<void>;
+  /** Size, storage time and entity tag of the file, or null when there is none. */
+  abstract stat(name: string): Promise<StoredFileInfo | null>;
+  /** The file's bytes (or those of `range`) as a stream; rejects when the file is gone. */
+  abstract createReadStream(name: string, range?: ByteRange): Promise<Readable>;
+  /** Stores a copy of file `from` under `to` (the copy's storage time is now); rejects when `from` is gone. */
+  abstract copy(from: string, to: string): Promise<void>;
   /** Deletes the file; no error when it is already gone. */
   abstract delete(name: string): Promise<void>;
-  /** Deletes every file stored before `cutoff`; returns how many. */
-  abstract deleteOlderThan(cutoff: Date): Promise<number>;
 }

@@ -1,12 +1,23 @@
 import { Module } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { FilesController } from './files.controller';
 import { LocalDiskStorage } from './local-disk-storage';
 import { ResultFilesService } from './result-files.service';
 import { ResultStorage } from './result-storage';
+import { S3Storage } from './s3-storage';
 
+/** Result files: the store chosen by `STORAGE_DRIVER` (`local` or `s3`) and `/files/<name>`. */
 @Module({
   controllers: [FilesController],
-  providers: [{ provide: ResultStorage, useClass: LocalDiskStorage }, ResultFilesService],
+  providers: [
+    {
+      provide: ResultStorage,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig): ResultStorage =>
+        config.storageDriver === 's3' ? new S3Storage(config) : new LocalDiskStorage(config),
+    },
+    ResultFilesService,
+  ],
   exports: [ResultFilesService],
 })
 export class StorageModule {}

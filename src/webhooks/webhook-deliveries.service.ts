@@ -5,6 +5,7 @@ import type { Queue } from 'bull';
 import { Brackets, DataSource, EntityManager, In, IsNull, LessThan, Repository } from 'typeorm';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { Clock } from '../common/clock';
+import { Metrics } from '../metrics/metrics';
 import { newId } from '../common/ids';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EventRecord } from '../events/event.entity';
@@ -64,6 +65,7 @@ export class WebhookDeliveriesService implements EventSink, OnModuleInit {
     private readonly events: EventsService,
     private readonly sender: WebhookSender,
     private readonly clock: Clock,
+    private readonly metrics: Metrics,
   ) {}
 
   onModuleInit(): void {
@@ -132,6 +134,7 @@ export class WebhookDeliveriesService implements EventSink, OnModuleInit {
     const delivery = await this.deliveries.findOne({ where: { id: deliveryId }, relations: { endpoint: true } });
     if (!delivery?.endpoint) return;
     const outcome = await this.send(delivery, delivery.endpoint);
+    this.metrics.recordWebhookAttempt(outcome.ok, outcome.responseCode);
     await this.record(delivery, attemptNo, startedAt, outcome);
   }
 

@@ -181,8 +181,9 @@ export class ServiceProcess {
    */
   static async start(entry: 'main' | 'worker', env: Record<string, string>): Promise<ServiceProcess> {
     const port = await freePort();
+    const healthPort = await freePort();
     const child = spawn(process.execPath, [join(ROOT, `dist/${entry}.js`)], {
-      env: { ...process.env, LOG_LEVEL: 'log', ...env, PORT: String(port) },
+      env: { ...process.env, LOG_LEVEL: 'log', ...env, PORT: String(port), WORKER_HEALTH_PORT: String(healthPort) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const service = new ServiceProcess(child, entry === 'main' ? `http://127.0.0.1:${port}` : null);

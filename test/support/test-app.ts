@@ -1,7 +1,7 @@
 import { INestApplication, Type } from '@nestjs/common';
 import { Test, TestingModuleBuilder } from '@nestjs/testing';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AccountsService } from '../../src/accounts/accounts.service';
@@ -10,6 +10,7 @@ import { AppModule } from '../../src/app.module';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { configureApp } from '../../src/configure-app';
+import { LOG_DESTINATION } from '../../src/logging/logging.module';
 
 /** A running test instance of the service on 127.0.0.1 with its own queue prefix and storage directory. */
 export interface TestApp {
@@ -17,6 +18,8 @@ export interface TestApp {
   config: AppConfig;
   /** e.g. `http://127.0.0.1:40123` */
   baseUrl: string;
+  /** The file this app's log lines (JSON, level info and up) are written to. */
+  logFile: string;
   /** A provider of the app's module graph. */
   get<T>(type: Type<T> | string | symbol): T;
   /** Creates an account on `plan` with one key; returns the secret and ids. */
@@ -62,15 +65,20 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     STORAGE_DIR: storageDir,
     SSRF_ALLOW_PRIVATE: 'true',
     CAPTURE_TIMEOUT_MS: '10000',
-    LOG_LEVEL: 'error',
+    LOG_LEVEL: 'log',
+    LOG_FORMAT: 'json',
     ...options.env,
   });
+  const logFile = join(required('GLIMPSE_TEST_LOG_DIR'), `${process.pid}-${randomBytes(4).toString('hex')}.log`);
+  const logStream = createWriteStream(logFile, { flags: 'a' });
   let builder = Test.createTestingModule({
     imports: [AppModule.register({ config, runProcessors: options.runProcessors ?? true })],
-  });
+  })
+    .overrideProvider(LOG_DESTINATION)
+    .useValue(logStream);
   if (options.override) builder = options.override(builder);
   const moduleRef = await builder.compile();
-  const app = moduleRef.createNestApplication({ bodyParser: false, logger: ['error', 'warn'] });
+  const app = moduleRef.createNestApplication({ bodyParser: false, bufferLogs: true });
   configureApp(app);
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
@@ -81,6 +89,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     app,
     config,
     baseUrl,
+    logFile,
     get: (type) => app.get(type, { strict: false }),
     async createKey(plan: Plan = 'pro') {
       const account = await app.get(AccountsService).create(`user-${Math.random().toString(36).slice(2)}@test.local`, plan);
@@ -108,6 +117,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     },
     async close() {
       await app.close();
+      await new Promise((resolve) => logStream.end(resolve));
       rmSync(storageDir, { recursive: true, force: true });
     },
   };

@@ -4,6 +4,8 @@ import type { components, webhooks } from './generated/schema';
 export type ScreenshotJob = components['schemas']['ScreenshotJobDto'];
 /** Body of `createScreenshot` (only `url` is required). */
 export type CreateScreenshotRequest = components['schemas']['CreateScreenshotDto'];
+/** Body of `createScreenshotBatch`: 1–100 `CreateScreenshotRequest` items. */
+export type CreateScreenshotBatchRequest = components['schemas']['CreateScreenshotBatchDto'];
 /** The error envelope of every error response; each operation narrows `code` to the codes it can return. */
 export type ErrorEnvelope = components['schemas']['ErrorEnvelopeDto'];
 /**

@@ -81,3 +81,19 @@ export async function waitForScreenshot(
     delay = Math.min(maxDelayMs, delay * factor);
   }
 }
+
+/**
+ * Waits for several jobs (for example the `data` of `POST /v1/screenshot/batch`) with
+ * {@link waitForScreenshot}, all at once under one deadline, and returns them finished, in the order of
+ * `ids`. Rejects with the first {@link GlimpseApiError} or {@link GlimpseTimeoutError}; a failed
+ * capture is not an error (its job is returned with `status: 'failed'`).
+ */
+export function waitForScreenshots(
+  client: GlimpseClient,
+  ids: readonly string[],
+  options: WaitForScreenshotOptions = {},
+): Promise<FinishedScreenshotJob[]> {
+  const timeoutMs = options.timeoutMs ?? 120_000;
+  const deadline = Date.now() + timeoutMs;
+  return Promise.all(ids.map((id) => waitForScreenshot(client, id, { ...options, timeoutMs: Math.max(0, deadline - Date.now()) })));
+}

@@ -6,9 +6,11 @@ import { CaptureEngine1795218600000 } from './1795218600000-CaptureEngine';
 import { CaptureOptions1795218700000 } from './1795218700000-CaptureOptions';
 import { Dashboard1795437416774 } from './1795437416774-Dashboard';
 import { WebhookManagement1795437571935 } from './1795437571935-WebhookManagement';
+import { Runs1795437856201 } from './1795437856201-Runs';
 import { PendingJobsIndex1795438718378 } from './1795438718378-PendingJobsIndex';
 import { CaptureOptionsEcho1795441843117 } from './1795441843117-CaptureOptionsEcho';
 import { DurabilityIndexes1795442000000 } from './1795442000000-DurabilityIndexes';
+import { ResultExpiry1795500000000 } from './1795500000000-ResultExpiry';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
 export const MIGRATIONS: Function[] = [
@@ -20,7 +22,9 @@ export const MIGRATIONS: Function[] = [
   CaptureOptions1795218700000,
   Dashboard1795437416774,
   WebhookManagement1795437571935,
+  Runs1795437856201,
   PendingJobsIndex1795438718378,
   CaptureOptionsEcho1795441843117,
   DurabilityIndexes1795442000000,
+  ResultExpiry1795500000000,
 ];

@@ -4,6 +4,70 @@
  */
 
 export interface paths {
+    "/v1/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List runs
+         * @description The account's runs, newest first, `limit` per page; pass `nextCursor` as `cursor` for the next page.
+         */
+        get: operations["listRuns"];
+        put?: never;
+        /**
+         * Start a browser session run
+         * @description Opens a fresh, isolated browser session on `url`, performs `steps` in order (each bounded by its `timeoutMs` within the run's `timeoutMs`), records a WebM video, and collects console and network errors. Counts one screenshot against the monthly quota and answers at once with the run, `pending`. Poll `GET /v1/runs/{id}` or subscribe to `run.completed` / `run.failed`. A `fill` step with `sensitive: true` keeps its value out of everything the service stores, logs or returns. Send an `Idempotency-Key` to retry safely.
+         */
+        post: operations["createRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a run
+         * @description Returns the run for polling; its video and step screenshots are capability URLs.
+         */
+        get: operations["getRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a run
+         * @description A `pending` run ends `failed` with `failure.stage` `canceled` at once; a `running` one stops at its current step and ends the same way once what it recorded (video, screenshots, errors) is stored. Answers with the run as it is now.
+         */
+        post: operations["cancelRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/screenshot": {
         parameters: {
             query?: never;
@@ -357,6 +421,107 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        CheckStepDto: {
+            /**
+             * @description The step (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            action: "check";
+            /**
+             * @description When true, a failure of this step is recorded and the run goes on
+             * @default false
+             */
+            optional?: boolean;
+            /**
+             * @description CSS selector of a checkbox or radio button
+             * @example #submit
+             */
+            selector: string;
+            /**
+             * @description This step's time limit in ms, within what is left of the run's `timeoutMs`
+             * @default 10000
+             */
+            timeoutMs?: number;
+        };
+        ClickStepDto: {
+            /**
+             * @description The step (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            action: "click";
+            /**
+             * @description When true, a failure of this step is recorded and the run goes on
+             * @default false
+             */
+            optional?: boolean;
+            /**
+             * @description CSS selector (Playwright syntax); the first match is used
+             * @example #submit
+             */
+            selector: string;
+            /**
+             * @description This step's time limit in ms, within what is left of the run's `timeoutMs`
+             * @default 10000
+             */
+            timeoutMs?: number;
+        };
+        CreateRunDto: {
+            /**
+             * @description `prefers-color-scheme: dark`
+             * @default false
+             */
+            darkMode?: boolean;
+            /**
+             * @description Viewport height in CSS px (with fullPage the image is as tall as the page).
+             * @default 800
+             * @example 900
+             */
+            height?: number;
+            /**
+             * @description `navigator.language` and `Accept-Language` (BCP 47)
+             * @default en-US
+             * @example de-DE
+             */
+            locale?: string;
+            /**
+             * @description `prefers-reduced-motion: reduce`
+             * @default false
+             */
+            reducedMotion?: boolean;
+            /**
+             * @description Device scale factor (screenshots are width × scale px; the video stays at the viewport size)
+             * @default 1
+             */
+            scale?: number;
+            /** @description Steps performed in order after the first page has loaded (0-50). Each is one of the actions below, chosen by `action`. */
+            steps?: (components["schemas"]["GotoStepDto"] | components["schemas"]["ClickStepDto"] | components["schemas"]["FillStepDto"] | components["schemas"]["PressStepDto"] | components["schemas"]["HoverStepDto"] | components["schemas"]["SelectStepDto"] | components["schemas"]["CheckStepDto"] | components["schemas"]["UncheckStepDto"] | components["schemas"]["ScrollStepDto"] | components["schemas"]["WaitForSelectorStepDto"] | components["schemas"]["WaitForUrlStepDto"] | components["schemas"]["WaitStepDto"] | components["schemas"]["EvaluateStepDto"] | components["schemas"]["ScreenshotStepDto"])[];
+            /**
+             * @description The whole run's time budget in ms, from the session's start to the end of the last step
+             * @default 60000
+             */
+            timeoutMs?: number;
+            /**
+             * @description IANA time zone of `Date` and `Intl` in the page (default: the server's)
+             * @example Europe/Berlin
+             */
+            timezone?: string;
+            /**
+             * @description Absolute http(s) URL of the first page (same rules as a capture's `url`)
+             * @example https://example.com/login
+             */
+            url: string;
+            /**
+             * @description Record a WebM video of the session (at the viewport size)
+             * @default true
+             */
+            video?: boolean;
+            /**
+             * @description Viewport width in CSS px.
+             * @default 1280
+             * @example 1440
+             */
+            width?: number;
+        };
         CreateScreenshotBatchDto: {
             /** @description 1–100 capture requests, each a body of `POST /v1/screenshot`; one job per item, in this order */
             items: components["schemas"]["CreateScreenshotDto"][];
@@ -723,6 +888,122 @@ export interface components {
              */
             requestId: string;
         };
+        EvaluateStepDto: {
+            /**
+             * @description The step (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            action: "evaluate";
+            /**
+             * @description When true, a failure of this step is recorded and the run goes on
+             * @default false
+             */
+            optional?: boolean;
+            /**
+             * @description JavaScript expression evaluated in the page (awaited when it is a promise); its JSON value (at most 10 KiB) is the step's `result`. Refused (400) when the operator set `RUNS_ALLOW_EVALUATE=false`.
+             * @example document.querySelectorAll("li").length
+             */
+            script: string;
+            /**
+             * @description This step's time limit in ms, within what is left of the run's `timeoutMs`
+             * @default 10000
+             */
+            timeoutMs?: number;
+        };
+        FillStepDto: {
+            /**
+             * @description The step (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            action: "fill";
+            /**
+             * @description When true, a failure of this step is recorded and the run goes on
+             * @default false
+             */
+            optional?: boolean;
+            /**
+             * @description CSS selector (Playwright syntax); the first match is used
+             * @example #submit
+             */
+            selector: string;
+            /**
+             * @description The value is a secret (a password): it is never stored, logged, echoed in the run object, an idempotent replay or an event, and removed from every URL and message the run keeps. It can still be seen on the page if the field shows it (video, screenshots).
+             * @default false
+             */
+            sensitive?: boolean;
+            /**
+             * @description This step's time limit in ms, within what is left of the run's `timeoutMs`
+             * @default 10000
+             */
+            timeoutMs?: number;
+            /** @description Text to put in the field (replaces its content) */
+            value: string;
+        };
+        GotoStepDto: {
+            /**
+             * @description The step (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            action: "goto";
+            /**
+             * @description When true, a failure of this step is recorded and the run goes on
+             * @default false
+             */
+            optional?: boolean;
+            /**
+             * @description This step's time limit in ms, within what is left of the run's `timeoutMs`
+             * @default 10000
+             */
+            timeoutMs?: number;
+            /** @description Absolute http(s) URL to load (until `load`); every request goes through the SSRF guard */
+            url: string;
+        };
+        HoverStepDto: {
+            /**
+             * @description The step (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            action: "hover";
+            /**
+             * @description When true, a failure of this step is recorded and the run goes on
+             * @default false
+             */
+            optional?: boolean;
+            /**
+             * @description CSS selector (Playwright syntax); the first match is used
+             * @example #submit
+             */
+            selector: string;
+            /**
+             * @description This step's time limit in ms, within what is left of the run's `timeoutMs`
+             * @default 10000
+             */
+            timeoutMs?: number;
+        };
+        PressStepDto: {
+            /**
+             * @description The step (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            action: "press";
+            /**
+             * @description Key or chord in Playwright notation (`Enter`, `Tab`, `Control+A`)
+             * @example Enter
+             */
+            key: string;
+            /**
+             * @description When true, a failure of this step is recorded and the run goes on
+             * @default false
+             */
+            optional?: boolean;
+            /** @description Element to focus first; without it the key goes to the focused element */
+            selector?: string;
+            /**
+             * @description This step's time limit in ms, within what is left of the run's `timeoutMs`
+             * @default 10000
+             */
+            timeoutMs?: number;
+        };
         QuotaWarningDataDto: {
             /**
              * @description The API key whose usage crossed the threshold
@@ -823,6 +1104,51 @@ export interface components {
             /** @enum {string} */
             type: "run.completed";
         };
+        RunConsoleErrorDto: {
+            /** @description 0-based line in `url`, when known */
+            lineNumber: number | null;
+            /** @description The message: a `console.error` call, or `Uncaught …` for an exception */
+            text: string;
+            /** @description Script URL, when known */
+            url: string | null;
+        };
+        RunDto: {
+            /** @description When the run reached completed or failed */
+            completedAt: string | null;
+            /** @description Console errors of the page (all, beyond the 100 listed) */
+            consoleErrorCount: number;
+            /** @description The first 100 console errors */
+            consoleErrors: components["schemas"]["RunConsoleErrorDto"][];
+            /** @description ISO 8601 UTC with milliseconds */
+            createdAt: string;
+            /** @description Where the run failed; null unless failed */
+            failure: components["schemas"]["RunFailureDto"] | null;
+            /** @description URL of the page when the run ended */
+            finalUrl: string | null;
+            /** @description Why the run failed, customer-safe (e.g. `step 2 (click "#buy"): selector not visible within 10000 ms`); null unless failed */
+            finalizationError: string | null;
+            /** @example run_8cV1nQw3ZrT5yU7iO9pA2sD4 */
+            id: string;
+            /** @description Network errors of the page (all, beyond the 100 listed) */
+            networkErrorCount: number;
+            /** @description The first 100 network errors */
+            networkErrors: components["schemas"]["RunNetworkErrorDto"][];
+            /** @description Title of that page */
+            pageTitle: string | null;
+            /** @description When a worker started the session */
+            startedAt: string | null;
+            /**
+             * @description pending → running → completed | failed
+             * @enum {string}
+             */
+            status: "pending" | "running" | "completed" | "failed";
+            /** @description Outcome of each step that ended; every step once the run ended */
+            steps: components["schemas"]["RunStepResultDto"][];
+            /** @description The first page, as submitted */
+            url: string;
+            /** @description Capability URL of the WebM video; null until the run ended, or without `video` */
+            videoUrl: string | null;
+        };
         RunFailedDataDto: {
             /** @description The page's console errors and uncaught exceptions */
             consoleErrorCount: number;
@@ -865,6 +1191,48 @@ export interface components {
             id: string;
             /** @enum {string} */
             type: "run.failed";
+        };
+        RunFailureDto: {
+            /**
+             * @description `step`: a step (or the first page) failed; `timeout`: the run's budget ran out; `browser`: the browser crashed; `worker`: the worker stopped mid-run; `finalize`: the video or files could not be stored; `canceled`: canceled by the customer
+             * @enum {string}
+             */
+            stage: "step" | "timeout" | "browser" | "worker" | "finalize" | "canceled";
+            /** @description The step running then (from 0); null before the first step (loading `url`) or after the last */
+            stepIndex: number | null;
+        };
+        RunListDto: {
+            data: components["schemas"]["RunDto"][];
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            nextCursor: string | null;
+        };
+        RunNetworkErrorDto: {
+            /** @description Why it failed (`net::ERR_CONNECTION_REFUSED`, `Target not allowed: …`); null for a 4xx/5xx answer */
+            failure: string | null;
+            /** @example GET */
+            method: string;
+            /** @description HTTP status of a 4xx/5xx answer; null when the request failed without one */
+            status: number | null;
+            url: string;
+        };
+        RunStepResultDto: {
+            /** @enum {string} */
+            action: "goto" | "click" | "fill" | "press" | "hover" | "select" | "check" | "uncheck" | "scroll" | "waitForSelector" | "waitForUrl" | "wait" | "evaluate" | "screenshot";
+            /** @description Time the step took, ms */
+            durationMs: number;
+            /** @description Why the step failed (customer-safe); null unless failed */
+            error: string | null;
+            /** @description Position in `steps`, from 0 */
+            index: number;
+            /** @description JSON result of an `evaluate` step (at most 10 KiB); null for other steps */
+            result: Record<string, never> | unknown[] | string | number | boolean | null;
+            /** @description Capability URL of a `screenshot` step's image; null for other steps */
+            screenshotUrl: string | null;
+            /**
+             * @description `skipped`: an earlier step failed (or the run ended) before this one
+             * @enum {string}
+             */
+            status: "ok" | "failed" | "skipped";
         };
         ScreenshotBatchDto: {
             /** @description One job per item, in the order of items */
@@ -1202,6 +1570,82 @@ export interface components {
             /** @description Viewport width in px */
             width: number;
         };
+        ScreenshotStepDto: {
+            /**
+             * @description The step (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            action: "screenshot";
+            /**
+             * @default png
+             * @enum {string}
+             */
+            format?: "png" | "jpeg" | "webp";
+            /**
+             * @description The whole page (height capped at 16,384 px) instead of the viewport
+             * @default false
+             */
+            fullPage?: boolean;
+            /** @description Label of the screenshot (MCP shows it with the image) */
+            name?: string;
+            /**
+             * @description When true, a failure of this step is recorded and the run goes on
+             * @default false
+             */
+            optional?: boolean;
+            /** @description Only the box of the first element matching this selector (not with `fullPage`) */
+            selector?: string;
+            /**
+             * @description This step's time limit in ms, within what is left of the run's `timeoutMs`
+             * @default 10000
+             */
+            timeoutMs?: number;
+        };
+        ScrollStepDto: {
+            /**
+             * @description The step (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            action: "scroll";
+            /**
+             * @description When true, a failure of this step is recorded and the run goes on
+             * @default false
+             */
+            optional?: boolean;
+            /** @description Scroll this element into view (not with `y`) */
+            selector?: string;
+            /**
+             * @description This step's time limit in ms, within what is left of the run's `timeoutMs`
+             * @default 10000
+             */
+            timeoutMs?: number;
+            /** @description Scroll the page to this vertical offset in px (not with `selector`) */
+            y?: number;
+        };
+        SelectStepDto: {
+            /**
+             * @description The step (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            action: "select";
+            /**
+             * @description When true, a failure of this step is recorded and the run goes on
+             * @default false
+             */
+            optional?: boolean;
+            /**
+             * @description CSS selector of a `<select>`
+             * @example #submit
+             */
+            selector: string;
+            /**
+             * @description This step's time limit in ms, within what is left of the run's `timeoutMs`
+             * @default 10000
+             */
+            timeoutMs?: number;
+            /** @description Value or label of the option to select */
+            value: string;
+        };
         TestPingDataDto: {
             /**
              * @description The endpoint the ping was sent to
@@ -1232,6 +1676,28 @@ export interface components {
              * @example dlv_7hT2kP9mQ4xW1vB8nR3sL6cZ
              */
             deliveryId: string;
+        };
+        UncheckStepDto: {
+            /**
+             * @description The step (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            action: "uncheck";
+            /**
+             * @description When true, a failure of this step is recorded and the run goes on
+             * @default false
+             */
+            optional?: boolean;
+            /**
+             * @description CSS selector of a checkbox
+             * @example #submit
+             */
+            selector: string;
+            /**
+             * @description This step's time limit in ms, within what is left of the run's `timeoutMs`
+             * @default 10000
+             */
+            timeoutMs?: number;
         };
         UpdateWebhookEndpointDto: {
             /** @description Free-text label */
@@ -1475,6 +1941,69 @@ export interface components {
              */
             width?: number;
         };
+        WaitForSelectorStepDto: {
+            /**
+             * @description The step (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            action: "waitForSelector";
+            /**
+             * @description When true, a failure of this step is recorded and the run goes on
+             * @default false
+             */
+            optional?: boolean;
+            /**
+             * @description CSS selector of the element to wait for (until visible)
+             * @example #submit
+             */
+            selector: string;
+            /**
+             * @description This step's time limit in ms, within what is left of the run's `timeoutMs`
+             * @default 10000
+             */
+            timeoutMs?: number;
+        };
+        WaitForUrlStepDto: {
+            /**
+             * @description The step (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            action: "waitForUrl";
+            /**
+             * @description When true, a failure of this step is recorded and the run goes on
+             * @default false
+             */
+            optional?: boolean;
+            /**
+             * @description This step's time limit in ms, within what is left of the run's `timeoutMs`
+             * @default 10000
+             */
+            timeoutMs?: number;
+            /**
+             * @description Exact URL, or a glob (`**\/welcome*`), the page must reach
+             * @example **\/dashboard
+             */
+            url: string;
+        };
+        WaitStepDto: {
+            /**
+             * @description The step (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            action: "wait";
+            /** @description Milliseconds to wait */
+            ms: number;
+            /**
+             * @description When true, a failure of this step is recorded and the run goes on
+             * @default false
+             */
+            optional?: boolean;
+            /**
+             * @description This step's time limit in ms, within what is left of the run's `timeoutMs`
+             * @default 10000
+             */
+            timeoutMs?: number;
+        };
         WebhookDeliveryDto: {
             /** @description Attempts made so far (at most 6 with the default retry schedule) */
             attempts: number;
@@ -1588,6 +2117,1194 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listRuns: {
+        parameters: {
+            query?: {
+                /** @description `nextCursor` of the previous page */
+                cursor?: string;
+                /** @description Page size */
+                limit?: number;
+                /** @description Only runs in this state */
+                status?: "pending" | "running" | "completed" | "failed";
+            };
+            header?: {
+                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                "X-Organization-ID"?: string;
+                /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
+                "X-Request-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of runs */
+            200: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "completedAt": "2026-11-20T12:00:03.904Z",
+                     *           "consoleErrorCount": 1,
+                     *           "consoleErrors": [
+                     *             {
+                     *               "lineNumber": 12,
+                     *               "text": "chart failed to render",
+                     *               "url": "https://app.example.com/dashboard"
+                     *             }
+                     *           ],
+                     *           "createdAt": "2026-11-20T12:00:00.000Z",
+                     *           "failure": null,
+                     *           "finalUrl": "https://app.example.com/dashboard",
+                     *           "finalizationError": null,
+                     *           "id": "run_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *           "networkErrorCount": 1,
+                     *           "networkErrors": [
+                     *             {
+                     *               "failure": null,
+                     *               "method": "GET",
+                     *               "status": 404,
+                     *               "url": "https://app.example.com/missing.png"
+                     *             }
+                     *           ],
+                     *           "pageTitle": "Dashboard",
+                     *           "startedAt": "2026-11-20T12:00:00.210Z",
+                     *           "status": "completed",
+                     *           "steps": [
+                     *             {
+                     *               "action": "fill",
+                     *               "durationMs": 48,
+                     *               "error": null,
+                     *               "index": 0,
+                     *               "result": null,
+                     *               "screenshotUrl": null,
+                     *               "status": "ok"
+                     *             },
+                     *             {
+                     *               "action": "fill",
+                     *               "durationMs": 31,
+                     *               "error": null,
+                     *               "index": 1,
+                     *               "result": null,
+                     *               "screenshotUrl": null,
+                     *               "status": "ok"
+                     *             },
+                     *             {
+                     *               "action": "click",
+                     *               "durationMs": 95,
+                     *               "error": null,
+                     *               "index": 2,
+                     *               "result": null,
+                     *               "screenshotUrl": null,
+                     *               "status": "ok"
+                     *             },
+                     *             {
+                     *               "action": "waitForUrl",
+                     *               "durationMs": 210,
+                     *               "error": null,
+                     *               "index": 3,
+                     *               "result": null,
+                     *               "screenshotUrl": null,
+                     *               "status": "ok"
+                     *             },
+                     *             {
+                     *               "action": "screenshot",
+                     *               "durationMs": 120,
+                     *               "error": null,
+                     *               "index": 4,
+                     *               "result": null,
+                     *               "screenshotUrl": "https://glimpse.example.com/files/Pz4mWq9Kc2xVb7nLr5tYd1hJf8sGa3eUo6iQl0wRk2y.png",
+                     *               "status": "ok"
+                     *             }
+                     *           ],
+                     *           "url": "https://app.example.com/login",
+                     *           "videoUrl": "https://glimpse.example.com/files/Xq2vQd8Lr0tYb3nWc5mKz7hJf1pSg4aDe6uVi9oRl2x.webm"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RunListDto"];
+                };
+            };
+            /** @description Invalid request. Codes: VALIDATION_FAILED, INVALID_ORGANIZATION_ID */
+            400: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "VALIDATION_FAILED",
+                     *       "error": "Invalid request",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_ORGANIZATION_ID";
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. Codes: UNAUTHENTICATED, INVALID_API_KEY, API_KEY_REVOKED */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHENTICATED",
+                     *       "error": "Missing, unknown or revoked API key",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected failure. Codes: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_ERROR",
+                     *       "error": "Unexpected failure",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
+                "Idempotency-Key"?: string;
+                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                "X-Organization-ID"?: string;
+                /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
+                "X-Request-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateRunDto"];
+            };
+        };
+        responses: {
+            /** @description Run accepted and counted against the monthly quota (a replay is not counted again) */
+            202: {
+                headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key` */
+                    "Idempotency-Replayed"?: "true";
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "completedAt": null,
+                     *       "consoleErrorCount": 0,
+                     *       "consoleErrors": [],
+                     *       "createdAt": "2026-11-20T12:00:00.000Z",
+                     *       "failure": null,
+                     *       "finalUrl": null,
+                     *       "finalizationError": null,
+                     *       "id": "run_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *       "networkErrorCount": 0,
+                     *       "networkErrors": [],
+                     *       "pageTitle": null,
+                     *       "startedAt": null,
+                     *       "status": "pending",
+                     *       "steps": [],
+                     *       "url": "https://app.example.com/login",
+                     *       "videoUrl": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RunDto"];
+                };
+            };
+            /** @description Invalid request. Codes: VALIDATION_FAILED, INVALID_JSON, TARGET_NOT_ALLOWED, INVALID_IDEMPOTENCY_KEY, INVALID_ORGANIZATION_ID */
+            400: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "VALIDATION_FAILED",
+                     *       "error": "Invalid request",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "INVALID_IDEMPOTENCY_KEY" | "INVALID_ORGANIZATION_ID";
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. Codes: UNAUTHENTICATED, INVALID_API_KEY, API_KEY_REVOKED */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHENTICATED",
+                     *       "error": "Missing, unknown or revoked API key",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running. Codes: IDEMPOTENCY_IN_FLIGHT */
+            409: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_IN_FLIGHT",
+                     *       "error": "A request with the same Idempotency-Key is still running",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_IN_FLIGHT";
+                    };
+                };
+            };
+            /** @description Body too large. Codes: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "error": "Body too large",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description Body is not of a supported media type. Codes: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "error": "Body is not of a supported media type",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Idempotency-Key reused with a different body. Codes: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "error": "Idempotency-Key reused with a different body",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                    };
+                };
+            };
+            /** @description Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds. Codes: PLAN_QUOTA_EXCEEDED, TOO_MANY_PENDING_JOBS, RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "PLAN_QUOTA_EXCEEDED",
+                     *       "details": {
+                     *         "limit": 100,
+                     *         "plan": "free",
+                     *         "resetAt": "2026-12-01T00:00:00.000Z",
+                     *         "used": 100
+                     *       },
+                     *       "error": "Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "PLAN_QUOTA_EXCEEDED" | "TOO_MANY_PENDING_JOBS" | "RATE_LIMITED";
+                        /** @description Fields depend on `code` */
+                        details: {
+                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap of the plan; TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description TOO_MANY_PENDING_JOBS: Jobs and runs of the account not yet ended */
+                            pending?: number;
+                            /**
+                             * @description PLAN_QUOTA_EXCEEDED: plan
+                             * @enum {string}
+                             */
+                            plan?: "free" | "starter" | "pro" | "legacy_free";
+                            /**
+                             * Format: date-time
+                             * @description PLAN_QUOTA_EXCEEDED: 00:00 UTC on the 1st of next month
+                             */
+                            resetAt?: string;
+                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key */
+                            used?: number;
+                            /** @description RATE_LIMITED: Length of the window, seconds (1) */
+                            windowSeconds?: number;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected failure. Codes: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_ERROR",
+                     *       "error": "Unexpected failure",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                "X-Organization-ID"?: string;
+                /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description Run id from `createRun` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run */
+            200: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "completedAt": "2026-11-20T12:00:03.904Z",
+                     *       "consoleErrorCount": 1,
+                     *       "consoleErrors": [
+                     *         {
+                     *           "lineNumber": 12,
+                     *           "text": "chart failed to render",
+                     *           "url": "https://app.example.com/dashboard"
+                     *         }
+                     *       ],
+                     *       "createdAt": "2026-11-20T12:00:00.000Z",
+                     *       "failure": null,
+                     *       "finalUrl": "https://app.example.com/dashboard",
+                     *       "finalizationError": null,
+                     *       "id": "run_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *       "networkErrorCount": 1,
+                     *       "networkErrors": [
+                     *         {
+                     *           "failure": null,
+                     *           "method": "GET",
+                     *           "status": 404,
+                     *           "url": "https://app.example.com/missing.png"
+                     *         }
+                     *       ],
+                     *       "pageTitle": "Dashboard",
+                     *       "startedAt": "2026-11-20T12:00:00.210Z",
+                     *       "status": "completed",
+                     *       "steps": [
+                     *         {
+                     *           "action": "fill",
+                     *           "durationMs": 48,
+                     *           "error": null,
+                     *           "index": 0,
+                     *           "result": null,
+                     *           "screenshotUrl": null,
+                     *           "status": "ok"
+                     *         },
+                     *         {
+                     *           "action": "fill",
+                     *           "durationMs": 31,
+                     *           "error": null,
+                     *           "index": 1,
+                     *           "result": null,
+                     *           "screenshotUrl": null,
+                     *           "status": "ok"
+                     *         },
+                     *         {
+                     *           "action": "click",
+                     *           "durationMs": 95,
+                     *           "error": null,
+                     *           "index": 2,
+                     *           "result": null,
+                     *           "screenshotUrl": null,
+                     *           "status": "ok"
+                     *         },
+                     *         {
+                     *           "action": "waitForUrl",
+                     *           "durationMs": 210,
+                     *           "error": null,
+                     *           "index": 3,
+                     *           "result": null,
+                     *           "screenshotUrl": null,
+                     *           "status": "ok"
+                     *         },
+                     *         {
+                     *           "action": "screenshot",
+                     *           "durationMs": 120,
+                     *           "error": null,
+                     *           "index": 4,
+                     *           "result": null,
+                     *           "screenshotUrl": "https://glimpse.example.com/files/Pz4mWq9Kc2xVb7nLr5tYd1hJf8sGa3eUo6iQl0wRk2y.png",
+                     *           "status": "ok"
+                     *         }
+                     *       ],
+                     *       "url": "https://app.example.com/login",
+                     *       "videoUrl": "https://glimpse.example.com/files/Xq2vQd8Lr0tYb3nWc5mKz7hJf1pSg4aDe6uVi9oRl2x.webm"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RunDto"];
+                };
+            };
+            /** @description Invalid request. Codes: INVALID_ORGANIZATION_ID */
+            400: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INVALID_ORGANIZATION_ID",
+                     *       "error": "Invalid request",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INVALID_ORGANIZATION_ID";
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. Codes: UNAUTHENTICATED, INVALID_API_KEY, API_KEY_REVOKED */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHENTICATED",
+                     *       "error": "Missing, unknown or revoked API key",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Unknown id, or an id of another account. Codes: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "error": "Unknown id, or an id of another account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected failure. Codes: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_ERROR",
+                     *       "error": "Unexpected failure",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    cancelRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                "X-Organization-ID"?: string;
+                /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description Run id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancel accepted */
+            202: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "completedAt": null,
+                     *       "consoleErrorCount": 0,
+                     *       "consoleErrors": [],
+                     *       "createdAt": "2026-11-20T12:00:00.000Z",
+                     *       "failure": null,
+                     *       "finalUrl": null,
+                     *       "finalizationError": null,
+                     *       "id": "run_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *       "networkErrorCount": 0,
+                     *       "networkErrors": [],
+                     *       "pageTitle": null,
+                     *       "startedAt": null,
+                     *       "status": "pending",
+                     *       "steps": [],
+                     *       "url": "https://app.example.com/login",
+                     *       "videoUrl": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RunDto"];
+                };
+            };
+            /** @description Invalid request. Codes: INVALID_ORGANIZATION_ID */
+            400: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INVALID_ORGANIZATION_ID",
+                     *       "error": "Invalid request",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INVALID_ORGANIZATION_ID";
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. Codes: UNAUTHENTICATED, INVALID_API_KEY, API_KEY_REVOKED */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHENTICATED",
+                     *       "error": "Missing, unknown or revoked API key",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Unknown id, or an id of another account. Codes: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "error": "Unknown id, or an id of another account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description The run already ended. Codes: RUN_ALREADY_ENDED */
+            409: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RUN_ALREADY_ENDED",
+                     *       "error": "The run already ended",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RUN_ALREADY_ENDED";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected failure. Codes: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_ERROR",
+                     *       "error": "Unexpected failure",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
     createScreenshot: {
         parameters: {
             query?: never;

@@ -1,0 +1,17 @@
+/**
+ * Patterns of values that never reach a log line (README, "Logs"): API key secrets (`sk_live_…`),
+ * webhook signing secrets (`whsec_…`) and the key in an MCP path (`/mcp/<API_KEY>`, which may be any
+ * string a client sent).
+ */
+const SECRET_PATTERNS: Array<[RegExp, string]> = [
+  [/sk_live_[A-Za-z0-9]+/g, 'sk_live_[REDACTED]'],
+  [/whsec_[A-Za-z0-9+/=_-]+/g, 'whsec_[REDACTED]'],
+  [/\/mcp\/(?!\[REDACTED\]|:key\b)[^/?#\s"'\\]+/g, '/mcp/[REDACTED]'],
+];
+
+/** `text` with every secret of {@link SECRET_PATTERNS} replaced by its redacted form. */
+export function redactSecrets(text: string): string {
+  let out = text;
+  for (const [pattern, replacement] of SECRET_PATTERNS) out = out.replace(pattern, replacement);
+  return out;
+}

@@ -1,0 +1,76 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { bearerToken } from '../auth/api-key.guard';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { Metrics } from './metrics';
+import { QUEUE_STATES, ServiceQueues } from './queue-metrics';
+
+/** Time allowed to read the queue counts at scrape time, ms; a slower Redis leaves them out. */
+const QUEUE_COUNT_TIMEOUT_MS = 1000;
+
+/** An answer of the metrics endpoint. */
+export interface MetricsAnswer {
+  status: 200 | 401;
+  contentType: string;
+  body: string;
+}
+
+/**
+ * The scrape: checks the bearer token (`METRICS_TOKEN`, compared in constant time), reads the
+ * queue counts into `glimpse_queue_jobs`, and renders the registry in Prometheus text format.
+ * Served by the API's `MetricsController` and by the worker's health port.
+ */
+@Injectable()
+export class MetricsEndpoint {
+  private readonly logger = new Logger(MetricsEndpoint.name);
+  private readonly expectedTokenHash: Buffer | null;
+
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly queues: ServiceQueues,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.expectedTokenHash = config.metricsToken ? sha256(config.metricsToken) : null;
+  }
+
+  /** `authorization`: the request's `Authorization` header. */
+  async scrape(authorization: string | undefined): Promise<MetricsAnswer> {
+    if (this.expectedTokenHash) {
+      const token = bearerToken(authorization);
+      if (!token || !timingSafeEqual(sha256(token), this.expectedTokenHash)) {
+        return { status: 401, contentType: 'text/plain; charset=utf-8', body: 'Send the metrics token as "Authorization: Bearer <METRICS_TOKEN>"\n' };
+      }
+    }
+    await this.readQueueCounts();
+    return { status: 200, contentType: this.metrics.registry.contentType, body: await this.metrics.registry.metrics() };
+  }
+
+  private async readQueueCounts(): Promise<void> {
+    const gauge = this.metrics.queueJobs;
+    await Promise.all(
+      this.queues.all().map(async (queue) => {
+        try {
+          const counts = await withTimeout(queue.getJobCounts(), QUEUE_COUNT_TIMEOUT_MS);
+          for (const state of QUEUE_STATES) gauge.set({ queue: queue.name, state }, (counts as unknown as Record<string, number>)[state] ?? 0);
+        } catch (err) {
+          for (const state of QUEUE_STATES) gauge.remove({ queue: queue.name, state });
+          this.logger.warn(`Could not read the counts of queue ${queue.name}: ${(err as Error).message}`);
+        }
+      }),
+    );
+  }
+}
+
+function sha256(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}

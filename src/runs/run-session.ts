@@ -1,0 +1,465 @@
+import { Logger } from '@nestjs/common';
+import type { CDPSession, Page, Request } from 'playwright';
+import type { ImageFormat } from '../capture/image-format';
+import { PageErrorCollector, ConsoleErrorEntry, NetworkErrorEntry } from './page-errors';
+import { RUN_LIMITS, RunStep, stepLabel } from './run-steps';
+import { VideoEncodingError, VideoRecorder, VideoRecording } from './video-recorder';
+
+/** Where a run failed (CONTRACT.md, "Browser session runs", `failure.stage`). */
+export const FAILURE_STAGES = ['step', 'timeout', 'browser', 'worker', 'finalize', 'canceled'] as const;
+export type FailureStage = (typeof FAILURE_STAGES)[number];
+
+/** Why a run failed: `stepIndex` is the step running then (null: before the first step, or after the last). */
+export interface RunFailure {
+  stage: FailureStage;
+  stepIndex: number | null;
+  /** Customer-safe message (the run's `finalizationError`). */
+  message: string;
+}
+
+/** A JSON value. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+/** Result of one step (the run object's `steps[]`). */
+export interface StepOutcome {
+  index: number;
+  action: RunStep['action'];
+  status: 'ok' | 'failed' | 'skipped';
+  durationMs: number;
+  error: string | null;
+  /** Stored file name of a `screenshot` step's image (a capability URL once published). */
+  screenshotFile: string | null;
+  /** JSON result of an `evaluate` step (at most {@link RUN_LIMITS.resultMaxBytes} of JSON). */
+  result: JsonValue;
+}
+
+/** What {@link runSession} does. Times in ms, sizes in CSS px. */
+export interface RunSessionSpec {
+  /** The first page. */
+  url: string;
+  /** Steps in order, sensitive values included (never logged). */
+  steps: RunStep[];
+  /** The whole run's budget, from the start of the session (finalization not included). */
+  timeoutMs: number;
+  /** Limit of the first navigation (within the budget). */
+  navigationTimeoutMs: number;
+  /** Record a video, at this size, with this ffmpeg; null: no video. */
+  video: { ffmpegPath: string; width: number; height: number } | null;
+  /** Sensitive values to remove from every text the run keeps (URLs, messages, results). */
+  sensitiveValues: string[];
+}
+
+/** Hooks from the caller (the run processor). */
+export interface RunSessionHooks {
+  /** Stores a step screenshot; returns its file name. */
+  saveScreenshot(image: Buffer, format: ImageFormat): Promise<string>;
+  /** Called after each step with the outcomes so far (progress for pollers); errors are logged, not fatal. */
+  onProgress?(steps: StepOutcome[]): Promise<void>;
+  /** Aborted with reason `'canceled'` when the customer cancels the run, `'worker'` when the worker shuts down. */
+  signal?: AbortSignal;
+  /** Response header by which the egress proxy marks a refusal, with its customer-readable reason. */
+  egressErrorHeader?: string;
+  /** The egress proxy's reason for a failed request (an https tunnel it refused), if it knows one. */
+  describeFailure?(url: string, errorText: string): string | undefined;
+}
+
+/** Everything a session produced; the caller stores it and disposes of the video. */
+export interface RunSessionOutcome {
+  finalUrl: string | null;
+  pageTitle: string | null;
+  steps: StepOutcome[];
+  consoleErrors: ConsoleErrorEntry[];
+  networkErrors: NetworkErrorEntry[];
+  consoleErrorCount: number;
+  networkErrorCount: number;
+  video: VideoRecording | null;
+  /** Why the video could not be made (the run then fails at stage `finalize` unless it failed before). */
+  videoError: string | null;
+  failure: RunFailure | null;
+  /** Time from the session's start to the end of the last step, ms. */
+  durationMs: number;
+}
+
+/** Ends a step early: the budget ran out, the browser crashed, or the run was canceled. */
+class RunInterrupted extends Error {
+  constructor(readonly stage: 'timeout' | 'browser' | 'canceled' | 'worker') {
+    super(stage);
+  }
+}
+
+/** A step failure with a customer-safe reason. */
+class StepError extends Error {}
+
+/** Quality of lossy step screenshots (0-100), as captures. */
+const LOSSY_QUALITY = 85;
+/** Tallest full-page step screenshot, px (as captures). */
+const FULL_PAGE_MAX_HEIGHT_PX = 16_384;
+
+const logger = new Logger('RunSession');
+
+/**
+ * Runs a browser session on a fresh page (CONTRACT.md, "Browser session runs"): starts the video,
+ * loads `url`, performs the steps in order, each bounded by its `timeoutMs` and by what is left of
+ * the run's budget, and ends the video at the failure or after the last step. A failing step that
+ * is not `optional` fails the run (`stage: step`) and the later steps are `skipped`; the budget
+ * running out (`timeout`), the page crashing (`browser`) and a cancel (`canceled`) end it too.
+ * Never throws for anything the page or the steps do; the caller closes the page's context.
+ */
+export async function runSession(page: Page, spec: RunSessionSpec, hooks: RunSessionHooks): Promise<RunSessionOutcome> {
+  const started = Date.now();
+  const deadline = started + spec.timeoutMs;
+  const redact = redactor(spec.sensitiveValues);
+  const errors = new PageErrorCollector(page, {
+    egressErrorHeader: hooks.egressErrorHeader,
+    describeFailure: hooks.describeFailure && ((request: Request, errorText: string) => hooks.describeFailure?.(request.url(), errorText)),
+    redact,
+  });
+  const interruption = interrupter(page, deadline, hooks.signal);
+  const steps: StepOutcome[] = [];
+  let failure: RunFailure | null = null;
+  let recorder: VideoRecorder | null = null;
+  let videoError: string | null = null;
+  let cdp: CDPSession | null = null;
+
+  try {
+    if (spec.video) {
+      try {
+        recorder = await VideoRecorder.start(page, spec.video);
+      } catch (err) {
+        videoError = err instanceof VideoEncodingError ? err.message : 'the screencast could not be started';
+        if (!(err instanceof VideoEncodingError)) logger.warn(`Screencast did not start: ${(err as Error).message}`);
+      }
+    }
+    try {
+      const timeout = Math.min(spec.navigationTimeoutMs, deadline - Date.now());
+      await interruption.race(navigate(page, spec.url, timeout, hooks));
+    } catch (err) {
+      failure = toFailure(err, null, `navigation to the run's url failed`, redact, spec.timeoutMs);
+    }
+    for (const [index, step] of spec.steps.entries()) {
+      if (failure) {
+        steps.push({ index, action: step.action, status: 'skipped', durationMs: 0, error: null, screenshotFile: null, result: null });
+        continue;
+      }
+      const stepStarted = Date.now();
+      const ownTimeout = step.timeoutMs ?? RUN_LIMITS.stepTimeoutMs.default;
+      const timeout = Math.max(1, Math.min(ownTimeout, deadline - stepStarted));
+      const outcome: StepOutcome = { index, action: step.action, status: 'ok', durationMs: 0, error: null, screenshotFile: null, result: null };
+      try {
+        const done = await interruption.race(
+          perform(page, step, timeout, hooks, async () => (cdp ??= await page.context().newCDPSession(page))),
+        );
+        outcome.screenshotFile = done.screenshotFile ?? null;
+        outcome.result = done.result === undefined ? null : redactJson(done.result, redact);
+      } catch (err) {
+        const limitedByBudget = timeout < ownTimeout && Date.now() >= deadline - 5;
+        const cause = err instanceof StepError && limitedByBudget ? new RunInterrupted('timeout') : err;
+        const stepFailure = toFailure(cause, index, `step ${index} (${redact(stepLabel(step))})`, redact, spec.timeoutMs);
+        outcome.status = 'failed';
+        outcome.error = stepFailure.message;
+        if (!step.optional || stepFailure.stage !== 'step') failure = stepFailure;
+      }
+      outcome.durationMs = Date.now() - stepStarted;
+      steps.push(outcome);
+      await hooks.onProgress?.(steps).catch((err) => logger.warn(`Could not record run progress: ${(err as Error).message}`));
+    }
+  } finally {
+    interruption.dispose();
+  }
+  const durationMs = Date.now() - started;
+
+  let video: VideoRecording | null = null;
+  if (recorder) {
+    try {
+      video = await recorder.stop();
+    } catch (err) {
+      videoError = err instanceof VideoEncodingError ? err.message : 'the video could not be finished';
+      if (!(err instanceof VideoEncodingError)) logger.warn(`Video did not finish: ${(err as Error).message}`);
+    }
+  }
+  const alive = !page.isClosed();
+  const finalUrl = alive ? redact(page.url()) : null;
+  const pageTitle = alive ? await withTimeout(page.title(), 2_000).then(redact, () => null) : null;
+  return {
+    finalUrl: finalUrl === 'about:blank' ? null : finalUrl,
+    pageTitle,
+    steps,
+    consoleErrors: errors.consoleErrors,
+    networkErrors: errors.networkErrors,
+    consoleErrorCount: errors.consoleErrorCount,
+    networkErrorCount: errors.networkErrorCount,
+    video,
+    videoError,
+    failure,
+    durationMs,
+  };
+}
+
+/** Loads `url` (until `load`), failing with the egress proxy's reason when it refused the target. */
+async function navigate(page: Page, url: string, timeoutMs: number, hooks: RunSessionHooks): Promise<void> {
+  let response;
+  try {
+    response = await page.goto(url, { waitUntil: 'load', timeout: timeoutMs });
+  } catch (err) {
+    const message = (err as Error).message;
+    if (/Timeout \d+ms exceeded/.test(message)) throw new StepError(`navigation timed out after ${timeoutMs} ms`);
+    const net = /net::ERR_[A-Z_]+/.exec(message)?.[0];
+    if (net) throw new StepError(hooks.describeFailure?.(url, net) ?? net);
+    throw err;
+  }
+  const refusal = hooks.egressErrorHeader ? response?.headers()[hooks.egressErrorHeader] : undefined;
+  if (refusal) throw new StepError(refusal);
+}
+
+/** Performs one step; resolves with what it produced, throws {@link StepError} (or a Playwright error) when it fails. */
+async function perform(
+  page: Page,
+  step: RunStep,
+  timeout: number,
+  hooks: RunSessionHooks,
+  cdp: () => Promise<CDPSession>,
+): Promise<{ screenshotFile?: string; result?: JsonValue }> {
+  try {
+    switch (step.action) {
+      case 'goto':
+        await navigate(page, step.url, timeout, hooks);
+        return {};
+      case 'click':
+        await page.locator(step.selector).first().click({ timeout });
+        return {};
+      case 'fill':
+        await page.locator(step.selector).first().fill(step.value ?? missingSecret(), { timeout });
+        return {};
+      case 'press':
+        if (step.selector) await page.locator(step.selector).first().press(step.key, { timeout });
+        else await page.keyboard.press(step.key);
+        return {};
+      case 'hover':
+        await page.locator(step.selector).first().hover({ timeout });
+        return {};
+      case 'select': {
+        const locator = page.locator(step.selector).first();
+        await locator.waitFor({ state: 'visible', timeout });
+        const options = await locator.evaluate((el, value) => {
+          if (!(el instanceof HTMLSelectElement)) return null;
+          return Array.from(el.options).some((o) => o.value === value || o.label === value);
+        }, step.value);
+        if (options === null) throw new StepError('element is not a <select>');
+        if (!options) throw new StepError(`no option "${step.value}"`);
+        await locator.selectOption(step.value, { timeout });
+        return {};
+      }
+      case 'check':
+        await page.locator(step.selector).first().check({ timeout });
+        return {};
+      case 'uncheck':
+        await page.locator(step.selector).first().uncheck({ timeout });
+        return {};
+      case 'scroll':
+        if (step.selector) await page.locator(step.selector).first().scrollIntoViewIfNeeded({ timeout });
+        else await page.evaluate((y) => window.scrollTo(0, y), step.y ?? 0);
+        return {};
+      case 'waitForSelector':
+        await page.locator(step.selector).first().waitFor({ state: 'visible', timeout });
+        return {};
+      case 'waitForUrl':
+        try {
+          await page.waitForURL(step.url, { timeout, waitUntil: 'commit' });
+        } catch (err) {
+          if (isTimeout(err)) throw new StepError(`the URL did not match within ${timeout} ms (it is ${truncate(page.url(), 300)})`);
+          throw err;
+        }
+        return {};
+      case 'wait':
+        await new Promise((resolve) => setTimeout(resolve, Math.min(step.ms, timeout)));
+        if (step.ms > timeout) throw new StepError(`wait of ${step.ms} ms is longer than the step's ${timeout} ms`);
+        return {};
+      case 'evaluate':
+        return { result: await evaluate(page, step.script, timeout) };
+      case 'screenshot':
+        return { screenshotFile: await hooks.saveScreenshot(await screenshot(page, await cdp(), step, timeout), step.format ?? 'png') };
+    }
+  } catch (err) {
+    if (err instanceof StepError || err instanceof RunInterrupted) throw err;
+    throw new StepError(await describePlaywrightError(err, page, step, timeout));
+  }
+}
+
+function missingSecret(): never {
+  throw new StepError('the sensitive value is no longer available (the run lost its queue entry before it started); submit the run again');
+}
+
+/** Runs a script in the page (awaited if it returns a promise); its JSON result must fit in 10 KiB. */
+async function evaluate(page: Page, script: string, timeout: number): Promise<JsonValue> {
+  let value: JsonValue;
+  try {
+    value = await withTimeout(
+      page.evaluate(async (source) => {
+        // eslint-disable-next-line @typescript-eslint/no-implied-eval
+        const result = await (0, eval)(source);
+        return (result === undefined ? null : JSON.parse(JSON.stringify(result) ?? 'null')) as JsonValue;
+      }, script),
+      timeout,
+    );
+  } catch (err) {
+    if (err instanceof TimeoutError) throw new StepError(`the script did not finish within ${timeout} ms`);
+    const message = ((err as Error).message ?? String(err)).split('\n')[0].replace(/^page\.evaluate: /, '');
+    throw new StepError(`the script failed: ${truncate(message, 500)}`);
+  }
+  const size = Buffer.byteLength(JSON.stringify(value));
+  if (size > RUN_LIMITS.resultMaxBytes) throw new StepError(`the script's result is ${size} bytes of JSON, more than ${RUN_LIMITS.resultMaxBytes}`);
+  return value;
+}
+
+/** A step screenshot through the DevTools protocol (png, jpeg or webp): the viewport, the full page or one element. */
+async function screenshot(
+  page: Page,
+  cdp: CDPSession,
+  step: Extract<RunStep, { action: 'screenshot' }>,
+  timeout: number,
+): Promise<Buffer> {
+  const viewport = page.viewportSize() ?? { width: 1280, height: 800 };
+  let clip = { x: 0, y: 0, width: viewport.width, height: viewport.height, scale: 1 };
+  if (step.selector) {
+    const locator = page.locator(step.selector).first();
+    await locator.scrollIntoViewIfNeeded({ timeout });
+    const box = await locator.boundingBox({ timeout });
+    if (!box || box.width < 1 || box.height < 1) throw new StepError('the element has no visible box');
+    const scroll = await page.evaluate(() => ({ x: window.scrollX, y: window.scrollY }));
+    clip = { x: box.x + scroll.x, y: box.y + scroll.y, width: box.width, height: box.height, scale: 1 };
+  } else if (step.fullPage) {
+    const height = await page.evaluate(() => Math.max(document.documentElement.scrollHeight, document.body?.scrollHeight ?? 0));
+    clip = { ...clip, height: Math.max(viewport.height, Math.min(height, FULL_PAGE_MAX_HEIGHT_PX)) };
+  } else {
+    const scroll = await page.evaluate(() => ({ x: window.scrollX, y: window.scrollY }));
+    clip = { ...clip, x: scroll.x, y: scroll.y };
+  }
+  const format = step.format ?? 'png';
+  const { data } = await withTimeout(
+    cdp.send('Page.captureScreenshot', {
+      format,
+      ...(format === 'png' ? {} : { quality: LOSSY_QUALITY }),
+      optimizeForSpeed: true,
+      captureBeyondViewport: Boolean(step.fullPage || step.selector),
+      clip,
+    }),
+    timeout,
+  );
+  return Buffer.from(data, 'base64');
+}
+
+/** A customer-safe reason for a Playwright failure of a step; never the call log (it can echo a `fill` value). */
+async function describePlaywrightError(err: unknown, page: Page, step: RunStep, timeout: number): Promise<string> {
+  const message = err instanceof Error ? err.message : String(err);
+  if (/Target (page, context or browser )?(has been )?closed|Browser closed|browser has disconnected/i.test(message)) {
+    throw new RunInterrupted('browser');
+  }
+  if (/Unknown key|Unknown keyboard key/i.test(message)) return `unknown key "${step.action === 'press' ? step.key : ''}"`;
+  if (/(is not a valid selector|Unexpected token|Unknown engine|Failed to parse selector|Invalid selector)/i.test(message)) {
+    return 'invalid selector';
+  }
+  if (/Element is not an <input>|not an <input>, <textarea>|contenteditable/i.test(message)) {
+    return 'the element is not an input, textarea or contenteditable element';
+  }
+  if (/Not a checkbox or radio button/i.test(message)) return 'the element is not a checkbox or radio button';
+  if (isTimeout(err) && 'selector' in step && step.selector) {
+    const visible = await page.locator(step.selector).first().isVisible().catch(() => false);
+    return visible ? `the element was not ready for ${step.action} within ${timeout} ms (disabled, covered or moving)` : `selector not visible within ${timeout} ms`;
+  }
+  if (isTimeout(err)) return `timed out after ${timeout} ms`;
+  return truncate(message.split('\n')[0].replace(/^[a-zA-Z.]+: /, ''), 300);
+}
+
+/** The run failure for an error thrown at step `stepIndex` (null: the first navigation). */
+function toFailure(
+  err: unknown,
+  stepIndex: number | null,
+  label: string,
+  redact: (text: string) => string,
+  budgetMs: number,
+): RunFailure {
+  if (err instanceof RunInterrupted) {
+    const during = stepIndex === null ? 'while loading the first page' : `during step ${stepIndex}`;
+    if (err.stage === 'timeout') return { stage: 'timeout', stepIndex, message: `run exceeded its time budget of ${budgetMs} ms (${during})` };
+    if (err.stage === 'browser') return { stage: 'browser', stepIndex, message: `the browser crashed ${during}` };
+    if (err.stage === 'worker') return { stage: 'worker', stepIndex, message: `the worker shut down ${during}` };
+    return { stage: 'canceled', stepIndex, message: 'the run was canceled' };
+  }
+  const reason = err instanceof StepError ? err.message : 'unexpected error';
+  if (!(err instanceof StepError)) logger.error(`Unexpected run step failure: ${(err as Error)?.stack ?? String(err)}`);
+  return { stage: 'step', stepIndex, message: `${label}: ${redact(reason)}` };
+}
+
+/**
+ * Races a step against the run's interruptions: the budget's deadline, a page crash, a cancel.
+ * The rejection is a {@link RunInterrupted}.
+ */
+function interrupter(page: Page, deadline: number, signal?: AbortSignal) {
+  let reject!: (err: RunInterrupted) => void;
+  let interrupted: RunInterrupted | null = null;
+  const stop = new Promise<never>((_, r) => (reject = r));
+  stop.catch(() => undefined);
+  const fire = (stage: RunInterrupted['stage']) => {
+    if (interrupted) return;
+    interrupted = new RunInterrupted(stage);
+    reject(interrupted);
+  };
+  const timer = setTimeout(() => fire('timeout'), Math.max(0, deadline - Date.now()));
+  const onCrash = () => fire('browser');
+  const onAbort = () => fire(signal?.reason === 'worker' ? 'worker' : 'canceled');
+  page.on('crash', onCrash);
+  page.on('close', onCrash);
+  if (signal?.aborted) onAbort();
+  signal?.addEventListener('abort', onAbort);
+  return {
+    race<T>(work: Promise<T>): Promise<T> {
+      work.catch(() => undefined);
+      if (interrupted) return Promise.reject(interrupted);
+      return Promise.race([work, stop]);
+    },
+    dispose() {
+      clearTimeout(timer);
+      page.off('crash', onCrash);
+      page.off('close', onCrash);
+      signal?.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+class TimeoutError extends Error {}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    work,
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new TimeoutError(`timed out after ${ms} ms`)), ms))),
+  ]).finally(() => clearTimeout(timer));
+}
+
+function isTimeout(err: unknown): boolean {
+  return err instanceof Error && (err.name === 'TimeoutError' || /Timeout \d+ms exceeded/.test(err.message));
+}
+
+function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/**
+ * A function removing every sensitive value from a text: the value as typed, URL-encoded, and
+ * form-encoded (a GET form puts it in the query string).
+ */
+export function redactor(values: string[]): (text: string) => string {
+  const needles = [...new Set(values.filter((v) => v.length > 0).flatMap((v) => [v, encodeURIComponent(v), encodeURIComponent(v).replace(/%20/g, '+')]))]
+    .sort((a, b) => b.length - a.length);
+  if (!needles.length) return (text) => text;
+  return (text) => needles.reduce((out, needle) => out.split(needle).join('[redacted]'), text);
+}
+
+/** `value` with sensitive values removed from every string in it. */
+function redactJson(value: JsonValue, redact: (text: string) => string): JsonValue {
+  try {
+    return JSON.parse(redact(JSON.stringify(value))) as JsonValue;
+  } catch {
+    return '[redacted]';
+  }
+}

@@ -1,0 +1,115 @@
+import type { ImageFormat } from '../capture/image-format';
+
+/** Step actions of a browser session run (CONTRACT.md, "Browser session runs"). */
+export const STEP_ACTIONS = [
+  'goto',
+  'click',
+  'fill',
+  'press',
+  'hover',
+  'select',
+  'check',
+  'uncheck',
+  'scroll',
+  'waitForSelector',
+  'waitForUrl',
+  'wait',
+  'evaluate',
+  'screenshot',
+] as const;
+export type StepAction = (typeof STEP_ACTIONS)[number];
+
+/** Limits of runs and their steps (CONTRACT.md, "Browser session runs"). Times in ms. */
+export const RUN_LIMITS = {
+  maxSteps: 50,
+  timeoutMs: { min: 1_000, max: 300_000, default: 60_000 },
+  stepTimeoutMs: { min: 100, max: 300_000, default: 10_000 },
+  waitMs: { min: 0, max: 10_000 },
+  selectorMaxLength: 512,
+  valueMaxLength: 10_000,
+  keyMaxLength: 64,
+  scriptMaxLength: 65_536,
+  /** Largest `evaluate` result kept, bytes of JSON. */
+  resultMaxBytes: 10_240,
+  scrollYMax: 1_000_000,
+  nameMaxLength: 100,
+  /** Console and network errors kept per run (all are counted). */
+  keptErrors: 100,
+} as const;
+
+/** Fields every step may have. */
+export interface StepCommon {
+  /** A failure is recorded and the run goes on. */
+  optional?: boolean;
+  /** This step's limit, ms (default 10,000), within what is left of the run's budget. */
+  timeoutMs?: number;
+}
+
+/**
+ * One step as stored and executed. A `fill` with `sensitive: true` is stored without its `value`;
+ * the value travels only in the queue job and is merged back by the worker ({@link withSecrets}).
+ */
+export type RunStep = StepCommon &
+  (
+    | { action: 'goto'; url: string }
+    | { action: 'click' | 'hover' | 'check' | 'uncheck' | 'waitForSelector'; selector: string }
+    | { action: 'fill'; selector: string; value?: string; sensitive?: boolean }
+    | { action: 'press'; key: string; selector?: string }
+    | { action: 'select'; selector: string; value: string }
+    | { action: 'scroll'; selector?: string; y?: number }
+    | { action: 'waitForUrl'; url: string }
+    | { action: 'wait'; ms: number }
+    | { action: 'evaluate'; script: string }
+    | { action: 'screenshot'; name?: string; fullPage?: boolean; selector?: string; format?: ImageFormat }
+  );
+
+/** Values of sensitive `fill` steps by step index: what the queue job carries besides the run id. */
+export type SensitiveValues = Record<number, string>;
+
+/**
+ * Splits submitted steps into what may be stored (sensitive values removed) and the sensitive values
+ * by step index.
+ */
+export function withoutSecrets(steps: RunStep[]): { stored: RunStep[]; secrets: SensitiveValues } {
+  const secrets: SensitiveValues = {};
+  const stored = steps.map((step, index) => {
+    if (step.action !== 'fill' || !step.sensitive) return step;
+    secrets[index] = step.value ?? '';
+    const { value: _value, ...rest } = step;
+    return rest;
+  });
+  return { stored, secrets };
+}
+
+/** Puts sensitive values back into stored steps; a sensitive `fill` whose value is missing keeps none. */
+export function withSecrets(steps: RunStep[], secrets: SensitiveValues): RunStep[] {
+  return steps.map((step, index) => (step.action === 'fill' && step.sensitive && index in secrets ? { ...step, value: secrets[index] } : step));
+}
+
+/**
+ * How a step is named in messages: `click "#buy"`, `goto "https://…"`, `wait 500 ms`. Never
+ * includes a `fill` value or a script.
+ */
+export function stepLabel(step: RunStep): string {
+  switch (step.action) {
+    case 'goto':
+    case 'waitForUrl':
+      return `${step.action} "${truncate(step.url, 200)}"`;
+    case 'press':
+      return step.selector ? `press "${step.key}" in "${truncate(step.selector, 200)}"` : `press "${step.key}"`;
+    case 'wait':
+      return `wait ${step.ms} ms`;
+    case 'evaluate':
+      return 'evaluate';
+    case 'screenshot':
+      return step.name ? `screenshot "${step.name}"` : 'screenshot';
+    case 'scroll':
+      return step.selector ? `scroll to "${truncate(step.selector, 200)}"` : `scroll to y ${step.y ?? 0}`;
+    default:
+      return `${step.action} "${truncate(step.selector, 200)}"`;
+  }
+}
+
+function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}

@@ -1,0 +1,130 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Account } from '../accounts/account.entity';
+import { ApiKey } from '../auth/api-key.entity';
+import type { ConsoleErrorEntry, NetworkErrorEntry } from './page-errors';
+import type { FailureStage, StepOutcome } from './run-session';
+import type { RunStep } from './run-steps';
+
+/** Run states (CONTRACT.md, "Browser session runs"): `pending` → `running` → `completed` | `failed`, never back. */
+export const RUN_STATUSES = ['pending', 'running', 'completed', 'failed'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** The session options of a run with their defaults applied. Sizes in CSS px. */
+export interface RunSessionOptions {
+  width: number;
+  height: number;
+  /** Device scale factor, 1-3. */
+  scale: number;
+  /** BCP 47; null: the browser's default (`en-US`). */
+  locale: string | null;
+  /** IANA zone; null: the server's. */
+  timezone: string | null;
+  darkMode: boolean;
+  reducedMotion: boolean;
+}
+
+/**
+ * A step outcome as stored (the screenshot as a file name; the public URL is made when read). The
+ * `evaluate` result is typed shallowly here: TypeORM's update types cannot expand a recursive JSON type.
+ */
+export type StoredStepOutcome = Omit<StepOutcome, 'result'> & { result: object | string | number | boolean | null };
+
+/** One browser session run: what was asked (sensitive values excluded), its state and what it produced. */
+@Entity({ name: 'runs' })
+@Index(['accountId', 'createdAt'])
+@Index('IDX_runs_open_by_account', ['accountId'], { where: `"status" IN ('pending', 'running')` })
+export class Run {
+  /** `run_…` */
+  @PrimaryColumn({ type: 'varchar', length: 40 })
+  id: string;
+
+  @Column({ name: 'account_id', type: 'varchar', length: 40 })
+  accountId: string;
+
+  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'account_id' })
+  account?: Account;
+
+  @Index()
+  @Column({ name: 'api_key_id', type: 'varchar', length: 40 })
+  apiKeyId: string;
+
+  @ManyToOne(() => ApiKey, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'api_key_id' })
+  apiKey?: ApiKey;
+
+  @Index()
+  @Column({ type: 'varchar', length: 16 })
+  status: RunStatus;
+
+  /** The first page. */
+  @Column({ type: 'text' })
+  url: string;
+
+  @Column({ type: 'jsonb' })
+  options: RunSessionOptions;
+
+  @Column({ type: 'boolean' })
+  video: boolean;
+
+  /** The run's budget, ms. */
+  @Column({ name: 'timeout_ms', type: 'int' })
+  timeoutMs: number;
+
+  /** The steps as submitted, without the values of sensitive `fill` steps. */
+  @Column({ type: 'jsonb' })
+  steps: RunStep[];
+
+  /** Outcomes of the steps that ended so far; every step once the run ended. */
+  @Column({ name: 'step_results', type: 'jsonb', default: () => `'[]'` })
+  stepResults: StoredStepOutcome[];
+
+  @Column({ name: 'final_url', type: 'text', nullable: true })
+  finalUrl: string | null;
+
+  @Column({ name: 'page_title', type: 'text', nullable: true })
+  pageTitle: string | null;
+
+  /** Name of the video in storage. */
+  @Column({ name: 'video_file', type: 'varchar', length: 64, nullable: true })
+  videoFile: string | null;
+
+  @Column({ name: 'console_error_count', type: 'int', default: 0 })
+  consoleErrorCount: number;
+
+  @Column({ name: 'network_error_count', type: 'int', default: 0 })
+  networkErrorCount: number;
+
+  @Column({ name: 'console_errors', type: 'jsonb', default: () => `'[]'` })
+  consoleErrors: ConsoleErrorEntry[];
+
+  @Column({ name: 'network_errors', type: 'jsonb', default: () => `'[]'` })
+  networkErrors: NetworkErrorEntry[];
+
+  @Column({ name: 'finalization_error', type: 'text', nullable: true })
+  finalizationError: string | null;
+
+  @Column({ type: 'jsonb', nullable: true })
+  failure: { stage: FailureStage; stepIndex: number | null } | null;
+
+  /** Times a worker claimed the run; a second claim means the first worker died mid-run. */
+  @Column({ type: 'int', default: 0 })
+  attempts: number;
+
+  /** Set by `POST /v1/runs/:id/cancel` while the run is running; the worker ends it. */
+  @Column({ name: 'cancel_requested_at', type: 'timestamptz', nullable: true })
+  cancelRequestedAt: Date | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'started_at', type: 'timestamptz', nullable: true })
+  startedAt: Date | null;
+
+  @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
+  completedAt: Date | null;
+
+  /** When the video and step screenshots were deleted (past `RESULT_TTL_DAYS`). */
+  @Column({ name: 'results_deleted_at', type: 'timestamptz', nullable: true })
+  resultsDeletedAt: Date | null;
+}
