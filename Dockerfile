@@ -24,6 +24,8 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# EasyList / EasyPrivacy for blockAds and blockTrackers (read at run time, never downloaded).
+COPY vendor ./vendor
 COPY package.json ./
 # Non-root: the image's `node` user (uid 1000) owns only the results directory.
 RUN mkdir -p /data/files && chown -R node:node /data

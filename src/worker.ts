@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import type { AddressInfo } from 'node:net';
 import { Logger as PinoNestLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { ConfigError, loadConfigFromProcessEnv } from './config/app-config';
@@ -21,7 +22,8 @@ async function bootstrap(): Promise<void> {
   onTerminationSignals((signal) =>
     drainWorkerAndClose(app, signal, () => new Promise<void>((resolve) => server.close(() => resolve()))),
   );
-  new Logger('Glimpse').log(`Worker started; /health, /ready and /metrics on port ${config.workerHealthPort}`);
+  const { port } = server.address() as AddressInfo;
+  new Logger('Glimpse').log(`Worker started; /health, /ready and /metrics on port ${port}`);
 }
 
 bootstrap().catch((err) => {

@@ -2,6 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../src/config/app-config';
+import { Metrics } from '../src/metrics/metrics';
 import { RequestRateLimiter } from '../src/quota/request-rate-limiter';
 import { ScreenshotJob } from '../src/screenshots/screenshot-job.entity';
 import { ContractValidator, loadCommittedDocument, operationsOf } from './support/openapi-contract';
@@ -195,8 +196,9 @@ describe('abuse limits', () => {
       redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
       const config = loadConfig({ ...process.env, REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_PER_SECOND: '1', QUEUE_PREFIX: `abuse_${process.pid}` });
       // Two processes sharing the Redis share the allowance.
-      const a = new RequestRateLimiter(config);
-      const b = new RequestRateLimiter(config);
+      const metrics = new Metrics();
+      const a = new RequestRateLimiter(config, metrics);
+      const b = new RequestRateLimiter(config, new Metrics());
       try {
         // Ready once each limiter limits (before, with Redis not yet up, everything passes).
         for (const limiter of [a, b]) {
@@ -214,8 +216,11 @@ describe('abuse limits', () => {
         redis.kill('SIGKILL');
         await new Promise((r) => redis!.once('exit', r));
         const started = Date.now();
+        const skippedBefore = (await metrics.rateLimitSkipped.get()).values[0]?.value ?? 0;
         for (let i = 0; i < 20; i++) await expect(a.consume(caller)).resolves.toBeUndefined();
         expect(Date.now() - started).toBeLessThan(5_000);
+        // Counted in the metrics, so an operator sees that the limit was not applied.
+        expect((await metrics.rateLimitSkipped.get()).values[0].value - skippedBefore).toBe(20);
       } finally {
         a.onModuleDestroy();
         b.onModuleDestroy();

@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { DrainState } from '../src/health/drain-state';
+import { ScreenshotsService } from '../src/screenshots/screenshots.service';
+import { startOpsHttpServer } from '../src/health/ops-http-server';
 import { scanLogsForSecrets, SECRET_IN_LOG } from './support/log-scan';
 import { startPageServer } from './support/page-server';
 import { startTcpProxy } from './support/tcp-proxy';
@@ -161,7 +163,25 @@ describe('operations: health, readiness, metrics, logs', () => {
     const api = await fetch(`${t.baseUrl}/admin/queues/api/queues`, { headers: { authorization: basic } });
     expect(api.status).toBe(200);
     const names = ((await api.json()) as { queues: Array<{ name: string }> }).queues.map((q) => q.name);
-    expect(names.sort()).toEqual(['captures', 'housekeeping', 'webhook-deliveries']);
+    expect(names.sort()).toEqual(['captures', 'housekeeping', 'runs', 'webhook-deliveries']);
+  });
+
+  it("serves the worker's /health, /ready and /metrics on its own port, and nothing else", async () => {
+    const server = await startOpsHttpServer(t.app, 0, '127.0.0.1');
+    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      expect((await fetch(`${base}/health`)).status).toBe(200);
+      const ready = await fetch(`${base}/ready`);
+      expect(ready.status).toBe(200);
+      expect((await ready.json()).details).toMatchObject({ postgres: { status: 'up' }, redis: { status: 'up' }, browser: { status: 'up' } });
+      expect((await fetch(`${base}/metrics`)).status).toBe(401);
+      const metrics = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
+      expect(metrics.status).toBe(200);
+      expect(parsePrometheusTextFormat(await metrics.text()).map((f) => f.name)).toContain('glimpse_browsers_running');
+      expect((await fetch(`${base}/v1/screenshot`)).status).toBe(404);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 
   it('/metrics needs the bearer token when METRICS_TOKEN is set', async () => {
@@ -188,7 +208,7 @@ describe('operations: health, readiness, metrics, logs', () => {
     expect(before.get('glimpse_http_request_duration_seconds')!.type).toBe('HISTOGRAM');
     expect(sample(before, 'glimpse_queue_jobs', { queue: 'captures', state: 'waiting' })).toBeGreaterThanOrEqual(0);
     expect(before.get('glimpse_queue_jobs')!.metrics.map((m) => m.labels!.queue)).toEqual(
-      expect.arrayContaining(['captures', 'webhook-deliveries', 'housekeeping']),
+      expect.arrayContaining(['captures', 'runs', 'webhook-deliveries', 'housekeeping']),
     );
 
     const { key } = await t.createKey();
@@ -225,6 +245,22 @@ describe('operations: health, readiness, metrics, logs', () => {
     expect(line).toMatchObject({ level: 'info', method: 'GET', route: '/v1/screenshot/:id', status: 404, apiKeyId: keyId });
     expect(typeof line.durationMs).toBe('number');
     expect(JSON.stringify(line)).not.toContain(key);
+  });
+
+  it('logs an unexpected error with its request id; the client gets the envelope without details', async () => {
+    const { key } = await t.createKey();
+    const requestId = `ops-500-${Date.now()}`;
+    const spy = jest.spyOn(t.get(ScreenshotsService), 'get').mockRejectedValueOnce(new Error(`database exploded near ${key}`));
+    try {
+      const res = await t.request('GET', '/v1/screenshot/scr_whatever', { key, headers: { 'x-request-id': requestId } });
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({ error: 'Internal server error', code: 'INTERNAL_ERROR', requestId });
+    } finally {
+      spy.mockRestore();
+    }
+    const line = await waitForLogLine(t, (l) => l.level === 'error' && String(l.msg).includes(requestId));
+    expect(line.requestId).toBe(requestId);
+    expect(JSON.stringify(line)).toContain('database exploded near sk_live_[REDACTED]');
   });
 
   it('redacts API keys in MCP paths and secrets wherever they would appear in a log line', async () => {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { MIGRATIONS } from '../src/database/migrations/index';
 import { ADMIN_DATABASE_URL } from './support/global-setup';
+import { SECRET_IN_LOG } from './support/log-scan';
 import { startTestApp } from './support/test-app';
 
 /** A free loopback port (bound, then released). */
@@ -147,6 +148,9 @@ describe('API replicas', () => {
     expect(Object.keys((await ready.json()).error)).toEqual(['shutdown']);
     expect(await inFlight).toBe(202);
     expect(await api.exited).toBe(0);
+    // Its log lines hold no secret (the key was used in an Authorization header above).
+    expect(api.lines.filter((l) => SECRET_IN_LOG.test(JSON.stringify(l)))).toEqual([]);
+    expect(api.lines.some((l) => l.msg === 'request' && l.route === '/v1/screenshot' && l.status === 202)).toBe(true);
     // The other replica is unaffected.
     expect((await fetch(`http://127.0.0.1:${apis[1].port}/ready`)).status).toBe(200);
   }, 60_000);

@@ -34,6 +34,8 @@ describe('scale-out: an API without processors and two worker processes', () => 
         CAPTURE_TIMEOUT_MS: '20000',
         CAPTURE_CONCURRENCY: '2',
         LOG_LEVEL: 'log',
+        // An ephemeral health port each: two workers (and parallel test runs) cannot share 3001.
+        WORKER_HEALTH_PORT: '0',
         TS_NODE_PROJECT: join(ROOT, 'tsconfig.json'),
       },
       stdio: ['ignore', 'pipe', 'pipe'],

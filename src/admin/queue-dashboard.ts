@@ -11,7 +11,7 @@ import { ServiceQueues } from '../metrics/queue-metrics';
 export const QUEUE_DASHBOARD_PATH = '/admin/queues';
 
 /**
- * Mounts bull-board (the operators' view of the capture, webhook and housekeeping queues: counts,
+ * Mounts bull-board (the operators' view of the capture, run, webhook and housekeeping queues: counts,
  * jobs, retry, clean) at {@link QUEUE_DASHBOARD_PATH} when `ADMIN_TOKEN` is set; off otherwise (the
  * path is then an unknown route, 404). Every request must carry the token, as
  * `Authorization: Bearer <ADMIN_TOKEN>` or, for a browser, HTTP Basic with the token as password

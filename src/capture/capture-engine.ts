@@ -41,6 +41,9 @@ const SCROLL_STEP_PAUSE_MS = 40;
 /** Longest wait for images started by the scroll, ms. */
 const LAZY_IMAGES_WAIT_MS = 3_000;
 
+/** Longest wait for the consent-banner blocker to deal with a banner, ms. */
+const COOKIE_BANNER_SETTLE_MS = 5_000;
+
 /** Longest part of a customer's message (script error, selector) quoted in a job error. */
 const QUOTE_MAX = 200;
 
@@ -168,6 +171,7 @@ export class CaptureEngine {
           );
         });
     }
+    if (options.blockCookieBanners) await this.session.settleCookieBanners(page, Math.min(timeout, COOKIE_BANNER_SETTLE_MS));
     if (options.hideSelectors || options.css) await this.addStyles(page, options);
     if (options.javascript) await this.runScript(page, options.javascript, timeout);
     if (options.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, options.delayMs));

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import type { BrowserContext } from 'playwright';
+import type { BrowserContext, Page } from 'playwright';
 import type { ContextOptions, Lease } from '../browser/browser-pool';
+import { RequestBlockers } from './blockers';
 import { DEFAULT_LOCALE, SessionOptions } from './capture-options';
 
 /**
@@ -25,12 +26,15 @@ export function sessionContextOptions(session: SessionOptions): ContextOptions {
 /**
  * Applies the session options that act on a leased context before its first navigation (CONTRACT.md,
  * "Capture options"; reused by browser session runs): `cookies` (domain defaulting to the host of
- * `targetUrl`) and `headers`, which are added only to requests whose origin is the origin of
- * `targetUrl` (never to third-party subresources, iframes or cross-origin redirects). Context-creation
+ * `targetUrl`), `headers`, which are added only to requests whose origin is the origin of `targetUrl`
+ * (never to third-party subresources, iframes or cross-origin redirects), and the blockers
+ * (`blockAds`, `blockTrackers`, `blockCookieBanners`: {@link RequestBlockers}). Context-creation
  * options come from {@link sessionContextOptions} when the lease is taken.
  */
 @Injectable()
 export class SessionSetup {
+  constructor(private readonly blockers: RequestBlockers) {}
+
   /** Prepares `lease.context` for `session` with `targetUrl` as the first page. Throws what Playwright throws for a cookie Chromium refuses. */
   async apply(lease: Pick<Lease, 'context'>, session: SessionOptions, targetUrl: string): Promise<void> {
     const target = new URL(targetUrl);
@@ -47,6 +51,13 @@ export class SessionSetup {
       );
     }
     if (session.headers) await this.addOriginHeaders(lease.context, target.origin, session.headers);
+    // Last: the blockers' route runs first and hands what it lets through to the headers route.
+    await this.blockers.apply(lease.context, session);
+  }
+
+  /** After the page loaded: waits (at most `timeoutMs`) until the consent-banner blocker has dealt with the page ({@link RequestBlockers.settleCookieBanners}). */
+  settleCookieBanners(page: Page, timeoutMs: number): Promise<void> {
+    return this.blockers.settleCookieBanners(page, timeoutMs);
   }
 
   /**

@@ -45,7 +45,7 @@ export class HttpExceptionFilter implements ExceptionFilter {
         'Retry-After': String(SERVICE_UNAVAILABLE_RETRY_AFTER_S),
       });
     }
-    this.logger.error(`${req.method} ${req.path} failed`, exception instanceof Error ? exception.stack : String(exception));
+    this.logger.error(`${req.method} ${req.path} failed (requestId ${requestIdOf(req)})`, exception instanceof Error ? exception.stack : String(exception));
     return new ApiError(ErrorCode.INTERNAL_ERROR, 500, 'Internal server error');
   }
 }

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, loadConfig } from './app-config';
 
 const base = {};
@@ -85,6 +88,76 @@ describe('loadConfig', () => {
       expect(malformed).toHaveLength(1);
       expect(malformed[0]).toMatch(/^WEBHOOK_SECRET_KEY: must be 32 bytes/);
       expect(malformed.join()).not.toContain('deadbeef');
+    });
+  });
+
+  describe('operations settings (issue 12)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'glimpse-config-'));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+    it('reads <NAME>_FILE secrets without their trailing newline', () => {
+      const key = 'ab'.repeat(32);
+      writeFileSync(join(dir, 'key'), `${key}\n`);
+      writeFileSync(join(dir, 'db'), 'postgres://glimpse:s3cret@db:5432/glimpse\n');
+      writeFileSync(join(dir, 'metrics'), 'metrics-token-0123456789');
+      const config = loadConfig({
+        ...base,
+        WEBHOOK_SECRET_KEY_FILE: join(dir, 'key'),
+        DATABASE_URL_FILE: join(dir, 'db'),
+        METRICS_TOKEN_FILE: join(dir, 'metrics'),
+      });
+      expect(config.webhookSecretKeys[0].toString('hex')).toBe(key);
+      expect(config.databaseUrl).toBe('postgres://glimpse:s3cret@db:5432/glimpse');
+      expect(config.metricsToken).toBe('metrics-token-0123456789');
+    });
+
+    it('refuses both forms at once and unreadable files, naming the variable, never echoing secrets', () => {
+      writeFileSync(join(dir, 'token'), 'admin-token-0123456789');
+      let error: unknown;
+      try {
+        loadConfig({
+          ...base,
+          ADMIN_TOKEN: 'admin-token-abcdefghijk',
+          ADMIN_TOKEN_FILE: join(dir, 'token'),
+          S3_SECRET_ACCESS_KEY_FILE: join(dir, 'missing'),
+          METRICS_TOKEN: 'short',
+          DATABASE_URL: 'mysql://user:hunter22@db/x',
+        });
+      } catch (err) {
+        error = err;
+      }
+      const problems = (error as ConfigError).problems;
+      expect(problems).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/^ADMIN_TOKEN_FILE: set either/),
+          expect.stringMatching(/^S3_SECRET_ACCESS_KEY_FILE=.*cannot read \(ENOENT\)/),
+          expect.stringMatching(/^METRICS_TOKEN: must be at least 16 characters/),
+          expect.stringMatching(/^DATABASE_URL="mysql:\/\/user:\*\*\*@db\/x"/),
+        ]),
+      );
+      expect(problems.join('\n')).not.toMatch(/admin-token|short|hunter22/);
+    });
+
+    it('requires a bucket for S3 storage and both S3 keys or neither', () => {
+      expect(() => loadConfig({ ...base, STORAGE_DRIVER: 's3' })).toThrow(/S3_BUCKET: required/);
+      expect(() => loadConfig({ ...base, STORAGE_DRIVER: 's3', S3_BUCKET: 'results', S3_ACCESS_KEY_ID: 'id' })).toThrow(/set both or neither/);
+      expect(loadConfig({ ...base, STORAGE_DRIVER: 's3', S3_BUCKET: 'results', S3_FORCE_PATH_STYLE: 'true' }).s3).toEqual({
+        bucket: 'results',
+        endpoint: undefined,
+        region: 'us-east-1',
+        accessKeyId: undefined,
+        secretAccessKey: undefined,
+        forcePathStyle: true,
+      });
+      expect(loadConfig(base).s3).toBeNull();
+    });
+
+    it('logs JSON unless stdout is a terminal, and LOG_FORMAT decides when set', () => {
+      expect(loadConfig(base, false).logFormat).toBe('json');
+      expect(loadConfig(base, true).logFormat).toBe('pretty');
+      expect(loadConfig({ ...base, LOG_FORMAT: 'json' }, true).logFormat).toBe('json');
+      expect(() => loadConfig({ ...base, LOG_FORMAT: 'xml' })).toThrow(/LOG_FORMAT/);
+      expect(loadConfig(base)).toMatchObject({ workerHealthPort: 3001, migrateOnStart: true, shutdownDelayMs: 0, metricsToken: null, adminToken: null });
     });
   });
 });

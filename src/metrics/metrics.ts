@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { RESULT_FORMATS } from '../capture/image-format';
 
 /** Outcome label of `glimpse_webhook_attempts_total`. */
 export type WebhookAttemptOutcome = 'success' | 'http_error' | 'network_error';
@@ -79,8 +80,29 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Requests refused by the per-second rate of an API key (`RATE_LIMIT_PER_SECOND`). */
+  readonly rateLimited = new Counter({
+    name: 'glimpse_rate_limited_total',
+    help: 'Requests refused with 429 RATE_LIMITED (per-second rate of an API key).',
+    registers: [this.registry],
+  });
+
+  /** Requests let through without the per-second rate check because Redis could not answer. */
+  readonly rateLimitSkipped = new Counter({
+    name: 'glimpse_rate_limit_skipped_total',
+    help: 'Requests let through without the per-second rate check because Redis could not answer.',
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+    // Every known series from the start, at 0, so rates and alerts work before the first event.
+    for (const status of ['done', 'failed']) {
+      for (const format of RESULT_FORMATS) this.captures.inc({ status, format }, 0);
+    }
+    for (const reason of ['recycle', 'crash']) this.browserRestarts.inc({ reason }, 0);
+    for (const outcome of ['success', 'http_error', 'network_error'] satisfies WebhookAttemptOutcome[]) this.webhookAttempts.inc({ outcome }, 0);
+    this.browsersRunning.set(0);
   }
 
   /** Records one finished webhook attempt: `responseCode` null means the receiver never answered. */

@@ -2,10 +2,10 @@ import { getQueueToken } from '@nestjs/bull';
 import { Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { Queue } from 'bull';
-import { CAPTURE_QUEUE, HOUSEKEEPING_QUEUE, WEBHOOK_QUEUE } from '../queue/queues';
+import { CAPTURE_QUEUE, HOUSEKEEPING_QUEUE, RUN_QUEUE, WEBHOOK_QUEUE } from '../queue/queues';
 
 /** Queues of the service, in the order the metrics and the queue dashboard list them. */
-export const QUEUE_NAMES = [CAPTURE_QUEUE, WEBHOOK_QUEUE, HOUSEKEEPING_QUEUE] as const;
+export const QUEUE_NAMES = [CAPTURE_QUEUE, RUN_QUEUE, WEBHOOK_QUEUE, HOUSEKEEPING_QUEUE] as const;
 
 /** Bull job states counted by `glimpse_queue_jobs`. */
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed', 'completed', 'paused'] as const;

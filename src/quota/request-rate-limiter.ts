@@ -4,6 +4,7 @@ import { BurstyRateLimiter, RateLimiterRedis, RateLimiterRes } from 'rate-limite
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { Metrics } from '../metrics/metrics';
 
 /** How long the burst allowance takes to refill, in seconds. */
 const BURST_WINDOW_S = 10;
@@ -19,7 +20,8 @@ const WARN_EVERY_MS = 60_000;
  * second allowance of the same size that refills every {@link BURST_WINDOW_S} s). 0 turns it off.
  *
  * While Redis cannot answer (down, or slower than {@link REDIS_COMMAND_TIMEOUT_MS}) the limit is not
- * applied: requests pass and a warning is logged at most once a minute. The Redis client is its own,
+ * applied: requests pass (counted in `glimpse_rate_limit_skipped_total`) and a warning is logged at
+ * most once a minute. The Redis client is its own,
  * without an offline queue, so a request never waits for Redis to come back.
  */
 @Injectable()
@@ -30,7 +32,10 @@ export class RequestRateLimiter implements OnModuleDestroy {
   private readonly limiter: BurstyRateLimiter | null = null;
   private lastWarningAt = 0;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly metrics: Metrics,
+  ) {
     this.limitPerSecond = config.rateLimitPerSecond;
     if (!this.limitPerSecond) return;
     this.redis = new Redis(config.redisUrl, {
@@ -64,9 +69,11 @@ export class RequestRateLimiter implements OnModuleDestroy {
       await this.limiter.consume(caller.apiKeyId);
     } catch (err) {
       if (!(err instanceof RateLimiterRes)) {
+        this.metrics.rateLimitSkipped.inc();
         this.warnUnlimited(err as Error);
         return;
       }
+      this.metrics.rateLimited.inc();
       const retryAfterS = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
       throw new ApiError(
         ErrorCode.RATE_LIMITED,

@@ -105,9 +105,9 @@ export class WebhooksService {
   async update(caller: Pick<AuthenticatedKey, 'accountId'>, id: string, dto: UpdateWebhookEndpointDto): Promise<WebhookEndpointDto> {
     const endpoint = await this.find(caller, id);
     if (dto.url !== undefined && dto.url !== endpoint.url) await this.targets.assertAllowed(dto.url);
-    if (dto.signatureScheme === 'standard-webhooks' && !isStandardWebhooksSecret(this.cipher.open(endpoint.secretSealed, endpoint.id))) {
+    if (dto.signatureScheme === 'standard-webhooks' && !this.hasStandardWebhooksSecret(endpoint)) {
       throw ApiError.validation([
-        { field: 'signatureScheme', message: 'this endpoint\'s secret predates standard-webhooks: rotate it first, then choose the scheme' },
+        { field: 'signatureScheme', message: 'this endpoint\'s secret predates standard-webhooks (or cannot be read): rotate it first, then choose the scheme' },
       ]);
     }
     const now = this.clock.now();
@@ -245,6 +245,16 @@ export class WebhooksService {
         else report.alreadyCurrent++;
       }
       after = batch[batch.length - 1].id;
+    }
+  }
+
+  /** Whether the endpoint's secret can key `standard-webhooks` signatures (an unreadable one cannot). */
+  private hasStandardWebhooksSecret(endpoint: WebhookEndpoint): boolean {
+    try {
+      return isStandardWebhooksSecret(this.cipher.open(endpoint.secretSealed, endpoint.id));
+    } catch (err) {
+      if (err instanceof SecretUnreadableError) return false;
+      throw err;
     }
   }
 
