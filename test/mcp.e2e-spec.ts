@@ -69,7 +69,7 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
     expect(client.getServerVersion()).toMatchObject({ name: 'glimpse' });
     const { tools } = await client.listTools();
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
-    expect(Object.keys(byName).sort()).toEqual(['get_quota', 'get_screenshot', 'take_screenshot']);
+    expect(Object.keys(byName).sort()).toEqual(['get_quota', 'get_run', 'get_screenshot', 'run_browser_session', 'take_screenshot']);
 
     const take = byName.take_screenshot;
     expect(take.description).toMatch(/px/);
@@ -110,6 +110,31 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
     expect(byName.get_quota.outputSchema).toMatchObject({
       required: expect.arrayContaining(['plan', 'limit', 'used', 'remaining', 'resetAt']),
     });
+  });
+
+  it('run_browser_session runs steps and returns the run object and the step screenshots; get_run returns it again; bad steps are VALIDATION_FAILED', async () => {
+    const client = await connect();
+    const { tools } = await client.listTools();
+    const run = tools.find((tool) => tool.name === 'run_browser_session')!;
+    expect(run.inputSchema).toMatchObject({ required: ['url'], additionalProperties: false, properties: { steps: { type: 'array', maxItems: 50 }, timeoutSeconds: { maximum: 300 } } });
+    const result = await call(client, 'run_browser_session', {
+      url: `${pages.url}/plain`,
+      width: 320,
+      height: 240,
+      video: false,
+      steps: [{ action: 'waitForSelector', selector: 'body' }, { action: 'screenshot', name: 'plain' }],
+    });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ status: 'completed', finalUrl: `${pages.url}/plain`, videoUrl: null, steps: [{ status: 'ok' }, { status: 'ok' }] });
+    const image = result.content.find((c: any) => c.type === 'image') as any;
+    expect(image.mimeType).toBe('image/png');
+    expect(pngSize(Buffer.from(image.data, 'base64'))).toEqual({ width: 320, height: 240 });
+    const again = await call(client, 'get_run', { id: (result.structuredContent as any).id });
+    expect(again.structuredContent).toEqual(result.structuredContent);
+
+    const bad = await call(client, 'run_browser_session', { url: `${pages.url}/plain`, steps: [{ action: 'fly' }] });
+    expect(bad.isError).toBe(true);
+    expect((bad.content[0] as { text: string }).text).toMatch(/^VALIDATION_FAILED: .*steps\[0\]\.action/);
   });
 
   it('take_screenshot captures a page and returns the PNG, its URL and the job as structured content and text', async () => {
@@ -278,7 +303,7 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
     expect(initialized.status).toBe(202);
     const list = await post(`/mcp/${key}`, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, headers);
     expect(list.status).toBe(200);
-    expect(list.body.result.tools.map((tool: { name: string }) => tool.name).sort()).toEqual(['get_quota', 'get_screenshot', 'take_screenshot']);
+    expect(list.body.result.tools.map((tool: { name: string }) => tool.name).sort()).toEqual(['get_quota', 'get_run', 'get_screenshot', 'run_browser_session', 'take_screenshot']);
     const quota = await post(`/mcp/${key}`, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'get_quota', arguments: {} } }, headers);
     expect(quota.body).toMatchObject({ id: 3, result: { structuredContent: { plan: 'pro', limit: 10000 } } });
   });

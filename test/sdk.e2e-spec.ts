@@ -6,6 +6,7 @@ import {
   GlimpseClient,
   GlimpseTimeoutError,
   verifyWebhook,
+  waitForRun,
   waitForScreenshot,
   WebhookEvent,
   WebhookEventPayload,
@@ -57,6 +58,18 @@ describe('TypeScript SDK against the running app', () => {
     const file = await downloadScreenshot(job);
     expect(file.contentType).toBe('image/png');
     expect(pngSize(Buffer.from(file.data))).toEqual({ width: 640, height: 480 });
+  });
+
+  it('starts a browser session run with typed steps and waits for it with waitForRun', async () => {
+    const created = await client.POST('/v1/runs', {
+      body: { url: `${pages.url}/hello`, width: 400, height: 300, video: false, steps: [{ action: 'waitForSelector', selector: 'h1' }, { action: 'screenshot', name: 'hello' }] },
+    });
+    expect(created.response.status).toBe(202);
+    const run = await waitForRun(client, created.data!.id, { initialDelayMs: 50, timeoutMs: 60_000 });
+    expect(run).toMatchObject({ id: created.data!.id, status: 'completed', pageTitle: '', finalUrl: `${pages.url}/hello` });
+    const shot = await fetch(run.steps[1].screenshotUrl!);
+    expect(pngSize(Buffer.from(await shot.arrayBuffer()))).toEqual({ width: 400, height: 300 });
+    await expect(waitForRun(client, 'run_000000000000000000000000')).rejects.toMatchObject({ status: 404 });
   });
 
   it('passes every capture option through the typed body (JPEG, full page)', async () => {

@@ -8,8 +8,15 @@ import { CAPTURE_LIMITS } from '../capture/capture-options';
 import { ScreenshotJobDto } from '../screenshots/dto/screenshot-job.dto';
 import { ScreenshotsService } from '../screenshots/screenshots.service';
 import { QuotaService } from '../quota/quota.service';
+import { RunDto } from '../runs/dto/run.dto';
+import { RunsService } from '../runs/runs.service';
 import {
   GET_QUOTA_INPUT_SCHEMA,
+  GET_RUN_INPUT_SCHEMA,
+  GetRunInput,
+  RUN_BROWSER_SESSION_INPUT_SCHEMA,
+  RUN_WAIT_S,
+  RunBrowserSessionInput,
   GET_SCREENSHOT_INPUT_SCHEMA,
   GetScreenshotInput,
   SCREENSHOT_WAIT_S,
@@ -34,11 +41,12 @@ const SERVER_INFO = { name: 'glimpse', title: 'Glimpse screenshots', version: '1
 
 const INSTRUCTIONS =
   'Glimpse captures screenshots of web pages with a real Chromium browser. Call take_screenshot with a URL to get the ' +
-  'image; every accepted capture counts against the monthly quota of the API key in this server URL (see get_quota). ' +
+  'image; call run_browser_session to log in, click through a flow and take screenshots along the way (with a video and the ' +
+  "page's errors); every accepted capture or run counts against the monthly quota of the API key in this server URL (see get_quota). " +
   'Failed calls return isError with a stable code such as VALIDATION_FAILED, TARGET_NOT_ALLOWED, PLAN_QUOTA_EXCEEDED or NOT_FOUND.';
 
 /**
- * The MCP tools (`take_screenshot`, `get_screenshot`, `get_quota`) for one authenticated API key.
+ * The MCP tools (`take_screenshot`, `get_screenshot`, `get_quota`, `run_browser_session`, `get_run`) for one authenticated API key.
  * They go through the same services as the REST API, so captures get the same validation, SSRF
  * guard, quota count and events as `POST /v1/screenshot`. Every failure is a tool result with
  * `isError: true` whose first text is `<CODE>: <message>` (CONTRACT.md's codes).
@@ -50,6 +58,7 @@ export class McpToolsService {
   constructor(
     private readonly screenshots: ScreenshotsService,
     private readonly quota: QuotaService,
+    private readonly runs: RunsService,
   ) {}
 
   /**
@@ -111,7 +120,88 @@ export class McpToolsService {
       },
       () => this.asToolResult(() => this.getQuota(caller)),
     );
+    server.registerTool(
+      'run_browser_session',
+      {
+        title: 'Run a browser session',
+        description:
+          'Opens a fresh browser session on url, performs the steps in order (fill, click, waitForUrl, screenshot, …), records a WebM video and ' +
+          'collects the console and network errors of the page; returns the run object as JSON (status completed or failed, finalUrl, pageTitle, ' +
+          'videoUrl, consoleErrors, networkErrors, steps with their status, error, screenshotUrl and result, finalizationError) and the step ' +
+          'screenshots as images. A failed step fails the run (later steps skipped) unless it has optional: true. Same arguments as POST /v1/runs, ' +
+          `plus timeoutSeconds (${RUN_WAIT_S.min}-${RUN_WAIT_S.max}, default ${RUN_WAIT_S.default}): if the run has not ended by then, returns it ` +
+          'as it is; call get_run with its id later. Counts one screenshot against the monthly quota of this API key.',
+        inputSchema: RUN_BROWSER_SESSION_INPUT_SCHEMA,
+        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+      },
+      (args, extra) => this.asToolResult(() => this.runBrowserSession(caller, args, extra.signal)),
+    );
+    server.registerTool(
+      'get_run',
+      {
+        title: 'Get a browser session run',
+        description:
+          'Returns a browser session run of this account by id as JSON (see run_browser_session); with includeScreenshots true and the run ended, ' +
+          'also its step screenshots as images. Does not count against the quota.',
+        inputSchema: GET_RUN_INPUT_SCHEMA,
+        annotations: { readOnlyHint: true, openWorldHint: false },
+      },
+      (args) => this.asToolResult(() => this.getRun(caller, args)),
+    );
     return server;
+  }
+
+  /**
+   * `run_browser_session`: validates the arguments (as `POST /v1/runs`, plus `timeoutSeconds`),
+   * creates the run through {@link RunsService.create}, then looks at it every
+   * {@link JOB_POLL_INTERVAL_MS} until it ends, `timeoutSeconds` pass or the client goes away.
+   * Throws the service's {@link ApiError}s (400 `VALIDATION_FAILED`, `TARGET_NOT_ALLOWED`, quota).
+   */
+  async runBrowserSession(caller: AuthenticatedKey, args: unknown, signal?: AbortSignal): Promise<CallToolResult> {
+    const { timeoutSeconds = RUN_WAIT_S.default, ...request } = validateToolInput(RunBrowserSessionInput, args);
+    let run = await this.runs.create(caller, request);
+    const deadline = performance.now() + timeoutSeconds * 1000;
+    while (!runEnded(run) && performance.now() < deadline && !signal?.aborted) {
+      await sleep(JOB_POLL_INTERVAL_MS, undefined, { signal }).catch(() => undefined);
+      run = await this.runs.get(caller, run.id);
+    }
+    return this.runResult(caller, run, true);
+  }
+
+  /** `get_run`: the caller's run; throws 404 `NOT_FOUND` for an unknown id or another account's. */
+  async getRun(caller: AuthenticatedKey, args: unknown): Promise<CallToolResult> {
+    const { id, includeScreenshots = false } = validateToolInput(GetRunInput, args);
+    return this.runResult(caller, await this.runs.get(caller, id), includeScreenshots);
+  }
+
+  /**
+   * The result for a run: the run JSON (text and structured content), then, once it ended and when
+   * asked, each step screenshot as an image after a text naming its step (as many as fit in
+   * {@link INLINE_IMAGE_MAX_BYTES}). A failed run is an error result starting `RUN_FAILED: <finalizationError>`.
+   */
+  private async runResult(caller: AuthenticatedKey, run: RunDto, includeScreenshots: boolean): Promise<CallToolResult> {
+    const structured = run as unknown as Record<string, unknown>;
+    const content: CallToolResult['content'] = [{ type: 'text', text: JSON.stringify(run) }];
+    if (!runEnded(run)) {
+      content.push({ type: 'text', text: `The run is not finished yet (status ${run.status}). Call get_run with id "${run.id}" in a few seconds.` });
+      return { content, structuredContent: structured };
+    }
+    if (includeScreenshots) {
+      let budget = INLINE_IMAGE_MAX_BYTES;
+      for (const shot of await this.runs.stepScreenshots(caller, run.id)) {
+        if (shot.file.data.length > budget) {
+          content.push({ type: 'text', text: `Screenshot of step ${shot.index} not inline (size limit): ${shot.url}` });
+          continue;
+        }
+        budget -= shot.file.data.length;
+        content.push({ type: 'text', text: `Screenshot of step ${shot.index}:` });
+        content.push({ type: 'image', data: shot.file.data.toString('base64'), mimeType: shot.file.contentType });
+      }
+    }
+    if (run.status === 'failed') {
+      return { content: [{ type: 'text', text: `RUN_FAILED: ${run.finalizationError ?? 'the run failed'}` }, ...content], structuredContent: structured, isError: true };
+    }
+    return { content, structuredContent: structured };
   }
 
   /**
@@ -190,6 +280,10 @@ export class McpToolsService {
       return { content: [{ type: 'text', text: `${ErrorCode.INTERNAL_ERROR}: Internal server error` }], isError: true };
     }
   }
+}
+
+function runEnded(run: RunDto): boolean {
+  return run.status === 'completed' || run.status === 'failed';
 }
 
 function hasEnded(job: ScreenshotJobDto): boolean {

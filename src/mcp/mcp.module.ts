@@ -1,6 +1,7 @@
 import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
 import { QuotaModule } from '../quota/quota.module';
+import { RunsModule } from '../runs/runs.module';
 import { ScreenshotsModule } from '../screenshots/screenshots.module';
 import { StorageModule } from '../storage/storage.module';
 import { McpController } from './mcp.controller';
@@ -10,7 +11,7 @@ import { McpToolsService } from './mcp-tools.service';
 
 /** The MCP endpoint for AI agents (`POST /mcp` with `Authorization: Bearer <API_KEY>`, or `/mcp/<API_KEY>`) and its tools. */
 @Module({
-  imports: [AuthModule, QuotaModule, ScreenshotsModule, StorageModule],
+  imports: [AuthModule, QuotaModule, ScreenshotsModule, StorageModule, RunsModule],
   controllers: [McpController],
   providers: [McpEndpointService, McpToolsService, McpHttpMiddleware],
 })

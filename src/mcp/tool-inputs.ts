@@ -6,6 +6,8 @@ import { ApiError } from '../common/api-error';
 import { assertAcceptableBody } from '../common/request-body-rules';
 import { toFieldErrors } from '../common/validation';
 import { CreateScreenshotDto } from '../screenshots/dto/create-screenshot.dto';
+import { CreateRunDto } from '../runs/dto/create-run.dto';
+import { RUN_LIMITS, STEP_ACTIONS } from '../runs/run-steps';
 
 /** How long `take_screenshot` waits for its job, in seconds (an MCP-only option). */
 export const SCREENSHOT_WAIT_S = { min: 1, max: 60, default: 30 } as const;
@@ -86,3 +88,87 @@ export const GET_SCREENSHOT_INPUT_SCHEMA = advertisedObject({
 
 /** Input schema of `get_quota`: no arguments (any sent are ignored). */
 export const GET_QUOTA_INPUT_SCHEMA = z.object({});
+
+/** How long `run_browser_session` waits for its run, in seconds (an MCP-only option). */
+export const RUN_WAIT_S = { min: 1, max: 300, default: 120 } as const;
+
+/**
+ * Arguments of `run_browser_session`: the REST body of `POST /v1/runs` (same rules, inherited from
+ * {@link CreateRunDto}) plus how long to wait for the run to end.
+ */
+export class RunBrowserSessionInput extends CreateRunDto {
+  @IsOptional()
+  @IsInt()
+  @Min(RUN_WAIT_S.min)
+  @Max(RUN_WAIT_S.max)
+  timeoutSeconds?: number;
+}
+
+/** Arguments of `get_run`. */
+export class GetRunInput {
+  @IsString()
+  id: string;
+
+  @IsOptional()
+  @IsBoolean()
+  includeScreenshots?: boolean;
+}
+
+/** The session options a run takes (the capture options of these names). */
+const SESSION_OPTION_NAMES: CaptureOptionName[] = [
+  'width',
+  'height',
+  'scale',
+  'device',
+  'userAgent',
+  'headers',
+  'cookies',
+  'locale',
+  'timezone',
+  'darkMode',
+  'reducedMotion',
+  'blockAds',
+  'blockTrackers',
+  'blockCookieBanners',
+];
+
+const R = RUN_LIMITS;
+
+/** Input schema of `run_browser_session`: the body of `POST /v1/runs` and `timeoutSeconds`, self-contained (no `$ref`s). */
+export const RUN_BROWSER_SESSION_INPUT_SCHEMA = advertisedObject({
+  url: advertised({ type: 'string', format: 'uri', maxLength: L.urlMaxLength, description: 'Absolute http(s) URL of the first page.' }, true),
+  steps: advertised({
+    type: 'array',
+    maxItems: R.maxSteps,
+    description:
+      `Up to ${R.maxSteps} steps run in order, each an object with "action" and its fields: goto {url}, click {selector}, fill {selector, value, sensitive?}, ` +
+      'press {key, selector?}, hover {selector}, select {selector, value}, check {selector}, uncheck {selector}, scroll {selector | y}, ' +
+      `waitForSelector {selector}, waitForUrl {url: exact or glob}, wait {ms: 0-${R.waitMs.max}}, evaluate {script} (JSON result kept), ` +
+      'screenshot {name?, fullPage?, selector?, format?: png|jpeg|webp}. Every step may have optional: true (its failure is recorded and the run goes on) ' +
+      `and timeoutMs (${R.stepTimeoutMs.min}-${R.stepTimeoutMs.max}, default ${R.stepTimeoutMs.default}). ` +
+      'fill with sensitive: true keeps the value (a password) out of everything the service stores, logs or returns.',
+    items: { type: 'object', required: ['action'], properties: { action: { type: 'string', enum: [...STEP_ACTIONS] } } },
+  }),
+  video: advertised({ type: 'boolean', default: true, description: 'Record a WebM video of the session (its URL is in the result).' }),
+  timeoutMs: advertised({
+    type: 'integer',
+    minimum: R.timeoutMs.min,
+    maximum: R.timeoutMs.max,
+    default: R.timeoutMs.default,
+    description: "The whole run's time budget in ms.",
+  }),
+  ...Object.fromEntries(SESSION_OPTION_NAMES.map((name) => [name, advertised(captureOptionJsonSchema(name))])),
+  timeoutSeconds: advertised({
+    type: 'integer',
+    minimum: RUN_WAIT_S.min,
+    maximum: RUN_WAIT_S.max,
+    default: RUN_WAIT_S.default,
+    description: 'Seconds to wait for the run to end before returning it as it is (then call get_run with its id).',
+  }),
+});
+
+/** Input schema of `get_run`. */
+export const GET_RUN_INPUT_SCHEMA = advertisedObject({
+  id: advertised({ type: 'string', pattern: '^run_[0-9A-Za-z]+$', description: 'Run id returned by run_browser_session (run_…).' }, true),
+  includeScreenshots: advertised({ type: 'boolean', default: false, description: "Also return the run's step screenshots once it ended." }),
+});

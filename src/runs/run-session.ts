@@ -166,12 +166,13 @@ export async function runSession(page: Page, spec: RunSessionSpec, hooks: RunSes
   } finally {
     interruption.dispose();
   }
-  const durationMs = Date.now() - started;
+  const ended = Date.now();
+  const durationMs = ended - started;
 
   let video: VideoRecording | null = null;
   if (recorder) {
     try {
-      video = await recorder.stop();
+      video = await recorder.stop(ended);
     } catch (err) {
       videoError = err instanceof VideoEncodingError ? err.message : 'the video could not be finished';
       if (!(err instanceof VideoEncodingError)) logger.warn(`Video did not finish: ${(err as Error).message}`);

@@ -1,6 +1,7 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { Account } from '../accounts/account.entity';
 import { ApiKey } from '../auth/api-key.entity';
+import type { SessionOptions } from '../capture/capture-options';
 import type { ConsoleErrorEntry, NetworkErrorEntry } from './page-errors';
 import type { FailureStage, StepOutcome } from './run-session';
 import type { RunStep } from './run-steps';
@@ -9,19 +10,8 @@ import type { RunStep } from './run-steps';
 export const RUN_STATUSES = ['pending', 'running', 'completed', 'failed'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
-/** The session options of a run with their defaults applied. Sizes in CSS px. */
-export interface RunSessionOptions {
-  width: number;
-  height: number;
-  /** Device scale factor, 1-3. */
-  scale: number;
-  /** BCP 47; null: the browser's default (`en-US`). */
-  locale: string | null;
-  /** IANA zone; null: the server's. */
-  timezone: string | null;
-  darkMode: boolean;
-  reducedMotion: boolean;
-}
+/** The session options of a run with their defaults applied (the capture options' session part). */
+export type RunSessionOptions = SessionOptions;
 
 /**
  * A step outcome as stored (the screenshot as a file name; the public URL is made when read). The

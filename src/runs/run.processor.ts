@@ -3,7 +3,8 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } f
 import type { Job, Queue } from 'bull';
 import { readFile } from 'node:fs/promises';
 import { BrowserGoneError, BrowserPoolClosedError } from '../browser/browser-errors';
-import { BrowserPool, ContextOptions } from '../browser/browser-pool';
+import { BrowserPool } from '../browser/browser-pool';
+import { SessionSetup, sessionContextOptions } from '../capture/session-options';
 import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EGRESS_ERROR_HEADER, EgressProxy } from '../egress/egress-proxy';
@@ -32,6 +33,9 @@ const CANCEL_POLL_MS = 500;
 /** Longest a shutdown waits for interrupted runs to store what they recorded, ms. */
 const SHUTDOWN_WAIT_MS = 45_000;
 
+/** The session options could not be applied to the leased context (a cookie Chromium refuses); customer-safe message. */
+class SessionSetupError extends Error {}
+
 /**
  * Runs browser sessions from the `runs` queue, `RUN_CONCURRENCY` at once per worker (separate from
  * `CAPTURE_CONCURRENCY`, so runs never starve captures): claims the run (`pending` → `running`),
@@ -56,6 +60,7 @@ export class RunProcessor implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly pool: BrowserPool,
     private readonly proxy: EgressProxy,
     private readonly files: ResultFilesService,
+    private readonly session: SessionSetup,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(RUN_PROCESSORS) private readonly runProcessors: boolean,
@@ -114,9 +119,12 @@ export class RunProcessor implements OnApplicationBootstrap, OnModuleDestroy {
     let ending: RunEnding;
     try {
       const outcome = await this.pool.withLease(
-        { budgetMs: run.timeoutMs + this.config.captureTimeoutMs, graceMs: LEASE_GRACE_MS, context: contextOptions(run) },
-        (lease) =>
-          runSession(
+        { budgetMs: run.timeoutMs + this.config.captureTimeoutMs, graceMs: LEASE_GRACE_MS, context: sessionContextOptions(run.options) },
+        async (lease) => {
+          await this.session.apply(lease, run.options, run.url).catch((err: Error) => {
+            throw new SessionSetupError(`cookies could not be set: ${err.message.split('\n')[0].replace(/^[a-zA-Z.]+: /, '')}`);
+          });
+          return runSession(
             lease.page,
             {
               url: run.url,
@@ -133,7 +141,8 @@ export class RunProcessor implements OnApplicationBootstrap, OnModuleDestroy {
               egressErrorHeader: EGRESS_ERROR_HEADER,
               describeFailure: (url, errorText) => (errorText === 'net::ERR_TUNNEL_CONNECTION_FAILED' ? this.proxyFailure(url) : undefined),
             },
-          ),
+          );
+        },
       );
       ending = await this.finalize(run, outcome);
     } catch (err) {
@@ -179,6 +188,9 @@ export class RunProcessor implements OnApplicationBootstrap, OnModuleDestroy {
   /** How a run ends when no session could be had or the browser went away under it. */
   private browserFailure(run: Run, err: unknown): RunEnding {
     const stepResults = skippedSteps(run.steps);
+    if (err instanceof SessionSetupError) {
+      return { status: 'failed', finalizationError: err.message, failure: { stage: 'step', stepIndex: null }, stepResults };
+    }
     if (err instanceof BrowserPoolClosedError) {
       return { status: 'failed', finalizationError: 'the worker shut down before the run started', failure: { stage: 'worker', stepIndex: null }, stepResults };
     }
@@ -216,17 +228,4 @@ export class RunProcessor implements OnApplicationBootstrap, OnModuleDestroy {
     const filesDeleted = await this.runs.purgeExpiredFiles(this.files.expiredBefore(this.clock.now()), PURGE_BATCH);
     return { requeued, stranded: stranded.length, filesDeleted };
   }
-}
-
-/** Context options of a run's session; only what differs from a default context (so a warm one can serve). */
-function contextOptions(run: Run): ContextOptions {
-  const o = run.options;
-  return {
-    viewport: { width: o.width, height: o.height },
-    ...(o.scale !== 1 ? { deviceScaleFactor: o.scale } : {}),
-    ...(o.locale ? { locale: o.locale } : {}),
-    ...(o.timezone ? { timezoneId: o.timezone } : {}),
-    ...(o.darkMode ? { colorScheme: 'dark' as const } : {}),
-    ...(o.reducedMotion ? { reducedMotion: 'reduce' as const } : {}),
-  };
 }

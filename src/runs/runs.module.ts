@@ -4,6 +4,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module';
 import { BrowserModule } from '../browser/browser.module';
+import { CaptureModule } from '../capture/capture.module';
 import { EgressModule } from '../egress/egress.module';
 import { EventsModule } from '../events/events.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
@@ -23,6 +24,7 @@ import { RunsService } from './runs.service';
     BullModule.registerQueue({ name: RUN_QUEUE }),
     AuthModule,
     BrowserModule,
+    CaptureModule,
     EgressModule,
     StorageModule,
     EventsModule,

@@ -14,8 +14,9 @@ import { RUN_JOB, RUN_QUEUE, RunPayload } from '../queue/queues';
 import { AcceptanceService } from '../acceptance/acceptance.service';
 import { DurableQueueService, ENQUEUE_TIMEOUT_MS } from '../queue/durable-queue.service';
 import { PendingJobsLimit } from '../screenshots/pending-jobs-limit';
-import { ResultFilesService } from '../storage/result-files.service';
-import { CreateRunDto, SESSION_LIMITS } from './dto/create-run.dto';
+import { ResultFilesService, ServedFile } from '../storage/result-files.service';
+import { resolveCaptureOptions } from '../capture/capture-options';
+import { CreateRunDto, sessionInputOf } from './dto/create-run.dto';
 import { ListRunsQueryDto, RunDto, RunListDto } from './dto/run.dto';
 import { RUN_LIMITS, RunStep, withoutSecrets } from './run-steps';
 import { Run, RunSessionOptions } from './run.entity';
@@ -151,6 +152,21 @@ export class RunsService implements OnModuleInit {
   /** The caller's run. Throws 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */
   async get(caller: AuthenticatedKey, id: string): Promise<RunDto> {
     return this.toDto(await this.findOwn(caller, id));
+  }
+
+  /**
+   * The step screenshots of the caller's run, in step order, each read whole (for MCP); files past
+   * `RESULT_TTL_DAYS` are left out. Throws 404 `NOT_FOUND` as {@link get}.
+   */
+  async stepScreenshots(caller: AuthenticatedKey, id: string): Promise<{ index: number; url: string; file: ServedFile }[]> {
+    const run = await this.findOwn(caller, id);
+    const shots: { index: number; url: string; file: ServedFile }[] = [];
+    for (const step of run.stepResults) {
+      if (!step.screenshotFile) continue;
+      const file = await this.files.open(step.screenshotFile);
+      if (file) shots.push({ index: step.index, url: this.files.publicUrl(step.screenshotFile), file });
+    }
+    return shots;
   }
 
   /**
@@ -360,16 +376,26 @@ export class RunsService implements OnModuleInit {
   }
 }
 
-/** The session options of a request with their defaults. */
+/** The session options of a request with the capture options' defaults (a `device` fills viewport, scale and user agent). */
 function sessionOptions(dto: CreateRunDto): RunSessionOptions {
+  const o = resolveCaptureOptions(sessionInputOf(dto));
   return {
-    width: dto.width ?? 1280,
-    height: dto.height ?? 800,
-    scale: dto.scale ?? SESSION_LIMITS.scale.default,
-    locale: dto.locale ?? null,
-    timezone: dto.timezone ?? null,
-    darkMode: dto.darkMode ?? false,
-    reducedMotion: dto.reducedMotion ?? false,
+    width: o.width,
+    height: o.height,
+    scale: o.scale,
+    device: o.device,
+    isMobile: o.isMobile,
+    hasTouch: o.hasTouch,
+    userAgent: o.userAgent,
+    headers: o.headers,
+    cookies: o.cookies,
+    locale: o.locale,
+    timezone: o.timezone,
+    darkMode: o.darkMode,
+    reducedMotion: o.reducedMotion,
+    blockAds: o.blockAds,
+    blockTrackers: o.blockTrackers,
+    blockCookieBanners: o.blockCookieBanners,
   };
 }
 

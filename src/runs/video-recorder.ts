@@ -87,6 +87,7 @@ export class VideoRecorder {
    * cannot be started; the screencast's own errors (a closed page) propagate.
    */
   static async start(page: Page, options: VideoRecorderOptions): Promise<VideoRecorder> {
+    const startedAt = Date.now();
     const fps = options.fps ?? VIDEO_FPS;
     const dir = await mkdtemp(join(tmpdir(), 'glimpse-run-video-'));
     const path = join(dir, 'video.webm');
@@ -120,18 +121,19 @@ export class VideoRecorder {
       await recorder.abort();
       throw err;
     }
-    recorder.startedAt = Date.now();
+    recorder.startedAt = startedAt;
     recorder.timer = setInterval(() => recorder.pump(), Math.round(1000 / fps));
     return recorder;
   }
 
   /**
-   * Ends the recording at this instant: stops the screencast, writes the frames the clock still
-   * owes, and waits for ffmpeg to finish the file. Throws {@link VideoEncodingError} when ffmpeg
-   * fails or no frame ever arrived (the temporary file is removed then).
+   * Ends the recording at `endAt` (epoch ms, default now; the video then lasts from the call to
+   * {@link start} to `endAt`): stops the screencast, writes the frames the clock still owes, and waits
+   * for ffmpeg to finish the file. Throws {@link VideoEncodingError} when ffmpeg fails or no frame
+   * ever arrived (the temporary file is removed then).
    */
-  async stop(): Promise<VideoRecording> {
-    const stoppedAt = Date.now();
+  async stop(endAt = Date.now()): Promise<VideoRecording> {
+    const stoppedAt = endAt;
     this.stopped = true;
     clearInterval(this.timer);
     await this.page.screencast.stop().catch(() => undefined);

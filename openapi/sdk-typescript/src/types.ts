@@ -6,6 +6,10 @@ export type ScreenshotJob = components['schemas']['ScreenshotJobDto'];
 export type CreateScreenshotRequest = components['schemas']['CreateScreenshotDto'];
 /** Body of `createScreenshotBatch`: 1–100 `CreateScreenshotRequest` items. */
 export type CreateScreenshotBatchRequest = components['schemas']['CreateScreenshotBatchDto'];
+/** A browser session run as returned by `createRun`, `getRun`, `listRuns` and `cancelRun`. */
+export type Run = components['schemas']['RunDto'];
+/** Body of `createRun`: `url`, `steps` (discriminated on `action`), `video`, `timeoutMs` and the session options. */
+export type CreateRunRequest = components['schemas']['CreateRunDto'];
 /** The error envelope of every error response; each operation narrows `code` to the codes it can return. */
 export type ErrorEnvelope = components['schemas']['ErrorEnvelopeDto'];
 /**

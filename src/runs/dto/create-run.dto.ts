@@ -1,61 +1,16 @@
-import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsBoolean, IsInt, IsNumber, IsOptional, IsString, Max, MaxLength, Min, ValidateBy, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsInt, IsOptional, Max, Min, ValidateNested } from 'class-validator';
+import type { CaptureCookie, CaptureOptionsInput } from '../../capture/capture-options';
 import { IsHttpUrl } from '../../common/validation';
 import { CaptureOption } from '../../screenshots/dto/create-screenshot.dto';
 import { RUN_LIMITS } from '../run-steps';
 import { RunStepDto, STEP_SCHEMA, toStepInstances } from './run-step.dto';
 
-/** Limits of the session options runs accept beyond the viewport (CONTRACT.md, "Capture options"). */
-export const SESSION_LIMITS = {
-  scale: { min: 1, max: 3, default: 1 },
-  localeMaxLength: 35,
-  timezoneMaxLength: 64,
-} as const;
-
-/** A BCP 47 language tag Chromium can use (`en-US`, `de`, `pt-BR`). */
-function IsLocale() {
-  return ValidateBy({
-    name: 'isLocale',
-    validator: {
-      validate: (value: unknown) => {
-        if (typeof value !== 'string' || !/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(value) || value.length > SESSION_LIMITS.localeMaxLength) return false;
-        try {
-          return Intl.getCanonicalLocales(value).length === 1;
-        } catch {
-          return false;
-        }
-      },
-      defaultMessage: () => 'must be a BCP 47 language tag such as en-US',
-    },
-  });
-}
-
-/** An IANA time zone name (`Europe/Berlin`, `UTC`). */
-function IsTimezone() {
-  return ValidateBy({
-    name: 'isTimezone',
-    validator: {
-      validate: (value: unknown) => {
-        if (typeof value !== 'string' || value.length > SESSION_LIMITS.timezoneMaxLength || !/^[A-Za-z0-9_+/-]+$/.test(value)) return false;
-        try {
-          new Intl.DateTimeFormat('en-US', { timeZone: value });
-          return true;
-        } catch {
-          return false;
-        }
-      },
-      defaultMessage: () => 'must be an IANA time zone name such as Europe/Berlin',
-    },
-  });
-}
-
-const Flag = (description: string) => applyDecorators(ApiPropertyOptional({ description, default: false }), IsOptional(), IsBoolean());
-
 /**
  * Body of `POST /v1/runs` (CONTRACT.md, "Browser session runs"): the first page, the steps, the video
- * switch, the run's budget and the session options. Unknown fields are rejected.
+ * switch, the run's budget and the session options, which are the capture options of the same names
+ * with their rules (`CaptureOption` decorators). Unknown fields are rejected.
  */
 export class CreateRunDto {
   @ApiProperty({ description: 'Absolute http(s) URL of the first page (same rules as a capture\'s `url`)', maxLength: 2048, example: 'https://example.com/login' })
@@ -99,29 +54,45 @@ export class CreateRunDto {
   @CaptureOption.height()
   height?: number;
 
-  @ApiPropertyOptional({ description: 'Device scale factor (screenshots are width × scale px; the video stays at the viewport size)', minimum: 1, maximum: 3, default: 1 })
-  @IsOptional()
-  @IsNumber({ allowNaN: false, allowInfinity: false })
-  @Min(SESSION_LIMITS.scale.min)
-  @Max(SESSION_LIMITS.scale.max)
+  @CaptureOption.scale()
   scale?: number;
 
-  @ApiPropertyOptional({ description: '`navigator.language` and `Accept-Language` (BCP 47)', example: 'de-DE', default: 'en-US', maxLength: SESSION_LIMITS.localeMaxLength })
-  @IsOptional()
-  @IsString()
-  @MaxLength(SESSION_LIMITS.localeMaxLength)
-  @IsLocale()
+  @CaptureOption.device()
+  device?: string;
+
+  @CaptureOption.userAgent()
+  userAgent?: string;
+
+  @CaptureOption.headers()
+  headers?: Record<string, string>;
+
+  @CaptureOption.cookies()
+  cookies?: CaptureCookie[];
+
+  @CaptureOption.locale()
   locale?: string;
 
-  @ApiPropertyOptional({ description: 'IANA time zone of `Date` and `Intl` in the page (default: the server\'s)', example: 'Europe/Berlin', maxLength: SESSION_LIMITS.timezoneMaxLength })
-  @IsOptional()
-  @IsString()
-  @IsTimezone()
+  @CaptureOption.timezone()
   timezone?: string;
 
-  @Flag('`prefers-color-scheme: dark`')
+  @CaptureOption.darkMode()
   darkMode?: boolean;
 
-  @Flag('`prefers-reduced-motion: reduce`')
+  @CaptureOption.reducedMotion()
   reducedMotion?: boolean;
+
+  @CaptureOption.blockAds()
+  blockAds?: boolean;
+
+  @CaptureOption.blockTrackers()
+  blockTrackers?: boolean;
+
+  @CaptureOption.blockCookieBanners()
+  blockCookieBanners?: boolean;
+}
+
+/** The session options of a run request, as capture options (same names, rules and defaults). */
+export function sessionInputOf(dto: CreateRunDto): CaptureOptionsInput {
+  const { width, height, scale, device, userAgent, headers, cookies, locale, timezone, darkMode, reducedMotion, blockAds, blockTrackers, blockCookieBanners } = dto;
+  return { width, height, scale, device, userAgent, headers, cookies, locale, timezone, darkMode, reducedMotion, blockAds, blockTrackers, blockCookieBanners };
 }

@@ -467,10 +467,68 @@ export interface components {
         };
         CreateRunDto: {
             /**
-             * @description `prefers-color-scheme: dark`
+             * @description Do not make requests that match the shipped ad lists (EasyList).
              * @default false
+             * @example true
+             */
+            blockAds?: boolean;
+            /**
+             * @description Dismiss or hide cookie consent banners (rules shipped with the service, never fetched at capture time).
+             * @default false
+             * @example true
+             */
+            blockCookieBanners?: boolean;
+            /**
+             * @description Do not make requests that match the shipped tracker lists (EasyPrivacy).
+             * @default false
+             * @example true
+             */
+            blockTrackers?: boolean;
+            /**
+             * @description Cookies set before navigation (at most 50); domain defaults to the host of url.
+             * @example [
+             *       {
+             *         "httpOnly": true,
+             *         "name": "session",
+             *         "sameSite": "Lax",
+             *         "secure": true,
+             *         "value": "abc123"
+             *       }
+             *     ]
+             */
+            cookies?: {
+                /** @description Default: the host of url (a host-only cookie). */
+                domain?: string;
+                httpOnly?: boolean;
+                name: string;
+                path?: string & (unknown & unknown);
+                /** @enum {string} */
+                sameSite?: "Strict" | "Lax" | "None";
+                secure?: boolean;
+                value: string;
+            }[];
+            /**
+             * @description Emulate prefers-color-scheme: dark.
+             * @default false
+             * @example true
              */
             darkMode?: boolean;
+            /**
+             * @description Emulate a device (Playwright's device list): its viewport, scale, user agent, mobile and touch. Explicit width, height, scale and userAgent win.
+             * @example iPhone 15
+             * @enum {string}
+             */
+            device?: "BlackBerry Z30" | "BlackBerry Z30 landscape" | "Blackberry PlayBook" | "Blackberry PlayBook landscape" | "Desktop Chrome" | "Desktop Chrome HiDPI" | "Desktop Edge" | "Desktop Edge HiDPI" | "Desktop Firefox" | "Desktop Firefox HiDPI" | "Desktop Safari" | "Galaxy A55" | "Galaxy A55 landscape" | "Galaxy Note 3" | "Galaxy Note 3 landscape" | "Galaxy Note II" | "Galaxy Note II landscape" | "Galaxy S III" | "Galaxy S III landscape" | "Galaxy S24" | "Galaxy S24 landscape" | "Galaxy S5" | "Galaxy S5 landscape" | "Galaxy S8" | "Galaxy S8 landscape" | "Galaxy S9+" | "Galaxy S9+ landscape" | "Galaxy Tab S4" | "Galaxy Tab S4 landscape" | "Galaxy Tab S9" | "Galaxy Tab S9 landscape" | "Galaxy Z Flip 6" | "Galaxy Z Flip 6 Cover" | "Galaxy Z Flip 6 Cover landscape" | "Galaxy Z Flip 6 landscape" | "Galaxy Z Flip 7" | "Galaxy Z Flip 7 Cover" | "Galaxy Z Flip 7 Cover landscape" | "Galaxy Z Flip 7 landscape" | "Galaxy Z Fold 6" | "Galaxy Z Fold 6 Cover" | "Galaxy Z Fold 6 Cover landscape" | "Galaxy Z Fold 6 landscape" | "Galaxy Z Fold 7" | "Galaxy Z Fold 7 Cover" | "Galaxy Z Fold 7 Cover landscape" | "Galaxy Z Fold 7 landscape" | "Kindle Fire HDX" | "Kindle Fire HDX landscape" | "LG Optimus L70" | "LG Optimus L70 landscape" | "Microsoft Lumia 550" | "Microsoft Lumia 550 landscape" | "Microsoft Lumia 950" | "Microsoft Lumia 950 landscape" | "Moto G4" | "Moto G4 landscape" | "Nexus 10" | "Nexus 10 landscape" | "Nexus 4" | "Nexus 4 landscape" | "Nexus 5" | "Nexus 5 landscape" | "Nexus 5X" | "Nexus 5X landscape" | "Nexus 6" | "Nexus 6 landscape" | "Nexus 6P" | "Nexus 6P landscape" | "Nexus 7" | "Nexus 7 landscape" | "Nokia Lumia 520" | "Nokia Lumia 520 landscape" | "Nokia N9" | "Nokia N9 landscape" | "Pixel 10" | "Pixel 10 Pro" | "Pixel 10 Pro XL" | "Pixel 10 Pro XL landscape" | "Pixel 10 Pro landscape" | "Pixel 10 landscape" | "Pixel 2" | "Pixel 2 XL" | "Pixel 2 XL landscape" | "Pixel 2 landscape" | "Pixel 3" | "Pixel 3 landscape" | "Pixel 4" | "Pixel 4 landscape" | "Pixel 4a (5G)" | "Pixel 4a (5G) landscape" | "Pixel 5" | "Pixel 5 landscape" | "Pixel 6" | "Pixel 6 Pro" | "Pixel 6 Pro landscape" | "Pixel 6 landscape" | "Pixel 6a" | "Pixel 6a landscape" | "Pixel 7" | "Pixel 7 Pro" | "Pixel 7 Pro landscape" | "Pixel 7 landscape" | "Pixel 7a" | "Pixel 7a landscape" | "Pixel 8" | "Pixel 8 Pro" | "Pixel 8 Pro landscape" | "Pixel 8 landscape" | "Pixel 8a" | "Pixel 8a landscape" | "Pixel 9" | "Pixel 9 Pro" | "Pixel 9 Pro XL" | "Pixel 9 Pro XL landscape" | "Pixel 9 Pro landscape" | "Pixel 9 landscape" | "iPad (gen 11)" | "iPad (gen 11) landscape" | "iPad (gen 5)" | "iPad (gen 5) landscape" | "iPad (gen 6)" | "iPad (gen 6) landscape" | "iPad (gen 7)" | "iPad (gen 7) landscape" | "iPad Mini" | "iPad Mini landscape" | "iPad Pro 11" | "iPad Pro 11 landscape" | "iPhone 11" | "iPhone 11 Pro" | "iPhone 11 Pro Max" | "iPhone 11 Pro Max landscape" | "iPhone 11 Pro landscape" | "iPhone 11 landscape" | "iPhone 12" | "iPhone 12 Mini" | "iPhone 12 Mini landscape" | "iPhone 12 Pro" | "iPhone 12 Pro Max" | "iPhone 12 Pro Max landscape" | "iPhone 12 Pro landscape" | "iPhone 12 landscape" | "iPhone 13" | "iPhone 13 Mini" | "iPhone 13 Mini landscape" | "iPhone 13 Pro" | "iPhone 13 Pro Max" | "iPhone 13 Pro Max landscape" | "iPhone 13 Pro landscape" | "iPhone 13 landscape" | "iPhone 14" | "iPhone 14 Plus" | "iPhone 14 Plus landscape" | "iPhone 14 Pro" | "iPhone 14 Pro Max" | "iPhone 14 Pro Max landscape" | "iPhone 14 Pro landscape" | "iPhone 14 landscape" | "iPhone 15" | "iPhone 15 Plus" | "iPhone 15 Plus landscape" | "iPhone 15 Pro" | "iPhone 15 Pro Max" | "iPhone 15 Pro Max landscape" | "iPhone 15 Pro landscape" | "iPhone 15 landscape" | "iPhone 16" | "iPhone 16 Plus" | "iPhone 16 Plus landscape" | "iPhone 16 Pro" | "iPhone 16 Pro Max" | "iPhone 16 Pro Max landscape" | "iPhone 16 Pro landscape" | "iPhone 16 landscape" | "iPhone 16e" | "iPhone 16e landscape" | "iPhone 17" | "iPhone 17 Pro" | "iPhone 17 Pro Max" | "iPhone 17 Pro Max landscape" | "iPhone 17 Pro landscape" | "iPhone 17 landscape" | "iPhone 17e" | "iPhone 17e landscape" | "iPhone 6" | "iPhone 6 Plus" | "iPhone 6 Plus landscape" | "iPhone 6 landscape" | "iPhone 7" | "iPhone 7 Plus" | "iPhone 7 Plus landscape" | "iPhone 7 landscape" | "iPhone 8" | "iPhone 8 Plus" | "iPhone 8 Plus landscape" | "iPhone 8 landscape" | "iPhone Air" | "iPhone Air landscape" | "iPhone SE" | "iPhone SE (3rd gen)" | "iPhone SE (3rd gen) landscape" | "iPhone SE landscape" | "iPhone X" | "iPhone X landscape" | "iPhone XR" | "iPhone XR landscape";
+            /**
+             * @description Extra request headers (at most 50; values up to 4096 characters), sent only to the origin of url, never to other origins the page loads from. Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused.
+             * @example {
+             *       "Authorization": "Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig",
+             *       "X-Preview": "1"
+             *     }
+             */
+            headers?: {
+                [key: string]: string;
+            };
             /**
              * @description Viewport height in CSS px (with fullPage the image is as tall as the page).
              * @default 800
@@ -478,19 +536,21 @@ export interface components {
              */
             height?: number;
             /**
-             * @description `navigator.language` and `Accept-Language` (BCP 47)
+             * @description navigator.language and Accept-Language.
              * @default en-US
              * @example de-DE
              */
             locale?: string;
             /**
-             * @description `prefers-reduced-motion: reduce`
+             * @description Emulate prefers-reduced-motion: reduce.
              * @default false
+             * @example true
              */
             reducedMotion?: boolean;
             /**
-             * @description Device scale factor (screenshots are width × scale px; the video stays at the viewport size)
+             * @description Device scale factor: the image is width × scale by height × scale px.
              * @default 1
+             * @example 2
              */
             scale?: number;
             /** @description Steps performed in order after the first page has loaded (0-50). Each is one of the actions below, chosen by `action`. */
@@ -501,8 +561,8 @@ export interface components {
              */
             timeoutMs?: number;
             /**
-             * @description IANA time zone of `Date` and `Intl` in the page (default: the server's)
-             * @example Europe/Berlin
+             * @description IANA time zone of Intl and Date in the page (default: the server's).
+             * @example America/New_York
              */
             timezone?: string;
             /**
@@ -510,6 +570,11 @@ export interface components {
              * @example https://example.com/login
              */
             url: string;
+            /**
+             * @description User-Agent of every request (default: the browser's).
+             * @example Mozilla/5.0 (compatible; AcmePreview/1.0)
+             */
+            userAgent?: string;
             /**
              * @description Record a WebM video of the session (at the viewport size)
              * @default true
