@@ -13,6 +13,7 @@ import { McpModule } from './mcp/mcp.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { QueueModule } from './queue/queue.module';
 import { QuotaModule } from './quota/quota.module';
+import { RetentionModule } from './retention/retention.module';
 import { RunsModule } from './runs/runs.module';
 import { ScreenshotsModule } from './screenshots/screenshots.module';
 import { StorageModule } from './storage/storage.module';
@@ -48,6 +49,7 @@ export class AppModule {
         McpModule,
         HealthModule,
         DashboardModule,
+        RetentionModule,
       ],
     };
   }

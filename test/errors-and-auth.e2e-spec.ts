@@ -1,6 +1,7 @@
 import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
 import { DataSource } from 'typeorm';
+import { SsrfGuard } from '../src/egress/ssrf-guard';
 import { CAPTURE_QUEUE } from '../src/queue/queues';
 import { ApiKeysService } from '../src/auth/api-keys.service';
 import { ScreenshotJob } from '../src/screenshots/screenshot-job.entity';
@@ -173,12 +174,24 @@ describe('unexpected failures', () => {
   });
   afterAll(() => t.close());
 
-  it('500 INTERNAL_ERROR with nothing internal in the body, and no job left behind, when the queue is down', async () => {
+  it('500 INTERNAL_ERROR with nothing internal in the body, and no job left behind, on an unexpected failure', async () => {
+    const guard = t.get(SsrfGuard);
+    const spy = jest.spyOn(guard, 'assertAllowed').mockRejectedValueOnce(new Error('/srv/glimpse/dist/x.js: SELECT key_hash FROM api_keys'));
+    try {
+      const res = await t.request('POST', '/v1/screenshot', { key, body: { url: 'http://127.0.0.1:9/' } });
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({ error: 'Internal server error', code: 'INTERNAL_ERROR', requestId: res.headers.get('x-request-id') });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(await t.get(DataSource).getRepository(ScreenshotJob).countBy({ accountId })).toBe(0);
+  });
+
+  it('a queue that is down fails nothing: 202, the job is stored pending for the reconciler (CONTRACT.md, Durability)', async () => {
     await t.get<Queue>(getQueueToken(CAPTURE_QUEUE)).close();
     const res = await t.request('POST', '/v1/screenshot', { key, body: { url: 'http://127.0.0.1:9/' } });
-    expect(res.status).toBe(500);
-    expect(res.body).toEqual({ error: 'Internal server error', code: 'INTERNAL_ERROR', requestId: res.headers.get('x-request-id') });
-    expect(await t.get(DataSource).getRepository(ScreenshotJob).countBy({ accountId })).toBe(0);
+    expect(res.status).toBe(202);
+    expect(await t.get(DataSource).getRepository(ScreenshotJob).findOneByOrFail({ id: res.body.id })).toMatchObject({ status: 'pending', accountId });
   });
 });
 

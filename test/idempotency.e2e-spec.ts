@@ -3,7 +3,7 @@ import { AccountsService } from '../src/accounts/accounts.service';
 import { ApiKeysService } from '../src/auth/api-keys.service';
 import { SsrfGuard } from '../src/egress/ssrf-guard';
 import { Clock } from '../src/common/clock';
-import { HousekeepingProcessor } from '../src/screenshots/housekeeping.processor';
+import { RetentionProcessor } from '../src/retention/retention.processor';
 import { FakeClock } from './support/fake-clock';
 import { startTestApp, TestApp } from './support/test-app';
 
@@ -199,8 +199,8 @@ describe('Idempotency-Key on POST /v1/screenshot', () => {
     expect(await counts(keyId)).toEqual({ jobs: 1, used: 1 });
   });
 
-  it('frees a key whose request outlives the 60 s lease (a crashed request)', async () => {
-    const { key } = await t.createKey('free');
+  it('frees a key whose request outlives the 60 s lease (a crashed request); the late request commits nothing', async () => {
+    const { key, keyId } = await t.createKey('free');
     const idem = newKey();
     const body = { url: 'http://127.0.0.1:9/held-lease' };
     const hold = holdNext(body.url);
@@ -214,15 +214,19 @@ describe('Idempotency-Key on POST /v1/screenshot', () => {
     expect(takeover.status).toBe(202);
     expect(takeover.headers.get('idempotency-replayed')).toBeNull();
 
-    // The stuck request ends late: its answer is sent but not stored over the new owner's.
+    // The stuck request ends late: it lost the key, so its acceptance rolls back (no second job, no
+    // second count) and it answers 409; the new owner's answer stays the stored one.
     hold.release();
-    expect((await stuck).status).toBe(202);
+    const late = await stuck;
+    expect(late.status).toBe(409);
+    expect(late.json.code).toBe('IDEMPOTENCY_IN_FLIGHT');
     const replay = await post(key, body, idem);
     expect(replay.headers.get('idempotency-replayed')).toBe('true');
     expect(replay.json.id).toBe(takeover.json.id);
+    expect(await counts(keyId)).toEqual({ jobs: 1, used: 1 });
   });
 
-  it('keeps a response for 24 hours, then forgets it; the housekeeping sweep deletes expired entries', async () => {
+  it('keeps a response for 24 hours, then forgets it; the retention job deletes expired entries', async () => {
     const { key, keyId } = await t.createKey('free');
     const idem = newKey();
     const first = await post(key, page(), idem);
@@ -230,10 +234,10 @@ describe('Idempotency-Key on POST /v1/screenshot', () => {
     expect((await post(key, page(), idem)).json.id).toBe(first.json.id);
     const stored = () => db.query(`SELECT 1 FROM idempotency_keys WHERE api_key_id = $1 AND "key" = $2`, [keyId, idem]);
 
-    await t.get(HousekeepingProcessor).sweep();
+    await t.get(RetentionProcessor).run();
     expect(await stored()).toHaveLength(1);
     clock.advance(1);
-    expect((await t.get(HousekeepingProcessor).sweep()).idempotencyKeysDeleted).toBeGreaterThanOrEqual(1);
+    expect((await t.get(RetentionProcessor).run()).idempotencyRecords).toBeGreaterThanOrEqual(1);
     expect(await stored()).toHaveLength(0);
 
     const again = await post(key, page(), idem);

@@ -5,6 +5,7 @@ import { AccountsService } from '../src/accounts/accounts.service';
 import { ApiKeysService } from '../src/auth/api-keys.service';
 import { buildAdminProgram } from '../src/cli/admin-commands';
 import { Clock } from '../src/common/clock';
+import { DurableQueueService } from '../src/queue/durable-queue.service';
 import { CAPTURE_QUEUE } from '../src/queue/queues';
 import { QuotaService } from '../src/quota/quota.service';
 import { FakeClock } from './support/fake-clock';
@@ -116,21 +117,35 @@ describe('monthly quotas', () => {
     expect(await usage(other.id)).toBe(1);
   });
 
-  it('counts nothing for a request that fails validation or cannot be enqueued', async () => {
+  it('counts nothing for a request that fails validation', async () => {
     const { key, keyId } = await t.createKey('free');
     await setUsage(keyId, 10);
     expect((await t.request('POST', '/v1/screenshot', { key, body: { url: 'ftp://example.com' } })).status).toBe(400);
+    expect(await usage(keyId)).toBe(10);
+    expect(await jobCount(keyId)).toBe(0);
+  });
+
+  it('accepts and counts once a job the queue refuses; the reconciler queues it (CONTRACT.md, Durability)', async () => {
+    const { key, keyId } = await t.createKey('free');
+    await setUsage(keyId, 10);
     const queue = t.get<Queue>(getQueueToken(CAPTURE_QUEUE));
     const add = jest.spyOn(queue, 'add').mockRejectedValueOnce(new Error('Redis unavailable'));
+    let id: string;
     try {
       const res = await t.request('POST', '/v1/screenshot', { key, body });
-      expect(res.status).toBe(500);
-      expect(res.body.code).toBe('INTERNAL_ERROR');
+      expect(res.status).toBe(202);
+      id = res.body.id;
     } finally {
       add.mockRestore();
     }
-    expect(await usage(keyId)).toBe(10);
-    expect(await jobCount(keyId)).toBe(0);
+    expect(await usage(keyId)).toBe(11);
+    expect(await jobCount(keyId)).toBe(1);
+    expect(await queue.getJob(id)).toBeNull();
+    const pass = await t.get(DurableQueueService).reconcile();
+    expect(pass.ran).toBe(true);
+    expect(pass.requeued['screenshot job']).toBeGreaterThanOrEqual(1);
+    expect(await queue.getJob(id)).not.toBeNull();
+    expect(await usage(keyId)).toBe(11);
   });
 
   it('reports the status of a key: plan, limit, used, remaining, resetAt', async () => {

@@ -8,10 +8,11 @@ import {
   AUTHENTICATED_RESPONSE_HEADERS,
   REQUEST_ID_RESPONSE_HEADER,
   RETRY_AFTER_RESPONSE_HEADER,
+  SERVICE_UNAVAILABLE_RETRY_AFTER_HEADER,
 } from './operational-headers';
 
 /** Error statuses a route can document. */
-export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 415 | 422 | 429 | 500;
+export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
 
 interface StatusDefaults {
   description: string;
@@ -117,6 +118,11 @@ export const ERROR_CODES_BY_STATUS: Record<ErrorStatus, StatusDefaults> = {
     headers: { ...AUTHENTICATED_RESPONSE_HEADERS, ...RETRY_AFTER_RESPONSE_HEADER },
   },
   500: { description: 'Unexpected failure', codes: ['INTERNAL_ERROR'], headers: AUTHENTICATED_RESPONSE_HEADERS },
+  503: {
+    description: 'PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds',
+    codes: ['SERVICE_UNAVAILABLE'],
+    headers: { ...REQUEST_ID_RESPONSE_HEADER, ...SERVICE_UNAVAILABLE_RETRY_AFTER_HEADER },
+  },
 };
 
 /** A status with the exact codes this route can return for it (instead of the defaults). */

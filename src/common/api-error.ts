@@ -23,6 +23,7 @@ export const ErrorCode = {
   TOO_MANY_PENDING_JOBS: 'TOO_MANY_PENDING_JOBS',
   RUN_ALREADY_ENDED: 'RUN_ALREADY_ENDED',
   INTERNAL_ERROR: 'INTERNAL_ERROR',
+  SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

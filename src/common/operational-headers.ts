@@ -60,6 +60,11 @@ export const RETRY_AFTER_RESPONSE_HEADER: HeadersObject = {
   },
 };
 
+/** `Retry-After` on a 503 `SERVICE_UNAVAILABLE` (CONTRACT.md, "Rate limits and back-pressure"). */
+export const SERVICE_UNAVAILABLE_RETRY_AFTER_HEADER: HeadersObject = {
+  [HEADER.retryAfter]: { description: 'Seconds to wait before retrying', required: true, schema: { type: 'integer', minimum: 1 } },
+};
+
 /** `Idempotency-Replayed`: on a stored response replayed for a retried `Idempotency-Key`. */
 export const IDEMPOTENCY_REPLAYED_RESPONSE_HEADER: HeadersObject = {
   [HEADER.idempotencyReplayed]: {

@@ -74,6 +74,8 @@ class EnvironmentVariables {
   @Transform(toBool) @IsBoolean() RUNS_ALLOW_EVALUATE = true;
   /** Comma-separated origins (`https://host[:port]`) whose browser requests may reach the MCP endpoint. */
   @IsString() MCP_ALLOWED_ORIGINS = '';
+  /** Bound on waiting for PostgreSQL or Redis within a request (CONTRACT.md, "Rate limits and back-pressure"). */
+  @Transform(toInt) @IsInt() @Min(100) @Max(60000) DEPENDENCY_TIMEOUT_MS = 5000;
   @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   DASHBOARD_URL?: string;
   @Transform(toBool) @IsBoolean() DASHBOARD_SIGNUP = false;
@@ -199,6 +201,12 @@ export interface AppConfig {
   runsAllowEvaluate: boolean;
   logLevel: 'error' | 'warn' | 'log' | 'debug' | 'verbose';
   /**
+   * How long a request may wait for PostgreSQL (a new connection) or Redis (queueing an accepted job),
+   * ms. PostgreSQL not answering within it: 503 `SERVICE_UNAVAILABLE`; Redis: the job stays in
+   * PostgreSQL and the reconciler queues it (CONTRACT.md, "Rate limits and back-pressure").
+   */
+  dependencyTimeoutMs: number;
+  /**
    * Base of dashboard links (set-password, invites) from `DASHBOARD_URL`, without a trailing slash;
    * null means `{publicBaseUrl}/dashboard` (see {@link dashboardUrlOf}).
    */
@@ -321,6 +329,7 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
     runConcurrency: raw.RUN_CONCURRENCY,
     runsAllowEvaluate: raw.RUNS_ALLOW_EVALUATE,
     logLevel: raw.LOG_LEVEL,
+    dependencyTimeoutMs: raw.DEPENDENCY_TIMEOUT_MS,
     dashboardUrl: raw.DASHBOARD_URL ? raw.DASHBOARD_URL.replace(/\/+$/, '') : null,
     dashboardSignup: raw.DASHBOARD_SIGNUP,
     oidc: oidcSet === 3 ? { issuer: raw.OIDC_ISSUER as string, clientId: raw.OIDC_CLIENT_ID as string, clientSecret: raw.OIDC_CLIENT_SECRET as string } : null,

@@ -4,11 +4,16 @@ import { AppConfig, loadConfigFromProcessEnv } from '../config/app-config';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations/index';
 
-/** TypeORM options for a configuration: entities and committed migrations; never `synchronize`. */
-export function dataSourceOptions(config: Pick<AppConfig, 'databaseUrl'>): DataSourceOptions {
+/**
+ * TypeORM options for a configuration: entities and committed migrations; never `synchronize`. A new
+ * connection that takes longer than `dependencyTimeoutMs` (default 5000 ms) fails, so a request
+ * answers 503 `SERVICE_UNAVAILABLE` instead of hanging while PostgreSQL is away.
+ */
+export function dataSourceOptions(config: Pick<AppConfig, 'databaseUrl'> & Partial<Pick<AppConfig, 'dependencyTimeoutMs'>>): DataSourceOptions {
   return {
     type: 'postgres',
     url: config.databaseUrl,
+    connectTimeoutMS: config.dependencyTimeoutMs ?? 5000,
     entities: ENTITIES,
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',

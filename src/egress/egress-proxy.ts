@@ -269,9 +269,16 @@ export class EgressProxy implements OnApplicationShutdown {
     return failure;
   }
 
+  /**
+   * Keeps `socket` for {@link close}, and gives it an `error` listener for its whole life: after a
+   * CONNECT or upgrade, Node's HTTP server removes its own, and a browser that resets the connection
+   * while the target is being checked (a context closed mid-request) would otherwise throw an
+   * uncaught `read ECONNRESET` and bring the process down.
+   */
   private track(socket: Duplex): void {
     if (this.sockets.has(socket)) return;
     this.sockets.add(socket);
+    socket.on('error', () => socket.destroy());
     socket.once('close', () => this.sockets.delete(socket));
   }
 }

@@ -1,11 +1,11 @@
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { catchError, concatMap, from, Observable, of, throwError } from 'rxjs';
 import { authenticatedKeyOf } from '../auth/api-key.guard';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { HEADER } from '../common/operational-headers';
-import { IdempotencyScope, IdempotencyService } from './idempotency.service';
+import { HeldIdempotencyKey, IdempotencyScope, IdempotencyService } from './idempotency.service';
 import { requestFingerprint } from './request-fingerprint';
 
 /** `Idempotency-Key` values accepted (spec section 7.1); others are 400 `INVALID_IDEMPOTENCY_KEY`. */
@@ -26,10 +26,14 @@ export const IDEMPOTENT_OPTIONS = Symbol('idempotentOptions');
  * is claimed in the caller's scope (API key, method, path) before validation and the handler run:
  * the first 2xx response is stored and sent, and retries with the same body get it back byte for
  * byte with `Idempotency-Replayed: true`, without running the handler; any other outcome releases
- * the key. Needs the API key guard to have run.
+ * the key. The handler runs holding the key ({@link IdempotencyService.heldKey}): an acceptance
+ * stores the response in its own transaction, and that stored text is what is sent. Needs the API
+ * key guard to have run.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
+  private readonly logger = new Logger(IdempotencyInterceptor.name);
+
   constructor(
     private readonly store: IdempotencyService,
     private readonly reflector: Reflector,
@@ -54,8 +58,15 @@ export class IdempotencyInterceptor implements NestInterceptor {
       res.status(claim.status).setHeader(HEADER.idempotencyReplayed, 'true');
       return of(asJsonBody(res, claim.body));
     }
-    return next.handle().pipe(
+    const held: HeldIdempotencyKey = { scope, leaseToken: claim.leaseToken, successStatus: res.statusCode };
+    return this.store.runHolding(held, () => next.handle()).pipe(
       concatMap(async (body) => {
+        // Stored with the work it describes (an acceptance): send exactly that. The route must return
+        // the acceptance's response unchanged (thin controller), or first answers and replays differ.
+        if (held.storedBody !== undefined) {
+          if (JSON.stringify(body) !== held.storedBody) this.logger.error(`${req.method} ${req.path}: the handler's answer differs from the response its acceptance stored`);
+          return asJsonBody(res, held.storedBody);
+        }
         if (res.statusCode < 200 || res.statusCode > 299) {
           await this.store.release(scope, claim.leaseToken);
           return body;

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { IsNull, LessThanOrEqual, Repository } from 'typeorm';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { EntityManager, IsNull, LessThanOrEqual, Repository } from 'typeorm';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { randomBase62 } from '../common/ids';
@@ -25,12 +26,27 @@ export type IdempotencyClaim =
   | { kind: 'replay'; status: number; body: string };
 
 /**
+ * The key a running request holds, as the code handling it sees it: an acceptance stores the
+ * response in its own transaction ({@link IdempotencyService.storeWithin}) and marks it here, so
+ * the interceptor sends exactly what was stored and stores nothing more.
+ */
+export interface HeldIdempotencyKey {
+  readonly scope: IdempotencyScope;
+  readonly leaseToken: string;
+  /** HTTP status of the route's success answer (e.g. 202). */
+  readonly successStatus: number;
+  /** The stored response body, once stored within an acceptance. */
+  storedBody?: string;
+}
+
+/**
  * The `Idempotency-Key` store, in PostgreSQL: every API process shares it, it survives restarts, and
  * a claim is one conditional upsert, so two concurrent requests cannot both own a key.
  */
 @Injectable()
 export class IdempotencyService {
   private readonly logger = new Logger(IdempotencyService.name);
+  private readonly held = new AsyncLocalStorage<HeldIdempotencyKey>();
 
   constructor(
     @InjectRepository(IdempotencyRecord) private readonly records: Repository<IdempotencyRecord>,
@@ -92,6 +108,35 @@ export class IdempotencyService {
     }
   }
 
+  /** Runs `fn` (the request's handler) holding `key`: code it calls finds it with {@link heldKey}. */
+  runHolding<T>(key: HeldIdempotencyKey, fn: () => T): T {
+    return this.held.run(key, fn);
+  }
+
+  /** The `Idempotency-Key` the current request holds, if it sent one (see {@link runHolding}). */
+  heldKey(): HeldIdempotencyKey | undefined {
+    return this.held.getStore();
+  }
+
+  /**
+   * Stores the success response of the request holding `key` inside the caller's transaction
+   * (`manager`), so the response is stored exactly when the work it describes commits (CONTRACT.md,
+   * "Durability": one transaction for quota, row and idempotency record). Throws 409
+   * `IDEMPOTENCY_IN_FLIGHT` (rolling the transaction back) when the lease was lost meanwhile.
+   */
+  async storeWithin(manager: EntityManager, key: HeldIdempotencyKey, body: string): Promise<void> {
+    const now = this.clock.now();
+    const result = await manager.update(
+      IdempotencyRecord,
+      { ...key.scope, leaseToken: key.leaseToken, responseStatus: IsNull() },
+      { responseStatus: key.successStatus, responseBody: body, expiresAt: new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS) },
+    );
+    if (!result.affected) {
+      throw new ApiError(ErrorCode.IDEMPOTENCY_IN_FLIGHT, 409, 'A request with this Idempotency-Key is still running; retry later');
+    }
+    key.storedBody = body;
+  }
+
   /** Frees the key after a non-2xx answer, so a retry runs again. Never throws (the lease runs out anyway). */
   async release(scope: IdempotencyScope, leaseToken: string): Promise<void> {
     try {
@@ -101,9 +146,16 @@ export class IdempotencyService {
     }
   }
 
-  /** Deletes expired entries (run by the housekeeping sweep); returns how many. */
-  async purgeExpired(): Promise<number> {
-    const result = await this.records.delete({ expiresAt: LessThanOrEqual(this.clock.now()) });
+  /**
+   * Deletes up to `limit` expired entries (a response past its 24 hours, a lease that ran out); returns
+   * how many. Run in batches by the retention job (uses the index on `expires_at`).
+   */
+  async purgeExpired(limit: number): Promise<number> {
+    const result = await this.records
+      .createQueryBuilder()
+      .delete()
+      .where('ctid IN (SELECT ctid FROM idempotency_keys WHERE expires_at <= :now LIMIT :limit)', { now: this.clock.now(), limit })
+      .execute();
     return result.affected ?? 0;
   }
 }

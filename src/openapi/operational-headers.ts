@@ -31,6 +31,9 @@ const BEFORE_AUTHENTICATION = new Set(['401']);
  * - 429 `RATE_LIMITED` on every authenticated operation (the global per-second rate limit,
  *   `RATE_LIMIT_PER_SECOND`), added to the operation's 429 codes or as a 429 of its own;
  * - `Retry-After` on every 429;
+ * - 503 `SERVICE_UNAVAILABLE` (with `Retry-After`) on every authenticated operation: the API key is
+ *   checked in PostgreSQL, so any of them answers it while PostgreSQL is unreachable (CONTRACT.md,
+ *   "Rate limits and back-pressure");
  * - `Idempotency-Replayed` on the 2xx responses of an operation that takes `Idempotency-Key`.
  * What a route declares itself (see `src/common/operational-headers.ts`) is kept as it is.
  * `ErrorEnvelopeDto` must be among the document's schemas.
@@ -50,6 +53,10 @@ export function addOperationalHeaders(doc: OpenAPIObject): void {
         description: 'Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern.',
         schema: { type: 'string', pattern: REQUEST_ID_PATTERN.source, example: 'client-7f3a9c21' },
       });
+    }
+    if (authenticated && !operation.responses?.['503']) {
+      const { description, headers, schema, example } = errorResponseOptions(503);
+      (operation.responses ??= {})['503'] = { description, headers, content: { 'application/json': { schema, example } } };
     }
     const idempotent = names.includes('idempotency-key');
     for (const [status, response] of Object.entries(operation.responses ?? {})) {

@@ -2,6 +2,8 @@
 export const CAPTURE_QUEUE = 'captures';
 export const HOUSEKEEPING_QUEUE = 'housekeeping';
 export const WEBHOOK_QUEUE = 'webhook-deliveries';
+/** Deletion of rows past their retention (its own queue: one Bull queue, one owner of its job names). */
+export const RETENTION_QUEUE = 'retention';
 /** Browser session runs (CONTRACT.md, "Browser session runs"). */
 export const RUN_QUEUE = 'runs';
 
@@ -10,6 +12,8 @@ export const CAPTURE_JOB = 'capture';
 /** One browser session run. */
 export const RUN_JOB = 'run';
 export const HOUSEKEEPING_SWEEP_JOB = 'sweep';
+/** One retention run (retention queue). */
+export const RETENTION_JOB = 'retention';
 /** One attempt of one webhook delivery. */
 export const WEBHOOK_ATTEMPT_JOB = 'attempt';
 /** Periodic recovery of webhook deliveries whose attempt was lost (worker died, enqueue failed). */

@@ -1,4 +1,4 @@
-import { Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { ApiKey } from '../auth/api-key.entity';
 
 /**
@@ -7,6 +7,7 @@ import { ApiKey } from '../auth/api-key.entity';
  * month's days always add up to its `quota_usage` row.
  */
 @Entity({ name: 'quota_usage_daily' })
+@Index(['day'])
 export class QuotaUsageDaily {
   @PrimaryColumn({ name: 'api_key_id', type: 'varchar', length: 40 })
   apiKeyId: string;

@@ -1,4 +1,4 @@
-import { Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { ApiKey } from '../auth/api-key.entity';
 
 /**
@@ -6,6 +6,7 @@ import { ApiKey } from '../auth/api-key.entity';
  * {@link QuotaService}'s single-statement reserve and its release; a month without a row is unused.
  */
 @Entity({ name: 'quota_usage' })
+@Index(['month'])
 export class QuotaUsage {
   @PrimaryColumn({ name: 'api_key_id', type: 'varchar', length: 40 })
   apiKeyId: string;

@@ -1,4 +1,4 @@
-import { Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { ApiKey } from '../auth/api-key.entity';
 
 /**
@@ -6,6 +6,7 @@ import { ApiKey } from '../auth/api-key.entity';
  * makes the warning fire once under concurrency: only the request whose insert creates the row publishes.
  */
 @Entity({ name: 'quota_warnings' })
+@Index(['month'])
 export class QuotaWarning {
   @PrimaryColumn({ name: 'api_key_id', type: 'varchar', length: 40 })
   apiKeyId: string;

@@ -1,13 +1,12 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { EntityManager, Repository } from 'typeorm';
 import { monthlyCap, Plan } from '../accounts/plan';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { Metrics } from '../metrics/metrics';
 import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { sqlRows } from '../database/sql';
 import { EventsService } from '../events/events.service';
 import { QuotaUsage } from './quota-usage.entity';
 import { QuotaWarning } from './quota-warning.entity';
@@ -30,12 +29,15 @@ export interface DailyUsage {
   used: number;
 }
 
+/** Months of usage rows kept, the current one included (README, "Data retention"). */
+export const USAGE_RETENTION_MONTHS = 13;
+
 /** The key a quota belongs to, with its account's current plan. */
 export type QuotaKey = Pick<AuthenticatedKey, 'apiKeyId' | 'plan'>;
 
 /**
- * Monthly screenshot quotas per API key (CONTRACT.md, "Quotas"): the atomic reservation made when a
- * job is accepted, the status behind the `X-RateLimit-*` headers, and the `quota.warning` events.
+ * Monthly screenshot quotas per API key (CONTRACT.md, "Quotas"): the atomic count made inside a
+ * job's acceptance transaction, the status behind the `X-RateLimit-*` headers, and the `quota.warning` events.
  */
 @Injectable()
 export class QuotaService {
@@ -72,72 +74,64 @@ export class QuotaService {
   }
 
   /**
-   * Counts `count` screenshots (default 1; a batch counts one per item, CONTRACT.md "Batches") against
-   * the caller's monthly cap and runs `accept` (which creates and enqueues the jobs). The check and the
-   * increment are one SQL statement, so concurrent callers never exceed the cap, and a batch is counted
-   * whole or not at all. When `accept` throws, the screenshots are handed back and the error
-   * propagates: a rejected request counts nothing. Once it resolves, the 80%/95% warnings the new
-   * usage reached are published (once per key, month and threshold).
+   * Counts `count` screenshots (default 1; a batch counts one per item, CONTRACT.md "Batches"; a run
+   * one) against the caller's monthly cap inside the caller's transaction (`manager`; see
+   * `AcceptanceService`), all or nothing: the check, the monthly increment and the per-day row (the
+   * dashboard's usage chart) are one SQL statement whose row lock serialises concurrent acceptances
+   * of a key, so accepted jobs never exceed the cap, and a rollback uncounts them. Returns the quota
+   * after the increment (also behind this request's `X-RateLimit-*` headers); pass it to
+   * {@link warnOnThresholds} after the commit.
    *
    * Throws 429 `PLAN_QUOTA_EXCEEDED` (with `Retry-After` and `details { used, limit, plan, resetAt }`)
-   * without calling `accept` when the cap is reached.
+   * when the cap would be exceeded (CONTRACT.md, "Quotas").
    */
-  async reserve<T>(caller: AuthenticatedKey, accept: () => Promise<T>, count = 1): Promise<T> {
-    return this.reserveWith(caller, null, accept, count);
-  }
-
-  /**
-   * {@link reserve}, with `write` (an `INSERT … SELECT … FROM reservation` statement whose own
-   * parameters are `$1…$n`) run in the same statement as the reservation, so both happen or neither,
-   * in one round trip (the accept path of `POST /v1/screenshot`, issue 10). `reservation` is a CTE
-   * with one row (`used`) when a screenshot was reserved and none when the cap is reached. Throws as
-   * {@link reserve}; when `accept` throws, the screenshot is handed back (the caller removes what
-   * `write` inserted).
-   */
-  async reserveWith<T>(
-    caller: AuthenticatedKey,
-    write: { sql: string; params: unknown[] } | null,
-    accept: () => Promise<T>,
-    count = 1,
-  ): Promise<T> {
+  async countWithin(manager: EntityManager, caller: AuthenticatedKey, count = 1): Promise<QuotaStatus> {
     const now = this.clock.now();
     const { month, resetAt } = quotaMonthOf(now);
     const limit = this.capOf(caller.plan);
-    const n = write?.params.length ?? 0;
-    // The row lock taken by ON CONFLICT serialises concurrent reservations of a key; the WHERE makes
-    // the increment conditional, and a cap of 0 inserts nothing.
-    const day = utcDayOf(now);
-    // The per-day row (the dashboard's usage chart) is counted in the same statement, only when the
-    // monthly increment happened; so is `write`.
-    const rows = await sqlRows<{ used: number }>(
-      this.usage.manager.connection,
+    // The row lock taken by ON CONFLICT serialises concurrent increments of a key; the WHEREs make the
+    // increment conditional, and a cap below `count` inserts nothing. The per-day row is counted only
+    // when the monthly increment happened.
+    const rows: { used: number }[] = await manager.query(
       `WITH reservation AS (
          INSERT INTO quota_usage (api_key_id, month, used)
-         SELECT $${n + 1}, $${n + 2}::date, $${n + 5}::int WHERE $${n + 5}::int <= $${n + 3}::int
-         ON CONFLICT (api_key_id, month) DO UPDATE SET used = quota_usage.used + $${n + 5}::int
-         WHERE quota_usage.used + $${n + 5}::int <= $${n + 3}::int
+         SELECT $1, $2::date, $5::int WHERE $5::int <= $3::int
+         ON CONFLICT (api_key_id, month) DO UPDATE SET used = quota_usage.used + $5::int
+         WHERE quota_usage.used + $5::int <= $3::int
          RETURNING used
        ), daily AS (
          INSERT INTO quota_usage_daily (api_key_id, day, used)
-         SELECT $${n + 1}, $${n + 4}::date, $${n + 5}::int FROM reservation
-         ON CONFLICT (api_key_id, day) DO UPDATE SET used = quota_usage_daily.used + $${n + 5}::int
-       )${write ? `, written AS (${write.sql})` : ''}
+         SELECT $1, $4::date, $5::int FROM reservation
+         ON CONFLICT (api_key_id, day) DO UPDATE SET used = quota_usage_daily.used + $5::int
+       )
        SELECT used FROM reservation`,
-      [...(write?.params ?? []), caller.apiKeyId, month, limit, day, count],
+      [caller.apiKeyId, month, limit, utcDayOf(now), count],
     );
-    if (!rows.length) throw await this.exceeded(caller, month, resetAt, now);
-    let result: T;
-    try {
-      result = await accept();
-    } catch (err) {
-      await this.release(caller.apiKeyId, month, day, count);
-      this.observed.set(caller, this.toStatus(caller.plan, rows[0].used - count, resetAt));
-      throw err;
-    }
+    if (!rows.length) throw await this.exceeded(caller, month, resetAt, now, manager);
     const status = this.toStatus(caller.plan, rows[0].used, resetAt);
     this.observed.set(caller, status);
-    await this.warnOnThresholds(caller, month, status);
-    return result;
+    return status;
+  }
+
+  /**
+   * Deletes up to `limit` usage rows (monthly and daily) and quota-warning claims of months before the
+   * {@link USAGE_RETENTION_MONTHS} most recent ones (the current month included); returns how many
+   * rows. Run in batches by the retention job (uses the indexes on `month` and the daily key).
+   */
+  async purgeOldUsage(limit: number): Promise<number> {
+    const now = this.clock.now();
+    const { month: oldestKept } = quotaMonthOf(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - USAGE_RETENTION_MONTHS + 1, 1)));
+    let deleted = 0;
+    for (const [table, column] of [['quota_usage', 'month'], ['quota_usage_daily', 'day'], ['quota_warnings', 'month']] as const) {
+      const result = await this.usage.manager
+        .createQueryBuilder()
+        .delete()
+        .from(table)
+        .where(`ctid IN (SELECT ctid FROM ${table} WHERE ${column} < :oldestKept::date LIMIT :limit)`, { oldestKept, limit })
+        .execute();
+      deleted += result.affected ?? 0;
+    }
+    return deleted;
   }
 
   /**
@@ -161,8 +155,8 @@ export class QuotaService {
   }
 
   /** Screenshots counted for a key in a month (`YYYY-MM-01`); 0 without a row. */
-  private async usedIn(apiKeyId: string, month: string): Promise<number> {
-    const row = await this.usage.findOne({ select: { used: true }, where: { apiKeyId, month } });
+  private async usedIn(apiKeyId: string, month: string, manager: EntityManager = this.usage.manager): Promise<number> {
+    const row = await manager.findOne(QuotaUsage, { select: { used: true }, where: { apiKeyId, month } });
     return row?.used ?? 0;
   }
 
@@ -171,24 +165,9 @@ export class QuotaService {
     return { plan, limit, used, remaining: Math.max(0, limit - used), resetAt };
   }
 
-  /** Hands back `count` screenshots reserved in `month` on `day` (the reservation's, even after a rollover). */
-  private async release(apiKeyId: string, month: string, day: string, count: number): Promise<void> {
-    try {
-      await this.usage.query(
-        `WITH monthly AS (
-           UPDATE quota_usage SET used = GREATEST(used - $4::int, 0) WHERE api_key_id = $1 AND month = $2::date AND used > 0
-         )
-         UPDATE quota_usage_daily SET used = GREATEST(used - $4::int, 0) WHERE api_key_id = $1 AND day = $3::date AND used > 0`,
-        [apiKeyId, month, day, count],
-      );
-    } catch (err) {
-      this.logger.error(`Could not release a reserved screenshot of ${apiKeyId} (${month})`, (err as Error).stack);
-    }
-  }
-
-  private async exceeded(caller: AuthenticatedKey, month: string, resetAt: Date, now: Date): Promise<ApiError> {
+  private async exceeded(caller: AuthenticatedKey, month: string, resetAt: Date, now: Date, manager: EntityManager): Promise<ApiError> {
     this.metrics.quotaRejections.inc();
-    const status = this.toStatus(caller.plan, await this.usedIn(caller.apiKeyId, month), resetAt);
+    const status = this.toStatus(caller.plan, await this.usedIn(caller.apiKeyId, month, manager), resetAt);
     this.observed.set(caller, status);
     return new ApiError(
       ErrorCode.PLAN_QUOTA_EXCEEDED,
@@ -201,11 +180,13 @@ export class QuotaService {
 
   /**
    * Publishes `quota.warning` for each threshold `status.used` has reached and no request has
-   * claimed yet this month: the insert of the (key, month, threshold) row decides who publishes.
-   * The job is already accepted here, so failures are logged, not thrown; a threshold whose event
-   * could not be published is unclaimed again, so the next accepted job retries it.
+   * claimed yet this month (call it after the commit of {@link countWithin}, with its result): the
+   * insert of the (key, month, threshold) row decides who publishes. The job is already accepted
+   * here, so failures are logged, never thrown; a threshold whose event could not be published is
+   * unclaimed again, so the next accepted job retries it.
    */
-  private async warnOnThresholds(caller: AuthenticatedKey, month: string, status: QuotaStatus): Promise<void> {
+  async warnOnThresholds(caller: AuthenticatedKey, status: QuotaStatus): Promise<void> {
+    const { month } = quotaMonthOf(new Date(status.resetAt.getTime() - 1));
     const reached = reachedThresholds(status.used, status.limit);
     if (!reached.length) return;
     try {

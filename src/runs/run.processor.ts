@@ -9,6 +9,7 @@ import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EGRESS_ERROR_HEADER, EgressProxy } from '../egress/egress-proxy';
 import { RUN_JOB, RUN_PROCESSORS, RUN_QUEUE, RunPayload } from '../queue/queues';
+import { DurableQueueService } from '../queue/durable-queue.service';
 import { ResultFilesService } from '../storage/result-files.service';
 import { RunFailure, runSession, RunSessionOutcome } from './run-session';
 import { withSecrets } from './run-steps';
@@ -63,9 +64,10 @@ export class RunProcessor implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(RUN_PROCESSORS) private readonly runProcessors: boolean,
+    private readonly durableQueues: DurableQueueService,
   ) {}
 
-  async onApplicationBootstrap(): Promise<void> {
+  onApplicationBootstrap(): void {
     if (!this.runProcessors) return;
     if (this.config.runConcurrency > 0) {
       void this.queue.process(RUN_JOB, this.config.runConcurrency, (job: Job<RunPayload>) => this.process(job.data));
@@ -76,7 +78,8 @@ export class RunProcessor implements OnApplicationBootstrap, OnModuleDestroy {
       if (job.name !== RUN_JOB) return;
       void this.runs.failStranded(job.data.runId).catch((e) => this.logger.error(`Could not end ${job.data.runId}`, (e as Error).stack));
     });
-    await this.queue.add(RUN_SWEEP_JOB, {} as RunPayload, { repeat: { every: RUN_SWEEP_INTERVAL_MS }, jobId: RUN_SWEEP_JOB, removeOnComplete: true, removeOnFail: true });
+    // Registered (and re-registered after a Redis that restarted empty) by the reconciler; start-up never waits for Redis.
+    this.durableQueues.registerRepeatable({ queue: this.queue, jobName: RUN_SWEEP_JOB, everyMs: RUN_SWEEP_INTERVAL_MS });
     void this.sweep().catch((err) => this.logger.error('Run reconciler failed', (err as Error).stack));
   }
 

@@ -1,3 +1,4 @@
+import { AcceptanceModule } from '../acceptance/acceptance.module';
 import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
@@ -29,6 +30,7 @@ import { RunsService } from './runs.service';
     EventsModule,
     QuotaModule,
     IdempotencyModule,
+    AcceptanceModule,
     ScreenshotsModule,
   ],
   controllers: [RunsController],

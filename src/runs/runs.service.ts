@@ -11,7 +11,8 @@ import { isId, newId } from '../common/ids';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EventsService } from '../events/events.service';
 import { RUN_JOB, RUN_QUEUE, RunPayload } from '../queue/queues';
-import { QuotaService } from '../quota/quota.service';
+import { AcceptanceService } from '../acceptance/acceptance.service';
+import { DurableQueueService, ENQUEUE_TIMEOUT_MS } from '../queue/durable-queue.service';
 import { PendingJobsLimit } from '../screenshots/pending-jobs-limit';
 import { ResultFilesService, ServedFile } from '../storage/result-files.service';
 import { resolveCaptureOptions } from '../capture/capture-options';
@@ -41,7 +42,8 @@ export class RunsService implements OnModuleInit {
     @InjectRepository(Run) private readonly runs: Repository<Run>,
     @InjectQueue(RUN_QUEUE) private readonly queue: Queue<RunPayload>,
     private readonly ssrfGuard: SsrfGuard,
-    private readonly quota: QuotaService,
+    private readonly acceptance: AcceptanceService,
+    private readonly durableQueues: DurableQueueService,
     private readonly files: ResultFilesService,
     private readonly events: EventsService,
     private readonly clock: Clock,
@@ -51,6 +53,23 @@ export class RunsService implements OnModuleInit {
 
   /** Runs not yet ended count against `MAX_PENDING_JOBS_PER_ACCOUNT` with capture jobs (CONTRACT.md, "Rate limits and back-pressure"). */
   onModuleInit(): void {
+    // Pending runs without a live queue entry are queued again by the reconciler, except runs with
+    // sensitive `fill` steps: their values exist only in the queue entry, never in PostgreSQL.
+    this.durableQueues.register<RunPayload>({
+      kind: 'run',
+      queue: this.queue,
+      jobName: RUN_JOB,
+      payload: (runId) => ({ runId }),
+      jobOptions: { removeOnComplete: true, removeOnFail: true },
+      pendingIds: async (manager, afterId, limit) => {
+        const rows: { id: string }[] = await manager.query(
+          `SELECT id FROM runs WHERE status = 'pending' AND ($1::varchar IS NULL OR id > $1)
+             AND NOT (steps @> '[{"sensitive": true}]'::jsonb) ORDER BY id LIMIT $2`,
+          [afterId, limit],
+        );
+        return rows.map((row) => row.id);
+      },
+    });
     this.pendingJobs.register(async (accountId, limit) => {
       const rows: { n: number }[] = await this.runs.query(
         `SELECT count(*)::int AS n FROM (SELECT 1 FROM runs WHERE account_id = $1 AND status IN ('pending', 'running') LIMIT $2) AS open_runs`,
@@ -64,9 +83,10 @@ export class RunsService implements OnModuleInit {
    * Accepts a run: refuses `evaluate` steps when `RUNS_ALLOW_EVALUATE=false` (400
    * `VALIDATION_FAILED` naming `steps[i].action`), checks `url` with the SSRF guard (400
    * `TARGET_NOT_ALLOWED`; the steps' own URLs are checked on the wire when the run goes there), checks
-   * the account's open work (429 `TOO_MANY_PENDING_JOBS`), then within one quota reservation (429
-   * `PLAN_QUOTA_EXCEEDED`) stores a `pending` run without the
-   * sensitive values and enqueues it with them. A failure leaves no run and counts nothing.
+   * the account's open work (429 `TOO_MANY_PENDING_JOBS`), then accepts a `pending` run without the
+   * sensitive values ({@link AcceptanceService}: quota count (429 `PLAN_QUOTA_EXCEEDED`), row and
+   * idempotency record in one transaction) and queues it with them after the commit. A failure leaves
+   * no run and counts nothing; a run Redis could not take stays `pending` for the reconciler.
    */
   async create(caller: AuthenticatedKey, dto: CreateRunDto): Promise<RunDto> {
     const steps = (dto.steps ?? []).map((step) => ({ ...step }) as RunStep);
@@ -77,44 +97,47 @@ export class RunsService implements OnModuleInit {
     await this.ssrfGuard.assertAllowed(dto.url);
     await this.pendingJobs.assertRoomFor(caller.accountId);
     const { stored, secrets } = withoutSecrets(steps);
-    return this.quota.reserve(caller, async () => {
-      const run = this.runs.create({
-        id: newId('run'),
-        accountId: caller.accountId,
-        apiKeyId: caller.apiKeyId,
-        status: 'pending',
-        url: dto.url,
-        options: sessionOptions(dto),
-        video: dto.video ?? true,
-        timeoutMs: dto.timeoutMs ?? RUN_LIMITS.timeoutMs.default,
-        steps: stored,
-        stepResults: [],
-        finalUrl: null,
-        pageTitle: null,
-        videoFile: null,
-        consoleErrorCount: 0,
-        networkErrorCount: 0,
-        consoleErrors: [],
-        networkErrors: [],
-        finalizationError: null,
-        failure: null,
-        attempts: 0,
-        cancelRequestedAt: null,
-        createdAt: this.clock.now(),
-        startedAt: null,
-        completedAt: null,
-        resultsDeletedAt: null,
-      });
-      await this.runs.insert(run);
-      try {
-        await this.enqueue(run.id, secrets);
-      } catch (err) {
-        this.logger.error(`Could not enqueue ${run.id}; removing the run`, (err as Error).stack);
-        await this.runs.delete({ id: run.id });
-        throw err;
-      }
-      return this.toDto(run);
+    const run = this.runs.create({
+      id: newId('run'),
+      accountId: caller.accountId,
+      apiKeyId: caller.apiKeyId,
+      status: 'pending',
+      url: dto.url,
+      options: sessionOptions(dto),
+      video: dto.video ?? true,
+      timeoutMs: dto.timeoutMs ?? RUN_LIMITS.timeoutMs.default,
+      steps: stored,
+      stepResults: [],
+      finalUrl: null,
+      pageTitle: null,
+      videoFile: null,
+      consoleErrorCount: 0,
+      networkErrorCount: 0,
+      consoleErrors: [],
+      networkErrors: [],
+      finalizationError: null,
+      failure: null,
+      attempts: 0,
+      cancelRequestedAt: null,
+      createdAt: this.clock.now(),
+      startedAt: null,
+      completedAt: null,
+      resultsDeletedAt: null,
     });
+    const answer = await this.acceptance.accept({
+      caller,
+      write: async (manager) => {
+        await manager.insert(Run, run);
+        return { response: this.toDto(run), queue: [] };
+      },
+    });
+    // Bounded like every queueing after an acceptance (ENQUEUE_TIMEOUT_MS): the answer never waits for a Redis that is away.
+    const queued = this.enqueue(run.id, secrets).then(
+      () => true,
+      (err) => this.logger.warn(`Could not queue ${run.id} (${(err as Error).message}); it stays pending for the reconciler`),
+    );
+    await Promise.race([queued, new Promise((resolve) => setTimeout(resolve, ENQUEUE_TIMEOUT_MS).unref())]);
+    return answer;
   }
 
   /**

@@ -9,6 +9,7 @@ import { captureBudgetMs } from '../capture/capture-options';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Metrics } from '../metrics/metrics';
 import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload, RUN_PROCESSORS } from '../queue/queues';
+import { retryStateWrite } from '../queue/state-writes';
 import { ResultFilesService } from '../storage/result-files.service';
 import { jobCaptureOptions } from './screenshot-job.entity';
 import { CustomerMessage, ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
@@ -16,6 +17,9 @@ import { ScreenshotUpload } from './screenshot-upload.entity';
 
 /** Capture attempts per job: the first, and one more when a worker died during the first. */
 export const MAX_CAPTURE_ATTEMPTS = 2;
+
+/** Bull's reason for a job whose workers died more often than `maxStalledCount` allows. */
+const STALLED_TOO_OFTEN = 'job stalled more than allowable limit';
 
 /**
  * Runs captures from the `captures` queue: claims each job, captures it and ends it through the
@@ -30,6 +34,8 @@ export const MAX_CAPTURE_ATTEMPTS = 2;
 @Injectable()
 export class CaptureProcessor implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(CaptureProcessor.name);
+  /** Aborted at shutdown: state writes stop retrying (the reconciler or the sweep takes their jobs). */
+  private readonly stopping = new AbortController();
 
   constructor(
     @InjectQueue(CAPTURE_QUEUE) private readonly queue: Queue<CapturePayload>,
@@ -50,16 +56,20 @@ export class CaptureProcessor implements OnApplicationBootstrap, OnModuleDestroy
     // Twice CAPTURE_CONCURRENCY jobs at once; the engine lets CAPTURE_CONCURRENCY of them use the
     // browser, so claiming, storing and completing a job overlap the next capture (issue 10).
     void this.queue.process(CAPTURE_JOB, 2 * this.config.captureConcurrency, (job: Job<CapturePayload>) => this.process(job.data.jobId));
-    // A queue job that stalled more often than Bull allows (its workers died) ends here.
-    this.queue.on('failed', (job: Job<CapturePayload>) => {
-      void this.lifecycle
-        .fail(job.data.jobId, new CustomerMessage('capture did not finish: the worker stopped during every attempt'))
-        .catch((e) => this.logger.error(`Could not mark ${job.data.jobId} failed`, (e as Error).stack));
+    // A queue job that stalled more often than Bull allows (its workers died) ends here. Other failures
+    // (only a shutdown mid-retry) leave the row to the reconciler (pending) or the sweep (processing).
+    this.queue.on('failed', (job: Job<CapturePayload>, err: Error) => {
+      if (err?.message !== STALLED_TOO_OFTEN) return;
+      const jobId = job.data.jobId;
+      void this.write(`fail ${jobId}`, () =>
+        this.lifecycle.fail(jobId, new CustomerMessage('capture did not finish: the worker stopped during every attempt')),
+      ).catch((e) => this.logger.error(`Could not mark ${jobId} failed`, (e as Error).stack));
     });
   }
 
   async onModuleDestroy(): Promise<void> {
     if (!this.runProcessors) return;
+    this.stopping.abort();
     const budgetMs = captureBudgetMs(this.config.captureTimeoutMs);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
@@ -69,27 +79,40 @@ export class CaptureProcessor implements OnApplicationBootstrap, OnModuleDestroy
     clearTimeout(timer);
   }
 
-  /** Claims, captures and completes one screenshot job. Never throws for a capture failure. */
+  /**
+   * Claims, captures and completes one screenshot job. Never throws for a capture failure; throws only
+   * when the process stops while PostgreSQL is unreachable (the row then stays as it was).
+   */
   async process(jobId: string): Promise<void> {
-    const job = await this.lifecycle.claim(jobId);
+    const job = await this.write(`claim ${jobId}`, () => this.lifecycle.claim(jobId));
     if (!job) return;
     if (job.attempts > MAX_CAPTURE_ATTEMPTS) {
-      await this.lifecycle.fail(jobId, new CustomerMessage('capture did not finish: the worker stopped during every attempt'));
+      await this.write(`fail ${jobId}`, () =>
+        this.lifecycle.fail(jobId, new CustomerMessage('capture did not finish: the worker stopped during every attempt')),
+      );
       return;
     }
     const stopTimer = this.metrics.captureDuration.startTimer();
+    let outcome: { ok: true; resultFile: string; clipped: boolean } | { ok: false; cause: unknown };
     try {
-      const upload = job.source === 'upload' ? await this.uploads.findOneBy({ jobId }) : null;
+      const upload = job.source === 'upload' ? await this.write(`read the upload of ${jobId}`, () => this.uploads.findOneBy({ jobId })) : null;
       if (job.source === 'upload' && !upload) throw new CaptureError('the uploaded document is no longer available');
       const result = await this.engine.capture({ url: job.targetUrl, document: upload?.document, options: jobCaptureOptions(job) });
       const resultFile = await this.files.save(result.image, result.format);
-      await this.lifecycle.complete(jobId, { resultFile, clipped: result.clipped });
-      this.metrics.captures.inc({ status: 'done', format: job.format });
-      stopTimer({ status: 'done' });
+      outcome = { ok: true, resultFile, clipped: result.clipped };
     } catch (err) {
-      await this.lifecycle.fail(jobId, err);
-      this.metrics.captures.inc({ status: 'failed', format: job.format });
-      stopTimer({ status: 'failed' });
+      outcome = { ok: false, cause: err };
     }
+    const ended = outcome;
+    await this.write(`end ${jobId}`, () =>
+      ended.ok ? this.lifecycle.complete(jobId, { resultFile: ended.resultFile, clipped: ended.clipped }) : this.lifecycle.fail(jobId, ended.cause),
+    );
+    const status = ended.ok ? 'done' : 'failed';
+    this.metrics.captures.inc({ status, format: job.format });
+    stopTimer({ status });
+  }
+
+  private write<T>(what: string, write: () => Promise<T>): Promise<T> {
+    return retryStateWrite(what, write, this.logger, this.stopping.signal);
   }
 }

@@ -5,7 +5,7 @@ import type { Queue } from 'bull';
 import { IsNull, LessThan, Not, Repository } from 'typeorm';
 import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { IdempotencyService } from '../idempotency/idempotency.service';
+import { DurableQueueService } from '../queue/durable-queue.service';
 import { HOUSEKEEPING_QUEUE, HOUSEKEEPING_SWEEP_JOB, RUN_PROCESSORS } from '../queue/queues';
 import { ResultFilesService } from '../storage/result-files.service';
 import { captureBudgetMs } from '../capture/capture-options';
@@ -19,10 +19,11 @@ const EXPIRY_BATCH = 1000;
 export const SWEEP_INTERVAL_MS = 60_000;
 
 /**
- * Periodic sweep (a repeatable Bull job, so one worker runs it per interval however many run):
+ * Periodic sweep (a repeatable Bull job, so one worker runs it per interval however many run;
+ * registered by the reconciler of {@link DurableQueueService}):
  * fails jobs stuck in `processing` far beyond any capture's time budget (their worker died and the
- * queue lost them), deletes result files past `RESULT_TTL_DAYS` (found by job row), and deletes expired
- * idempotency keys.
+ * queue lost them) and deletes result files past `RESULT_TTL_DAYS` (found by job row). (Rows past
+ * their retention are deleted by the retention job, `src/retention/`.)
  */
 @Injectable()
 export class HousekeepingProcessor implements OnApplicationBootstrap {
@@ -33,21 +34,17 @@ export class HousekeepingProcessor implements OnApplicationBootstrap {
     @InjectRepository(ScreenshotJob) private readonly jobs: Repository<ScreenshotJob>,
     private readonly files: ResultFilesService,
     private readonly lifecycle: ScreenshotJobLifecycle,
-    private readonly idempotency: IdempotencyService,
     private readonly clock: Clock,
+    private readonly durableQueues: DurableQueueService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(RUN_PROCESSORS) private readonly runProcessors: boolean,
   ) {}
 
-  async onApplicationBootstrap(): Promise<void> {
+  /** Starts the processor; the repeatable job is (re-)registered by the reconciler, never blocking start-up. */
+  onApplicationBootstrap(): void {
     if (!this.runProcessors) return;
     void this.queue.process(HOUSEKEEPING_SWEEP_JOB, 1, () => this.sweep());
-    await this.queue.add(HOUSEKEEPING_SWEEP_JOB, {}, {
-      repeat: { every: SWEEP_INTERVAL_MS },
-      jobId: HOUSEKEEPING_SWEEP_JOB,
-      removeOnComplete: true,
-      removeOnFail: true,
-    });
+    this.durableQueues.registerRepeatable({ queue: this.queue, jobName: HOUSEKEEPING_SWEEP_JOB, everyMs: SWEEP_INTERVAL_MS });
   }
 
   /**
@@ -70,7 +67,7 @@ export class HousekeepingProcessor implements OnApplicationBootstrap {
   }
 
   /** One sweep; returns what it did. */
-  async sweep(): Promise<{ stuckJobsFailed: number; filesDeleted: number; idempotencyKeysDeleted: number }> {
+  async sweep(): Promise<{ stuckJobsFailed: number; filesDeleted: number }> {
     const now = this.clock.now();
     // Budget of one attempt: navigation and screenshot timeouts, the longest delay, and slack; twice for the retry.
     const budgetMs = 2 * (captureBudgetMs(this.config.captureTimeoutMs) + 60_000);
@@ -80,8 +77,7 @@ export class HousekeepingProcessor implements OnApplicationBootstrap {
     });
     for (const { id } of stuck) await this.lifecycle.fail(id, new CustomerMessage('capture did not finish: the worker stopped'));
     const filesDeleted = await this.deleteExpiredResults(now);
-    const idempotencyKeysDeleted = await this.idempotency.purgeExpired();
-    const result = { stuckJobsFailed: stuck.length, filesDeleted, idempotencyKeysDeleted };
+    const result = { stuckJobsFailed: stuck.length, filesDeleted };
     if (result.stuckJobsFailed || result.filesDeleted) this.logger.log(`Sweep: ${JSON.stringify(result)}`);
     return result;
   }

@@ -15,6 +15,8 @@ export type JobSource = (typeof JOB_SOURCES)[number];
 /** One screenshot job: the capture options, its state and, once done, its result file. */
 @Entity({ name: 'screenshot_jobs' })
 @Index(['accountId', 'createdAt'])
+// The reconciler pages through pending jobs by id (src/queue/durable-queue.service.ts).
+@Index('IDX_screenshot_jobs_pending_id', ['id'], { where: `status = 'pending'` })
 // The done jobs of an account by capture-cache key (CONTRACT.md, "Capture options": cache).
 @Index('IDX_screenshot_jobs_cache', ['accountId', 'cacheKey', 'completedAt'], { where: `"status" = 'done'` })
 // The jobs not yet ended of an account, counted against MAX_PENDING_JOBS_PER_ACCOUNT at every submission.

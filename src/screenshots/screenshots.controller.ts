@@ -151,8 +151,8 @@ export class ScreenshotsController {
     example: { data: [PENDING_JOB_EXAMPLE, { ...PENDING_JOB_EXAMPLE, id: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD5' }] },
   })
   @ApiErrorResponses(400, 401, 413, 415, 429, 500)
-  async createBatch(@CurrentApiKey() caller: AuthenticatedKey, @Body() dto: CreateScreenshotBatchDto): Promise<ScreenshotBatchDto> {
-    return { data: await this.screenshots.createBatch(caller, dto) };
+  createBatch(@CurrentApiKey() caller: AuthenticatedKey, @Body() dto: CreateScreenshotBatchDto): Promise<ScreenshotBatchDto> {
+    return this.screenshots.createBatch(caller, dto);
   }
 
   @Get(':id')

@@ -1,6 +1,7 @@
 import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AcceptanceModule } from '../acceptance/acceptance.module';
 import { AuthModule } from '../auth/auth.module';
 import { CaptureModule } from '../capture/capture.module';
 import { EgressModule } from '../egress/egress.module';
@@ -10,6 +11,7 @@ import { CAPTURE_QUEUE, HOUSEKEEPING_QUEUE } from '../queue/queues';
 import { QuotaModule } from '../quota/quota.module';
 import { StorageModule } from '../storage/storage.module';
 import { CaptureProcessor } from './capture.processor';
+import { CaptureWork } from './capture-work';
 import { HousekeepingProcessor } from './housekeeping.processor';
 import { PendingJobsLimit } from './pending-jobs-limit';
 import { ScreenshotJob } from './screenshot-job.entity';
@@ -29,9 +31,10 @@ import { ScreenshotsService } from './screenshots.service';
     EventsModule,
     QuotaModule,
     IdempotencyModule,
+    AcceptanceModule,
   ],
   controllers: [ScreenshotsController],
-  providers: [ScreenshotsService, ScreenshotJobLifecycle, CaptureProcessor, HousekeepingProcessor, PendingJobsLimit],
+  providers: [ScreenshotsService, CaptureWork, ScreenshotJobLifecycle, CaptureProcessor, HousekeepingProcessor, PendingJobsLimit],
   exports: [ScreenshotsService, PendingJobsLimit],
 })
 export class ScreenshotsModule {}

@@ -1,9 +1,8 @@
-import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type { Queue } from 'bull';
 import { createHash } from 'node:crypto';
 import { Repository } from 'typeorm';
+import { AcceptanceService } from '../acceptance/acceptance.service';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import {
   captureCacheKey,
@@ -17,13 +16,13 @@ import { SsrfGuard } from '../egress/ssrf-guard';
 import { Clock } from '../common/clock';
 import { ApiError, ErrorCode, FieldError } from '../common/api-error';
 import { isId, newId } from '../common/ids';
-import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload } from '../queue/queues';
-import { QuotaService } from '../quota/quota.service';
+import { DurableQueueService } from '../queue/durable-queue.service';
 import { ResultFilesService, ServedFile } from '../storage/result-files.service';
 import { CreateScreenshotDto } from './dto/create-screenshot.dto';
 import { ScreenshotJobDto } from './dto/screenshot-job.dto';
 import { UPLOAD_MAX_BYTES, UPLOAD_MEDIA_TYPES, UploadScreenshotDto } from './dto/upload-screenshot.dto';
-import { CreateScreenshotBatchDto } from './dto/create-screenshot-batch.dto';
+import { CreateScreenshotBatchDto, ScreenshotBatchDto } from './dto/create-screenshot-batch.dto';
+import { CaptureWork } from './capture-work';
 import { ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
 import { ScreenshotJob } from './screenshot-job.entity';
 import { ScreenshotUpload } from './screenshot-upload.entity';
@@ -44,44 +43,48 @@ export class ScreenshotsService {
 
   constructor(
     @InjectRepository(ScreenshotJob) private readonly jobs: Repository<ScreenshotJob>,
-    @InjectQueue(CAPTURE_QUEUE) private readonly captureQueue: Queue<CapturePayload>,
+    private readonly acceptance: AcceptanceService,
+    private readonly captureWork: CaptureWork,
+    private readonly queues: DurableQueueService,
     private readonly ssrfGuard: SsrfGuard,
     private readonly files: ResultFilesService,
-    private readonly quota: QuotaService,
     private readonly pendingJobs: PendingJobsLimit,
     private readonly clock: Clock,
     private readonly lifecycle: ScreenshotJobLifecycle,
   ) {}
 
   /**
-   * Checks the target against the SSRF guard, then, within one quota reservation of the caller's key,
-   * inserts a `pending` job and enqueues its id. Throws 400 `TARGET_NOT_ALLOWED`, 429
-   * `TOO_MANY_PENDING_JOBS` (nothing counted) and 429 `PLAN_QUOTA_EXCEEDED`. When the queue cannot take the job, the row is removed again and the
-   * reservation released, so a failed request leaves no job behind and counts nothing, and the error
-   * propagates (500).
+   * Checks the target against the SSRF guard and the account's pending jobs, then accepts a `pending`
+   * job ({@link AcceptanceService}: quota count, row and idempotency record in one transaction; queued
+   * after the commit). Throws 400 `TARGET_NOT_ALLOWED`, 429 `TOO_MANY_PENDING_JOBS` and 429
+   * `PLAN_QUOTA_EXCEEDED` (nothing counted), 503 `SERVICE_UNAVAILABLE` (PostgreSQL unreachable). Redis
+   * unreachable is no error: the job is queued when it is back.
    */
   async create(caller: AuthenticatedKey, dto: CreateScreenshotDto): Promise<ScreenshotJobDto> {
     assertNoConflicts(captureOptionConflicts(dto));
     await this.ssrfGuard.assertAllowed(dto.url);
     await this.pendingJobs.assertRoomFor(caller.accountId);
     const job = this.newJob(caller, dto, dto.url, 'url');
-    const cached = await this.fromCache(job);
+    const cached = await this.fromCache(caller, job);
     if (cached) return cached;
-    // The job row is written by the reservation's own statement: one round trip, both or neither.
-    return this.quota.reserveWith(caller, this.insertJobStatement(job), async () => {
-      await this.enqueue([job]);
-      return this.toDto(job);
+    return this.acceptance.accept({
+      caller,
+      write: async (manager) => {
+        await manager.insert(ScreenshotJob, job);
+        return { response: this.toDto(job), queue: [{ work: this.captureWork.work, id: job.id }] };
+      },
     });
   }
 
   /**
    * Accepts a batch (`POST /v1/screenshot/batch`, CONTRACT.md "Batches"): every item is checked first
    * (400 `VALIDATION_FAILED` naming `items[i].field`, 400 `TARGET_NOT_ALLOWED` naming `items[i].url`),
-   * then the items that are not capture-cache hits are counted against the quota in one atomic step
-   * (429 `PLAN_QUOTA_EXCEEDED` when they do not all fit), the jobs inserted in one transaction and
-   * enqueued. All or nothing: a failure leaves no job and counts nothing. Returns the jobs in item order.
+   * then the jobs are accepted in one transaction ({@link AcceptanceService}) that counts the items
+   * that are not capture-cache hits (429 `PLAN_QUOTA_EXCEEDED` when they do not all fit), and queued
+   * after it. All or nothing: a failure leaves no job and counts nothing. Returns `{ data }`, the jobs in
+   * item order (the response, as stored for an `Idempotency-Key`).
    */
-  async createBatch(caller: AuthenticatedKey, dto: CreateScreenshotBatchDto): Promise<ScreenshotJobDto[]> {
+  async createBatch(caller: AuthenticatedKey, dto: CreateScreenshotBatchDto): Promise<ScreenshotBatchDto> {
     assertNoConflicts(dto.items.flatMap((item, i) => captureOptionConflicts(item, `items[${i}].`)));
     for (const [i, item] of dto.items.entries()) {
       await this.ssrfGuard.assertAllowed(item.url).catch((err: unknown) => {
@@ -95,21 +98,21 @@ export class ScreenshotsService {
     const jobs = dto.items.map((item) => this.newJob(caller, item, item.url, 'url'));
     const hits = await Promise.all(jobs.map((job) => this.cacheSource(job)));
     const captures = jobs.filter((_, i) => !hits[i]);
-    const insertAll = async () => {
-      await this.jobs.manager.transaction((manager) => manager.insert(ScreenshotJob, jobs));
-      await this.enqueue(captures);
-    };
-    if (captures.length) await this.quota.reserve(caller, insertAll, captures.length);
-    else await insertAll();
-    const answers = jobs.map((job) => this.toDto(job));
+    const answers = await this.acceptance.accept({
+      caller,
+      count: captures.length,
+      write: async (manager) => {
+        await manager.insert(ScreenshotJob, jobs);
+        return { response: { data: jobs.map((job) => this.toDto(job)) }, queue: captures.map((job) => ({ work: this.captureWork.work, id: job.id })) };
+      },
+    });
     await Promise.all(jobs.map((job, i) => (hits[i] ? this.completeFromCache(job, hits[i]) : undefined)));
     return answers;
   }
 
   /**
-   * Accepts an HTML upload (`POST /v1/screenshot/upload`): within one quota reservation of the
-   * caller's key (an upload counts like any accepted job), stores the document with a `pending` job
-   * (one transaction) and enqueues the job. The document is rendered as uploaded; its subresources
+   * Accepts an HTML upload (`POST /v1/screenshot/upload`): the document and a `pending` job are stored
+   * in the acceptance transaction (counted like any accepted job), and the job is queued after it. The document is rendered as uploaded; its subresources
    * go through the SSRF guard at capture time.
    * Throws 400 `VALIDATION_FAILED` without a `file` part, 415 `UNSUPPORTED_MEDIA_TYPE` when the part
    * is not `text/html`, 413 `PAYLOAD_TOO_LARGE` above {@link UPLOAD_MAX_BYTES}, 429
@@ -128,30 +131,36 @@ export class ScreenshotsService {
     const sha256 = uploadDigest(file.buffer);
     await this.pendingJobs.assertRoomFor(caller.accountId);
     const job = this.newJob(caller, dto, `upload:${sha256}`, 'upload');
-    const cached = await this.fromCache(job);
+    const cached = await this.fromCache(caller, job);
     if (cached) return cached;
-    return this.quota.reserve(caller, async () => {
-      await this.jobs.manager.transaction(async (manager) => {
+    return this.acceptance.accept({
+      caller,
+      write: async (manager) => {
         await manager.insert(ScreenshotJob, job);
         await manager.insert(ScreenshotUpload, { jobId: job.id, document: file.buffer, sha256 });
-      });
-      await this.enqueue([job]);
-      return this.toDto(job);
+        return { response: this.toDto(job), queue: [{ work: this.captureWork.work, id: job.id }] };
+      },
     });
   }
 
   /**
    * The capture cache (CONTRACT.md, "Capture options": cache). When `job` asks for it and a `done` job
    * of the same account with the same cache key completed within `cacheTtl` seconds and its file still
-   * exists, inserts `job` (`cached: true`, not counted against the quota), answers it `pending` as
+   * exists, accepts `job` (`cached: true`, not counted against the quota), answers it `pending` as
    * usual and ends it `done` at once with a copy of that file (its own result URL), which publishes
    * `screenshot.completed`. Null when there is no such capture.
    */
-  private async fromCache(job: ScreenshotJob): Promise<ScreenshotJobDto | null> {
+  private async fromCache(caller: AuthenticatedKey, job: ScreenshotJob): Promise<ScreenshotJobDto | null> {
     const source = await this.cacheSource(job);
     if (!source) return null;
-    await this.jobs.insert(job);
-    const answer = this.toDto(job);
+    const answer = await this.acceptance.accept({
+      caller,
+      count: 0,
+      write: async (manager) => {
+        await manager.insert(ScreenshotJob, job);
+        return { response: this.toDto(job), queue: [] };
+      },
+    });
     await this.completeFromCache(job, source);
     return answer;
   }
@@ -178,7 +187,7 @@ export class ScreenshotsService {
     if (resultFile && (await this.lifecycle.complete(job.id, { resultFile, clipped: source.clipped }))) return;
     this.logger.warn(`The cached capture of ${job.id} (${source.id}) is gone; capturing instead`);
     await this.jobs.update({ id: job.id }, { cached: false });
-    await this.enqueue([job]);
+    await this.queues.enqueue(this.captureWork.work, job.id);
   }
 
   private newJob(
@@ -211,35 +220,6 @@ export class ScreenshotsService {
       startedAt: null,
       completedAt: null,
     });
-  }
-
-  /**
-   * `INSERT … SELECT … FROM reservation` of a new job, for {@link QuotaService.reserveWith}: the row is
-   * written only when the reservation succeeds, in the same statement. Columns come from the entity's
-   * metadata (those the job sets; the others take their defaults).
-   */
-  private insertJobStatement(job: ScreenshotJob): { sql: string; params: unknown[] } {
-    const columns = this.jobs.metadata.columns.filter((c) => c.getEntityValue(job) !== undefined);
-    const params = columns.map((c) => c.getEntityValue(job));
-    const placeholders = columns.map((c, i) => `$${i + 1}::${c.type === 'jsonb' ? 'jsonb' : this.jobs.manager.connection.driver.normalizeType(c)}`);
-    return {
-      sql: `INSERT INTO screenshot_jobs (${columns.map((c) => `"${c.databaseName}"`).join(', ')}) SELECT ${placeholders.join(', ')} FROM reservation`,
-      params,
-    };
-  }
-
-  /** Enqueues saved jobs; when the queue cannot take them, deletes the jobs (and their uploads) and rethrows. */
-  private async enqueue(jobs: ScreenshotJob[]): Promise<void> {
-    if (!jobs.length) return;
-    try {
-      await Promise.all(
-        jobs.map((job) => this.captureQueue.add(CAPTURE_JOB, { jobId: job.id }, { jobId: job.id, removeOnComplete: true, removeOnFail: 1000 })),
-      );
-    } catch (err) {
-      this.logger.error(`Could not enqueue ${jobs.map((j) => j.id).join(', ')}; removing the jobs`, (err as Error).stack);
-      await this.jobs.delete(jobs.map((j) => j.id));
-      throw err;
-    }
   }
 
   /** The caller's job. Throws 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */

@@ -22,6 +22,9 @@ import { webhookUrlProblem } from './webhook-target';
 /** Deliveries kept per endpoint: the log shows the newest 50 (spec section 8); older ended ones are deleted. */
 export const DELIVERY_LOG_SIZE = 50;
 
+/** Deliveries are deleted this long after they were created (README, "Data retention"), days. */
+export const DELIVERY_RETENTION_DAYS = 30;
+
 /** Slack beyond `WEBHOOK_TIMEOUT_MS` after which an attempt still marked in flight is considered dead, ms. */
 export const IN_FLIGHT_SLACK_MS = 15_000;
 
@@ -365,6 +368,21 @@ export class WebhookDeliveriesService implements EventSink, OnModuleInit {
       [deliveryId, ENDPOINT_DISABLED_MESSAGE],
     );
     return (result as [unknown, number])[1] > 0;
+  }
+
+  /**
+   * Deletes up to `limit` deliveries created more than {@link DELIVERY_RETENTION_DAYS} days ago (long
+   * ended: the retry schedule spans hours); returns how many. Run in batches by the retention job
+   * (uses the index on `created_at`).
+   */
+  async purgeOld(limit: number): Promise<number> {
+    const cutoff = new Date(this.clock.now().getTime() - DELIVERY_RETENTION_DAYS * 24 * 3600 * 1000);
+    const result = await this.deliveries
+      .createQueryBuilder()
+      .delete()
+      .where('id IN (SELECT id FROM webhook_deliveries WHERE created_at < :cutoff LIMIT :limit)', { cutoff, limit })
+      .execute();
+    return result.affected ?? 0;
   }
 
   /** Deletes the endpoint's ended deliveries beyond the newest {@link DELIVERY_LOG_SIZE}. */

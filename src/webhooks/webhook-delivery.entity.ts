@@ -20,6 +20,7 @@ export const ENDED_DELIVERY_STATUSES: DeliveryStatus[] = ['successful', 'exhaust
 /** One event sent to one endpoint (spec section 2.4); its id is the `Webhook-Id` header. */
 @Entity({ name: 'webhook_deliveries' })
 @Index(['endpointId', 'seq'])
+@Index(['createdAt'])
 export class WebhookDelivery {
   /** `dlv_…` */
   @PrimaryColumn({ type: 'varchar', length: 40 })

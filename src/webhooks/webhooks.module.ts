@@ -48,6 +48,6 @@ import { WebhooksService } from './webhooks.service';
     WebhookSender,
     WebhookTargetPolicy,
   ],
-  exports: [WebhooksService],
+  exports: [WebhooksService, WebhookDeliveriesService],
 })
 export class WebhooksModule {}

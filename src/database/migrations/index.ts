@@ -9,6 +9,7 @@ import { WebhookManagement1795437571935 } from './1795437571935-WebhookManagemen
 import { Runs1795437856201 } from './1795437856201-Runs';
 import { PendingJobsIndex1795438718378 } from './1795438718378-PendingJobsIndex';
 import { CaptureOptionsEcho1795441843117 } from './1795441843117-CaptureOptionsEcho';
+import { DurabilityIndexes1795442000000 } from './1795442000000-DurabilityIndexes';
 import { ResultExpiry1795500000000 } from './1795500000000-ResultExpiry';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
@@ -24,5 +25,6 @@ export const MIGRATIONS: Function[] = [
   Runs1795437856201,
   PendingJobsIndex1795438718378,
   CaptureOptionsEcho1795441843117,
+  DurabilityIndexes1795442000000,
   ResultExpiry1795500000000,
 ];

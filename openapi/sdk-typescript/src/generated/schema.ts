@@ -2426,6 +2426,37 @@ export interface operations {
                     };
                 };
             };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
         };
     };
     createRun: {
@@ -2742,6 +2773,37 @@ export interface operations {
                     };
                 };
             };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
         };
     };
     getRun: {
@@ -3008,6 +3070,37 @@ export interface operations {
                     };
                 };
             };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
         };
     };
     cancelRun: {
@@ -3241,6 +3334,37 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
                     };
                 };
             };
@@ -3554,6 +3678,37 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
                     };
                 };
             };
@@ -3889,6 +4044,37 @@ export interface operations {
                     };
                 };
             };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
         };
     };
     uploadScreenshot: {
@@ -4202,6 +4388,37 @@ export interface operations {
                     };
                 };
             };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
         };
     };
     getScreenshot: {
@@ -4406,6 +4623,37 @@ export interface operations {
                     };
                 };
             };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
         };
     };
     listWebhookEndpoints: {
@@ -4578,6 +4826,37 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
                     };
                 };
             };
@@ -4877,6 +5156,37 @@ export interface operations {
                     };
                 };
             };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
         };
     };
     deleteWebhookEndpoint: {
@@ -5059,6 +5369,37 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
                     };
                 };
             };
@@ -5389,6 +5730,37 @@ export interface operations {
                     };
                 };
             };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
         };
     };
     listWebhookDeliveries: {
@@ -5591,6 +5963,37 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
                     };
                 };
             };
@@ -5814,6 +6217,37 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
                     };
                 };
             };
@@ -6072,6 +6506,37 @@ export interface operations {
                     };
                 };
             };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
         };
     };
     testWebhookEndpoint: {
@@ -6261,6 +6726,37 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
                     };
                 };
             };

@@ -1,0 +1,75 @@
+import { InjectQueue } from '@nestjs/bull';
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import type { Queue } from 'bull';
+import { IdempotencyService } from '../idempotency/idempotency.service';
+import { DurableQueueService } from '../queue/durable-queue.service';
+import { RETENTION_QUEUE, RETENTION_JOB, RUN_PROCESSORS } from '../queue/queues';
+import { QuotaService } from '../quota/quota.service';
+import { WebhookDeliveriesService } from '../webhooks/webhook-deliveries.service';
+
+/** How often the retention job runs, ms. */
+export const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
+/** Rows deleted per statement: short transactions and locks, whatever the backlog. */
+export const RETENTION_BATCH_SIZE = 1_000;
+/** Batches per kind of row in one run; what is left waits for the next run. */
+export const RETENTION_MAX_BATCHES = 100;
+
+/** Rows one retention run deleted, per kind. */
+export interface RetentionResult {
+  idempotencyRecords: number;
+  webhookDeliveries: number;
+  usageRows: number;
+}
+
+/**
+ * Deletes rows past their retention (README, "Data retention"), in bounded batches
+ * ({@link RETENTION_BATCH_SIZE} rows per statement, at most {@link RETENTION_MAX_BATCHES} per kind and
+ * run), each through the service that owns it and an index on its cut-off column:
+ * - idempotency records past their 24 hours (or a lease that ran out);
+ * - webhook deliveries created more than 30 days ago;
+ * - monthly usage rows (and quota warning claims) older than 13 months.
+ * Runs as a repeatable job on the `retention` queue (one worker per interval), registered by the
+ * reconciler. Browser session run artifacts expire with their files (`RESULT_TTL_DAYS`); the runs
+ * module adds its row purge here when it lands.
+ */
+@Injectable()
+export class RetentionProcessor implements OnApplicationBootstrap {
+  private readonly logger = new Logger(RetentionProcessor.name);
+
+  constructor(
+    @InjectQueue(RETENTION_QUEUE) private readonly queue: Queue,
+    private readonly idempotency: IdempotencyService,
+    private readonly deliveries: WebhookDeliveriesService,
+    private readonly quota: QuotaService,
+    private readonly durableQueues: DurableQueueService,
+    @Inject(RUN_PROCESSORS) private readonly runProcessors: boolean,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (!this.runProcessors) return;
+    void this.queue.process(RETENTION_JOB, 1, () => this.run());
+    this.durableQueues.registerRepeatable({ queue: this.queue, jobName: RETENTION_JOB, everyMs: RETENTION_INTERVAL_MS });
+  }
+
+  /** One retention run; returns how many rows of each kind it deleted. */
+  async run(): Promise<RetentionResult> {
+    const result: RetentionResult = {
+      idempotencyRecords: await inBatches((limit) => this.idempotency.purgeExpired(limit)),
+      webhookDeliveries: await inBatches((limit) => this.deliveries.purgeOld(limit)),
+      usageRows: await inBatches((limit) => this.quota.purgeOldUsage(limit)),
+    };
+    if (Object.values(result).some((n) => n > 0)) this.logger.log(`Retention: deleted ${JSON.stringify(result)}`);
+    return result;
+  }
+}
+
+/** Calls `purge` with {@link RETENTION_BATCH_SIZE} until a batch deletes less, at most {@link RETENTION_MAX_BATCHES} times. */
+async function inBatches(purge: (limit: number) => Promise<number>): Promise<number> {
+  let total = 0;
+  for (let batch = 0; batch < RETENTION_MAX_BATCHES; batch++) {
+    const deleted = await purge(RETENTION_BATCH_SIZE);
+    total += deleted;
+    if (deleted < RETENTION_BATCH_SIZE) break;
+  }
+  return total;
+}
