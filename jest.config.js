@@ -16,6 +16,8 @@ module.exports = {
       testRegex: 'test/.*\\.e2e-spec\\.ts$',
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      // Each file starts with empty tables (the files share the run's database, one after another).
+      setupFilesAfterEnv: ['<rootDir>/test/support/fresh-state.ts'],
     },
   ],
 };
