@@ -129,8 +129,17 @@ describe('operations: health, readiness, metrics, logs', () => {
     // A process running the queue processors, whose Redis goes away: its port is closed.
     const proxy = await startTcpProxy(Number(new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379').port || 6379));
     const worker = await startTestApp({ env: { REDIS_URL: `redis://127.0.0.1:${proxy.port}` }, runProcessors: true });
+    /** Polls `/ready` until it answers 200 (at most 20 s): a fresh process is ready once its checks pass. */
+    const untilReady = async (reason: string) => {
+      const deadline = Date.now() + 20_000;
+      while ((await worker.request('GET', '/ready')).status !== 200) {
+        if (Date.now() > deadline) throw new Error(`not ready ${reason}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
     try {
-      expect((await worker.request('GET', '/ready')).status).toBe(200);
+      // Readiness needs the queue connection and a browser launch, which may still be under way.
+      await untilReady('after start-up');
       await proxy.cut();
       const ready = await worker.request('GET', '/ready');
       expect(ready.status).toBe(503);
@@ -138,11 +147,7 @@ describe('operations: health, readiness, metrics, logs', () => {
       expect(ready.body.details.postgres.status).toBe('up');
       // Back when Redis is.
       await proxy.restore();
-      const deadline = Date.now() + 10_000;
-      while ((await worker.request('GET', '/ready')).status !== 200) {
-        if (Date.now() > deadline) throw new Error('not ready again after Redis came back');
-        await new Promise((r) => setTimeout(r, 200));
-      }
+      await untilReady('again after Redis came back');
     } finally {
       await proxy.restore();
       await worker.close();
