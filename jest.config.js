@@ -7,7 +7,7 @@ const common = {
 module.exports = {
   testTimeout: 60000,
   projects: [
-    // Unit tests of the service (src/) and of the receiver-side webhook verifier (openapi/sdk-typescript/).
+    // Unit tests of the service (src/) and of the SDK (openapi/sdk-typescript/src).
     { ...common, displayName: 'unit', rootDir: '.', roots: ['<rootDir>/src', '<rootDir>/openapi'], testRegex: '.*\\.spec\\.ts$' },
     {
       ...common,

@@ -3,15 +3,18 @@ import { SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { bodyParsingMiddleware, pathEncodingMiddleware } from './common/body-parsing';
 import { mountQueueDashboard } from './admin/queue-dashboard';
+import { APP_CONFIG, AppConfig } from './config/app-config';
 import { HttpExceptionFilter } from './common/http-exception.filter';
 import { organizationIdMiddleware } from './common/organization-id';
 import { requestIdMiddleware } from './common/request-context';
 import { createValidationPipe } from './common/validation';
+import { InFlightRequests } from './health/in-flight-requests';
 import { HttpObservability } from './metrics/http-observability';
 import { buildOpenApiDocument } from './openapi/openapi-document';
 
 /**
- * The HTTP pipeline shared by `main.ts` and the tests: the pino logger, request id, access line and
+ * The HTTP pipeline shared by `main.ts` and the tests: the pino logger, the in-flight count the
+ * SIGTERM drain waits for, request id, access line and
  * HTTP metrics, the `X-Organization-ID` check, undecodable paths as 404, body parsing with envelope
  * errors, the queue dashboard (`/admin/queues`, with `ADMIN_TOKEN`), the global error filter and
  * validation pipe, Swagger UI at
@@ -20,7 +23,10 @@ import { buildOpenApiDocument } from './openapi/openapi-document';
 export function configureApp(app: INestApplication): void {
   const express = app.getHttpAdapter().getInstance();
   express.disable('x-powered-by');
+  // Client IPs (the dashboard's sign-in limits) from X-Forwarded-For only through the proxies TRUST_PROXY names.
+  express.set('trust proxy', app.get<AppConfig>(APP_CONFIG).trustProxy);
   app.useLogger(app.get(Logger));
+  app.use(app.get(InFlightRequests).middleware);
   app.use(requestIdMiddleware);
   app.use(app.get(HttpObservability).middleware);
   app.use(organizationIdMiddleware);

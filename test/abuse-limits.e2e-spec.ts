@@ -185,6 +185,20 @@ describe('abuse limits', () => {
       for (let i = 0; i < 3; i++) expect((await submit()).status).toBe(202);
       expect((await submit()).status).toBe(429);
     });
+
+    it('counts the account\'s runs not yet ended together with its capture jobs', async () => {
+      await t.get(DataSource).query(`UPDATE screenshot_jobs SET status = 'done', completed_at = now() WHERE account_id = $1`, [accountId]);
+      const run = await t.request('POST', '/v1/runs', { key, body: { url: 'http://127.0.0.1:9/', video: false } });
+      expect(run.status).toBe(202);
+      for (let i = 0; i < 2; i++) expect((await submit()).status).toBe(202);
+      expect((await submit()).body).toMatchObject({ code: 'TOO_MANY_PENDING_JOBS', details: { limit: 3, pending: 3 } });
+      const refusedRun = await t.request('POST', '/v1/runs', { key, body: { url: 'http://127.0.0.1:9/', video: false } });
+      expect(refusedRun.body).toMatchObject({ code: 'TOO_MANY_PENDING_JOBS', details: { limit: 3, pending: 3 } });
+      await t.get(DataSource).query(`UPDATE runs SET status = 'running' WHERE account_id = $1`, [accountId]);
+      expect((await submit()).status).toBe(429);
+      await t.get(DataSource).query(`UPDATE runs SET status = 'completed', completed_at = now() WHERE account_id = $1`, [accountId]);
+      expect((await submit()).status).toBe(202);
+    });
   });
 
   describe('while Redis is away', () => {

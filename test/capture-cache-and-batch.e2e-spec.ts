@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { createGlimpseClient, waitForScreenshots } from '../openapi/sdk-typescript/src';
+import { Glimpse } from '../openapi/sdk-typescript/src';
 import { quotaMonthOf } from '../src/quota/quota-window';
 import { pngSize } from './support/images';
 import { PageServer, startPageServer } from './support/page-server';
@@ -116,21 +116,16 @@ describe('capture cache and batches (CONTRACT.md "Capture options": cache, "Batc
         { url: `${pages.url}/b`, width: 210, height: 100 },
         { url: `${pages.url}/c`, width: 220, height: 100, format: 'pdf' as const },
       ];
-      const client = createGlimpseClient({ baseUrl: t.baseUrl, apiKey: key });
-      const { data, response } = await client.POST('/v1/screenshot/batch', { body: { items } });
-      expect(response.status).toBe(202);
-      expect(data!.data.map((j) => [j.status, j.width, j.format])).toEqual([
+      const glimpse = new Glimpse({ baseUrl: t.baseUrl, apiKey: key });
+      const jobs = await glimpse.screenshots.batch(items);
+      expect(jobs.map((j) => [j.status, j.width, j.format])).toEqual([
         ['pending', 200, 'png'],
         ['pending', 210, 'png'],
         ['pending', 220, 'pdf'],
       ]);
-      expect(new Set(data!.data.map((j) => j.id)).size).toBe(3);
+      expect(new Set(jobs.map((j) => j.id)).size).toBe(3);
       expect(await usage(keyId)).toBe(3);
-      const done = await waitForScreenshots(
-        client,
-        data!.data.map((j) => j.id),
-        { initialDelayMs: 50, timeoutMs: 30_000 },
-      );
+      const done = await Promise.all(jobs.map((j) => glimpse.screenshots.waitFor(j.id, { intervalMs: 50, timeoutMs: 30_000 })));
       expect(done.map((j) => j.status)).toEqual(['done', 'done', 'done']);
       expect(pngSize(await file(done[1].url!))).toEqual({ width: 210, height: 100 });
       expect((await file(done[2].url!)).subarray(0, 5).toString('latin1')).toBe('%PDF-');

@@ -94,19 +94,30 @@ function provokedElsewhere(op: DocOperation, status: number): boolean {
 /** A run that ended, set by the cancelRun recipe before its scenarios are built. */
 let endedRunId = '';
 
+/**
+ * The Idempotency-Key scenarios of a write route: the first request with a key (`status`), its replay
+ * (same status, `Idempotency-Replayed: true`), and the key reused with `otherBody` (422).
+ */
+function idempotencyScenarios(name: string, first: RequestParts, status: number, otherBody: unknown): Variant[] {
+  const idempotent = { ...first, headers: { ...first.headers, 'Idempotency-Key': `${name}-${Date.now()}-${process.pid}` } };
+  return [
+    { name: 'first request with an Idempotency-Key', parts: idempotent, status },
+    { name: 'replayed retry with the same Idempotency-Key', parts: idempotent, status, expectHeaders: { 'Idempotency-Replayed': 'true' } },
+    { name: 'Idempotency-Key reused with another body', parts: { ...idempotent, body: otherBody }, status: 422 },
+  ];
+}
+
+/** A second resource per idempotent route, so its keyed requests act on something the valid request left alone. */
+const idempotentTargets: Record<string, Record<string, string>> = {};
+
 /** How to build a valid request per operationId. Add an entry for each new operation. */
 const RECIPES: Record<string, Recipe> = {
   createScreenshot: {
     valid: ({ pages }) => ({ body: { url: `${pages.url}/page`, width: 320, height: 240 } }),
-    scenarios: (ctx, valid) => {
-      const idempotent = { ...valid, headers: { 'Idempotency-Key': `contract-${Date.now()}-${process.pid}` } };
-      return [
-        { name: 'monthly quota used up', parts: { ...valid, auth: `Bearer ${ctx.exhaustedKey}` }, status: 429 },
-        { name: 'first request with an Idempotency-Key', parts: idempotent, status: 202 },
-        { name: 'replayed retry with the same Idempotency-Key', parts: idempotent, status: 202, expectHeaders: { 'Idempotency-Replayed': 'true' } },
-        { name: 'Idempotency-Key reused with another body', parts: { ...idempotent, body: { url: `${ctx.pages.url}/page?other` } }, status: 422 },
-      ];
-    },
+    scenarios: (ctx, valid) => [
+      { name: 'monthly quota used up', parts: { ...valid, auth: `Bearer ${ctx.exhaustedKey}` }, status: 429 },
+      ...idempotencyScenarios('contract', valid, 202, { url: `${ctx.pages.url}/page?other` }),
+    ],
     notExercised: { 409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it' },
   },
   createScreenshotBatch: {
@@ -148,37 +159,27 @@ const RECIPES: Record<string, Recipe> = {
   },
   createWebhookEndpoint: {
     valid: ({ pages }) => ({ body: { url: `${pages.url}/hook`, events: ['screenshot.completed'], description: 'contract test' } }),
-    scenarios: (ctx, valid) => {
-      const idempotent = { ...valid, headers: { 'Idempotency-Key': `webhook-${Date.now()}-${process.pid}` } };
-      return [
-        { name: 'first request with an Idempotency-Key', parts: idempotent, status: 201 },
-        { name: 'replayed retry with the same Idempotency-Key', parts: idempotent, status: 201, expectHeaders: { 'Idempotency-Replayed': 'true' } },
-        { name: 'Idempotency-Key reused with another body', parts: { ...idempotent, body: { url: `${ctx.pages.url}/hook?other` } }, status: 422 },
-      ];
-    },
+    scenarios: (ctx, valid) => idempotencyScenarios('webhook', valid, 201, { url: `${ctx.pages.url}/hook?other` }),
     notExercised: { 409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it' },
   },
   updateWebhookEndpoint: {
     valid: async (ctx) => ({ pathParams: { id: await ctx.webhookEndpointId() }, body: { description: 'contract test, patched', enabled: true } }),
     unknownPathParams: { id: 'we_000000000000000000000000' },
-    scenarios: (_ctx, valid) => {
-      const idempotent = { ...valid, headers: { 'Idempotency-Key': `webhook-patch-${Date.now()}-${process.pid}` } };
-      return [
-        { name: 'first request with an Idempotency-Key', parts: idempotent, status: 200 },
-        { name: 'replayed retry with the same Idempotency-Key', parts: idempotent, status: 200, expectHeaders: { 'Idempotency-Replayed': 'true' } },
-        { name: 'Idempotency-Key reused with another body', parts: { ...idempotent, body: { description: 'other' } }, status: 422 },
-      ];
-    },
+    scenarios: (_ctx, valid) => idempotencyScenarios('webhook-patch', valid, 200, { description: 'other' }),
     notExercised: { 409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it' },
   },
   listWebhookEndpoints: { valid: () => ({}) },
   rotateWebhookSecret: {
     valid: async (ctx) => ({ pathParams: { id: await ctx.webhookEndpointId() }, body: { expiresInSeconds: 60 } }),
     unknownPathParams: { id: 'we_000000000000000000000000' },
+    scenarios: (_ctx, valid) => idempotencyScenarios('rotate', valid, 200, { expiresInSeconds: 120 }),
+    notExercised: { 409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it' },
   },
   testWebhookEndpoint: {
     valid: async (ctx) => ({ pathParams: { id: await ctx.webhookEndpointId() } }),
     unknownPathParams: { id: 'we_000000000000000000000000' },
+    scenarios: (_ctx, valid) => idempotencyScenarios('ping', valid, 202, { note: 'other' }),
+    notExercised: { 409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it' },
   },
   listWebhookDeliveries: {
     valid: async (ctx) => ({ pathParams: { id: await ctx.webhookEndpointId() } }),
@@ -188,10 +189,14 @@ const RECIPES: Record<string, Recipe> = {
     valid: async (ctx) => {
       const ended = await ctx.webhookDelivery('/hook', 'successful');
       retryingDelivery = await ctx.webhookDelivery('/hook-fail', 'retrying');
+      idempotentTargets.retryWebhookDelivery = await ctx.webhookDelivery('/hook', 'successful');
       return { pathParams: ended };
     },
     unknownPathParams: { id: 'we_000000000000000000000000', deliveryId: 'dlv_000000000000000000000000' },
-    scenarios: () => [{ name: 'delivery still retrying', parts: { pathParams: retryingDelivery }, status: 409 }],
+    scenarios: () => [
+      { name: 'delivery still retrying', parts: { pathParams: retryingDelivery }, status: 409 },
+      ...idempotencyScenarios('resend', { pathParams: idempotentTargets.retryWebhookDelivery }, 202, { note: 'other' }),
+    ],
   },
   deleteWebhookEndpoint: {
     valid: async (ctx) => ({ pathParams: { id: await ctx.newWebhookEndpointId() } }),
@@ -226,10 +231,14 @@ const RECIPES: Record<string, Recipe> = {
   cancelRun: {
     valid: async (ctx) => {
       endedRunId = await ctx.completedRunId();
+      idempotentTargets.cancelRun = { id: await ctx.newLongRunId() };
       return { pathParams: { id: await ctx.newLongRunId() } };
     },
     unknownPathParams: { id: 'run_000000000000000000000000' },
-    scenarios: () => [{ name: 'run already ended', parts: { pathParams: { id: endedRunId } }, status: 409 }],
+    scenarios: () => [
+      { name: 'run already ended', parts: { pathParams: { id: endedRunId } }, status: 409 },
+      ...idempotencyScenarios('cancel', { pathParams: idempotentTargets.cancelRun }, 202, { note: 'other' }),
+    ],
   },
 };
 

@@ -1,5 +1,6 @@
 import AxeBuilder from '@axe-core/playwright';
 import { createHash } from 'node:crypto';
+import { IncomingHttpHeaders, request as httpRequest } from 'node:http';
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +8,8 @@ import { Browser, BrowserContext, chromium, Page } from 'playwright';
 import { Webhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { AccountsService } from '../src/accounts/accounts.service';
-import { buildAdminProgram } from '../src/cli/admin-commands';
+import { INVITE_REFUSED, UsersService } from '../src/accounts/users.service';
+import { adminCliJson } from './support/admin-cli';
 import { startPageServer, PageServer } from './support/page-server';
 import { startTestApp, TestApp, waitForJob } from './support/test-app';
 import { startWebhookReceiver, WebhookReceiver } from './support/webhook-receiver';
@@ -26,13 +28,7 @@ describe('dashboard (real Chromium against the real app)', () => {
   const cspViolations: string[] = [];
 
   /** Runs one admin CLI command against the test app and returns its JSON. */
-  async function cli(...args: string[]): Promise<any> {
-    const printed: string[] = [];
-    const program = buildAdminProgram(async () => t.app, (json) => (obj, text) => printed.push(json ? JSON.stringify(obj) : text));
-    for (const command of [program, ...program.commands]) command.exitOverride().configureOutput({ writeErr: () => undefined });
-    await program.parseAsync(['node', 'glimpse', ...args, '--json']);
-    return JSON.parse(printed[0]);
-  }
+  const cli = (...args: string[]): Promise<any> => adminCliJson(t, ...args);
 
   async function newPage(): Promise<{ context: BrowserContext; page: Page }> {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, baseURL: t.baseUrl });
@@ -198,6 +194,55 @@ describe('dashboard (real Chromium against the real app)', () => {
     expect(other.status()).toBe(303);
     await context.close();
   });
+
+  it('rate-limits sign-in per IP too: 100 failures with any emails in 15 minutes lock that IP out, other IPs are not affected', async () => {
+    const { context, page } = await newPage();
+    await page.goto('/dashboard/login');
+    const csrf = await page.locator('input[name=_csrf]').inputValue();
+    const db = t.get(DataSource);
+    const already: number = (await db.query(`SELECT count(*)::int AS n FROM sign_in_failures WHERE failed_at > now() - interval '15 minutes' AND ip LIKE '%127.0.0.1'`))[0].n;
+    try {
+      // One address spraying many emails, never more than a few per email.
+      for (let i = already; i < 100; i++) {
+        const res = await context.request.post('/dashboard/login', { form: { _csrf: csrf, email: `spray-${i}@test.local`, password: 'Winter2026!' }, maxRedirects: 0 });
+        expect(res.status()).toBe(401);
+      }
+      // Now even a real user with the right password is refused from this address, with a page saying why.
+      const limited = await context.request.post('/dashboard/login', { form: { _csrf: csrf, email: owner.email, password: PASSWORD }, maxRedirects: 0 });
+      expect(limited.status()).toBe(429);
+      expect(limited.headers()['retry-after']).toBe('900');
+      expect(await limited.text()).toContain('Too many failed sign-ins from your network.');
+      expect(await sessionCookie(context)).toBeUndefined();
+      // A forged X-Forwarded-For does not get around it (TRUST_PROXY is unset: no proxy is trusted).
+      const forged = await context.request.post('/dashboard/login', { form: { _csrf: csrf, email: owner.email, password: PASSWORD }, headers: { 'x-forwarded-for': '203.0.113.9' }, maxRedirects: 0 });
+      expect(forged.status()).toBe(429);
+      // Another address (127.0.0.2 on loopback) signs in as usual.
+      expect(await signInFrom('127.0.0.2', owner.email, PASSWORD)).toBe(303);
+    } finally {
+      // Later tests sign in from 127.0.0.1.
+      await db.query(`DELETE FROM sign_in_failures WHERE email LIKE 'spray-%'`);
+      await context.close();
+    }
+  });
+
+  /** Posts the sign-in form from a given loopback address (its own CSRF cookie); returns the status. */
+  async function signInFrom(localAddress: string, email: string, password: string): Promise<number> {
+    const send = (method: string, headers: Record<string, string>, body?: string) =>
+      new Promise<{ status: number; headers: IncomingHttpHeaders; text: string }>((resolve, reject) => {
+        const req = httpRequest(`${t.baseUrl}/dashboard/login`, { method, headers, localAddress }, (res) => {
+          let text = '';
+          res.on('data', (chunk) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    const form = await send('GET', {});
+    const cookie = (form.headers['set-cookie'] ?? []).map((c) => c.split(';')[0]).join('; ');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(form.text)![1];
+    const body = new URLSearchParams({ _csrf: csrf, email, password }).toString();
+    return (await send('POST', { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body)).status;
+  }
 
   it('API keys: create → shown once → 202 → reload shows only the prefix → revoke → 401 API_KEY_REVOKED', async () => {
     const { page } = owner;
@@ -387,6 +432,9 @@ describe('dashboard (real Chromium against the real app)', () => {
     await row.getByRole('link', { name: `${pages.url}/`, exact: true }).click();
     await page.waitForURL('**/dashboard/screenshots/scr_*');
     await page.locator('img.result').waitFor();
+    // The whole page (followed as a boosted link), not the job card alone.
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toMatch(/^Screenshot scr_/);
+    expect(await page.getByRole('navigation', { name: 'Dashboard' }).count()).toBe(1);
     await audit(page, '12-screenshot-detail');
   });
 
@@ -448,6 +496,33 @@ describe('dashboard (real Chromium against the real app)', () => {
     await page.getByText('Password changed.').waitFor();
     const verified = await cli('user:reset-password', '--email', owner.email);
     expect(verified.id).toMatch(/^usr_/);
+  });
+
+  it('invites never reveal whether another account has a user with that email: the same neutral message as for an existing member', async () => {
+    const b = await newOwner();
+    const { page } = owner;
+    const refusal = async (email: string) => {
+      await page.goto('/dashboard/account');
+      await page.getByLabel('Email', { exact: true }).fill(email);
+      const [res] = await Promise.all([
+        page.waitForResponse((r) => r.url().endsWith('/dashboard/account/invite') && r.request().method() === 'POST'),
+        page.getByRole('button', { name: 'Create invite link' }).click(),
+      ]);
+      expect(res.status()).toBe(400);
+      expect(await page.getByTestId('invite-link').count()).toBe(0);
+      return (await page.getByRole('alert').textContent())!.trim();
+    };
+    const otherAccount = await refusal(b.email);
+    const ownAccount = await refusal(owner.email);
+    expect(otherAccount).toBe(ownAccount);
+    expect(otherAccount).toBe(INVITE_REFUSED);
+    expect(otherAccount).not.toMatch(/exist|another account|already/i);
+    await audit(page, '13b-account-invite-refused');
+    expect(await page.content()).not.toContain(b.accountId);
+    // Nothing changed: B's user is still B's, and A's members do not list it.
+    expect((await t.get(UsersService).findByEmail(b.email))?.accountId).toBe(b.accountId);
+    expect(await page.locator('#members-table').textContent()).not.toContain(b.email);
+    await b.context.close();
   });
 
   it('isolation: a member of account B never sees or touches account A’s keys, jobs or endpoints (direct URLs are 404)', async () => {

@@ -255,3 +255,53 @@ describe('Idempotency-Key on POST /v1/screenshot', () => {
     expect(await counts(keyId)).toEqual({ jobs: 2, used: 2 });
   });
 });
+
+describe('Idempotency-Key on the other write routes (rotate, test, resend, cancel)', () => {
+  let t: TestApp;
+  let key: string;
+
+  beforeAll(async () => {
+    t = await startTestApp({ runProcessors: false, env: { WEBHOOK_ALLOW_HTTP: 'true' } });
+    ({ key } = await t.createKey());
+  });
+  afterAll(() => t.close());
+
+  const post = (path: string, idempotencyKey?: string, body: unknown = {}) =>
+    t.request('POST', path, { key, body, headers: idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {} });
+
+  it('a retried rotation gets the same new secret back instead of rotating again', async () => {
+    const endpoint = await t.request('POST', '/v1/webhooks', { key, body: { url: 'http://127.0.0.1:9/hook' } });
+    expect(endpoint.status).toBe(201);
+    const first = await post(`/v1/webhooks/${endpoint.body.id}/rotate`, 'rotate-once-1');
+    const retry = await post(`/v1/webhooks/${endpoint.body.id}/rotate`, 'rotate-once-1');
+    expect(first.status).toBe(200);
+    expect(first.headers.get('idempotency-replayed')).toBeNull();
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get('idempotency-replayed')).toBe('true');
+    expect(retry.body.secret).toBe(first.body.secret);
+    expect(first.body.secret).not.toBe(endpoint.body.secret);
+    const another = await post(`/v1/webhooks/${endpoint.body.id}/rotate`, 'rotate-once-2');
+    expect(another.body.secret).not.toBe(first.body.secret);
+
+    const ping = await post(`/v1/webhooks/${endpoint.body.id}/test`, 'ping-once-1');
+    const pingRetry = await post(`/v1/webhooks/${endpoint.body.id}/test`, 'ping-once-1');
+    expect(pingRetry.body.deliveryId).toBe(ping.body.deliveryId);
+    const deliveries = await t.request('GET', `/v1/webhooks/${endpoint.body.id}/deliveries`, { key });
+    expect(deliveries.body.data.filter((d: { type: string }) => d.type === 'test.ping')).toHaveLength(1);
+  });
+
+  it('a retried cancel gets the first answer back, not 409 RUN_ALREADY_ENDED', async () => {
+    const run = await t.request('POST', '/v1/runs', { key, body: { url: 'http://127.0.0.1:9/', video: false } });
+    expect(run.status).toBe(202);
+    const first = await post(`/v1/runs/${run.body.id}/cancel`, 'cancel-once-1');
+    const retry = await post(`/v1/runs/${run.body.id}/cancel`, 'cancel-once-1');
+    expect(first.status).toBe(202);
+    expect(first.body.status).toBe('failed');
+    expect(retry.status).toBe(202);
+    expect(retry.headers.get('idempotency-replayed')).toBe('true');
+    expect(retry.body).toEqual(first.body);
+    const without = await post(`/v1/runs/${run.body.id}/cancel`);
+    expect(without.status).toBe(409);
+    expect(without.body.code).toBe('RUN_ALREADY_ENDED');
+  });
+});

@@ -1,11 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { Client } from 'pg';
 import { DrainState } from '../src/health/drain-state';
+import { drainHttpAndClose } from '../src/health/graceful-shutdown';
 import { ScreenshotsService } from '../src/screenshots/screenshots.service';
 import { startOpsHttpServer } from '../src/health/ops-http-server';
 import { scanLogsForSecrets, SECRET_IN_LOG } from './support/log-scan';
 import { startPageServer } from './support/page-server';
+import { waitFor } from './support/outage';
 import { startTcpProxy } from './support/tcp-proxy';
 import { startTestApp, TestApp, waitForJob } from './support/test-app';
 import { startWebhookReceiver, WebhookReceiver } from './support/webhook-receiver';
@@ -112,6 +115,51 @@ describe('operations: health, readiness, metrics, logs', () => {
       expect(created.status).toBe(202);
     } finally {
       await other.close();
+    }
+  });
+
+  it('SIGTERM drain: a request whose client has gone away still finishes before the database closes', async () => {
+    const other = await startTestApp({ runProcessors: false });
+    const locker = new Client({ connectionString: process.env.GLIMPSE_TEST_DATABASE_URL });
+    const observer = new Client({ connectionString: process.env.GLIMPSE_TEST_DATABASE_URL });
+    await Promise.all([locker.connect(), observer.connect()]);
+    let drained = false;
+    try {
+      const { key, accountId } = await other.createKey();
+      // Hold the acceptance up: its pending-jobs count waits for this lock.
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE screenshot_jobs IN ACCESS EXCLUSIVE MODE');
+      const client = new AbortController();
+      const post = fetch(`${other.baseUrl}/v1/screenshot`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: 'http://127.0.0.1:9/' }),
+        signal: client.signal,
+      }).catch((err: Error) => err);
+      // Only the acceptance's pending-work count (src/screenshots/pending-jobs-limit.ts) counts: the
+      // process's sweeps may wait on the same lock. Seen from a connection outside the locker's
+      // transaction, which would keep showing one snapshot of pg_stat_activity.
+      const waiting = `SELECT 1 FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+        WHERE NOT l.granted AND l.relation = 'screenshot_jobs'::regclass AND a.query LIKE '%) AS open_0%'`;
+      await waitFor('the POST waiting for the lock', async () => (await observer.query(waiting)).rowCount === 1, 10_000, 50);
+      client.abort();
+      expect(await post).toMatchObject({ name: 'AbortError' });
+
+      const drain = drainHttpAndClose(other.app, 0, 'SIGTERM').then(() => (drained = true));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(drained).toBe(false); // the socket is gone, the handler is not
+      await locker.query('COMMIT');
+      await drain;
+
+      // The handler ran to its end on an open database: the job was accepted, nothing failed.
+      const jobs = await locker.query('SELECT status FROM screenshot_jobs WHERE account_id = $1', [accountId]);
+      expect(jobs.rows).toEqual([{ status: 'pending' }]);
+      expect(readFileSync(other.logFile, 'utf8')).not.toMatch(/Cannot use a pool|failed \(requestId/);
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined);
+      await Promise.all([locker.end(), observer.end()]);
+      // The drain closed the app already; only the test's own files remain to clean.
+      if (!drained) await other.close();
     }
   });
 

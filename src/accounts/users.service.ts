@@ -45,6 +45,13 @@ export interface UserWithLink extends UserView {
 }
 
 /**
+ * What an owner is told when an invite cannot be made for an email that already has a user (users
+ * belong to one account; CONTRACT.md, "Dashboard"). Neutral on purpose: it is the same whether that
+ * user is in the owner's account or another one, and does not say which.
+ */
+export const INVITE_REFUSED = 'No invite link was created for that email. Ask the person for another email address, or check the members listed here.';
+
+/**
  * Dashboard users (CONTRACT.md, "Dashboard"): creation by the CLI, invites and sign-up, one-time
  * set-password links, argon2id password hashes, credential checks and membership.
  */
@@ -178,12 +185,15 @@ export class UsersService {
 
   /**
    * An owner invites someone into their account as a `member`: a user without password and a
-   * one-time link, which works whether or not sign-up is open. Throws {@link UserError}.
+   * one-time link, which works whether or not sign-up is open. Throws {@link UserError}; an email that
+   * already has a user, in this account or any other, gets {@link INVITE_REFUSED}, the same message in
+   * both cases, so an owner never learns whether another account has a user with that email.
    */
   async invite(actor: UserView, email: string): Promise<UserWithLink> {
     if (actor.role !== 'owner') throw new UserError('Only owners can invite members.');
     const normalized = normalizeEmail(email);
     if (!/^[^\s@]+@[^\s@]+$/.test(normalized)) throw new UserError('Enter a valid email address.');
+    if (await this.users.existsBy({ email: normalized })) throw new UserError(INVITE_REFUSED);
     return this.create(actor.accountId, normalized, 'member');
   }
 

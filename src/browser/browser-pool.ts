@@ -106,7 +106,8 @@ interface BrowserSlot {
  * - Isolation: every lease gets its own fresh browser context (cookies, storage, HTTP cache and
  *   permissions are per context; service workers are blocked), closed when the work ends. To hide the
  *   cost of creating a context and page (a renderer start, 100-150 ms), `CAPTURE_WARM_CONTEXTS` default
- *   contexts are created ahead of demand; each is still used once only.
+ *   contexts are created ahead of demand; each is still used once only. The pool is topped up when a
+ *   lease ends (or when a lease empties it), so no renderer starts beside an idle capture's navigation.
  * - Robustness: a browser that crashes or disconnects is replaced (and the work started again when the
  *   lease allows it); a browser is retired after `CAPTURE_BROWSER_RECYCLE_AFTER` leases and closed when
  *   its last lease ends; each lease has a time budget after which its context is closed.
@@ -205,6 +206,7 @@ export class BrowserPool implements OnApplicationShutdown {
       clearTimeout(closeTimer);
       void set?.context.close().catch(() => undefined);
       slot.inFlight--;
+      this.refill(slot);
       if (slot.retired && slot.inFlight === 0) void this.closeSlot(slot);
     }
   }
@@ -273,7 +275,9 @@ export class BrowserPool implements OnApplicationShutdown {
     const own = Object.entries(options).some(([key, value]) => value !== undefined && !APPLIED_AFTER_CREATION.has(key as keyof ContextOptions));
     if (own) return this.newPageSet(slot.browser, { viewport: DEFAULT_VIEWPORT, ...options });
     const warm = slot.warm.shift();
-    this.refill(slot);
+    // Creating a context starts a renderer: done now it competes with this lease's navigation for
+    // the CPU, so the pool is topped up when the lease ends, or now only once it is empty.
+    if (!slot.warm.length) this.refill(slot);
     let set = warm ? await warm.catch(() => null) : null;
     if (!set || set.page.isClosed()) set = await this.newPageSet(slot.browser, {});
     const { viewport, colorScheme, reducedMotion } = options;

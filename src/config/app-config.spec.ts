@@ -43,6 +43,15 @@ describe('loadConfig', () => {
     expect(problems.every((p) => !p.includes('\n'))).toBe(true);
   });
 
+  it('TRUST_PROXY: off by default; a hop count or proxy addresses/subnets; refuses "true" and malformed addresses', () => {
+    expect(loadConfig(base).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8 ,fd00::/8' }).trustProxy).toEqual(['loopback', '10.0.0.0/8', 'fd00::/8']);
+    for (const bad of ['true', '0', '10.0.0.0/99', 'proxy.internal']) {
+      expect(() => loadConfig({ TRUST_PROXY: bad })).toThrow(/TRUST_PROXY/);
+    }
+  });
+
   it('needs no browser: CHROMIUM_PATH is passed on as set, and checked by the browser pool when it launches', () => {
     expect(loadConfig({}).chromiumPath).toBeNull();
     expect(loadConfig({ CHROMIUM_PATH: '/nowhere/chromium' }).chromiumPath).toBe('/nowhere/chromium');

@@ -13,6 +13,7 @@ import {
   validateSync,
 } from 'class-validator';
 import { existsSync, readFileSync } from 'node:fs';
+import proxyAddr from 'proxy-addr';
 import { resolve } from 'node:path';
 
 const toInt = ({ value }: { value: unknown }) =>
@@ -79,6 +80,8 @@ class EnvironmentVariables {
   @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   DASHBOARD_URL?: string;
   @Transform(toBool) @IsBoolean() DASHBOARD_SIGNUP = false;
+  /** Which proxies' `X-Forwarded-For` names the client: unset/`false`, a hop count, or addresses/subnets. */
+  @IsOptional() @IsString() TRUST_PROXY?: string;
   @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   OIDC_ISSUER?: string;
   @IsOptional() @IsString() OIDC_CLIENT_ID?: string;
@@ -214,6 +217,13 @@ export interface AppConfig {
   /** `DASHBOARD_SIGNUP=true`: anyone may create an account (plan `free`) at `/dashboard/signup`. */
   dashboardSignup: boolean;
   /**
+   * Express's `trust proxy` setting from `TRUST_PROXY` (https://expressjs.com/en/guide/behind-proxies.html):
+   * false (the connection's address is the client's), a number of proxy hops in front of the app, or
+   * the addresses/subnets (and `loopback`, `linklocal`, `uniquelocal`) of trusted proxies. Decides the
+   * client IP the dashboard's sign-in limits count by.
+   */
+  trustProxy: false | number | string[];
+  /**
    * OpenID Connect sign-in to the dashboard (`OIDC_ISSUER`, `OIDC_CLIENT_ID`, `OIDC_CLIENT_SECRET`, all
    * three or none); users are matched by their verified email. Null when not configured.
    */
@@ -300,6 +310,8 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
   if (typeof mcpAllowedOrigins === 'string') problems.push(`MCP_ALLOWED_ORIGINS=${JSON.stringify(env.MCP_ALLOWED_ORIGINS)}: ${mcpAllowedOrigins}`);
   const oidcSet = [raw.OIDC_ISSUER, raw.OIDC_CLIENT_ID, raw.OIDC_CLIENT_SECRET].filter(Boolean).length;
   if (oidcSet > 0 && oidcSet < 3) problems.push('OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET: set all three to enable OpenID Connect sign-in, or none');
+  const trustProxy = parseTrustProxy(raw.TRUST_PROXY ?? '');
+  if (typeof trustProxy === 'string') problems.push(`TRUST_PROXY=${JSON.stringify(env.TRUST_PROXY)}: ${trustProxy}`);
   if (problems.length) throw new ConfigError(problems);
   return {
     port: raw.PORT,
@@ -332,6 +344,7 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
     dependencyTimeoutMs: raw.DEPENDENCY_TIMEOUT_MS,
     dashboardUrl: raw.DASHBOARD_URL ? raw.DASHBOARD_URL.replace(/\/+$/, '') : null,
     dashboardSignup: raw.DASHBOARD_SIGNUP,
+    trustProxy: trustProxy as AppConfig['trustProxy'],
     oidc: oidcSet === 3 ? { issuer: raw.OIDC_ISSUER as string, clientId: raw.OIDC_CLIENT_ID as string, clientSecret: raw.OIDC_CLIENT_SECRET as string } : null,
     mcpAllowedOrigins: mcpAllowedOrigins as string[],
     logFormat: raw.LOG_FORMAT ?? (stdoutIsTerminal ? 'pretty' : 'json'),
@@ -405,6 +418,30 @@ function parseOrigins(list: string): string[] | string {
     origins.push(url.origin);
   }
   return origins;
+}
+
+/**
+ * `TRUST_PROXY` as Express's `trust proxy` value: empty or `false` → false, `1`-`32` → that many hops,
+ * otherwise a comma-separated list of addresses, CIDR subnets and proxy-addr's names (`loopback`,
+ * `linklocal`, `uniquelocal`), checked with proxy-addr (the module Express uses for it). `true`
+ * (trust any `X-Forwarded-For`) is refused: any client could then pick the IP it is limited by.
+ * Returns a problem description for anything else.
+ */
+function parseTrustProxy(value: string): false | number | string[] | string {
+  const trimmed = value.trim();
+  if (trimmed === '' || trimmed === 'false') return false;
+  if (trimmed === 'true') return 'trusting every X-Forwarded-For lets any client choose its IP; give the hop count or the proxies\' addresses';
+  if (/^\d+$/.test(trimmed)) {
+    const hops = Number(trimmed);
+    return hops >= 1 && hops <= 32 ? hops : 'must be a hop count from 1 to 32, or addresses/subnets of the proxies';
+  }
+  const list = trimmed.split(',').map((s) => s.trim()).filter(Boolean);
+  try {
+    proxyAddr.compile(list);
+  } catch (err) {
+    return `${(err as Error).message}; use addresses or subnets (10.0.0.0/8), loopback, linklocal or uniquelocal`;
+  }
+  return list;
 }
 
 /** Base URL of the dashboard for links (CONTRACT.md, "Dashboard"): `DASHBOARD_URL` or `{PUBLIC_BASE_URL}/dashboard`. */

@@ -12,7 +12,7 @@ import { DashboardService } from './dashboard.service';
 type Form = Record<string, unknown>;
 
 /**
- * The signed-in pages (issue 13): Overview, API keys, Webhooks, Screenshots, Account. Each handler
+ * The signed-in pages (issue 13): Overview, API keys, Webhooks, Screenshots, Runs, Account. Each handler
  * makes one {@link DashboardService} call and renders a template; POSTs need the CSRF token (checked
  * by the dashboard middleware). Secrets (a new key, a webhook signing secret) are rendered in the
  * POST's response only, never stored in a page that can be reloaded.
@@ -129,8 +129,28 @@ export class DashboardPagesController {
   @Get('screenshots/:id')
   async screenshot(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
     const job = await this.dashboard.job(user(req), id);
-    if (req.headers['hx-request']) return this.views.send(res, 200, 'partials/job', { job });
+    // The job card's own polling gets the card; a boosted link (also an htmx request) gets the page.
+    if (req.headers['hx-request'] && !req.headers['hx-boosted']) return this.views.send(res, 200, 'partials/job', { job });
     this.views.send(res, 200, 'screenshot', page(req, 'screenshots', `Screenshot ${job.id}`, { job }));
+  }
+
+  @Get('runs')
+  async runs(@Req() req: DashboardRequest, @Res() res: Response, @Query('cursor') cursor?: string): Promise<void> {
+    const keys = await this.dashboard.keys(user(req));
+    const { runs, nextCursor } = await this.dashboard.runPage(user(req), keys, cursor);
+    this.views.send(res, 200, 'runs', page(req, 'runs', 'Runs', { runs, nextCursor, paged: Boolean(cursor) }));
+  }
+
+  @Get('runs/:id')
+  async run(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string, @Query('canceled') canceled?: string): Promise<void> {
+    await this.renderRun(req, res, 200, id, { notice: canceled === '1' ? 'Cancel requested.' : null });
+  }
+
+  @Post('runs/:id/cancel')
+  async cancelRun(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
+    const result = await this.dashboard.cancelRun(user(req), id);
+    if (!result.ok) return this.renderRun(req, res, 409, id, { actionError: result.error });
+    res.redirect(303, `/dashboard/runs/${encodeURIComponent(id)}?canceled=1`);
   }
 
   @Get('account')
@@ -190,6 +210,11 @@ export class DashboardPagesController {
     const keys = await this.dashboard.keys(user(req));
     const jobs = await this.dashboard.jobs(user(req), keys);
     this.views.send(res, status, 'screenshots', page(req, 'screenshots', 'Screenshots', { keys: keys.filter((k) => !k.revokedAt), jobs, ...extra }));
+  }
+
+  private async renderRun(req: DashboardRequest, res: Response, status: number, id: string, extra: Record<string, unknown>): Promise<void> {
+    const run = await this.dashboard.run(user(req), await this.dashboard.keys(user(req)), id);
+    this.views.send(res, status, 'run', page(req, 'runs', `Run ${run.id}`, { run, notice: null, actionError: null, ...extra }));
   }
 
   private async renderAccount(req: DashboardRequest, res: Response, status: number, extra: Record<string, unknown>): Promise<void> {

@@ -14,7 +14,15 @@ export const SESSION_IDLE_MS = 12 * 3600 * 1000;
 const TOUCH_RESOLUTION_MS = 60_000;
 /** Sign-in failures counted per IP and email (issue 13: 429 after 10 failures in 15 min). */
 export const SIGN_IN_MAX_FAILURES = 10;
+/**
+ * Sign-in failures counted per IP alone, whatever the emails (one address spraying many emails), in
+ * the same window: ten people behind one NAT each mistyping ten times stay under it.
+ */
+export const SIGN_IN_MAX_FAILURES_PER_IP = 100;
 export const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
+
+/** Which sign-in limit a request hit: this IP with this email, or this IP whatever the email. */
+export type SignInLimit = 'ip-and-email' | 'ip';
 
 /** Where a request comes from, as recorded with a session. */
 export interface ClientInfo {
@@ -112,11 +120,19 @@ export class DashboardSessionsService {
     return a.length === b.length && timingSafeEqual(a, b);
   }
 
-  /** True when this IP and email have {@link SIGN_IN_MAX_FAILURES} failures in the last {@link SIGN_IN_WINDOW_MS}. */
-  async signInLimited(ip: string, email: string): Promise<boolean> {
+  /**
+   * The sign-in limit this IP and email are over, or null: {@link SIGN_IN_MAX_FAILURES} failures of
+   * the pair, or {@link SIGN_IN_MAX_FAILURES_PER_IP} failures of the IP with any emails, in the last
+   * {@link SIGN_IN_WINDOW_MS} (issue 13: "rate-limited per IP and email").
+   */
+  async signInLimited(ip: string, email: string): Promise<SignInLimit | null> {
     const since = new Date(this.clock.now().getTime() - SIGN_IN_WINDOW_MS);
-    const count = await this.failures.countBy({ ip: ip.slice(0, 64), email: email.trim().toLowerCase().slice(0, 320), failedAt: MoreThan(since) });
-    return count >= SIGN_IN_MAX_FAILURES;
+    const [counts]: { pair: number; ip: number }[] = await this.failures.query(
+      `SELECT count(*) FILTER (WHERE email = $2)::int AS pair, count(*)::int AS ip FROM sign_in_failures WHERE ip = $1 AND failed_at > $3`,
+      [ip.slice(0, 64), email.trim().toLowerCase().slice(0, 320), since],
+    );
+    if (counts.pair >= SIGN_IN_MAX_FAILURES) return 'ip-and-email';
+    return counts.ip >= SIGN_IN_MAX_FAILURES_PER_IP ? 'ip' : null;
   }
 
   /** Records a failed sign-in (and forgets every failure older than the window). */

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { UserError, UsersService, UserView } from '../accounts/users.service';
-import { ClientInfo, DashboardSessionsService, SIGN_IN_WINDOW_MS } from './dashboard-sessions.service';
+import { ClientInfo, DashboardSessionsService, SIGN_IN_WINDOW_MS, SignInLimit } from './dashboard-sessions.service';
 import type { FormResult } from './dashboard.service';
 
 /** Outcome of a sign-in attempt. */
-export type SignInOutcome = { kind: 'signed-in'; token: string } | { kind: 'failed' } | { kind: 'limited'; retryAfterS: number };
+export type SignInOutcome = { kind: 'signed-in'; token: string } | { kind: 'failed' } | { kind: 'limited'; limit: SignInLimit; retryAfterS: number };
 
 /**
  * Sign-in, sign-up, set-password and sign-out flows: credentials through {@link UsersService},
@@ -19,11 +19,13 @@ export class DashboardSignInService {
   ) {}
 
   /**
-   * Checks the credentials, rate-limited per IP and email (10 failures in 15 min, issue 13), and
-   * starts a session on success.
+   * Checks the credentials, rate-limited per IP and email (10 failures in 15 min, issue 13) and per
+   * IP (100 failures in 15 min, any emails), and starts a session on success. A limited attempt is
+   * not checked at all, so even the right password is refused until the window has passed.
    */
   async signIn(email: string, password: string, previousToken: string | null, client: ClientInfo): Promise<SignInOutcome> {
-    if (await this.sessions.signInLimited(client.ip, email)) return { kind: 'limited', retryAfterS: SIGN_IN_WINDOW_MS / 1000 };
+    const limit = await this.sessions.signInLimited(client.ip, email);
+    if (limit) return { kind: 'limited', limit, retryAfterS: SIGN_IN_WINDOW_MS / 1000 };
     const user = await this.users.verifyCredentials(email, password);
     if (!user) {
       await this.sessions.recordFailure(client.ip, email);

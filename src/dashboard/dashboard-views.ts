@@ -39,6 +39,18 @@ export const fmt = {
   day(value: Date | string | null | undefined): string {
     return value ? new Date(value).toISOString().slice(0, 10) : '—';
   },
+  /** A span between two instants: `850 ms`, `3.7 s`, `2 min 05 s`; an em dash while either is missing. */
+  duration(from: Date | string | null | undefined, to: Date | string | null | undefined): string {
+    if (!from || !to) return '—';
+    return fmt.ms(new Date(to).getTime() - new Date(from).getTime());
+  },
+  /** Milliseconds as {@link fmt.duration} shows them. */
+  ms(value: number): string {
+    if (value < 1000) return `${Math.max(0, Math.round(value))} ms`;
+    if (value < 60_000) return `${(value / 1000).toFixed(1)} s`;
+    const s = Math.round(value / 1000);
+    return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
+  },
   /** `12,345` */
   number(value: number): string {
     return value.toLocaleString('en-US');

@@ -58,6 +58,8 @@ export class DashboardMiddleware implements NestMiddleware {
           styleSrc: ["'self'"],
           // Result images may live on PUBLIC_BASE_URL's origin or an object store.
           imgSrc: ["'self'", 'data:', 'https:', resultOrigin],
+          // Run videos (the Runs page's <video>) are result files too.
+          mediaSrc: ["'self'", 'https:', resultOrigin],
           connectSrc: ["'self'"],
           fontSrc: ["'self'"],
           objectSrc: ["'none'"],

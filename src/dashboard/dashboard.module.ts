@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccountsModule } from '../accounts/accounts.module';
 import { AuthModule } from '../auth/auth.module';
 import { QuotaModule } from '../quota/quota.module';
+import { RunsModule } from '../runs/runs.module';
 import { ScreenshotsModule } from '../screenshots/screenshots.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { DashboardAssetsController } from './dashboard-assets.controller';
@@ -23,7 +24,7 @@ import { SignInFailure } from './sign-in-failure.entity';
  * with htmx, sessions and CSRF, calling the same services as the REST API.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([DashboardSession, SignInFailure]), AccountsModule, AuthModule, QuotaModule, ScreenshotsModule, WebhooksModule],
+  imports: [TypeOrmModule.forFeature([DashboardSession, SignInFailure]), AccountsModule, AuthModule, QuotaModule, RunsModule, ScreenshotsModule, WebhooksModule],
   // The catch-all 404 controller must stay last.
   controllers: [DashboardAssetsController, DashboardAuthController, DashboardPagesController, DashboardNotFoundController],
   providers: [DashboardViews, DashboardSessionsService, DashboardSignInService, DashboardOidcService, DashboardService, DashboardExceptionFilter],

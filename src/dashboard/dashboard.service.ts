@@ -10,6 +10,7 @@ import { Clock } from '../common/clock';
 import { toFieldErrors } from '../common/validation';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { QuotaService } from '../quota/quota.service';
+import { RunOverview, RunsService } from '../runs/runs.service';
 import { quotaMonthOf, WARNING_THRESHOLD_PERCENTS } from '../quota/quota-window';
 import { CreateScreenshotDto } from '../screenshots/dto/create-screenshot.dto';
 import { ScreenshotJobDto } from '../screenshots/dto/screenshot-job.dto';
@@ -56,6 +57,12 @@ export const ROTATION_OVERLAPS_S = [0, 3600, 86_400] as const;
 /** Newest jobs on the Screenshots page. */
 const RECENT_JOBS = 50;
 
+/** Runs per page of the Runs page. */
+export const RUNS_PAGE_SIZE = 25;
+
+/** A run row or detail of the Runs pages: the run with the name of the key it counted against. */
+export type RunRow = RunOverview & { keyLabel: string };
+
 /**
  * Page data and actions of the dashboard (issue 13). It only calls the services the REST API uses
  * (API keys, quotas, screenshots, webhooks, users), always scoped to the signed-in user's account:
@@ -70,6 +77,7 @@ export class DashboardService {
     private readonly quota: QuotaService,
     private readonly screenshots: ScreenshotsService,
     private readonly webhooks: WebhooksService,
+    private readonly runs: RunsService,
     private readonly sessions: DashboardSessionsService,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -214,15 +222,38 @@ export class DashboardService {
   /** The account's newest jobs, with the name of the key each counted against. */
   async jobs(user: UserView, keys: KeyRow[]): Promise<(ScreenshotJobDto & { targetUrl: string; keyLabel: string })[]> {
     const jobs = await this.screenshots.listRecent(user.accountId, RECENT_JOBS);
-    return jobs.map((j) => {
-      const key = keys.find((k) => k.id === j.apiKeyId);
-      return { ...j, keyLabel: key ? key.name || `${key.prefix}…` : '' };
-    });
+    return jobs.map((j) => ({ ...j, keyLabel: keyLabel(keys, j.apiKeyId) }));
   }
 
   /** One of the account's jobs (404 otherwise). */
   async job(user: UserView, id: string): Promise<ScreenshotJobDto> {
     return this.notFoundAsPage(() => this.screenshots.get(user, id));
+  }
+
+  /**
+   * A page of the account's browser session runs, newest first ({@link RUNS_PAGE_SIZE} per page),
+   * from `cursor` (a `nextCursor` of the previous page), each with its key's name. Throws 400
+   * `VALIDATION_FAILED` for a cursor the Runs page did not issue.
+   */
+  async runPage(user: UserView, keys: KeyRow[], cursor: string | undefined): Promise<{ runs: RunRow[]; nextCursor: string | null }> {
+    const page = await this.runs.listOverviews(user, { limit: RUNS_PAGE_SIZE, cursor: cursor || undefined });
+    return { runs: page.data.map((run) => ({ ...run, keyLabel: keyLabel(keys, run.apiKeyId) })), nextCursor: page.nextCursor };
+  }
+
+  /** One of the account's runs with its steps, errors and video (404 otherwise). */
+  async run(user: UserView, keys: KeyRow[], id: string): Promise<RunRow> {
+    const run = await this.notFoundAsPage(() => this.runs.getOverview(user, id));
+    return { ...run, keyLabel: keyLabel(keys, run.apiKeyId) };
+  }
+
+  /**
+   * Cancels one of the account's runs like `POST /v1/runs/{id}/cancel`: a pending run ends at once, a
+   * running one stops at its current step. A run that already ended is the page's message (409
+   * `RUN_ALREADY_ENDED` in the API); another account's run is 404.
+   */
+  async cancelRun(user: UserView, id: string): Promise<FormResult<void>> {
+    const result = await this.formAction(() => this.notFoundAsPage(() => this.runs.cancel(user, id)));
+    return result.ok ? { ok: true, value: undefined } : result;
   }
 
   /**
@@ -299,4 +330,10 @@ export class DashboardService {
       throw err;
     }
   }
+}
+
+/** How a page names the key a job or run counted against: its name, else its prefix. */
+function keyLabel(keys: KeyRow[], apiKeyId: string): string {
+  const key = keys.find((k) => k.id === apiKeyId);
+  return key ? key.name || `${key.prefix}…` : '';
 }

@@ -1,8 +1,9 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
-/** One failed dashboard sign-in; the sign-in rate limit counts these per IP and email over 15 min. */
+/** One failed dashboard sign-in; the sign-in rate limits count these per IP and email, and per IP, over 15 min. */
 @Entity({ name: 'sign_in_failures' })
 @Index(['email', 'ip', 'failedAt'])
+@Index(['ip', 'failedAt'])
 export class SignInFailure {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;

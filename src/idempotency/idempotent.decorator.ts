@@ -1,11 +1,10 @@
 import { applyDecorators, SetMetadata, UseInterceptors } from '@nestjs/common';
 import { ApiHeader } from '@nestjs/swagger';
-import { ApiErrorResponses } from '../common/api-error-responses.decorator';
 import { IDEMPOTENCY_KEY_PATTERN, IDEMPOTENT_OPTIONS, IdempotencyInterceptor, IdempotentOptions } from './idempotency.interceptor';
 
 /**
  * Makes a route accept `Idempotency-Key` (see {@link IdempotencyInterceptor}) and documents the header
- * and its 409/422 answers. Declare `Idempotency-Replayed` on the route's success response
+ * (the document builder adds its 400/409/422 codes to the route's own, `src/openapi/operational-headers.ts`). Declare `Idempotency-Replayed` on the route's success response
  * (`IDEMPOTENCY_REPLAYED_RESPONSE_HEADER`). On an upload route, put the upload interceptor below
  * this decorator, so the file is parsed before the request is fingerprinted:
  *
@@ -26,6 +25,5 @@ export function Idempotent(options: IdempotentOptions = {}) {
         'for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path.',
       schema: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN.source },
     }),
-    ApiErrorResponses(409, 422),
   );
 }

@@ -36,7 +36,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setOpenAPIVersion('3.1.0')
     .setTitle('Glimpse API')
     .setDescription(DESCRIPTION)
-    .setVersion('1')
+    .setVersion('1.0.0')
     .addServer('/', 'This server')
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'sk_live_…', description: 'API key `sk_live_…`, sent as `Authorization: Bearer <API_KEY>`' }, 'apiKey')
     .build();

@@ -34,7 +34,10 @@ const BEFORE_AUTHENTICATION = new Set(['401']);
  * - 503 `SERVICE_UNAVAILABLE` (with `Retry-After`) on every authenticated operation: the API key is
  *   checked in PostgreSQL, so any of them answers it while PostgreSQL is unreachable (CONTRACT.md,
  *   "Rate limits and back-pressure");
- * - `Idempotency-Replayed` on the 2xx responses of an operation that takes `Idempotency-Key`.
+ * - on an operation that takes `Idempotency-Key` (`@Idempotent()`): 400 `INVALID_IDEMPOTENCY_KEY`, 409
+ *   `IDEMPOTENCY_IN_FLIGHT` and 422 `IDEMPOTENCY_KEY_REUSED`, each added to the route's own codes of
+ *   that status (a route's 409 `RUN_ALREADY_ENDED` keeps its code), and `Idempotency-Replayed` on its
+ *   2xx responses.
  * What a route declares itself (see `src/common/operational-headers.ts`) is kept as it is.
  * `ErrorEnvelopeDto` must be among the document's schemas.
  */
@@ -43,6 +46,12 @@ export function addOperationalHeaders(doc: OpenAPIObject): void {
     const parameters = (operation.parameters ??= []);
     const names = parameters.filter((p): p is ParameterObject => !isReference(p)).map((p) => p.name.toLowerCase());
     if (names.includes('x-organization-id')) addErrorCode(operation, 400, 'INVALID_ORGANIZATION_ID');
+    const idempotent = names.includes('idempotency-key');
+    if (idempotent) {
+      addErrorCode(operation, 400, 'INVALID_IDEMPOTENCY_KEY');
+      addErrorCode(operation, 409, 'IDEMPOTENCY_IN_FLIGHT');
+      addErrorCode(operation, 422, 'IDEMPOTENCY_KEY_REUSED');
+    }
     const authenticated = (operation.security ?? doc.security ?? []).some((requirement) => Object.keys(requirement).length > 0);
     if (authenticated) addRateLimitedCode(operation);
     if (!names.includes('x-request-id')) {
@@ -58,7 +67,6 @@ export function addOperationalHeaders(doc: OpenAPIObject): void {
       const { description, headers, schema, example } = errorResponseOptions(503);
       (operation.responses ??= {})['503'] = { description, headers, content: { 'application/json': { schema, example } } };
     }
-    const idempotent = names.includes('idempotency-key');
     for (const [status, response] of Object.entries(operation.responses ?? {})) {
       if (!response || isReference(response)) continue;
       const headers = { ...response.headers };
@@ -78,7 +86,7 @@ export function addOperationalHeaders(doc: OpenAPIObject): void {
  * Makes `code` one of the documented codes of `status` on `operation`: appended to the `code` enum of
  * its error schema (as written by `ApiErrorResponses`), or as a new error response with that code.
  */
-function addErrorCode(operation: OperationObject, status: 400, code: 'INVALID_ORGANIZATION_ID'): void {
+function addErrorCode(operation: OperationObject, status: 400 | 409 | 422, code: ErrorCode): void {
   const responses = (operation.responses ??= {});
   const existing = responses[String(status)];
   if (!existing) {

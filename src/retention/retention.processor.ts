@@ -29,8 +29,8 @@ export interface RetentionResult {
  * - webhook deliveries created more than 30 days ago;
  * - monthly usage rows (and quota warning claims) older than 13 months.
  * Runs as a repeatable job on the `retention` queue (one worker per interval), registered by the
- * reconciler. Browser session run artifacts expire with their files (`RESULT_TTL_DAYS`); the runs
- * module adds its row purge here when it lands.
+ * reconciler. Browser session runs are not purged here: their files (screenshots, video) expire after
+ * `RESULT_TTL_DAYS` through the run processor's sweep (`RunsService.purgeExpiredFiles`); their rows stay.
  */
 @Injectable()
 export class RetentionProcessor implements OnApplicationBootstrap {

@@ -1,6 +1,5 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { Account } from '../accounts/account.entity';
-import { ApiKey } from '../auth/api-key.entity';
+import { Column, Entity, Index } from 'typeorm';
+import { KeyOwnedWork } from '../auth/key-owned-work.entity';
 import type { SessionOptions } from '../capture/capture-options';
 import type { ConsoleErrorEntry, NetworkErrorEntry } from './page-errors';
 import type { FailureStage, StepOutcome } from './run-session';
@@ -23,26 +22,7 @@ export type StoredStepOutcome = Omit<StepOutcome, 'result'> & { result: object |
 @Entity({ name: 'runs' })
 @Index(['accountId', 'createdAt'])
 @Index('IDX_runs_open_by_account', ['accountId'], { where: `"status" IN ('pending', 'running')` })
-export class Run {
-  /** `run_…` */
-  @PrimaryColumn({ type: 'varchar', length: 40 })
-  id: string;
-
-  @Column({ name: 'account_id', type: 'varchar', length: 40 })
-  accountId: string;
-
-  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'account_id' })
-  account?: Account;
-
-  @Index()
-  @Column({ name: 'api_key_id', type: 'varchar', length: 40 })
-  apiKeyId: string;
-
-  @ManyToOne(() => ApiKey, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'api_key_id' })
-  apiKey?: ApiKey;
-
+export class Run extends KeyOwnedWork {
   @Index()
   @Column({ type: 'varchar', length: 16 })
   status: RunStatus;

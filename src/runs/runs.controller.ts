@@ -128,12 +128,14 @@ export class RunsController {
 
   @Post(':id/cancel')
   @HttpCode(202)
+  @Idempotent()
   @ApiOperation({
     operationId: 'cancelRun',
     summary: 'Cancel a run',
     description:
       'A `pending` run ends `failed` with `failure.stage` `canceled` at once; a `running` one stops at its current step and ends the same way once ' +
-      'what it recorded (video, screenshots, errors) is stored. Answers with the run as it is now.',
+      'what it recorded (video, screenshots, errors) is stored. Answers with the run as it is now. Send an `Idempotency-Key` to retry safely: ' +
+      'a retry gets the first answer back instead of 409 `RUN_ALREADY_ENDED`.',
   })
   @ApiParam({ name: 'id', description: 'Run id', example: 'run_8cV1nQw3ZrT5yU7iO9pA2sD4' })
   @ApiAcceptedResponse({ type: RunDto, description: 'Cancel accepted', headers: AUTHENTICATED_RESPONSE_HEADERS, example: PENDING_RUN_EXAMPLE })

@@ -18,12 +18,19 @@ import { ResultFilesService, ServedFile } from '../storage/result-files.service'
 import { resolveCaptureOptions } from '../capture/capture-options';
 import { CreateRunDto, sessionInputOf } from './dto/create-run.dto';
 import { ListRunsQueryDto, RunDto, RunListDto } from './dto/run.dto';
-import { RUN_LIMITS, RunStep, withoutSecrets } from './run-steps';
+import { RUN_LIMITS, RunStep, stepLabel, withoutSecrets } from './run-steps';
 import { Run, RunSessionOptions } from './run.entity';
 
 /** How a run ends: the fields written with its final status. */
 export type RunEnding = Partial<Pick<Run, 'finalUrl' | 'pageTitle' | 'videoFile' | 'consoleErrorCount' | 'networkErrorCount' | 'consoleErrors' | 'networkErrors' | 'stepResults'>> &
   ({ status: 'completed' } | { status: 'failed'; finalizationError: string; failure: NonNullable<Run['failure']> });
+
+/**
+ * A run as the dashboard's Runs page shows it: the public shape ({@link RunDto}) plus the key it
+ * counted against and its steps as submitted, each as its {@link stepLabel} (never a `fill` value or
+ * a script) and whether it is `optional`, so a pending or running run shows what it will do.
+ */
+export type RunOverview = RunDto & { apiKeyId: string; plannedSteps: { label: string; optional: boolean }[] };
 
 /** Default page size of `GET /v1/runs`. */
 const DEFAULT_PAGE_SIZE = 20;
@@ -70,13 +77,7 @@ export class RunsService implements OnModuleInit {
         return rows.map((row) => row.id);
       },
     });
-    this.pendingJobs.register(async (accountId, limit) => {
-      const rows: { n: number }[] = await this.runs.query(
-        `SELECT count(*)::int AS n FROM (SELECT 1 FROM runs WHERE account_id = $1 AND status IN ('pending', 'running') LIMIT $2) AS open_runs`,
-        [accountId, limit],
-      );
-      return rows[0].n;
-    });
+    this.pendingJobs.register({ table: 'runs', openStatuses: ['pending', 'running'] });
   }
 
   /**
@@ -150,8 +151,13 @@ export class RunsService implements OnModuleInit {
   }
 
   /** The caller's run. Throws 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */
-  async get(caller: AuthenticatedKey, id: string): Promise<RunDto> {
+  async get(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<RunDto> {
     return this.toDto(await this.findOwn(caller, id));
+  }
+
+  /** The account's run with its key and step labels (dashboard). Throws 404 `NOT_FOUND` as {@link get}. */
+  async getOverview(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<RunOverview> {
+    return this.toOverview(await this.findOwn(caller, id));
   }
 
   /**
@@ -174,7 +180,18 @@ export class RunsService implements OnModuleInit {
    * The cursor is opaque (the last run's creation time and id). Throws 400 `VALIDATION_FAILED`
    * naming `cursor` when it is not one this service issued.
    */
-  async list(caller: AuthenticatedKey, query: ListRunsQueryDto): Promise<RunListDto> {
+  async list(caller: Pick<AuthenticatedKey, 'accountId'>, query: ListRunsQueryDto): Promise<RunListDto> {
+    const { rows, nextCursor } = await this.findPage(caller, query);
+    return { data: rows.map((run) => this.toDto(run)), nextCursor };
+  }
+
+  /** A page of the account's runs as {@link list}, each with its key and step labels (dashboard). Throws as {@link list}. */
+  async listOverviews(caller: Pick<AuthenticatedKey, 'accountId'>, query: ListRunsQueryDto): Promise<{ data: RunOverview[]; nextCursor: string | null }> {
+    const { rows, nextCursor } = await this.findPage(caller, query);
+    return { data: rows.map((run) => this.toOverview(run)), nextCursor };
+  }
+
+  private async findPage(caller: Pick<AuthenticatedKey, 'accountId'>, query: ListRunsQueryDto): Promise<{ rows: Run[]; nextCursor: string | null }> {
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
     const qb = this.runs
       .createQueryBuilder('run')
@@ -191,7 +208,7 @@ export class RunsService implements OnModuleInit {
     const rows = await qb.getMany();
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
-    return { data: page.map((run) => this.toDto(run)), nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
+    return { rows: page, nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
   }
 
   /**
@@ -200,7 +217,7 @@ export class RunsService implements OnModuleInit {
    * once what was recorded is stored. Returns the run as it is now. Throws 404 `NOT_FOUND` as
    * {@link get}, 409 `RUN_ALREADY_ENDED` for a run that already ended.
    */
-  async cancel(caller: AuthenticatedKey, id: string): Promise<RunDto> {
+  async cancel(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<RunDto> {
     const run = await this.findOwn(caller, id);
     if (run.status === 'pending') {
       const ended = await this.finish(run.id, { status: 'failed', finalizationError: 'the run was canceled', failure: { stage: 'canceled', stepIndex: null }, stepResults: skippedSteps(run.steps) }, ['pending']);
@@ -339,10 +356,15 @@ export class RunsService implements OnModuleInit {
     });
   }
 
-  private async findOwn(caller: AuthenticatedKey, id: string): Promise<Run> {
+  private async findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<Run> {
     const run = isId('run', id) ? await this.runs.findOneBy({ id, accountId: caller.accountId }) : null;
     if (!run) throw ApiError.notFound('Run');
     return run;
+  }
+
+  /** The public shape plus what only the dashboard shows ({@link RunOverview}). */
+  private toOverview(run: Run): RunOverview {
+    return { ...this.toDto(run), apiKeyId: run.apiKeyId, plannedSteps: run.steps.map((step) => ({ label: stepLabel(step), optional: Boolean(step.optional) })) };
   }
 
   /** Maps the entity to its public shape (file names become capability URLs). */

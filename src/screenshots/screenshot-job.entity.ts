@@ -1,6 +1,5 @@
-import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { Account } from '../accounts/account.entity';
-import { ApiKey } from '../auth/api-key.entity';
+import { Column, CreateDateColumn, Entity, Index } from 'typeorm';
+import { KeyOwnedWork } from '../auth/key-owned-work.entity';
 import { CaptureOptions, CaptureOptionsInput, DEFAULT_CAPTURE_OPTIONS } from '../capture/capture-options';
 import type { ResultFormat } from '../capture/image-format';
 
@@ -23,26 +22,7 @@ export type JobSource = (typeof JOB_SOURCES)[number];
 @Index('IDX_screenshot_jobs_open_by_account', ['accountId'], { where: `"status" IN ('pending', 'processing')` })
 // Finds the results to delete at expiry (housekeeping sweep) without scanning every job.
 @Index('IDX_screenshot_jobs_result_expiry', ['completedAt'], { where: '"result_file" IS NOT NULL AND "result_deleted_at" IS NULL' })
-export class ScreenshotJob {
-  /** `scr_…` */
-  @PrimaryColumn({ type: 'varchar', length: 40 })
-  id: string;
-
-  @Column({ name: 'account_id', type: 'varchar', length: 40 })
-  accountId: string;
-
-  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'account_id' })
-  account?: Account;
-
-  @Index()
-  @Column({ name: 'api_key_id', type: 'varchar', length: 40 })
-  apiKeyId: string;
-
-  @ManyToOne(() => ApiKey, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'api_key_id' })
-  apiKey?: ApiKey;
-
+export class ScreenshotJob extends KeyOwnedWork {
   @Index()
   @Column({ type: 'varchar', length: 16 })
   status: JobStatus;

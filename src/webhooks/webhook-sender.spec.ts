@@ -104,11 +104,6 @@ describe('WebhookSender: pinned delivery transport', () => {
     expect(hits[0].headers.host).toBe(`${HOST}:${server.port}`);
     // One lookup per attempt: the connection used the checked address, not a second answer.
     expect(resolver.asked).toEqual([HOST, HOST]);
-    console.log(
-      `rebinding: attempt 1 (resolver → 127.0.0.1, public under the test policy) ${JSON.stringify(first)}; ` +
-        `attempt 2 (resolver → 10.0.0.7) ${JSON.stringify(second)}; receiver got ${hits.length} request(s), Host: ${hits[0].headers.host}; ` +
-        `lookups: ${resolver.asked.length}`,
-    );
   });
 
   it('a host answering a public and a private address is refused without connecting', async () => {
@@ -117,7 +112,6 @@ describe('WebhookSender: pinned delivery transport', () => {
       const outcome = await sender.send(`http://${HOST}:${server.port}/mixed`, '{}', HEADERS, 5_000);
       expect(outcome.ok).toBe(false);
       expect(outcome.errorMessage).toMatch(new RegExp(`^Target not allowed: ${HOST.replace(/\./g, '\\.')} resolves to `));
-      console.log(`both: resolver → ${answer.join(', ')}: ${outcome.errorMessage}`);
     }
     expect(server.received.filter((r) => r.url === '/mixed')).toHaveLength(0);
   });

@@ -121,6 +121,7 @@ export class WebhooksController {
 
   @Post(':id/rotate')
   @HttpCode(200)
+  @Idempotent()
   @ENDPOINT_ID
   @ApiOperation({
     operationId: 'rotateWebhookSecret',
@@ -128,7 +129,8 @@ export class WebhooksController {
     description:
       'Replaces the signing secret; the new one, shown only in this response, signs every attempt from now on (retries of earlier deliveries included). ' +
       'With `expiresInSeconds` (at most 7 days) the old secret keeps signing next to it until then: `Webhook-Signature` carries one signature per ' +
-      'valid secret, newest first, so receivers verifying with either secret accept the deliveries while they switch.',
+      'valid secret, newest first, so receivers verifying with either secret accept the deliveries while they switch. ' +
+      'Send an `Idempotency-Key` to retry safely: a retry gets the same new secret back instead of rotating again.',
   })
   @ApiBody({
     type: RotateWebhookSecretDto,
@@ -150,11 +152,13 @@ export class WebhooksController {
 
   @Post(':id/test')
   @HttpCode(202)
+  @Idempotent()
   @ENDPOINT_ID
   @ApiOperation({
     operationId: 'testWebhookEndpoint',
     summary: 'Send a test.ping event',
-    description: 'Queues a `test.ping` delivery to this endpoint (whatever it subscribes to); follow it in the delivery log.',
+    description:
+      'Queues a `test.ping` delivery to this endpoint (whatever it subscribes to); follow it in the delivery log. Send an `Idempotency-Key` to retry safely.',
   })
   @ApiAcceptedResponse({ type: TestWebhookDeliveryDto, description: 'Delivery queued', example: { deliveryId: DELIVERY_EXAMPLE.id } })
   @ApiErrorResponses(401, 404, 500)
@@ -177,6 +181,7 @@ export class WebhooksController {
 
   @Post(':id/deliveries/:deliveryId/retry')
   @HttpCode(202)
+  @Idempotent()
   @ENDPOINT_ID
   @DELIVERY_ID
   @ApiOperation({
@@ -184,7 +189,8 @@ export class WebhooksController {
     summary: 'Resend a delivery',
     description:
       'Attempts a `successful` or `exhausted` delivery once more, now: same `Webhook-Id` and body, a fresh timestamp and signature; its `attempts` grow. ' +
-      'A failed resend ends `exhausted` again (no retry schedule). 409 `DELIVERY_IN_PROGRESS` while the delivery is `pending` or `retrying`.',
+      'A failed resend ends `exhausted` again (no retry schedule). 409 `DELIVERY_IN_PROGRESS` while the delivery is `pending` or `retrying`. ' +
+      'Send an `Idempotency-Key` to retry safely.',
   })
   @ApiAcceptedResponse({ type: ResentWebhookDeliveryDto, description: 'Attempt queued', example: { deliveryId: DELIVERY_EXAMPLE.id } })
   @ApiErrorResponses(401, 404, { status: 409, codes: ['DELIVERY_IN_PROGRESS'], description: 'The delivery is still pending or retrying' }, 500)

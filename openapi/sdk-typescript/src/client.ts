@@ -1,31 +1,38 @@
-import createClient, { type Client } from 'openapi-fetch';
-import type { paths } from './generated/schema';
-
-/** The typed client: `client.POST('/v1/screenshot', { body })`, `client.GET('/v1/screenshot/{id}', …)`. */
-export type GlimpseClient = Client<paths>;
-
-export interface GlimpseClientOptions {
-  /** Where the API is served, e.g. `https://glimpse.example.com` (no `/v1`). */
-  baseUrl: string;
-  /** The secret API key `sk_live_…`, sent as `Authorization: Bearer <key>`. */
-  apiKey: string;
-  /** A `fetch` to use instead of `globalThis.fetch` (tests, proxies, retries). */
-  fetch?: (input: Request) => Promise<Response>;
-  /** Extra headers on every request, e.g. `X-Organization-ID`. */
-  headers?: Record<string, string>;
-}
+import { Core, type DownloadedFile, type GlimpseOptions, type RequestOptions } from './core';
+import { Runs } from './resources/runs';
+import { Screenshots } from './resources/screenshots';
+import { Webhooks } from './resources/webhooks';
 
 /**
- * Creates a typed client for the Glimpse API. Every method returns `{ data, error, response }`:
- * `data` on 2xx, otherwise `error` (the envelope `{ error, code, requestId, details? }`). Throws a
- * `TypeError` when `baseUrl` or `apiKey` is empty.
+ * The Glimpse API client:
+ *
+ * ```ts
+ * const glimpse = new Glimpse({ apiKey: process.env.GLIMPSE_API_KEY!, baseUrl: 'https://glimpse.example.com' });
+ * const { data, contentType } = await glimpse.screenshots.capture({ url: 'https://example.com' });
+ * ```
+ *
+ * Every method returns the answer's data or throws a `GlimpseError` (typed by `code`). Calls are
+ * retried on network errors, 5xx and retryable 429s, with one `Idempotency-Key` per POST/PATCH call.
+ * Throws `TypeError` when `apiKey` or `baseUrl` is empty.
  */
-export function createGlimpseClient(options: GlimpseClientOptions): GlimpseClient {
-  if (!options.baseUrl) throw new TypeError('createGlimpseClient: baseUrl is required');
-  if (!options.apiKey) throw new TypeError('createGlimpseClient: apiKey is required');
-  return createClient<paths>({
-    baseUrl: options.baseUrl.replace(/\/+$/, ''),
-    fetch: options.fetch,
-    headers: { ...options.headers, Authorization: `Bearer ${options.apiKey}` },
-  });
+export class Glimpse {
+  readonly screenshots: Screenshots;
+  readonly runs: Runs;
+  readonly webhooks: Webhooks;
+  /** The generated openapi-fetch client on the same transport, for anything the resources do not wrap. */
+  readonly api: Core['api'];
+  private readonly core: Core;
+
+  constructor(options: GlimpseOptions) {
+    this.core = new Core(options);
+    this.api = this.core.api;
+    this.screenshots = new Screenshots(this.core);
+    this.runs = new Runs(this.core);
+    this.webhooks = new Webhooks(this.core);
+  }
+
+  /** Downloads any capability URL the API returned (a result `url`, a run's `videoUrl`, a step's `screenshotUrl`); no API key is sent. */
+  download(url: string, options?: Omit<RequestOptions, 'idempotencyKey'>): Promise<DownloadedFile> {
+    return this.core.download(url, options);
+  }
 }

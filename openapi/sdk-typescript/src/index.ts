@@ -1,17 +1,15 @@
 /**
- * Glimpse TypeScript SDK: the client and types generated from `openapi/openapi.json`, helpers to wait
- * for a job (or a browser session run) and download its file, and the receiver-side webhook signature verifier.
+ * `@glimpse/sdk`: the Glimpse API client. Types are generated from the OpenAPI document
+ * (`openapi/openapi.json`); this entry uses only `fetch`, `URL`, `AbortSignal` and `crypto.randomUUID`, so
+ * it runs in Node ≥ 20, browsers, Deno and edge runtimes. Webhook verification: `@glimpse/sdk/webhooks`.
  */
-export { createGlimpseClient } from './client';
-export type { GlimpseClient, GlimpseClientOptions } from './client';
-export { downloadScreenshot } from './download';
-export type { DownloadedScreenshot } from './download';
-export { GlimpseApiError, GlimpseTimeoutError } from './errors';
+export { Glimpse } from './client';
+export type { DownloadedFile, GlimpseOptions, RequestOptions } from './core';
+export { GlimpseConnectionError, GlimpseError, GlimpseTimeoutError } from './errors';
+export type { GlimpseApiErrorCode, GlimpseClientErrorCode, GlimpseErrorCode } from './errors';
+export type { FetchLike } from './http';
+export type { WaitOptions } from './poll';
+export type { FinishedRun } from './resources/runs';
+export type { CapturedScreenshot, CaptureOptions, FinishedScreenshotJob, UploadScreenshotInput } from './resources/screenshots';
 export type { components, operations, paths, webhooks } from './generated/schema';
-export type { CreateRunRequest, CreateScreenshotBatchRequest, CreateScreenshotRequest, ErrorEnvelope, Run, ScreenshotJob, WebhookEventPayload, WebhookEventType } from './types';
-export { waitForRun } from './wait-for-run';
-export type { FinishedRun, WaitForRunOptions } from './wait-for-run';
-export { retryAfterMs, waitForScreenshot, waitForScreenshots } from './wait-for-screenshot';
-export type { FinishedScreenshotJob, WaitForScreenshotOptions } from './wait-for-screenshot';
-export { DEFAULT_TOLERANCE_S, verifyWebhook, WebhookVerificationError } from './webhook-verifier';
-export type { WebhookEvent, WebhookHeaders, WebhookVerificationErrorCode } from './webhook-verifier';
+export type * from './types';

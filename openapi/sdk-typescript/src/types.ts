@@ -1,23 +1,52 @@
-import type { components, webhooks } from './generated/schema';
-
-/** A screenshot job as returned by `createScreenshot` and `getScreenshot`. */
-export type ScreenshotJob = components['schemas']['ScreenshotJobDto'];
-/** Body of `createScreenshot` (only `url` is required). */
-export type CreateScreenshotRequest = components['schemas']['CreateScreenshotDto'];
-/** Body of `createScreenshotBatch`: 1–100 `CreateScreenshotRequest` items. */
-export type CreateScreenshotBatchRequest = components['schemas']['CreateScreenshotBatchDto'];
-/** A browser session run as returned by `createRun`, `getRun`, `listRuns` and `cancelRun`. */
-export type Run = components['schemas']['RunDto'];
-/** Body of `createRun`: `url`, `steps` (discriminated on `action`), `video`, `timeoutMs` and the session options. */
-export type CreateRunRequest = components['schemas']['CreateRunDto'];
-/** The error envelope of every error response; each operation narrows `code` to the codes it can return. */
-export type ErrorEnvelope = components['schemas']['ErrorEnvelopeDto'];
 /**
- * Any webhook event body as the document defines it, discriminated by `type` (`verifyWebhook` returns
- * the same shapes as `WebhookEvent`). Ignore types you do not know.
+ * Names for the shapes of the OpenAPI document (`openapi/openapi.json`), taken from the generated
+ * `./generated/schema` so that they change when the API does. Nothing here is written by hand.
  */
-export type WebhookEventPayload = {
+import type { components, operations, webhooks } from './generated/schema';
+
+type Schemas = components['schemas'];
+
+/** A screenshot job (`ScreenshotJobDto`): `id`, `status` (`pending` → `processing` → `done` | `failed`), result `url` once `done`, … */
+export type ScreenshotJob = Schemas['ScreenshotJobDto'];
+/** Body of `POST /v1/screenshot`: `url` and every capture option (`CreateScreenshotDto`). */
+export type CreateScreenshotRequest = Schemas['CreateScreenshotDto'];
+/** Form of `POST /v1/screenshot/upload`: the HTML `file` and the capture options (`UploadScreenshotFormDto`). */
+export type UploadScreenshotForm = Schemas['UploadScreenshotFormDto'];
+/** A browser session run (`RunDto`). */
+export type Run = Schemas['RunDto'];
+/** Body of `POST /v1/runs`: `url`, `steps` (discriminated on `action`), `video`, `timeoutMs` and the session options (`CreateRunDto`). */
+export type CreateRunRequest = Schemas['CreateRunDto'];
+/** One step of a run (`steps[]` of {@link CreateRunRequest}). */
+export type RunStep = NonNullable<CreateRunRequest['steps']>[number];
+/** Query of `GET /v1/runs` without the `cursor`: `limit` (1–100, the page size) and `status`. */
+export type ListRunsParams = Omit<NonNullable<operations['listRuns']['parameters']['query']>, 'cursor'>;
+/** One page of `GET /v1/runs` (`RunListDto`): `data` and `nextCursor` (null on the last page). */
+export type RunPage = Schemas['RunListDto'];
+/** A webhook endpoint as listed (`WebhookEndpointDto`, without its secret). */
+export type WebhookEndpoint = Schemas['WebhookEndpointDto'];
+/** A webhook endpoint just created, with its signing `secret` (`whsec_…`), shown this once. */
+export type CreatedWebhookEndpoint = Schemas['CreatedWebhookEndpointDto'];
+/** Body of `POST /v1/webhooks`. */
+export type CreateWebhookEndpointRequest = Schemas['CreateWebhookEndpointDto'];
+/** Body of `PATCH /v1/webhooks/{id}`. */
+export type UpdateWebhookEndpointRequest = Schemas['UpdateWebhookEndpointDto'];
+/** Body of `POST /v1/webhooks/{id}/rotate` (optional overlap of the old secret). */
+export type RotateWebhookSecretRequest = NonNullable<Schemas['RotateWebhookSecretDto']>;
+/** Answer of `POST /v1/webhooks/{id}/rotate`: the new `secret`. */
+export type RotatedWebhookSecret = Schemas['RotatedWebhookSecretDto'];
+/** One delivery of an endpoint (`WebhookDeliveryDto`). */
+export type WebhookDelivery = Schemas['WebhookDeliveryDto'];
+/** The error envelope `{ error, code, requestId, details? }` of every error response (README "Errors"). */
+export type ErrorEnvelope = Schemas['ErrorEnvelopeDto'];
+
+/** The body of each event the document's `webhooks` section lists, by event type. */
+export type WebhookEventMap = {
   [K in keyof webhooks]: webhooks[K]['post'] extends { requestBody: { content: { 'application/json': infer B } } } ? B : never;
-}[keyof webhooks];
-/** Event types the document lists. */
-export type WebhookEventType = WebhookEventPayload['type'];
+};
+/** Event types the document lists (`screenshot.completed`, `run.failed`, `test.ping`, …). */
+export type WebhookEventType = keyof WebhookEventMap;
+/**
+ * A webhook event body `{ id, type, createdAt, data }`, discriminated by `type`. Types not listed may
+ * arrive as the service grows: ignore them (spec section 6.2).
+ */
+export type WebhookEvent = WebhookEventMap[WebhookEventType];

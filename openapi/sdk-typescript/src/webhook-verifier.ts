@@ -1,45 +1,36 @@
 /**
- * Verifies Glimpse webhook deliveries on the receiver's side. Standalone: depends on `node:crypto` only.
+ * `@glimpse/sdk/webhooks`: verifies Glimpse webhook deliveries on the receiver's side with Web Crypto
+ * (`crypto.subtle`), so it runs in Node ≥ 20, Deno, Cloudflare Workers and browsers.
  *
- * A delivery is an HTTP POST whose raw body is the JSON event envelope `{ id, type, createdAt, data }`,
- * with the headers `Webhook-Id` (delivery id, the same on every retry: deduplicate on it),
- * `Webhook-Timestamp`, `Webhook-Signature: t=<unix seconds>,v1=<hex>` and `X-Glimpse-Event`.
- * `v1` is the lower-case hex HMAC-SHA256, keyed with the endpoint's whole signing secret (`whsec_…`,
- * as UTF-8), over `<t>.<raw body>`. It is Stripe's scheme, so Stripe's verifier accepts it as well.
- *
- * @example
- * ```ts
- * import express from 'express';
- * import { verifyWebhook, WebhookVerificationError } from './webhook-verifier';
- *
- * app.post('/hooks/glimpse', express.raw({ type: 'application/json' }), (req, res) => {
- *   try {
- *     const event = verifyWebhook(req.body, req.headers, process.env.GLIMPSE_WEBHOOK_SECRET!);
- *     if (event.type === 'screenshot.completed') queueDownload(event.data.publicUrl);
- *     res.sendStatus(204);
- *   } catch (err) {
- *     if (err instanceof WebhookVerificationError) return res.status(400).send(err.code);
- *     throw err;
- *   }
- * });
- * ```
+ * A delivery is an HTTP POST whose raw body is the JSON event `{ id, type, createdAt, data }` with the
+ * headers `Webhook-Id` (the delivery id, the same on every retry: deduplicate on it), `Webhook-Timestamp`,
+ * `Webhook-Signature` and `X-Glimpse-Event` (README "Webhooks"). The endpoint's `signatureScheme` decides
+ * the signature:
+ * - `glimpse-v1` (default): `Webhook-Signature: t=<unix s>,v1=<hex>[,v1=<hex>…]`, lower-case hex
+ *   HMAC-SHA256 over `<t>.<raw body>`, keyed with the whole secret string `whsec_…` as UTF-8 (Stripe's scheme);
+ * - `standard-webhooks`: `Webhook-Signature: v1,<base64>[ v1,<base64>…]`, base64 HMAC-SHA256 over
+ *   `<Webhook-Id>.<Webhook-Timestamp>.<raw body>`, keyed with the base64-decoded part of the secret after
+ *   `whsec_` (the Standard Webhooks specification).
+ * During a secret rotation with overlap, one signature per valid secret is sent; any match is accepted.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { WebhookEvent } from './types';
 
-/** Largest accepted difference between the signature's timestamp and the receiver's clock, s (spec 6.3). */
+export type { WebhookEvent, WebhookEventMap, WebhookEventType } from './types';
+
+/** Largest accepted difference between the signature's timestamp and the receiver's clock, s (spec section 6.3). */
 export const DEFAULT_TOLERANCE_S = 300;
 
 /** Why a delivery was rejected. */
 export type WebhookVerificationErrorCode =
   /** No `Webhook-Signature` header. */
   | 'MISSING_SIGNATURE'
-  /** The header is not `t=<digits>,v1=<hex>[,v1=<hex>…]`. */
+  /** The header fits neither scheme, or `standard-webhooks` lacks `Webhook-Id`/`Webhook-Timestamp`. */
   | 'MALFORMED_SIGNATURE'
-  /** `t` differs from the receiver's clock by more than the tolerance (a replay, or a skewed clock). */
+  /** The timestamp differs from the receiver's clock by more than the tolerance (a replay, or a skewed clock). */
   | 'TIMESTAMP_OUT_OF_TOLERANCE'
-  /** No `v1` signature matches any of the given secrets (wrong secret, or the body was altered). */
+  /** No signature matches any of the given secrets (wrong secret, or the body was altered). */
   | 'SIGNATURE_MISMATCH'
-  /** Correctly signed, but the body is not an event envelope. */
+  /** Correctly signed, but the body is not an event `{ id, type, createdAt, data }`. */
   | 'INVALID_PAYLOAD';
 
 /** Thrown by {@link verifyWebhook}; answer such requests with a 400 and do not process them. */
@@ -53,141 +44,128 @@ export class WebhookVerificationError extends Error {
   }
 }
 
-/** `data` of `screenshot.completed`. */
-export interface ScreenshotCompletedData {
-  screenshotId: string;
-  url: string;
-  publicUrl: string;
-  format: 'png' | 'jpeg' | 'webp' | 'pdf';
-  width: number;
-  height: number;
-  fullPage: boolean;
-  /** True when a full-page capture was cut at the height cap (16,384 px). */
-  clipped: boolean;
-}
-
-/** `data` of `screenshot.failed`. */
-export interface ScreenshotFailedData {
-  screenshotId: string;
-  url: string;
-  error: string;
-}
-
-/** `data` of `run.completed` (browser session runs). */
-export interface RunCompletedData {
-  runId: string;
-  status: 'completed';
-  finalUrl: string;
-  pageTitle: string;
-  videoUrl: string | null;
-  consoleErrorCount: number;
-  networkErrorCount: number;
-  stepCount: number;
-  /** ms */
-  durationMs: number;
-}
-
-/** `data` of `run.failed`. */
-export interface RunFailedData extends Omit<RunCompletedData, 'status' | 'finalUrl' | 'pageTitle'> {
-  status: 'failed';
-  finalUrl: string | null;
-  pageTitle: string | null;
-  finalizationError: string;
-}
-
-/** `data` of `quota.warning`. */
-export interface QuotaWarningData {
-  threshold: number;
-  used: number;
-  limit: number;
-  remaining: number;
-  resetAt: string;
-  apiKeyId: string;
-}
-
-/** `data` of `test.ping`. */
-export interface TestPingData {
-  endpointId: string;
-  message: string;
-}
-
-/** `data` of `endpoint.disabled`: another endpoint of the account was disabled after failing for days. */
-export interface EndpointDisabledData {
-  endpointId: string;
-  url: string;
-  reason: 'failing';
-  disabledAt: string;
-}
-
-interface Envelope<T extends string, D> {
-  /** Event id (`evt_…`). */
-  id: string;
-  type: T;
-  /** ISO 8601 UTC with milliseconds. */
-  createdAt: string;
-  data: D;
-}
-
-/**
- * A verified event. Switch on `type`; types not listed here may arrive as the service grows:
- * ignore them (spec section 6.2).
- */
-export type WebhookEvent =
-  | Envelope<'screenshot.completed', ScreenshotCompletedData>
-  | Envelope<'screenshot.failed', ScreenshotFailedData>
-  | Envelope<'run.completed', RunCompletedData>
-  | Envelope<'run.failed', RunFailedData>
-  | Envelope<'quota.warning', QuotaWarningData>
-  | Envelope<'test.ping', TestPingData>
-  | Envelope<'endpoint.disabled', EndpointDisabledData>;
-
 /** Request headers: a fetch `Headers`, or a plain object such as Node's `req.headers` (any case). */
 export type WebhookHeaders = { get(name: string): string | null } | Record<string, string | string[] | undefined>;
 
+/** Options of {@link verifyWebhook}. */
+export interface VerifyWebhookOptions {
+  /** Largest accepted age (or lead) of the signature's timestamp, in seconds (default 300; 0 disables the check, not recommended). */
+  toleranceS?: number;
+  /** The receiver's clock in Unix seconds (default: now; for tests). */
+  nowS?: number;
+}
+
+const encoder = new TextEncoder();
+
 /**
- * Verifies one delivery and returns its event.
+ * Verifies one delivery of either scheme and returns its event, typed from the OpenAPI document's
+ * `webhooks` section (switch on `type`).
  *
  * @param rawBody the request body exactly as received (bytes or the undecoded string); a re-serialised
  *   JSON object does not verify.
- * @param headers the request headers; `Webhook-Signature` is required.
- * @param secret the endpoint's signing secret, or several (for example the old and the new one while
- *   a rotation rolls out): any match is accepted.
- * @param toleranceS largest accepted age (or lead) of the signature's timestamp, in seconds; default
- *   300. 0 disables the check (not recommended).
- * @param nowS the receiver's clock in Unix seconds (for tests).
- * @throws WebhookVerificationError with a {@link WebhookVerificationErrorCode}.
+ * @param headers the request headers (`Webhook-Signature`; with `standard-webhooks` also `Webhook-Id`
+ *   and `Webhook-Timestamp`).
+ * @param secret the endpoint's signing secret `whsec_…`, or several (e.g. old and new during a
+ *   rotation): any match is accepted.
+ * @throws WebhookVerificationError with a {@link WebhookVerificationErrorCode}; `TypeError` for an empty
+ *   secret, or a `standard-webhooks` secret that is not base64 after `whsec_`.
  */
-export function verifyWebhook(
-  rawBody: string | Uint8Array,
+export async function verifyWebhook(
+  rawBody: string | Uint8Array | ArrayBuffer,
   headers: WebhookHeaders,
   secret: string | readonly string[],
-  toleranceS: number = DEFAULT_TOLERANCE_S,
-  nowS: number = Math.floor(Date.now() / 1000),
-): WebhookEvent {
-  const header = headerValue(headers, 'webhook-signature');
-  if (!header) throw new WebhookVerificationError('MISSING_SIGNATURE', 'Webhook-Signature header is missing');
-  const { timestamp, signatures } = parseSignatureHeader(header);
-  if (toleranceS > 0 && Math.abs(nowS - timestamp) > toleranceS) {
-    throw new WebhookVerificationError(
-      'TIMESTAMP_OUT_OF_TOLERANCE',
-      `signature timestamp ${timestamp} is more than ${toleranceS} s away from now (${nowS})`,
-    );
-  }
-  const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : Buffer.from(rawBody);
+  options: VerifyWebhookOptions = {},
+): Promise<WebhookEvent> {
+  const { toleranceS = DEFAULT_TOLERANCE_S, nowS = Math.floor(Date.now() / 1000) } = options;
   const secrets = typeof secret === 'string' ? [secret] : [...secret];
   if (!secrets.length || secrets.some((s) => typeof s !== 'string' || !s)) {
     throw new TypeError('verifyWebhook: secret must be a non-empty string or array of strings');
   }
-  let matched = false;
-  for (const candidateSecret of secrets) {
-    const expected = createHmac('sha256', candidateSecret).update(`${timestamp}.`, 'utf8').update(body).digest();
-    // Every comparison runs (no early exit), each in constant time.
-    for (const signature of signatures) if (timingSafeEqual(expected, signature)) matched = true;
+  const header = headerValue(headers, 'webhook-signature');
+  if (!header) throw new WebhookVerificationError('MISSING_SIGNATURE', 'Webhook-Signature header is missing');
+  const body = typeof rawBody === 'string' ? encoder.encode(rawBody) : rawBody instanceof Uint8Array ? rawBody : new Uint8Array(rawBody);
+  const signed = parseSignature(header, headers);
+
+  if (toleranceS > 0 && Math.abs(nowS - signed.timestamp) > toleranceS) {
+    throw new WebhookVerificationError('TIMESTAMP_OUT_OF_TOLERANCE', `signature timestamp ${signed.timestamp} is more than ${toleranceS} s away from now (${nowS})`);
   }
-  if (!matched) throw new WebhookVerificationError('SIGNATURE_MISMATCH', 'no v1 signature matches the secret');
+  const content = concat(encoder.encode(signed.prefix), body);
+  let matched = false;
+  for (const candidate of secrets) {
+    const key = await crypto.subtle.importKey('raw', signed.scheme === 'glimpse-v1' ? encoder.encode(candidate) : standardKey(candidate), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+    // crypto.subtle.verify compares in constant time; every candidate is checked (no early exit).
+    for (const signature of signed.signatures) if (await crypto.subtle.verify('HMAC', key, signature, content)) matched = true;
+  }
+  if (!matched) throw new WebhookVerificationError('SIGNATURE_MISMATCH', 'no signature matches the secret');
+  return parseEvent(body);
+}
+
+interface SignedContent {
+  scheme: 'glimpse-v1' | 'standard-webhooks';
+  timestamp: number;
+  /** What precedes the raw body in the signed content. */
+  prefix: string;
+  signatures: Uint8Array<ArrayBuffer>[];
+}
+
+/**
+ * `t=<unix s>,v1=<64 hex>[,v1=…]` (glimpse-v1; other keys ignored) or space-separated `v1,<base64>`
+ * (standard-webhooks; other versions ignored). Throws `MALFORMED_SIGNATURE` when neither yields a signature.
+ */
+function parseSignature(header: string, headers: WebhookHeaders): SignedContent {
+  if (/^\s*t=/.test(header)) {
+    let timestamp: number | null = null;
+    const signatures: Uint8Array<ArrayBuffer>[] = [];
+    for (const part of header.split(',')) {
+      const at = part.indexOf('=');
+      const key = part.slice(0, at).trim();
+      const value = part.slice(at + 1).trim();
+      if (key === 't' && /^\d{1,12}$/.test(value)) timestamp = Number(value);
+      if (key === 'v1' && /^[0-9a-fA-F]{64}$/.test(value)) signatures.push(Uint8Array.from(value.match(/../g)!, (h) => parseInt(h, 16)));
+    }
+    if (timestamp === null || !signatures.length) {
+      throw new WebhookVerificationError('MALFORMED_SIGNATURE', 'Webhook-Signature must look like t=<unix seconds>,v1=<hex HMAC-SHA256>');
+    }
+    return { scheme: 'glimpse-v1', timestamp, prefix: `${timestamp}.`, signatures };
+  }
+  const signatures = header
+    .trim()
+    .split(/\s+/)
+    .filter((part) => /^v1,[A-Za-z0-9+/]{43}=$/.test(part))
+    .map((part) => base64Bytes(part.slice(3)));
+  const id = headerValue(headers, 'webhook-id');
+  const timestamp = headerValue(headers, 'webhook-timestamp');
+  if (!signatures.length || !id || !timestamp || !/^\d{1,12}$/.test(timestamp)) {
+    throw new WebhookVerificationError(
+      'MALFORMED_SIGNATURE',
+      'Webhook-Signature must be t=<unix s>,v1=<hex> (glimpse-v1) or v1,<base64> with Webhook-Id and Webhook-Timestamp (standard-webhooks)',
+    );
+  }
+  return { scheme: 'standard-webhooks', timestamp: Number(timestamp), prefix: `${id}.${timestamp}.`, signatures };
+}
+
+/** The HMAC key of `standard-webhooks`: the base64-decoded part after `whsec_`. */
+function standardKey(secret: string): Uint8Array<ArrayBuffer> {
+  const encoded = secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret;
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) throw new TypeError('verifyWebhook: a standard-webhooks secret is whsec_ followed by base64');
+  return base64Bytes(encoded);
+}
+
+function base64Bytes(value: string): Uint8Array<ArrayBuffer> {
+  return Uint8Array.from(atob(value), (c) => c.charCodeAt(0));
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+function parseEvent(body: Uint8Array): WebhookEvent {
   let event: unknown;
   try {
-    event = JSON.parse(body.toString('utf8'));
+    event = JSON.parse(new TextDecoder().decode(body));
   } catch {
     throw new WebhookVerificationError('INVALID_PAYLOAD', 'body is not JSON');
   }
@@ -196,27 +174,6 @@ export function verifyWebhook(
     throw new WebhookVerificationError('INVALID_PAYLOAD', 'body is not an event envelope { id, type, createdAt, data }');
   }
   return event as WebhookEvent;
-}
-
-/**
- * Parses `t=<unix seconds>,v1=<64 hex>[,v1=…]`; other schemes are ignored (forward compatibility).
- * Throws `MALFORMED_SIGNATURE` when `t` or every `v1` is missing or invalid.
- */
-function parseSignatureHeader(header: string): { timestamp: number; signatures: Buffer[] } {
-  let timestamp: number | null = null;
-  const signatures: Buffer[] = [];
-  for (const part of header.split(',')) {
-    const at = part.indexOf('=');
-    if (at < 0) continue;
-    const key = part.slice(0, at).trim();
-    const value = part.slice(at + 1).trim();
-    if (key === 't' && /^\d{1,12}$/.test(value)) timestamp = Number(value);
-    if (key === 'v1' && /^[0-9a-fA-F]{64}$/.test(value)) signatures.push(Buffer.from(value, 'hex'));
-  }
-  if (timestamp === null || !signatures.length) {
-    throw new WebhookVerificationError('MALFORMED_SIGNATURE', 'Webhook-Signature must look like t=<unix seconds>,v1=<hex HMAC-SHA256>');
-  }
-  return { timestamp, signatures };
 }
 
 /** A header's value, case-insensitively; the first one when repeated. */

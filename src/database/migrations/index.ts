@@ -11,6 +11,7 @@ import { PendingJobsIndex1795438718378 } from './1795438718378-PendingJobsIndex'
 import { CaptureOptionsEcho1795441843117 } from './1795441843117-CaptureOptionsEcho';
 import { DurabilityIndexes1795442000000 } from './1795442000000-DurabilityIndexes';
 import { ResultExpiry1795500000000 } from './1795500000000-ResultExpiry';
+import { SignInFailuresByIp1795510000000 } from './1795510000000-SignInFailuresByIp';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
 export const MIGRATIONS: Function[] = [
@@ -27,4 +28,5 @@ export const MIGRATIONS: Function[] = [
   CaptureOptionsEcho1795441843117,
   DurabilityIndexes1795442000000,
   ResultExpiry1795500000000,
+  SignInFailuresByIp1795510000000,
 ];

@@ -59,7 +59,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a run
-         * @description A `pending` run ends `failed` with `failure.stage` `canceled` at once; a `running` one stops at its current step and ends the same way once what it recorded (video, screenshots, errors) is stored. Answers with the run as it is now.
+         * @description A `pending` run ends `failed` with `failure.stage` `canceled` at once; a `running` one stops at its current step and ends the same way once what it recorded (video, screenshots, errors) is stored. Answers with the run as it is now. Send an `Idempotency-Key` to retry safely: a retry gets the first answer back instead of 409 `RUN_ALREADY_ENDED`.
          */
         post: operations["cancelRun"];
         delete?: never;
@@ -227,7 +227,7 @@ export interface paths {
         put?: never;
         /**
          * Resend a delivery
-         * @description Attempts a `successful` or `exhausted` delivery once more, now: same `Webhook-Id` and body, a fresh timestamp and signature; its `attempts` grow. A failed resend ends `exhausted` again (no retry schedule). 409 `DELIVERY_IN_PROGRESS` while the delivery is `pending` or `retrying`.
+         * @description Attempts a `successful` or `exhausted` delivery once more, now: same `Webhook-Id` and body, a fresh timestamp and signature; its `attempts` grow. A failed resend ends `exhausted` again (no retry schedule). 409 `DELIVERY_IN_PROGRESS` while the delivery is `pending` or `retrying`. Send an `Idempotency-Key` to retry safely.
          */
         post: operations["retryWebhookDelivery"];
         delete?: never;
@@ -247,7 +247,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret
-         * @description Replaces the signing secret; the new one, shown only in this response, signs every attempt from now on (retries of earlier deliveries included). With `expiresInSeconds` (at most 7 days) the old secret keeps signing next to it until then: `Webhook-Signature` carries one signature per valid secret, newest first, so receivers verifying with either secret accept the deliveries while they switch.
+         * @description Replaces the signing secret; the new one, shown only in this response, signs every attempt from now on (retries of earlier deliveries included). With `expiresInSeconds` (at most 7 days) the old secret keeps signing next to it until then: `Webhook-Signature` carries one signature per valid secret, newest first, so receivers verifying with either secret accept the deliveries while they switch. Send an `Idempotency-Key` to retry safely: a retry gets the same new secret back instead of rotating again.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -267,7 +267,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test.ping event
-         * @description Queues a `test.ping` delivery to this endpoint (whatever it subscribes to); follow it in the delivery log.
+         * @description Queues a `test.ping` delivery to this endpoint (whatever it subscribes to); follow it in the delivery log. Send an `Idempotency-Key` to retry safely.
          */
         post: operations["testWebhookEndpoint"];
         delete?: never;
@@ -3107,6 +3107,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
+                "Idempotency-Key"?: string;
                 /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
@@ -3123,6 +3125,8 @@ export interface operations {
             /** @description Cancel accepted */
             202: {
                 headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key` */
+                    "Idempotency-Replayed"?: "true";
                     /** @description Monthly screenshot cap of the key's plan */
                     "X-RateLimit-Limit"?: number;
                     /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
@@ -3159,7 +3163,7 @@ export interface operations {
                     "application/json": components["schemas"]["RunDto"];
                 };
             };
-            /** @description Invalid request. Codes: INVALID_ORGANIZATION_ID */
+            /** @description Invalid request. Codes: INVALID_ORGANIZATION_ID, INVALID_IDEMPOTENCY_KEY */
             400: {
                 headers: {
                     /** @description Monthly screenshot cap of the key's plan */
@@ -3184,7 +3188,7 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
-                        code: "INVALID_ORGANIZATION_ID";
+                        code: "INVALID_ORGANIZATION_ID" | "INVALID_IDEMPOTENCY_KEY";
                     };
                 };
             };
@@ -3238,7 +3242,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The run already ended. Codes: RUN_ALREADY_ENDED */
+            /** @description The run already ended. Codes: RUN_ALREADY_ENDED, IDEMPOTENCY_IN_FLIGHT */
             409: {
                 headers: {
                     /** @description Monthly screenshot cap of the key's plan */
@@ -3263,7 +3267,36 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
-                        code: "RUN_ALREADY_ENDED";
+                        code: "RUN_ALREADY_ENDED" | "IDEMPOTENCY_IN_FLIGHT";
+                    };
+                };
+            };
+            /** @description Idempotency-Key reused with a different body. Codes: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "error": "Idempotency-Key reused with a different body",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
                     };
                 };
             };
@@ -6003,6 +6036,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
+                "Idempotency-Key"?: string;
                 /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
@@ -6021,6 +6056,8 @@ export interface operations {
             /** @description Attempt queued */
             202: {
                 headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key` */
+                    "Idempotency-Replayed"?: "true";
                     /** @description Monthly screenshot cap of the key's plan */
                     "X-RateLimit-Limit"?: number;
                     /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
@@ -6042,7 +6079,7 @@ export interface operations {
                     "application/json": components["schemas"]["ResentWebhookDeliveryDto"];
                 };
             };
-            /** @description Invalid request. Codes: INVALID_ORGANIZATION_ID */
+            /** @description Invalid request. Codes: INVALID_ORGANIZATION_ID, INVALID_IDEMPOTENCY_KEY */
             400: {
                 headers: {
                     /** @description Monthly screenshot cap of the key's plan */
@@ -6067,7 +6104,7 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
-                        code: "INVALID_ORGANIZATION_ID";
+                        code: "INVALID_ORGANIZATION_ID" | "INVALID_IDEMPOTENCY_KEY";
                     };
                 };
             };
@@ -6121,7 +6158,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The delivery is still pending or retrying. Codes: DELIVERY_IN_PROGRESS */
+            /** @description The delivery is still pending or retrying. Codes: DELIVERY_IN_PROGRESS, IDEMPOTENCY_IN_FLIGHT */
             409: {
                 headers: {
                     /** @description Monthly screenshot cap of the key's plan */
@@ -6146,7 +6183,36 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
-                        code: "DELIVERY_IN_PROGRESS";
+                        code: "DELIVERY_IN_PROGRESS" | "IDEMPOTENCY_IN_FLIGHT";
+                    };
+                };
+            };
+            /** @description Idempotency-Key reused with a different body. Codes: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "error": "Idempotency-Key reused with a different body",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
                     };
                 };
             };
@@ -6257,6 +6323,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
+                "Idempotency-Key"?: string;
                 /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
@@ -6277,6 +6345,8 @@ export interface operations {
             /** @description The new secret, shown only here */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key` */
+                    "Idempotency-Replayed"?: "true";
                     /** @description Monthly screenshot cap of the key's plan */
                     "X-RateLimit-Limit"?: number;
                     /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
@@ -6378,6 +6448,35 @@ export interface operations {
                     };
                 };
             };
+            /** @description A request with the same Idempotency-Key is still running. Codes: IDEMPOTENCY_IN_FLIGHT */
+            409: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_IN_FLIGHT",
+                     *       "error": "A request with the same Idempotency-Key is still running",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_IN_FLIGHT";
+                    };
+                };
+            };
             /** @description Body too large. Codes: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -6433,6 +6532,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Idempotency-Key reused with a different body. Codes: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "error": "Idempotency-Key reused with a different body",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
                     };
                 };
             };
@@ -6543,6 +6671,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
+                "Idempotency-Key"?: string;
                 /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
@@ -6559,6 +6689,8 @@ export interface operations {
             /** @description Delivery queued */
             202: {
                 headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key` */
+                    "Idempotency-Replayed"?: "true";
                     /** @description Monthly screenshot cap of the key's plan */
                     "X-RateLimit-Limit"?: number;
                     /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
@@ -6580,7 +6712,7 @@ export interface operations {
                     "application/json": components["schemas"]["TestWebhookDeliveryDto"];
                 };
             };
-            /** @description Invalid request. Codes: INVALID_ORGANIZATION_ID */
+            /** @description Invalid request. Codes: INVALID_ORGANIZATION_ID, INVALID_IDEMPOTENCY_KEY */
             400: {
                 headers: {
                     /** @description Monthly screenshot cap of the key's plan */
@@ -6605,7 +6737,7 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
-                        code: "INVALID_ORGANIZATION_ID";
+                        code: "INVALID_ORGANIZATION_ID" | "INVALID_IDEMPOTENCY_KEY";
                     };
                 };
             };
@@ -6656,6 +6788,64 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running. Codes: IDEMPOTENCY_IN_FLIGHT */
+            409: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_IN_FLIGHT",
+                     *       "error": "A request with the same Idempotency-Key is still running",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_IN_FLIGHT";
+                    };
+                };
+            };
+            /** @description Idempotency-Key reused with a different body. Codes: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "error": "Idempotency-Key reused with a different body",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
                     };
                 };
             };

@@ -1,0 +1,206 @@
+/**
+ * `glimpse` — the SDK's command line (Node ≥ 20): `glimpse capture <url> -o shot.png` and
+ * `glimpse run <url> --steps steps.json -o run.json`. Reads `GLIMPSE_API_KEY` and `GLIMPSE_BASE_URL`.
+ * Exit codes (README of the SDK, "CLI"): 0 success, 1 the API answered an error, 2 usage error,
+ * 3 the capture or run ended `failed`, 4 timed out, 5 the API could not be reached.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, extname, join } from 'node:path';
+import { CAPTURE_FLAGS, type FlagSpec, kebab, RUN_FLAGS } from './cli-options';
+import { Glimpse } from './client';
+import { GlimpseConnectionError, GlimpseError, GlimpseTimeoutError } from './errors';
+import type { CreateRunRequest, CreateScreenshotRequest } from './types';
+
+declare const __SDK_VERSION__: string;
+
+export const EXIT = { ok: 0, apiError: 1, usage: 2, failed: 3, timeout: 4, unreachable: 5 } as const;
+
+class UsageError extends Error {}
+
+function parseValue(field: string, spec: FlagSpec, text: string, previous: unknown): unknown {
+  switch (spec.kind) {
+    case 'integer':
+    case 'number': {
+      const n = Number(text);
+      if (text.trim() === '' || !Number.isFinite(n) || (spec.kind === 'integer' && !Number.isInteger(n))) {
+        throw new UsageError(`--${kebab(field)} must be ${spec.kind === 'integer' ? 'an integer' : 'a number'}, got "${text}"`);
+      }
+      return n;
+    }
+    case 'json': {
+      const source = text.startsWith('@') ? readFileSync(text.slice(1), 'utf8') : text;
+      try {
+        return JSON.parse(source);
+      } catch (err) {
+        throw new UsageError(`--${kebab(field)} is not valid JSON: ${(err as Error).message}`);
+      }
+    }
+    case 'list':
+      return [...((previous as string[] | undefined) ?? []), text];
+    default:
+      return text;
+  }
+}
+
+/** Adds one `--kebab-name` option per field; values are parsed (and checked) when the command runs. */
+function addFieldOptions(command: Command, flags: Record<string, FlagSpec>): void {
+  for (const [field, spec] of Object.entries(flags)) {
+    const option = spec.kind === 'boolean' ? new Option(`--${kebab(field)}`, spec.description) : new Option(`--${kebab(field)} <value>`, spec.description);
+    if (spec.kind === 'list') option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
+    command.addOption(option);
+  }
+}
+
+/** The request fields among the parsed options (commander camel-cases `--full-page` to `fullPage`). */
+function fieldsOf(options: Record<string, unknown>, flags: Record<string, FlagSpec>): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  for (const [field, spec] of Object.entries(flags)) {
+    const value = options[field];
+    if (value === undefined) continue;
+    fields[field] = spec.kind === 'boolean' || spec.kind === 'list' ? value : parseValue(field, spec, String(value), undefined);
+  }
+  return fields;
+}
+
+function clientFrom(options: { apiKey?: string; baseUrl?: string }): Glimpse {
+  if (!options.apiKey) throw new UsageError('no API key: set GLIMPSE_API_KEY (or pass --api-key)');
+  if (!options.baseUrl) throw new UsageError('no API address: set GLIMPSE_BASE_URL, e.g. https://glimpse.example.com (or pass --base-url)');
+  return new Glimpse({ apiKey: options.apiKey, baseUrl: options.baseUrl });
+}
+
+function waitTimeout(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const ms = Number(text);
+  if (!Number.isInteger(ms) || ms <= 0) throw new UsageError(`--wait-timeout must be a positive integer of ms, got "${text}"`);
+  return ms;
+}
+
+/** Progress on stderr: one line per status change, with the seconds since the start. */
+function progress(stderr: NodeJS.WritableStream, id: string) {
+  const started = Date.now();
+  let last = '';
+  return ({ status }: { status: string }) => {
+    if (status === last) return;
+    last = status;
+    stderr.write(`${id} ${status} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+  };
+}
+
+const kB = (bytes: number) => `${(bytes / 1024).toFixed(1)} kB`;
+
+/** The options both commands share: how long to wait (ms, default `defaultWaitMs`) and an own `Idempotency-Key`. */
+function addWaitOptions(command: Command, defaultWaitMs: number): void {
+  command
+    .option('--wait-timeout <ms>', `give up waiting after this many ms (default ${defaultWaitMs})`)
+    .option('--idempotency-key <key>', 'your own Idempotency-Key for the create call');
+}
+
+/** Builds the program; `io` lets tests capture the streams. */
+export function buildProgram(io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream } = process): Command {
+  const program = new Command('glimpse')
+    .description('Capture screenshots and run browser sessions with a Glimpse server.')
+    .version(typeof __SDK_VERSION__ === 'string' ? __SDK_VERSION__ : 'dev')
+    .addOption(new Option('--api-key <key>', 'API key sk_live_…').env('GLIMPSE_API_KEY'))
+    .addOption(new Option('--base-url <url>', 'the server, e.g. https://glimpse.example.com').env('GLIMPSE_BASE_URL'))
+    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
+    .exitOverride()
+    .showHelpAfterError();
+
+  const capture = program
+    .command('capture')
+    .description('capture <url>, wait for it and save the file; prints the job as JSON on stdout')
+    .argument('<url>', 'page to capture (http or https)')
+    .requiredOption('-o, --output <file>', 'where to save the image or PDF');
+  addWaitOptions(capture, 120_000);
+  addFieldOptions(capture, CAPTURE_FLAGS);
+  capture.action(async (url: string, options: Record<string, unknown>) => {
+    const glimpse = clientFrom(program.opts());
+    const body = { url, ...fieldsOf(options, CAPTURE_FLAGS) } as CreateScreenshotRequest;
+    const job = await glimpse.screenshots.create(body, { idempotencyKey: options.idempotencyKey as string | undefined });
+    const onProgress = progress(io.stderr, job.id);
+    onProgress(job);
+    const finished = await glimpse.screenshots.waitFor(job.id, { timeoutMs: waitTimeout(options.waitTimeout as string | undefined), onProgress });
+    io.stdout.write(`${JSON.stringify(finished)}\n`);
+    if (finished.status === 'failed') {
+      io.stderr.write(`glimpse: capture ${finished.id} failed: ${finished.error}\n`);
+      process.exitCode = EXIT.failed;
+      return;
+    }
+    const file = await glimpse.screenshots.download(finished);
+    writeFileSync(String(options.output), file.data);
+    io.stderr.write(`saved ${options.output} (${file.contentType}, ${kB(file.data.length)})\n`);
+  });
+
+  const run = program
+    .command('run')
+    .description('start a browser session run on <url>, wait for it, save the run as JSON and its video beside it')
+    .argument('<url>', 'first page (http or https)')
+    .requiredOption('--steps <file>', 'JSON file with the steps array (README "Browser session runs")')
+    .requiredOption('-o, --output <file>', 'where to save the run JSON; the video goes beside it as <name>.webm');
+  addWaitOptions(run, 330_000);
+  addFieldOptions(run, RUN_FLAGS);
+  run.action(async (url: string, options: Record<string, unknown>) => {
+    const glimpse = clientFrom(program.opts());
+    const steps = parseValue('steps', { kind: 'json', description: '' }, `@${options.steps}`, undefined);
+    if (!Array.isArray(steps)) throw new UsageError(`--steps: ${options.steps} must hold a JSON array of steps`);
+    const body = { url, steps, ...fieldsOf(options, RUN_FLAGS) } as CreateRunRequest;
+    const created = await glimpse.runs.create(body, { idempotencyKey: options.idempotencyKey as string | undefined });
+    const onProgress = progress(io.stderr, created.id);
+    onProgress(created);
+    const finished = await glimpse.runs.waitFor(created.id, { timeoutMs: waitTimeout(options.waitTimeout as string | undefined), onProgress });
+    const output = String(options.output);
+    writeFileSync(output, `${JSON.stringify(finished, null, 2)}\n`);
+    io.stderr.write(`saved ${output}\n`);
+    if (finished.videoUrl) {
+      const video = join(dirname(output), `${basename(output, extname(output))}.webm`);
+      const file = await glimpse.download(finished.videoUrl);
+      writeFileSync(video, file.data);
+      io.stderr.write(`saved ${video} (${file.contentType}, ${kB(file.data.length)})\n`);
+    }
+    if (finished.status === 'failed') {
+      const step = finished.failure?.stepIndex != null ? finished.steps[finished.failure.stepIndex] : undefined;
+      const why = step?.error ?? finished.finalizationError ?? finished.failure?.stage ?? 'see the run JSON';
+      io.stderr.write(`glimpse: run ${finished.id} failed: ${why}\n`);
+      process.exitCode = EXIT.failed;
+    }
+  });
+  return program;
+}
+
+/** Runs the CLI with `argv` (without node and script) and resolves with the exit code; writes errors to stderr. */
+export async function main(argv: string[], io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream } = process): Promise<number> {
+  process.exitCode = undefined;
+  try {
+    await buildProgram(io).parseAsync(argv, { from: 'user' });
+    return Number(process.exitCode ?? EXIT.ok);
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    if (err instanceof UsageError) {
+      io.stderr.write(`glimpse: ${err.message}\n`);
+      return EXIT.usage;
+    }
+    if (err instanceof GlimpseTimeoutError) {
+      io.stderr.write(`glimpse: ${err.message}\n`);
+      return EXIT.timeout;
+    }
+    if (err instanceof GlimpseConnectionError) {
+      io.stderr.write(`glimpse: cannot reach the API: ${err.message}\n`);
+      return EXIT.unreachable;
+    }
+    if (err instanceof GlimpseError) {
+      io.stderr.write(`glimpse: ${err.code}${err.status ? ` (HTTP ${err.status})` : ''}: ${err.message}\n`);
+      const fields = (err.details?.fields as { field: string; message: string }[] | undefined) ?? [];
+      for (const f of fields) io.stderr.write(`  ${f.field}: ${f.message}\n`);
+      return EXIT.apiError;
+    }
+    io.stderr.write(`glimpse: ${(err as Error)?.message ?? err}\n`);
+    return EXIT.apiError;
+  }
+}
+
+if (require.main === module) {
+  void main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
+}
