@@ -2,11 +2,12 @@ import { Module } from '@nestjs/common';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { QuotaModule } from '../quota/quota.module';
 import { AcceptanceService } from './acceptance.service';
+import { PendingJobsLimit } from './pending-jobs-limit';
 
-/** {@link AcceptanceService}: one transaction for quota, rows and idempotency record, queueing after it. */
+/** {@link AcceptanceService}: one statement for back-pressure, quota, rows and idempotency record, queueing after it; {@link PendingJobsLimit}, where kinds of work register. */
 @Module({
   imports: [QuotaModule, IdempotencyModule],
-  providers: [AcceptanceService],
-  exports: [AcceptanceService],
+  providers: [AcceptanceService, PendingJobsLimit],
+  exports: [AcceptanceService, PendingJobsLimit],
 })
 export class AcceptanceModule {}

@@ -1,10 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
+import { sqlRows } from '../database/sql';
+import { insertSelectSql, SqlParams } from '../database/sql-statement';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { DurableQueueService, DurableWork } from '../queue/durable-queue.service';
-import { QuotaService, QuotaStatus } from '../quota/quota.service';
+import { QuotaService } from '../quota/quota.service';
+import { PendingJobsLimit } from './pending-jobs-limit';
 
 /** One row to queue once the acceptance has committed: its kind of work and its id (= the queue job id). */
 export interface WorkToQueue {
@@ -12,53 +15,68 @@ export interface WorkToQueue {
   id: string;
 }
 
-/** What {@link AcceptanceRequest.write} stored: the response to answer, and the rows to queue after the commit. */
-export interface AcceptedWrite<T> {
-  /** The success response body (a DTO, serialised as JSON); stored for `Idempotency-Key` replays. */
-  response: T;
-  queue: WorkToQueue[];
+/** Rows of one entity to insert (`pending` jobs, runs, an upload's document), each a full entity as `repository.create` makes it. */
+export interface RowsToInsert {
+  entity: EntityTarget<ObjectLiteral>;
+  rows: ObjectLiteral[];
 }
 
-/** One acceptance of work: who, how many screenshots it counts, and what it writes. */
+/** One acceptance of work: who, how much it counts, what it writes, answers and queues. */
 export interface AcceptanceRequest<T> {
   /** The API key accepting the work: its monthly quota is counted. */
   caller: AuthenticatedKey;
   /** Screenshots to count, all or nothing (default 1: a job or a run; a batch counts its items; 0 counts none). */
   count?: number;
-  /**
-   * Writes the rows (`pending`) through `manager`, inside the acceptance transaction, and returns the
-   * response and the rows to queue. Throw an `ApiError` to refuse: nothing is then stored or counted.
-   */
-  write(manager: EntityManager): Promise<AcceptedWrite<T>>;
+  /** Jobs and runs this adds to the account's work not yet ended ({@link PendingJobsLimit}; default 1; a batch: its items). */
+  incoming?: number;
+  /** The rows to insert, in order (a row may reference one before it). */
+  insert: RowsToInsert[];
+  /** The success response body (a DTO, serialised as JSON); stored for `Idempotency-Key` replays. */
+  response: T;
+  /** The rows to queue once accepted. */
+  queue: WorkToQueue[];
+}
+
+/** What the acceptance statement found: the account's work not yet ended, the usage after the reservation (null: none), and whether it was accepted. */
+interface AcceptanceOutcome {
+  pending: number;
+  used: number | null;
+  accepted: boolean;
+  leased: boolean;
 }
 
 /**
  * The one way work (capture jobs, batches, browser session runs) is accepted (CONTRACT.md, "Rate
- * limits and back-pressure", Durability): in ONE PostgreSQL transaction it counts the quota
- * ({@link QuotaService.countWithin}), writes the rows (`request.write`) and, when the request holds
- * an `Idempotency-Key`, stores the response for replay ({@link IdempotencyService.storeWithin}); after
- * the commit it queues each row under its own id ({@link DurableQueueService.enqueue}: bounded, never
- * failing the request; a row Redis could not take stays `pending` and the reconciler queues it) and
- * publishes the quota warnings the new usage reached.
+ * limits and back-pressure", Durability), in ONE PostgreSQL statement (one round trip, issue 10
+ * "Accept path") whose parts run all or not at all:
+ * - the account's work not yet ended ({@link PendingJobsLimit}) must leave room for `incoming`;
+ * - with an `Idempotency-Key`, the request must still hold its lease ({@link IdempotencyService.acceptanceParts});
+ * - then the quota is counted ({@link QuotaService.reservation}), and only when it was, the rows are
+ *   inserted and the response is stored for replay.
  *
- * So a crash at any point leaves either nothing (rolled back: not counted, the key free again once its
- * lease runs out) or the whole acceptance (counted once, replayed for its key, queued by the API or
- * the reconciler). PostgreSQL unreachable: the transaction fails and the request is 503
+ * After it, each row is queued under its own id ({@link DurableQueueService.enqueue}: bounded, never
+ * failing the request; a row Redis could not take stays `pending` and the reconciler queues it), and
+ * the quota warnings the new usage reached are published.
+ *
+ * So a crash at any point leaves either nothing (not counted, the key free again once its lease runs
+ * out) or the whole acceptance (counted once, replayed for its key, queued by the API or the
+ * reconciler). PostgreSQL unreachable: the statement fails and the request is 503
  * `SERVICE_UNAVAILABLE`, nothing accepted or counted.
  *
  * ```ts
  * return this.acceptance.accept({
  *   caller,
- *   count: items.length,
- *   write: async (manager) => {
- *     await manager.insert(ScreenshotJob, jobs);
- *     return { response: { data: jobs.map(toDto) }, queue: jobs.map((j) => ({ work: this.captureWork, id: j.id })) };
- *   },
+ *   count: captures.length,
+ *   incoming: jobs.length,
+ *   insert: [{ entity: ScreenshotJob, rows: jobs }],
+ *   response: { data: jobs.map(toDto) },
+ *   queue: captures.map((j) => ({ work: this.captureWork.work, id: j.id })),
  * });
  * ```
  *
- * Throws what `write` throws, 429 `PLAN_QUOTA_EXCEEDED` when the cap would be exceeded, 409
- * `IDEMPOTENCY_IN_FLIGHT` when the request lost its key's lease meanwhile, and database errors (503).
+ * Throws, with nothing stored or counted: 409 `IDEMPOTENCY_IN_FLIGHT` when the request lost its key's
+ * lease, 429 `TOO_MANY_PENDING_JOBS` when the account has no room, 429 `PLAN_QUOTA_EXCEEDED` when the
+ * cap would be exceeded (in this order), and database errors (503).
  */
 @Injectable()
 export class AcceptanceService {
@@ -66,22 +84,41 @@ export class AcceptanceService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly quota: QuotaService,
     private readonly idempotency: IdempotencyService,
+    private readonly pendingJobs: PendingJobsLimit,
     private readonly queues: DurableQueueService,
   ) {}
 
   /** Accepts the work described by `request` (see the class comment); resolves to its response. */
   async accept<T>(request: AcceptanceRequest<T>): Promise<T> {
     const count = request.count ?? 1;
+    const incoming = request.incoming ?? 1;
     const held = this.idempotency.heldKey();
-    let quota: QuotaStatus | null = null;
-    const written = await this.dataSource.transaction(async (manager) => {
-      if (count > 0) quota = await this.quota.countWithin(manager, request.caller, count);
-      const result = await request.write(manager);
-      if (held) await this.idempotency.storeWithin(manager, held, JSON.stringify(result.response));
-      return result;
-    });
-    await Promise.all(written.queue.map(({ work, id }) => this.queues.enqueue(work, id)));
+    const body = JSON.stringify(request.response);
+    const params = new SqlParams();
+    const parts = [`room AS (SELECT ${this.pendingJobs.countSql(params, request.caller.accountId)} AS pending)`];
+    const idempotency = held ? this.idempotency.acceptanceParts(params, held, body) : null;
+    if (idempotency) parts.push(idempotency.leaseSql);
+    parts.push(`gate AS (SELECT 1 FROM room WHERE ${this.pendingJobs.roomSql(params, 'room.pending', incoming)}${idempotency ? ' AND EXISTS (SELECT 1 FROM lease)' : ''})`);
+    const reservation = count > 0 ? this.quota.reservation(params, request.caller, count, 'gate') : null;
+    if (reservation) parts.push(reservation.sql);
+    parts.push(`accepted AS (SELECT 1 FROM ${reservation ? 'reservation' : 'gate'})`);
+    request.insert.forEach(({ entity, rows }, i) =>
+      insertSelectSql(this.dataSource, params, entity, rows, 'accepted').forEach((sql, j) => parts.push(`insert_${i}_${j} AS (${sql})`)),
+    );
+    if (idempotency) parts.push(idempotency.storeSql('accepted'));
+    const [outcome] = await sqlRows<AcceptanceOutcome>(
+      this.dataSource,
+      `WITH ${parts.join(',\n')}
+       SELECT (SELECT pending FROM room) AS pending, ${reservation ? '(SELECT used FROM reservation)' : 'NULL::int'} AS used,
+              EXISTS (SELECT 1 FROM accepted) AS accepted, ${idempotency ? 'EXISTS (SELECT 1 FROM lease)' : 'true'} AS leased`,
+      params.values,
+    );
+    if (!outcome.leased) throw this.idempotency.leaseLost();
+    if (!this.pendingJobs.hasRoom(outcome.pending, incoming)) throw this.pendingJobs.refusal(outcome.pending);
+    const quota = reservation ? await reservation.settle(outcome.used) : null;
+    if (held) this.idempotency.markStored(held, body);
+    await Promise.all(request.queue.map(({ work, id }) => this.queues.enqueue(work, id)));
     if (quota) await this.quota.warnOnThresholds(request.caller, quota);
-    return written.response;
+    return request.response;
   }
 }

@@ -1,10 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { EntityManager, IsNull, LessThanOrEqual, Repository } from 'typeorm';
+import { IsNull, LessThanOrEqual, Repository } from 'typeorm';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { randomBase62 } from '../common/ids';
+import { SqlParams } from '../database/sql-statement';
 import { IdempotencyRecord } from './idempotency-record.entity';
 
 /** How long a running request holds its key: a request that crashed frees it after this (CONTRACT.md). */
@@ -27,7 +28,7 @@ export type IdempotencyClaim =
 
 /**
  * The key a running request holds, as the code handling it sees it: an acceptance stores the
- * response in its own transaction ({@link IdempotencyService.storeWithin}) and marks it here, so
+ * response in its own statement ({@link IdempotencyService.acceptanceParts}) and marks it here, so
  * the interceptor sends exactly what was stored and stores nothing more.
  */
 export interface HeldIdempotencyKey {
@@ -119,22 +120,37 @@ export class IdempotencyService {
   }
 
   /**
-   * Stores the success response of the request holding `key` inside the caller's transaction
-   * (`manager`), so the response is stored exactly when the work it describes commits (CONTRACT.md,
-   * "Durability": one transaction for quota, row and idempotency record). Throws 409
-   * `IDEMPOTENCY_IN_FLIGHT` (rolling the transaction back) when the lease was lost meanwhile.
+   * The idempotency parts of an acceptance statement (`AcceptanceService`), for the request holding
+   * `key`; their values go into `params`. `leaseSql` is the `WITH` part `lease`: the key's row while
+   * this request still holds its lease, locked for the statement (`FOR UPDATE`), so the lease cannot be
+   * lost between the check and the store; the statement's gate requires it. `storeSql(gate)` is the
+   * `WITH` part `idempotency_stored`: stores `body` as the response, with its retention (spec section
+   * 8), when `gate` has a row: the response is stored exactly when the work it describes is accepted
+   * (CONTRACT.md, "Durability"). After the statement: {@link markStored} when it was accepted,
+   * {@link leaseLost} when `lease` found no row.
    */
-  async storeWithin(manager: EntityManager, key: HeldIdempotencyKey, body: string): Promise<void> {
-    const now = this.clock.now();
-    const result = await manager.update(
-      IdempotencyRecord,
-      { ...key.scope, leaseToken: key.leaseToken, responseStatus: IsNull() },
-      { responseStatus: key.successStatus, responseBody: body, expiresAt: new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS) },
-    );
-    if (!result.affected) {
-      throw new ApiError(ErrorCode.IDEMPOTENCY_IN_FLIGHT, 409, 'A request with this Idempotency-Key is still running; retry later');
-    }
+  acceptanceParts(params: SqlParams, key: HeldIdempotencyKey, body: string): { leaseSql: string; storeSql(gate: string): string } {
+    const scope = () =>
+      `api_key_id = ${params.add(key.scope.apiKeyId)} AND method = ${params.add(key.scope.method)} AND path = ${params.add(key.scope.path)} ` +
+      `AND "key" = ${params.add(key.scope.key)} AND lease_token = ${params.add(key.leaseToken)} AND response_status IS NULL`;
+    const leaseSql = `lease AS (SELECT 1 FROM idempotency_keys WHERE ${scope()} FOR UPDATE)`;
+    const storeSql = (gate: string) => {
+      const expiresAt = new Date(this.clock.now().getTime() + IDEMPOTENCY_RETENTION_MS);
+      return `idempotency_stored AS (
+         UPDATE idempotency_keys SET response_status = ${params.add(key.successStatus)}::smallint, response_body = ${params.add(body)}::text, expires_at = ${params.add(expiresAt)}::timestamptz
+         WHERE ${scope()} AND EXISTS (SELECT 1 FROM ${gate}))`;
+    };
+    return { leaseSql, storeSql };
+  }
+
+  /** Marks `key`'s response as stored by its acceptance: the interceptor sends exactly `body` and stores nothing more. */
+  markStored(key: HeldIdempotencyKey, body: string): void {
     key.storedBody = body;
+  }
+
+  /** The 409 `IDEMPOTENCY_IN_FLIGHT` of a request that lost its key's lease before its acceptance (it outlived the lease and another request took the key over). */
+  leaseLost(): ApiError {
+    return new ApiError(ErrorCode.IDEMPOTENCY_IN_FLIGHT, 409, 'A request with this Idempotency-Key is still running; retry later');
   }
 
   /** Frees the key after a non-2xx answer, so a retry runs again. Never throws (the lease runs out anyway). */

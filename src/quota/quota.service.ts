@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, Repository } from 'typeorm';
+import { Repository } from 'typeorm';
 import { monthlyCap, Plan } from '../accounts/plan';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiError, ErrorCode } from '../common/api-error';
+import { SqlParams } from '../database/sql-statement';
 import { Metrics } from '../metrics/metrics';
 import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
@@ -37,7 +38,7 @@ export type QuotaKey = Pick<AuthenticatedKey, 'apiKeyId' | 'plan'>;
 
 /**
  * Monthly screenshot quotas per API key (CONTRACT.md, "Quotas"): the atomic count made inside a
- * job's acceptance transaction, the status behind the `X-RateLimit-*` headers, and the `quota.warning` events.
+ * job's acceptance statement, the status behind the `X-RateLimit-*` headers, and the `quota.warning` events.
  */
 @Injectable()
 export class QuotaService {
@@ -74,43 +75,42 @@ export class QuotaService {
   }
 
   /**
-   * Counts `count` screenshots (default 1; a batch counts one per item, CONTRACT.md "Batches"; a run
-   * one) against the caller's monthly cap inside the caller's transaction (`manager`; see
-   * `AcceptanceService`), all or nothing: the check, the monthly increment and the per-day row (the
-   * dashboard's usage chart) are one SQL statement whose row lock serialises concurrent acceptances
-   * of a key, so accepted jobs never exceed the cap, and a rollback uncounts them. Returns the quota
-   * after the increment (also behind this request's `X-RateLimit-*` headers); pass it to
-   * {@link warnOnThresholds} after the commit.
+   * The quota part of an acceptance statement (`AcceptanceService`): counts `count` screenshots (a
+   * batch counts one per item, CONTRACT.md "Batches"; a run one) against the caller's monthly cap, all
+   * or nothing, when the statement's `gate` part has a row. Returns the `WITH` parts `reservation`
+   * (the monthly increment, `RETURNING used`; no row when refused) and `reservation_daily` (the per-day
+   * row of the dashboard's usage chart, counted only with the monthly one); their values go into
+   * `params`. The row lock taken by `ON CONFLICT` serialises concurrent acceptances of a key, so
+   * accepted jobs never exceed the cap; the `WHERE`s make the increment conditional, and a cap below
+   * `count` inserts nothing.
    *
-   * Throws 429 `PLAN_QUOTA_EXCEEDED` (with `Retry-After` and `details { used, limit, plan, resetAt }`)
-   * when the cap would be exceeded (CONTRACT.md, "Quotas").
+   * `settle(used)` takes what `reservation` returned: the quota after the increment (also behind this
+   * request's `X-RateLimit-*` headers; pass it to {@link warnOnThresholds}), or, for `null`, throws
+   * 429 `PLAN_QUOTA_EXCEEDED` (with `Retry-After` and `details { used, limit, plan, resetAt }`,
+   * CONTRACT.md "Quotas").
    */
-  async countWithin(manager: EntityManager, caller: AuthenticatedKey, count = 1): Promise<QuotaStatus> {
+  reservation(params: SqlParams, caller: AuthenticatedKey, count: number, gate: string): { sql: string; settle(used: number | null): Promise<QuotaStatus> } {
     const now = this.clock.now();
     const { month, resetAt } = quotaMonthOf(now);
     const limit = this.capOf(caller.plan);
-    // The row lock taken by ON CONFLICT serialises concurrent increments of a key; the WHEREs make the
-    // increment conditional, and a cap below `count` inserts nothing. The per-day row is counted only
-    // when the monthly increment happened.
-    const rows: { used: number }[] = await manager.query(
-      `WITH reservation AS (
+    const sql = `reservation AS (
          INSERT INTO quota_usage (api_key_id, month, used)
-         SELECT $1, $2::date, $5::int WHERE $5::int <= $3::int
-         ON CONFLICT (api_key_id, month) DO UPDATE SET used = quota_usage.used + $5::int
-         WHERE quota_usage.used + $5::int <= $3::int
+         SELECT ${params.add(caller.apiKeyId)}, ${params.add(month)}::date, ${params.add(count)}::int FROM ${gate} WHERE ${params.add(count)}::int <= ${params.add(limit)}::int
+         ON CONFLICT (api_key_id, month) DO UPDATE SET used = quota_usage.used + EXCLUDED.used
+         WHERE quota_usage.used + EXCLUDED.used <= ${params.add(limit)}::int
          RETURNING used
-       ), daily AS (
+       ), reservation_daily AS (
          INSERT INTO quota_usage_daily (api_key_id, day, used)
-         SELECT $1, $4::date, $5::int FROM reservation
-         ON CONFLICT (api_key_id, day) DO UPDATE SET used = quota_usage_daily.used + $5::int
-       )
-       SELECT used FROM reservation`,
-      [caller.apiKeyId, month, limit, utcDayOf(now), count],
-    );
-    if (!rows.length) throw await this.exceeded(caller, month, resetAt, now, manager);
-    const status = this.toStatus(caller.plan, rows[0].used, resetAt);
-    this.observed.set(caller, status);
-    return status;
+         SELECT ${params.add(caller.apiKeyId)}, ${params.add(utcDayOf(now))}::date, ${params.add(count)}::int FROM reservation
+         ON CONFLICT (api_key_id, day) DO UPDATE SET used = quota_usage_daily.used + EXCLUDED.used
+       )`;
+    const settle = async (used: number | null): Promise<QuotaStatus> => {
+      if (used === null) throw await this.exceeded(caller, month, resetAt, now);
+      const status = this.toStatus(caller.plan, used, resetAt);
+      this.observed.set(caller, status);
+      return status;
+    };
+    return { sql, settle };
   }
 
   /**
@@ -155,8 +155,8 @@ export class QuotaService {
   }
 
   /** Screenshots counted for a key in a month (`YYYY-MM-01`); 0 without a row. */
-  private async usedIn(apiKeyId: string, month: string, manager: EntityManager = this.usage.manager): Promise<number> {
-    const row = await manager.findOne(QuotaUsage, { select: { used: true }, where: { apiKeyId, month } });
+  private async usedIn(apiKeyId: string, month: string): Promise<number> {
+    const row = await this.usage.findOne({ select: { used: true }, where: { apiKeyId, month } });
     return row?.used ?? 0;
   }
 
@@ -165,9 +165,9 @@ export class QuotaService {
     return { plan, limit, used, remaining: Math.max(0, limit - used), resetAt };
   }
 
-  private async exceeded(caller: AuthenticatedKey, month: string, resetAt: Date, now: Date, manager: EntityManager): Promise<ApiError> {
+  private async exceeded(caller: AuthenticatedKey, month: string, resetAt: Date, now: Date): Promise<ApiError> {
     this.metrics.quotaRejections.inc();
-    const status = this.toStatus(caller.plan, await this.usedIn(caller.apiKeyId, month, manager), resetAt);
+    const status = this.toStatus(caller.plan, await this.usedIn(caller.apiKeyId, month), resetAt);
     this.observed.set(caller, status);
     return new ApiError(
       ErrorCode.PLAN_QUOTA_EXCEEDED,
@@ -180,7 +180,7 @@ export class QuotaService {
 
   /**
    * Publishes `quota.warning` for each threshold `status.used` has reached and no request has
-   * claimed yet this month (call it after the commit of {@link countWithin}, with its result): the
+   * claimed yet this month (call it after the acceptance of a {@link reservation}, with its result): the
    * insert of the (key, month, threshold) row decides who publishes. The job is already accepted
    * here, so failures are logged, never thrown; a threshold whose event could not be published is
    * unclaimed again, so the next accepted job retries it.

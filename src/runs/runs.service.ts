@@ -13,7 +13,7 @@ import { EventsService } from '../events/events.service';
 import { RUN_JOB, RUN_QUEUE, RunPayload } from '../queue/queues';
 import { AcceptanceService } from '../acceptance/acceptance.service';
 import { DurableQueueService, ENQUEUE_TIMEOUT_MS } from '../queue/durable-queue.service';
-import { PendingJobsLimit } from '../screenshots/pending-jobs-limit';
+import { PendingJobsLimit } from '../acceptance/pending-jobs-limit';
 import { ResultFilesService, ServedFile } from '../storage/result-files.service';
 import { resolveCaptureOptions } from '../capture/capture-options';
 import { CreateRunDto, sessionInputOf } from './dto/create-run.dto';
@@ -83,10 +83,10 @@ export class RunsService implements OnModuleInit {
   /**
    * Accepts a run: refuses `evaluate` steps when `RUNS_ALLOW_EVALUATE=false` (400
    * `VALIDATION_FAILED` naming `steps[i].action`), checks `url` with the SSRF guard (400
-   * `TARGET_NOT_ALLOWED`; the steps' own URLs are checked on the wire when the run goes there), checks
-   * the account's open work (429 `TOO_MANY_PENDING_JOBS`), then accepts a `pending` run without the
-   * sensitive values ({@link AcceptanceService}: quota count (429 `PLAN_QUOTA_EXCEEDED`), row and
-   * idempotency record in one transaction) and queues it with them after the commit. A failure leaves
+   * `TARGET_NOT_ALLOWED`; the steps' own URLs are checked on the wire when the run goes there), then
+   * accepts a `pending` run without the sensitive values ({@link AcceptanceService}: the account's open
+   * work (429 `TOO_MANY_PENDING_JOBS`), quota count (429 `PLAN_QUOTA_EXCEEDED`), row and idempotency
+   * record in one statement) and queues it with them after it. A failure leaves
    * no run and counts nothing; a run Redis could not take stays `pending` for the reconciler.
    */
   async create(caller: AuthenticatedKey, dto: CreateRunDto): Promise<RunDto> {
@@ -96,7 +96,6 @@ export class RunsService implements OnModuleInit {
       if (refused.length) throw ApiError.validation(refused);
     }
     await this.ssrfGuard.assertAllowed(dto.url);
-    await this.pendingJobs.assertRoomFor(caller.accountId);
     const { stored, secrets } = withoutSecrets(steps);
     const run = this.runs.create({
       id: newId('run'),
@@ -125,13 +124,7 @@ export class RunsService implements OnModuleInit {
       completedAt: null,
       resultsDeletedAt: null,
     });
-    const answer = await this.acceptance.accept({
-      caller,
-      write: async (manager) => {
-        await manager.insert(Run, run);
-        return { response: this.toDto(run), queue: [] };
-      },
-    });
+    const answer = await this.acceptance.accept({ caller, insert: [{ entity: Run, rows: [run] }], response: this.toDto(run), queue: [] });
     // Bounded like every queueing after an acceptance (ENQUEUE_TIMEOUT_MS): the answer never waits for a Redis that is away.
     const queued = this.enqueue(run.id, secrets).then(
       () => true,

@@ -13,7 +13,6 @@ import { StorageModule } from '../storage/storage.module';
 import { CaptureProcessor } from './capture.processor';
 import { CaptureWork } from './capture-work';
 import { HousekeepingProcessor } from './housekeeping.processor';
-import { PendingJobsLimit } from './pending-jobs-limit';
 import { ScreenshotJob } from './screenshot-job.entity';
 import { ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
 import { ScreenshotUpload } from './screenshot-upload.entity';
@@ -34,7 +33,7 @@ import { ScreenshotsService } from './screenshots.service';
     AcceptanceModule,
   ],
   controllers: [ScreenshotsController],
-  providers: [ScreenshotsService, CaptureWork, ScreenshotJobLifecycle, CaptureProcessor, HousekeepingProcessor, PendingJobsLimit],
-  exports: [ScreenshotsService, PendingJobsLimit],
+  providers: [ScreenshotsService, CaptureWork, ScreenshotJobLifecycle, CaptureProcessor, HousekeepingProcessor],
+  exports: [ScreenshotsService],
 })
 export class ScreenshotsModule {}

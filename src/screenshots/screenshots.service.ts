@@ -26,7 +26,6 @@ import { CaptureWork } from './capture-work';
 import { ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
 import { ScreenshotJob } from './screenshot-job.entity';
 import { ScreenshotUpload } from './screenshot-upload.entity';
-import { PendingJobsLimit } from './pending-jobs-limit';
 
 /** The uploaded file as the multipart parser hands it over. */
 export interface UploadedDocument {
@@ -48,38 +47,35 @@ export class ScreenshotsService {
     private readonly queues: DurableQueueService,
     private readonly ssrfGuard: SsrfGuard,
     private readonly files: ResultFilesService,
-    private readonly pendingJobs: PendingJobsLimit,
     private readonly clock: Clock,
     private readonly lifecycle: ScreenshotJobLifecycle,
   ) {}
 
   /**
-   * Checks the target against the SSRF guard and the account's pending jobs, then accepts a `pending`
-   * job ({@link AcceptanceService}: quota count, row and idempotency record in one transaction; queued
-   * after the commit). Throws 400 `TARGET_NOT_ALLOWED`, 429 `TOO_MANY_PENDING_JOBS` and 429
+   * Checks the target against the SSRF guard, then accepts a `pending` job ({@link AcceptanceService}:
+   * the account's pending jobs, quota count, row and idempotency record in one statement; queued
+   * after it). Throws 400 `TARGET_NOT_ALLOWED`, 429 `TOO_MANY_PENDING_JOBS` and 429
    * `PLAN_QUOTA_EXCEEDED` (nothing counted), 503 `SERVICE_UNAVAILABLE` (PostgreSQL unreachable). Redis
    * unreachable is no error: the job is queued when it is back.
    */
   async create(caller: AuthenticatedKey, dto: CreateScreenshotDto): Promise<ScreenshotJobDto> {
     assertNoConflicts(captureOptionConflicts(dto));
     await this.ssrfGuard.assertAllowed(dto.url);
-    await this.pendingJobs.assertRoomFor(caller.accountId);
     const job = this.newJob(caller, dto, dto.url, 'url');
     const cached = await this.fromCache(caller, job);
     if (cached) return cached;
     return this.acceptance.accept({
       caller,
-      write: async (manager) => {
-        await manager.insert(ScreenshotJob, job);
-        return { response: this.toDto(job), queue: [{ work: this.captureWork.work, id: job.id }] };
-      },
+      insert: [{ entity: ScreenshotJob, rows: [job] }],
+      response: this.toDto(job),
+      queue: [{ work: this.captureWork.work, id: job.id }],
     });
   }
 
   /**
    * Accepts a batch (`POST /v1/screenshot/batch`, CONTRACT.md "Batches"): every item is checked first
    * (400 `VALIDATION_FAILED` naming `items[i].field`, 400 `TARGET_NOT_ALLOWED` naming `items[i].url`),
-   * then the jobs are accepted in one transaction ({@link AcceptanceService}) that counts the items
+   * then the jobs are accepted in one statement ({@link AcceptanceService}) that counts the items
    * that are not capture-cache hits (429 `PLAN_QUOTA_EXCEEDED` when they do not all fit), and queued
    * after it. All or nothing: a failure leaves no job and counts nothing. Returns `{ data }`, the jobs in
    * item order (the response, as stored for an `Idempotency-Key`).
@@ -94,17 +90,16 @@ export class ScreenshotsService {
         throw err;
       });
     }
-    await this.pendingJobs.assertRoomFor(caller.accountId, dto.items.length);
     const jobs = dto.items.map((item) => this.newJob(caller, item, item.url, 'url'));
     const hits = await Promise.all(jobs.map((job) => this.cacheSource(job)));
     const captures = jobs.filter((_, i) => !hits[i]);
     const answers = await this.acceptance.accept({
       caller,
       count: captures.length,
-      write: async (manager) => {
-        await manager.insert(ScreenshotJob, jobs);
-        return { response: { data: jobs.map((job) => this.toDto(job)) }, queue: captures.map((job) => ({ work: this.captureWork.work, id: job.id })) };
-      },
+      incoming: jobs.length,
+      insert: [{ entity: ScreenshotJob, rows: jobs }],
+      response: { data: jobs.map((job) => this.toDto(job)) },
+      queue: captures.map((job) => ({ work: this.captureWork.work, id: job.id })),
     });
     await Promise.all(jobs.map((job, i) => (hits[i] ? this.completeFromCache(job, hits[i]) : undefined)));
     return answers;
@@ -112,7 +107,7 @@ export class ScreenshotsService {
 
   /**
    * Accepts an HTML upload (`POST /v1/screenshot/upload`): the document and a `pending` job are stored
-   * in the acceptance transaction (counted like any accepted job), and the job is queued after it. The document is rendered as uploaded; its subresources
+   * in the acceptance statement (counted like any accepted job), and the job is queued after it. The document is rendered as uploaded; its subresources
    * go through the SSRF guard at capture time.
    * Throws 400 `VALIDATION_FAILED` without a `file` part, 415 `UNSUPPORTED_MEDIA_TYPE` when the part
    * is not `text/html`, 413 `PAYLOAD_TOO_LARGE` above {@link UPLOAD_MAX_BYTES}, 429
@@ -129,17 +124,17 @@ export class ScreenshotsService {
     }
     assertNoConflicts(captureOptionConflicts(dto));
     const sha256 = uploadDigest(file.buffer);
-    await this.pendingJobs.assertRoomFor(caller.accountId);
     const job = this.newJob(caller, dto, `upload:${sha256}`, 'upload');
     const cached = await this.fromCache(caller, job);
     if (cached) return cached;
     return this.acceptance.accept({
       caller,
-      write: async (manager) => {
-        await manager.insert(ScreenshotJob, job);
-        await manager.insert(ScreenshotUpload, { jobId: job.id, document: file.buffer, sha256 });
-        return { response: this.toDto(job), queue: [{ work: this.captureWork.work, id: job.id }] };
-      },
+      insert: [
+        { entity: ScreenshotJob, rows: [job] },
+        { entity: ScreenshotUpload, rows: [{ jobId: job.id, document: file.buffer, sha256 }] },
+      ],
+      response: this.toDto(job),
+      queue: [{ work: this.captureWork.work, id: job.id }],
     });
   }
 
@@ -153,14 +148,7 @@ export class ScreenshotsService {
   private async fromCache(caller: AuthenticatedKey, job: ScreenshotJob): Promise<ScreenshotJobDto | null> {
     const source = await this.cacheSource(job);
     if (!source) return null;
-    const answer = await this.acceptance.accept({
-      caller,
-      count: 0,
-      write: async (manager) => {
-        await manager.insert(ScreenshotJob, job);
-        return { response: this.toDto(job), queue: [] };
-      },
-    });
+    const answer = await this.acceptance.accept({ caller, count: 0, insert: [{ entity: ScreenshotJob, rows: [job] }], response: this.toDto(job), queue: [] });
     await this.completeFromCache(job, source);
     return answer;
   }

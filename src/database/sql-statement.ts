@@ -1,0 +1,34 @@
+import type { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
+
+/**
+ * The parameters of one SQL statement assembled from parts (see `AcceptanceService`): each value added
+ * gets the next `$n` placeholder. A value is added once per place it is used, so PostgreSQL deduces
+ * each placeholder's type from that one place.
+ */
+export class SqlParams {
+  readonly values: unknown[] = [];
+
+  /** Adds `value` and returns its placeholder, e.g. `$3`. */
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+/**
+ * The body of a conditional insert, for a `WITH name AS (…)` part of a statement:
+ * `INSERT INTO <table> (<columns>) SELECT <values> FROM <gate> RETURNING 1`, one per entity in `rows`
+ * (so a gate with no row inserts nothing). Columns and values come from the entity's TypeORM metadata
+ * (database names, transformers and the driver's conversions, like `manager.insert`); a property left
+ * `undefined` takes its column's default. Throws when `entity` is not a registered entity.
+ */
+export function insertSelectSql(dataSource: DataSource, params: SqlParams, entity: EntityTarget<ObjectLiteral>, rows: ObjectLiteral[], gate: string): string[] {
+  const metadata = dataSource.getMetadata(entity);
+  const table = `"${metadata.tableName}"`;
+  return rows.map((row) => {
+    const columns = metadata.columns.filter((column) => column.getEntityValue(row) !== undefined);
+    const names = columns.map((column) => `"${column.databaseName}"`).join(', ');
+    const values = columns.map((column) => params.add(dataSource.driver.preparePersistentValue(column.getEntityValue(row), column))).join(', ');
+    return `INSERT INTO ${table} (${names}) SELECT ${values} FROM ${gate} RETURNING 1`;
+  });
+}
