@@ -7,6 +7,7 @@ import { ApiError, ErrorCode } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { isId, newId } from '../common/ids';
 import { sqlRows } from '../database/sql';
+import { quotaMonthOf } from '../quota/quota-window';
 import { ApiKey } from './api-key.entity';
 import { API_KEY_SECRET_PREFIX, displayPrefix, hashApiKeySecret, newApiKeySecret } from './api-key-secret';
 
@@ -15,6 +16,12 @@ export interface AuthenticatedKey {
   apiKeyId: string;
   accountId: string;
   plan: Plan;
+  /**
+   * The key's usage as read with the key ({@link ApiKeysService.authenticate}): its quota month
+   * (`YYYY-MM-01`) and the screenshots counted in it, so a request that reserves nothing has its
+   * `X-RateLimit-*` headers without a second query (`QuotaService.statusFor`).
+   */
+  usageAtAuth?: { month: string; used: number };
 }
 
 /** A freshly created key: the only moment the secret exists outside the caller's hands. */
@@ -81,21 +88,23 @@ export class ApiKeysService {
    */
   async authenticate(secret: string): Promise<AuthenticatedKey> {
     // One indexed join on the hot path of every request, straight on the pool (no cache: a
-    // revocation applies at once).
-    const [key]: ({ id: string; accountId: string; revokedAt: Date | null; lastUsedAt: Date | null; plan: Plan } | undefined)[] =
+    // revocation applies at once), with the key's usage this month for the rate-limit headers.
+    const { month } = quotaMonthOf(this.clock.now());
+    const [key]: ({ id: string; accountId: string; revokedAt: Date | null; lastUsedAt: Date | null; plan: Plan; used: number | null } | undefined)[] =
       secret.startsWith(API_KEY_SECRET_PREFIX)
         ? await sqlRows(
             this.keys.manager.connection,
-            `SELECT k.id, k.account_id AS "accountId", k.revoked_at AS "revokedAt", k.last_used_at AS "lastUsedAt", a.plan
+            `SELECT k.id, k.account_id AS "accountId", k.revoked_at AS "revokedAt", k.last_used_at AS "lastUsedAt", a.plan, u.used
                FROM api_keys k JOIN accounts a ON a.id = k.account_id
+               LEFT JOIN quota_usage u ON u.api_key_id = k.id AND u.month = $2::date
               WHERE k.secret_hash = $1`,
-            [hashApiKeySecret(secret)],
+            [hashApiKeySecret(secret), month],
           )
         : [];
     if (!key) throw new ApiError(ErrorCode.INVALID_API_KEY, 401, 'API key not recognised');
     if (key.revokedAt) throw new ApiError(ErrorCode.API_KEY_REVOKED, 401, 'API key has been revoked');
     await this.touch(key.id, key.lastUsedAt);
-    return { apiKeyId: key.id, accountId: key.accountId, plan: key.plan };
+    return { apiKeyId: key.id, accountId: key.accountId, plan: key.plan, usageAtAuth: { month, used: key.used ?? 0 } };
   }
 
   /**

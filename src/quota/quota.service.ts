@@ -61,11 +61,15 @@ export class QuotaService {
 
   /**
    * The status behind the `X-RateLimit-*` headers of a request by `caller`: what a reservation or
-   * refusal of this request found, else (a request that reserved nothing) the current status.
+   * refusal of this request found, else (a request that reserved nothing) the usage read with the key
+   * ({@link AuthenticatedKey.usageAtAuth}), else the current status (one query).
    */
   statusFor(caller: AuthenticatedKey): Promise<QuotaStatus> {
     const seen = this.observed.get(caller);
-    return seen ? Promise.resolve(seen) : this.status(caller);
+    if (seen) return Promise.resolve(seen);
+    const { month, resetAt } = quotaMonthOf(this.clock.now());
+    if (caller.usageAtAuth?.month === month) return Promise.resolve(this.toStatus(caller.plan, caller.usageAtAuth.used, resetAt));
+    return this.status(caller);
   }
 
   /** The key's plan, cap, usage and reset time for the current month. */
