@@ -37,18 +37,17 @@ export interface AcceptanceRequest<T> {
   queue: WorkToQueue[];
 }
 
-/** What the acceptance statement found: the account's work not yet ended, the usage after the reservation (null: none), and whether it was accepted. */
+/** What the acceptance statement found: the account's work not yet ended, the usage after the reservation (null: none made), and whether the request still held its `Idempotency-Key`. */
 interface AcceptanceOutcome {
   pending: number;
   used: number | null;
-  accepted: boolean;
   leased: boolean;
 }
 
 /**
  * The one way work (capture jobs, batches, browser session runs) is accepted (CONTRACT.md, "Rate
- * limits and back-pressure", Durability), in ONE PostgreSQL statement (one round trip, issue 10
- * "Accept path") whose parts run all or not at all:
+ * limits and back-pressure", Durability), in ONE PostgreSQL statement (one round trip; README,
+ * "Capture engine": Accept path) whose parts run all or not at all:
  * - the account's work not yet ended ({@link PendingJobsLimit}) must leave room for `incoming`;
  * - with an `Idempotency-Key`, the request must still hold its lease ({@link IdempotencyService.acceptanceParts});
  * - then the quota is counted ({@link QuotaService.reservation}), and only when it was, the rows are
@@ -110,7 +109,7 @@ export class AcceptanceService {
       this.dataSource,
       `WITH ${parts.join(',\n')}
        SELECT (SELECT pending FROM room) AS pending, ${reservation ? '(SELECT used FROM reservation)' : 'NULL::int'} AS used,
-              EXISTS (SELECT 1 FROM accepted) AS accepted, ${idempotency ? 'EXISTS (SELECT 1 FROM lease)' : 'true'} AS leased`,
+              ${idempotency ? 'EXISTS (SELECT 1 FROM lease)' : 'true'} AS leased`,
       params.values,
     );
     if (!outcome.leased) throw this.idempotency.leaseLost();
