@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { buildAdminProgram } from '../src/cli/admin-commands';
-import { secretKeyId } from '../src/webhooks/secret-cipher';
+import { secretKeyId } from '../src/common/secret-cipher';
 import { startTestApp, TestApp } from './support/test-app';
 import { startWebhookReceiver, verifyDelivery, WebhookReceiver } from './support/webhook-receiver';
 
@@ -85,6 +85,32 @@ describe('webhook secret key rotation', () => {
     for (const secret of [rotated.body.secret, overlapping.secret]) {
       expect(signature).toContain(`v1=${createHmac('sha256', secret).update(`${timestamp}.${overlapPing.body}`).digest('hex')}`);
     }
+  });
+
+  it('seals the stored answer of an Idempotency-Key request: the signing secret is not in the database, the replay returns it', async () => {
+    await t?.close();
+    t = await start({ WEBHOOK_SECRET_KEY: newKey.toString('hex') });
+    const { key: apiKey } = await t.createKey();
+    const send = () =>
+      t!.request('POST', '/v1/webhooks', { key: apiKey, body: { url: receiver.route('sealed-answer', 204) }, headers: { 'idempotency-key': 'create-endpoint-0001' } });
+    const created = await send();
+    expect(created.status).toBe(201);
+    const [stored] = await t.get(DataSource).query(`SELECT response_body FROM idempotency_keys WHERE "key" = 'create-endpoint-0001'`);
+    expect(stored.response_body).toMatch(new RegExp(`^v1\\.${secretKeyId(newKey)}\\.`));
+    expect(stored.response_body).not.toContain(created.body.secret);
+
+    const replay = await send();
+    expect(replay.headers.get('idempotency-replayed')).toBe('true');
+    expect(replay.body).toEqual(created.body);
+
+    // Another scope cannot open it: the sealed answer moved to another key's row does not replay.
+    const other = await t.createKey();
+    const theirs = await t.request('POST', '/v1/webhooks', { key: other.key, body: { url: receiver.route('sealed-other', 204) }, headers: { 'idempotency-key': 'create-endpoint-0002' } });
+    expect(theirs.status).toBe(201);
+    await t.get(DataSource).query(`UPDATE idempotency_keys SET response_body = $1 WHERE "key" = 'create-endpoint-0002'`, [stored.response_body]);
+    const moved = await t.request('POST', '/v1/webhooks', { key: other.key, body: { url: receiver.route('sealed-other', 204) }, headers: { 'idempotency-key': 'create-endpoint-0002' } });
+    expect(moved.status).toBe(500);
+    expect(JSON.stringify(moved.body)).not.toContain(created.body.secret);
   });
 
   it('webhook:reseal without a configured key fails with a clear error and changes nothing', async () => {

@@ -339,7 +339,7 @@ describe('webhook management: PATCH, enable/disable, idempotency, resend, rotati
     const endpoint = await c.createEndpoint(receiver.route('legacy', 204));
     const db = t.get(DataSource);
     // A pre-Standard-Webhooks secret, stored as the service stores secrets (sealed, bound to the id).
-    const { SecretCipher } = await import('../src/webhooks/secret-cipher');
+    const { SecretCipher } = await import('../src/common/secret-cipher');
     const legacy = `whsec_${randomBytes(32).toString('base64url')}`;
     await db.query('UPDATE webhook_endpoints SET secret_sealed = $2 WHERE id = $1', [endpoint.id, new SecretCipher(t.config.webhookSecretKeys).seal(legacy, endpoint.id)]);
     const refused = await t.request('PATCH', `/v1/webhooks/${endpoint.id}`, { key, body: { signatureScheme: 'standard-webhooks' } });

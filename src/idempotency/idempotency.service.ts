@@ -1,9 +1,11 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { IsNull, LessThanOrEqual, Repository } from 'typeorm';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { Clock } from '../common/clock';
+import { SecretCipher } from '../common/secret-cipher';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { randomBase62 } from '../common/ids';
 import { SqlParams } from '../database/sql-statement';
 import { IdempotencyRecord } from './idempotency-record.entity';
@@ -49,10 +51,16 @@ export class IdempotencyService {
   private readonly logger = new Logger(IdempotencyService.name);
   private readonly held = new AsyncLocalStorage<HeldIdempotencyKey>();
 
+  /** Seals stored responses under `WEBHOOK_SECRET_KEY(S)`: a created or rotated endpoint's answer holds its signing secret. */
+  private readonly cipher: SecretCipher;
+
   constructor(
     @InjectRepository(IdempotencyRecord) private readonly records: Repository<IdempotencyRecord>,
     private readonly clock: Clock,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.cipher = new SecretCipher(config.webhookSecretKeys);
+  }
 
   /**
    * Claims the key for a request with this fingerprint under a lease, or answers with the stored
@@ -86,7 +94,7 @@ export class IdempotencyService {
           'This Idempotency-Key was already used with a different request body',
         );
       }
-      if (entry.responseStatus !== null) return { kind: 'replay', status: entry.responseStatus, body: entry.responseBody ?? '' };
+      if (entry.responseStatus !== null) return { kind: 'replay', status: entry.responseStatus, body: this.openBody(scope, entry.responseBody ?? '') };
       break;
     }
     throw new ApiError(ErrorCode.IDEMPOTENCY_IN_FLIGHT, 409, 'A request with this Idempotency-Key is still running; retry later');
@@ -101,7 +109,7 @@ export class IdempotencyService {
       const now = this.clock.now();
       const result = await this.records.update(
         { ...scope, leaseToken, responseStatus: IsNull() },
-        { responseStatus: status, responseBody: body, expiresAt: new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS) },
+        { responseStatus: status, responseBody: this.sealBody(scope, body), expiresAt: new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS) },
       );
       if (!result.affected) this.logger.warn(`Idempotency-Key ${scope.key} of ${scope.apiKeyId}: lease lost before the response was stored`);
     } catch (err) {
@@ -137,7 +145,7 @@ export class IdempotencyService {
     const storeSql = (gate: string) => {
       const expiresAt = new Date(this.clock.now().getTime() + IDEMPOTENCY_RETENTION_MS);
       return `idempotency_stored AS (
-         UPDATE idempotency_keys SET response_status = ${params.add(key.successStatus)}::smallint, response_body = ${params.add(body)}::text, expires_at = ${params.add(expiresAt)}::timestamptz
+         UPDATE idempotency_keys SET response_status = ${params.add(key.successStatus)}::smallint, response_body = ${params.add(this.sealBody(key.scope, body))}::text, expires_at = ${params.add(expiresAt)}::timestamptz
          WHERE ${scope()} AND EXISTS (SELECT 1 FROM ${gate}))`;
     };
     return { leaseSql, storeSql };
@@ -146,6 +154,22 @@ export class IdempotencyService {
   /** Marks `key`'s response as stored by its acceptance: the interceptor sends exactly `body` and stores nothing more. */
   markStored(key: HeldIdempotencyKey, body: string): void {
     key.storedBody = body;
+  }
+
+  /**
+   * A response body as stored: sealed with the key's scope as context when `WEBHOOK_SECRET_KEY(S)` is
+   * set (README, "Idempotent retries"), else as it is.
+   */
+  private sealBody(scope: IdempotencyScope, body: string): string {
+    return this.cipher.encrypts ? this.cipher.seal(body, sealingContext(scope)) : body;
+  }
+
+  /**
+   * A stored response body, opened when it was sealed (a body stored before a key was configured is
+   * read as it is). Throws `SecretUnreadableError` when it was sealed under a key no longer configured.
+   */
+  private openBody(scope: IdempotencyScope, stored: string): string {
+    return this.cipher.isEncrypted(stored) ? this.cipher.open(stored, sealingContext(scope)) : stored;
   }
 
   /** The 409 `IDEMPOTENCY_IN_FLIGHT` of a request that lost its key's lease before its acceptance (it outlived the lease and another request took the key over). */
@@ -174,4 +198,9 @@ export class IdempotencyService {
       .execute();
     return result.affected ?? 0;
   }
+}
+
+/** The associated data a stored response is sealed with: its whole scope, so it opens for that key only. */
+function sealingContext(scope: IdempotencyScope): string {
+  return JSON.stringify([scope.apiKeyId, scope.method, scope.path, scope.key]);
 }

@@ -12,7 +12,7 @@ import { EventRecord } from '../events/event.entity';
 import type { EndpointDisabledData, TestPingData } from '../events/event-types';
 import { EventSink, EventsService } from '../events/events.service';
 import { WEBHOOK_ATTEMPT_JOB, WEBHOOK_QUEUE, WebhookAttemptPayload } from '../queue/queues';
-import { SecretCipher, SecretUnreadableError } from './secret-cipher';
+import { SecretCipher, SecretUnreadableError } from '../common/secret-cipher';
 import { deliveryHeaders, retryDelayMs, subscribes } from './signing';
 import { ENDED_DELIVERY_STATUSES, OPEN_DELIVERY_STATUSES, WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';

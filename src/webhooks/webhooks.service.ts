@@ -16,7 +16,7 @@ import {
   WebhookEndpointDto,
   WebhookEndpointListDto,
 } from './dto/webhook-endpoint.dto';
-import { SecretCipher, SecretUnreadableError } from './secret-cipher';
+import { SecretCipher, SecretUnreadableError } from '../common/secret-cipher';
 import { isStandardWebhooksSecret, newSigningSecret } from './signing';
 import { DELIVERY_LOG_SIZE, WEBHOOK_SECRET_CIPHER, WebhookDeliveriesService } from './webhook-deliveries.service';
 import { WebhookDelivery } from './webhook-delivery.entity';

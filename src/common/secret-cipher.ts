@@ -12,10 +12,12 @@ export function secretKeyId(key: Buffer): string {
 }
 
 /**
- * Seals webhook signing secrets for storage. With keys: AES-256-GCM under the first key with a random
- * 12-byte IV and the endpoint id as associated data (a sealed secret copied to another row does not
- * open), stored as `v1.<keyId>.<iv>.<tag>.<ciphertext>` (base64url; see {@link secretKeyId}); a sealed
- * secret opens with whichever configured key it names, so `WEBHOOK_SECRET_KEYS=<new>,<old>` rotates
+ * Seals secrets for storage under `WEBHOOK_SECRET_KEY(S)` (README, "Webhooks"): webhook signing secrets,
+ * and the stored responses of `Idempotency-Key` requests (which can hold a signing secret). With keys:
+ * AES-256-GCM under the first key with a random 12-byte IV and a context as associated data (the
+ * endpoint id, or the key's scope: a sealed value copied to another row does not open), stored as
+ * `v1.<keyId>.<iv>.<tag>.<ciphertext>` (base64url; see {@link secretKeyId}); a sealed secret opens
+ * with whichever configured key it names, so `WEBHOOK_SECRET_KEYS=<new>,<old>` rotates
  * the key without downtime and `webhook:reseal` then moves every secret to the first key.
  * Without keys (`WEBHOOK_SECRET_KEY(S)` unset): stored as `plain.<secret>`, which always opens.
  */
@@ -43,6 +45,11 @@ export class SecretCipher {
     const ciphertext = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
     const parts = [iv, cipher.getAuthTag(), ciphertext].map((b) => b.toString('base64url'));
     return [ENCRYPTED, id, ...parts].join('.');
+  }
+
+  /** Whether `stored` was encrypted by {@link seal} (under any key), as opposed to text stored as it is. */
+  isEncrypted(stored: string): boolean {
+    return stored.startsWith(`${ENCRYPTED}.`);
   }
 
   /** Whether `sealed` is already in the form {@link seal} writes now (under the first key, or plain without keys). */
