@@ -5,7 +5,8 @@
  * process of their own (bench/page-sites.js) on 8 distinct sites, 127.0.0.1 … 127.0.0.8.
  *
  * Phases (BENCH_PHASES, comma-separated; default all, in this order):
- *  - accept: `POST /v1/screenshot` with processors off, autocannon, 50 connections;
+ *  - accept: `POST /v1/screenshot` with processors off, autocannon, 50 connections; then `GET /health`
+ *    the same way (the HTTP floor the accept figures sit on);
  *  - race: raw Playwright (the script a user would write: a fresh context per capture, `goto` to
  *    `load`, `page.screenshot`) against Glimpse end to end (jobs submitted through the API, `done` read
  *    back), same browser binary, same concurrency, same page sequence: first the simple page on the 8
@@ -375,6 +376,10 @@ async function main(): Promise<void> {
       figure('p99 latency at 50 connections', `${ac.latency.p99} ms (p50 ${ac.latency.p50} ms)`, '≤ 50 ms', ac.latency.p99 <= 50);
       // Less sensitive to the machine's other load than the rate: the service's own CPU (user + system).
       figure('service CPU per accepted POST (user + system)', `${cpuPerRequest.toFixed(2)} ms`, '—', null);
+      // The floor the accept figures sit on: the same process and pipeline answering a route that
+      // touches neither PostgreSQL nor Redis, at the same 50 connections from the same machine.
+      const floor = await autocannon({ url: `${service.baseUrl}/health`, connections: 50, duration: AUTOCANNON_S });
+      figure('GET /health per s at 50 connections (no database: the HTTP floor here)', `${(floor['2xx'] / AUTOCANNON_S).toFixed(0)} (p99 ${floor.latency.p99} ms)`, '—', null);
       await stopService(service);
       service = null;
       // The accepted jobs stay pending (no processors): left in the database, the next phase's service
