@@ -13,7 +13,9 @@
  *    sites, then Swagger UI; captures/s each, the ratio, and CPU ms per capture (Node + browser);
  *  - concurrency: Glimpse captures/s on the simple mix at CAPTURE_CONCURRENCY 1, 2 and 4;
  *  - service: the service as configured by default: idle 202 → done p50, PSS after
- *    BENCH_MEMORY_CAPTURES captures, then SIGTERM and the Chromium processes left.
+ *    BENCH_MEMORY_CAPTURES captures, then SIGTERM and the Chromium processes left;
+ *  - split: the API (`WORKER_MODE=off`) and a `dist/worker.js` process, as docker-compose.yml runs
+ *    them: idle 202 → done p50 again, with the polls and the captures in different processes.
  *
  * Knobs (environment): BENCH_CONCURRENCY (race concurrency, default 2 = the service default),
  * BENCH_SIMPLE_CAPTURES (200), BENCH_SPA_CAPTURES (24), BENCH_TABLE_CAPTURES (150),
@@ -38,7 +40,7 @@ import { resolveChromiumExecutable } from '../src/browser/chromium-executable';
 import { dataSourceOptions } from '../src/database/data-source';
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-const PHASES = new Set((process.env.BENCH_PHASES ?? 'accept,race,concurrency,service').split(',').map((p) => p.trim()));
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'accept,race,concurrency,service,split').split(',').map((p) => p.trim()));
 const CONCURRENCY = env('BENCH_CONCURRENCY', 2);
 const SIMPLE_CAPTURES = env('BENCH_SIMPLE_CAPTURES', 200);
 const SPA_CAPTURES = env('BENCH_SPA_CAPTURES', 24);
@@ -114,6 +116,20 @@ async function startService(prefix: string, extra: Record<string, string>): Prom
       if (Date.now() > deadline) throw new Error('service did not start in 60 s');
       await sleep(200);
     }
+  }
+}
+
+/** Starts `dist/worker.js` (the queue processors without the API) on the queue prefix of `prefix`; resolves once its `/ready` is 200. */
+async function startWorker(prefix: string): Promise<Service> {
+  const port = await freePort();
+  const proc = spawn(process.execPath, [join(ROOT, 'dist/worker.js')], { env: serviceEnv(0, prefix, { WORKER_HEALTH_PORT: String(port) }), stdio: ['ignore', 'inherit', 'inherit'] });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`worker exited with ${proc.exitCode}`);
+    if ((await fetch(`${baseUrl}/ready`).catch(() => null))?.status === 200) return { proc, baseUrl };
+    if (Date.now() > deadline) throw new Error('worker was not ready in 60 s');
+    await sleep(200);
   }
 }
 
@@ -317,6 +333,40 @@ async function rawPlaywright(urls: string[], count: number, concurrency: number)
   }
 }
 
+/**
+ * Idle latency: `LATENCY_JOBS` single jobs of `urls`, each after a 300 ms pause (the warm contexts refill),
+ * polled every `POLL_MS` ms; prints the client's p50 from the 202 to `done` (target ≤ 120 ms) and the
+ * server's `createdAt` → `completedAt`.
+ */
+async function idleLatency(service: Service, key: string, urls: string[], setup: string): Promise<void> {
+  const latencies: number[] = [];
+  const serverLatencies: number[] = [];
+  for (let i = 0; i < LATENCY_JOBS; i++) {
+    await sleep(300);
+    const t0 = performance.now();
+    const id = await submit(service, key, urlOf(urls, i));
+    const t1 = performance.now();
+    for (;;) {
+      const res = await fetch(`${service.baseUrl}/v1/screenshot/${id}`, { headers: { authorization: `Bearer ${key}` } });
+      const job = (await res.json()) as { status: string; createdAt: string; completedAt: string };
+      if (job.status === 'done' || job.status === 'failed') {
+        latencies.push(performance.now() - t1);
+        serverLatencies.push(new Date(job.completedAt).getTime() - new Date(job.createdAt).getTime());
+        break;
+      }
+      if (performance.now() - t0 > 30_000) throw new Error(`job ${id} not done in 30 s`);
+      await sleep(POLL_MS);
+    }
+  }
+  const p50 = percentile(latencies, 50);
+  figure(
+    `idle single job 202 → done, p50 (client, ${POLL_MS} ms polling; ${setup})`,
+    `${p50.toFixed(0)} ms (p90 ${percentile(latencies, 90).toFixed(0)} ms; server createdAt → completedAt p50 ${percentile(serverLatencies, 50).toFixed(0)} ms)`,
+    '≤ 120 ms',
+    p50 <= 120,
+  );
+}
+
 /** Glimpse end to end: `count` jobs of the mix submitted through the API at once, timed until the last is `done`. */
 async function glimpseRun(s: Service, key: string, urls: string[], count: number): Promise<RunFigure> {
   await runJobs(s, key, urls, urls.length); // warm-up: one per site
@@ -435,32 +485,7 @@ async function main(): Promise<void> {
       console.log(`\n[service] the service as configured by default; load ${load()}`);
       service = await startService('main', {});
       await runJobs(service, key, sites.simple, sites.simple.length);
-      const latencies: number[] = [];
-      const serverLatencies: number[] = [];
-      for (let i = 0; i < LATENCY_JOBS; i++) {
-        await sleep(300); // idle: the warm contexts refill
-        const t0 = performance.now();
-        const id = await submit(service, key, urlOf(sites.simple, i));
-        const t1 = performance.now();
-        for (;;) {
-          const res = await fetch(`${service.baseUrl}/v1/screenshot/${id}`, { headers: { authorization: `Bearer ${key}` } });
-          const job = (await res.json()) as { status: string; createdAt: string; completedAt: string };
-          if (job.status === 'done' || job.status === 'failed') {
-            latencies.push(performance.now() - t1);
-            serverLatencies.push(new Date(job.completedAt).getTime() - new Date(job.createdAt).getTime());
-            break;
-          }
-          if (performance.now() - t0 > 30_000) throw new Error(`job ${id} not done in 30 s`);
-          await sleep(POLL_MS);
-        }
-      }
-      const p50 = percentile(latencies, 50);
-      figure(
-        `idle single job 202 → done, p50 (client, ${POLL_MS} ms polling)`,
-        `${p50.toFixed(0)} ms (p90 ${percentile(latencies, 90).toFixed(0)} ms; server createdAt → completedAt p50 ${percentile(serverLatencies, 50).toFixed(0)} ms)`,
-        '≤ 120 ms',
-        p50 <= 120,
-      );
+      await idleLatency(service, key, sites.simple, 'one process, the default');
       const done = LATENCY_JOBS + sites.simple.length;
       const more = Math.max(0, MEMORY_CAPTURES - done);
       console.log(`  … ${more} more captures for the memory figure`);
@@ -502,6 +527,22 @@ async function main(): Promise<void> {
         }
       });
       figure('Chromium processes left after SIGTERM', `${left.length} (service exit code ${code})`, '0', left.length === 0);
+    }
+
+    if (PHASES.has('split')) {
+      console.log(`\n[split] the API (WORKER_MODE=off) and one worker process, as docker-compose.yml runs them; load ${load()}`);
+      const api = await startService('split', { WORKER_MODE: 'off' });
+      const worker = await startWorker('split').catch(async (err) => {
+        await stopService(api);
+        throw err;
+      });
+      try {
+        await runJobs(api, key, sites.simple, sites.simple.length);
+        await idleLatency(api, key, sites.simple, 'API and worker processes');
+      } finally {
+        await stopService(worker);
+        await stopService(api);
+      }
     }
   } finally {
     if (service) await stopService(service);
