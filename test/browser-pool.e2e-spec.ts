@@ -38,7 +38,7 @@ describe('browser pool: warm contexts', () => {
     expect(first.context.pages().length).toBe(0); // closed after its lease
   });
 
-  it('leaves the CPU to the caller right after a lease: the context is closed and the pool topped up a moment later', async () => {
+  it('leaves the CPU to the caller right after a lease that ran alone: the context is closed and the pool topped up a moment later', async () => {
     await new Promise((r) => setTimeout(r, 1_000));
     let closeCalled = false;
     const leased = await pool.withLease({ budgetMs: 30_000 }, async (lease) => {

@@ -10,11 +10,12 @@ import { resolveChromiumExecutable } from './chromium-executable';
 export const DEFAULT_VIEWPORT = { width: 1280, height: 800 } as const;
 
 /**
- * How long after a lease ends its context is closed and the warm pool topped up, ms. Tearing a
- * renderer down and starting another takes both cores of a small machine for a moment; what the
- * caller does right after its lease (storing the file and completing the job: about 20 ms) would run
- * beside it and take twice as long. Waiting this long took the idle latency of `npm run bench` from
- * about 137 ms to 115 ms without changing its throughput (README, "Capture engine").
+ * How long after the last running lease ends its context is closed and the warm pool topped up, ms.
+ * Tearing a renderer down and starting another takes both cores of a small machine for a moment; what
+ * the caller does right after its lease (storing the file and completing the job: about 20 ms) would
+ * run beside it and take twice as long. Waiting this long took the idle latency of `npm run bench`
+ * from about 137 ms to 110 ms (README, "Capture engine"). A lease that ends beside others is tidied
+ * at once: deferring it there too lowered the race's throughput.
  */
 export const LEASE_END_SETTLE_MS = 50;
 
@@ -154,9 +155,9 @@ export class BrowserPool implements OnApplicationShutdown {
   }
 
   /**
-   * Runs `work` with a fresh context and page, then closes the context (in the background,
-   * {@link LEASE_END_SETTLE_MS} later, when the warm pool is also topped up: a result is ready as soon
-   * as `work` resolves). Throws what `work` throws, except:
+   * Runs `work` with a fresh context and page, then closes the context and tops the warm pool up (in
+   * the background, {@link LEASE_END_SETTLE_MS} later when no other lease runs: a result is ready as
+   * soon as `work` resolves). Throws what `work` throws, except:
    * {@link LeaseBudgetExceededError} when the budget ran out, {@link BrowserGoneError} when the
    * browser or the page's renderer crashed (after `crashRetries` further attempts), and
    * {@link BrowserUnavailableError} / {@link BrowserPoolClosedError} when no browser can be had.
@@ -216,10 +217,14 @@ export class BrowserPool implements OnApplicationShutdown {
       clearTimeout(closeTimer);
       slot.inFlight--;
       const ended = set;
-      setTimeout(() => {
+      const tidy = () => {
         void ended?.context.close().catch(() => undefined);
         this.refill(slot);
-      }, LEASE_END_SETTLE_MS).unref();
+      };
+      // Alone on the browser, the caller's next steps go first; beside other leases (a busy worker) at
+      // once, so the warm pool keeps up with them.
+      if (slot.inFlight === 0) setTimeout(tidy, LEASE_END_SETTLE_MS).unref();
+      else tidy();
       if (slot.retired && slot.inFlight === 0) void this.closeSlot(slot);
     }
   }
