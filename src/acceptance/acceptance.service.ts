@@ -91,11 +91,12 @@ export class AcceptanceService {
   async accept<T>(request: AcceptanceRequest<T>): Promise<T> {
     const count = request.count ?? 1;
     const incoming = request.incoming ?? 1;
+    // The response text, only when an Idempotency-Key is held: it is stored, and the interceptor sends exactly it.
     const held = this.idempotency.heldKey();
-    const body = JSON.stringify(request.response);
+    const stored = held ? { key: held, body: JSON.stringify(request.response) } : null;
     const params = new SqlParams();
     const parts = [`room AS (SELECT ${this.pendingJobs.countSql(params, request.caller.accountId)} AS pending)`];
-    const idempotency = held ? this.idempotency.acceptanceParts(params, held, body) : null;
+    const idempotency = stored ? this.idempotency.acceptanceParts(params, stored.key, stored.body) : null;
     if (idempotency) parts.push(idempotency.leaseSql);
     parts.push(`gate AS (SELECT 1 FROM room WHERE ${this.pendingJobs.roomSql(params, 'room.pending', incoming)}${idempotency ? ' AND EXISTS (SELECT 1 FROM lease)' : ''})`);
     const reservation = count > 0 ? this.quota.reservation(params, request.caller, count, 'gate') : null;
@@ -115,7 +116,7 @@ export class AcceptanceService {
     if (!outcome.leased) throw this.idempotency.leaseLost();
     if (!this.pendingJobs.hasRoom(outcome.pending, incoming)) throw this.pendingJobs.refusal(outcome.pending);
     const quota = reservation ? await reservation.settle(outcome.used) : null;
-    if (held) this.idempotency.markStored(held, body);
+    if (stored) this.idempotency.markStored(stored.key, stored.body);
     await Promise.all(request.queue.map(({ work, id }) => this.queues.enqueue(work, id)));
     if (quota) await this.quota.warnOnThresholds(request.caller, quota);
     return request.response;

@@ -26,9 +26,14 @@ export function insertSelectSql(dataSource: DataSource, params: SqlParams, entit
   const metadata = dataSource.getMetadata(entity);
   const table = `"${metadata.tableName}"`;
   return rows.map((row) => {
-    const columns = metadata.columns.filter((column) => column.getEntityValue(row) !== undefined);
-    const names = columns.map((column) => `"${column.databaseName}"`).join(', ');
-    const values = columns.map((column) => params.add(dataSource.driver.preparePersistentValue(column.getEntityValue(row), column))).join(', ');
-    return `INSERT INTO ${table} (${names}) SELECT ${values} FROM ${gate} RETURNING 1`;
+    const names: string[] = [];
+    const values: string[] = [];
+    for (const column of metadata.columns) {
+      const value = column.getEntityValue(row);
+      if (value === undefined) continue;
+      names.push(`"${column.databaseName}"`);
+      values.push(params.add(dataSource.driver.preparePersistentValue(value, column)));
+    }
+    return `INSERT INTO ${table} (${names.join(', ')}) SELECT ${values.join(', ')} FROM ${gate} RETURNING 1`;
   });
 }

@@ -1,11 +1,10 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { IsNull, LessThanOrEqual, Repository } from 'typeorm';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { SecretCipher } from '../common/secret-cipher';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { randomBase62 } from '../common/ids';
 import { SqlParams } from '../database/sql-statement';
 import { IdempotencyRecord } from './idempotency-record.entity';
@@ -51,16 +50,12 @@ export class IdempotencyService {
   private readonly logger = new Logger(IdempotencyService.name);
   private readonly held = new AsyncLocalStorage<HeldIdempotencyKey>();
 
-  /** Seals stored responses under `WEBHOOK_SECRET_KEY(S)`: a created or rotated endpoint's answer holds its signing secret. */
-  private readonly cipher: SecretCipher;
-
   constructor(
     @InjectRepository(IdempotencyRecord) private readonly records: Repository<IdempotencyRecord>,
     private readonly clock: Clock,
-    @Inject(APP_CONFIG) config: AppConfig,
-  ) {
-    this.cipher = new SecretCipher(config.webhookSecretKeys);
-  }
+    /** Seals stored responses under `WEBHOOK_SECRET_KEY(S)`: a created or rotated endpoint's answer holds its signing secret. */
+    private readonly cipher: SecretCipher,
+  ) {}
 
   /**
    * Claims the key for a request with this fingerprint under a lease, or answers with the stored

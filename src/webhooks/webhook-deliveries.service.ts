@@ -40,8 +40,6 @@ export const ENDPOINT_DISABLED_MESSAGE = 'endpoint disabled';
 /** A success moves the endpoint's auto-disable clock only when it is older than this, ms. */
 const HEALTHY_AT_RESOLUTION_MS = 60_000;
 
-/** Injection token of the {@link SecretCipher} built from `WEBHOOK_SECRET_KEY`. */
-export const WEBHOOK_SECRET_CIPHER = Symbol('WEBHOOK_SECRET_CIPHER');
 
 /**
  * Webhook delivery: the fan-out of events into deliveries (an {@link EventSink}, so deliveries commit
@@ -60,7 +58,7 @@ export class WebhookDeliveriesService implements EventSink, OnModuleInit {
     @InjectRepository(WebhookEndpoint) private readonly endpoints: Repository<WebhookEndpoint>,
     @InjectDataSource() private readonly dataSource: DataSource,
     @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue<WebhookAttemptPayload>,
-    @Inject(WEBHOOK_SECRET_CIPHER) private readonly cipher: SecretCipher,
+    private readonly cipher: SecretCipher,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly events: EventsService,
     private readonly sender: WebhookSender,

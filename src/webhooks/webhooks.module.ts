@@ -1,14 +1,12 @@
 import { BullModule } from '@nestjs/bull';
-import { Logger, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module';
 import { EgressModule } from '../egress/egress.module';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EventsModule } from '../events/events.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { WEBHOOK_QUEUE } from '../queue/queues';
-import { SecretCipher } from '../common/secret-cipher';
-import { WEBHOOK_SECRET_CIPHER, WebhookDeliveriesService } from './webhook-deliveries.service';
+import { WebhookDeliveriesService } from './webhook-deliveries.service';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookDeliveryProcessor } from './webhook-delivery.processor';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
@@ -32,16 +30,6 @@ import { WebhooksService } from './webhooks.service';
   ],
   controllers: [WebhooksController],
   providers: [
-    {
-      provide: WEBHOOK_SECRET_CIPHER,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => {
-        if (!config.webhookSecretKeys.length) {
-          new Logger('WebhooksModule').warn('WEBHOOK_SECRET_KEY is unset: webhook signing secrets are stored unencrypted');
-        }
-        return new SecretCipher(config.webhookSecretKeys);
-      },
-    },
     WebhooksService,
     WebhookDeliveriesService,
     WebhookDeliveryProcessor,

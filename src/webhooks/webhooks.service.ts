@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, MoreThan, Repository } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
@@ -18,7 +18,7 @@ import {
 } from './dto/webhook-endpoint.dto';
 import { SecretCipher, SecretUnreadableError } from '../common/secret-cipher';
 import { isStandardWebhooksSecret, newSigningSecret } from './signing';
-import { DELIVERY_LOG_SIZE, WEBHOOK_SECRET_CIPHER, WebhookDeliveriesService } from './webhook-deliveries.service';
+import { DELIVERY_LOG_SIZE, WebhookDeliveriesService } from './webhook-deliveries.service';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 import { WebhookTargetPolicy } from './webhook-target';
@@ -50,7 +50,7 @@ export class WebhooksService {
     @InjectRepository(WebhookEndpoint) private readonly endpoints: Repository<WebhookEndpoint>,
     @InjectRepository(WebhookDelivery) private readonly deliveries: Repository<WebhookDelivery>,
     @InjectDataSource() private readonly dataSource: DataSource,
-    @Inject(WEBHOOK_SECRET_CIPHER) private readonly cipher: SecretCipher,
+    private readonly cipher: SecretCipher,
     private readonly targets: WebhookTargetPolicy,
     private readonly events: EventsService,
     private readonly deliveryService: WebhookDeliveriesService,
