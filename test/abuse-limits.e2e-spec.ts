@@ -199,6 +199,45 @@ describe('abuse limits', () => {
       await t.get(DataSource).query(`UPDATE runs SET status = 'completed', completed_at = now() WHERE account_id = $1`, [accountId]);
       expect((await submit()).status).toBe(202);
     });
+
+    it('keeps the number exact whatever writes the rows: batches, status changes, deletions, an account deleted', async () => {
+      const db = t.get(DataSource);
+      const other = await t.createKey('pro');
+      const counted = async (account: string) =>
+        (await db.query(`SELECT open FROM account_open_work WHERE account_id = $1`, [account]))[0]?.open ?? null;
+      const actual = async (account: string) =>
+        Number(
+          (
+            await db.query(
+              `SELECT (SELECT count(*) FROM screenshot_jobs WHERE account_id = $1 AND status IN ('pending', 'processing'))
+                    + (SELECT count(*) FROM runs WHERE account_id = $1 AND status IN ('pending', 'running')) AS n`,
+              [account],
+            )
+          )[0].n,
+        );
+
+      // A batch counts its items, all or none: 3 fit, a 4th item would not.
+      const batch = (n: number) =>
+        t.request('POST', '/v1/screenshot/batch', { key: other.key, body: { items: Array.from({ length: n }, () => ({ url: 'http://127.0.0.1:9/' })) } });
+      expect((await batch(4)).body.code).toBe('TOO_MANY_PENDING_JOBS');
+      expect(await counted(other.accountId)).toBeNull();
+      expect((await batch(3)).status).toBe(202);
+      expect(await counted(other.accountId)).toBe(3);
+
+      // One statement ending one job and reopening none; another moving two between open statuses.
+      await db.query(`UPDATE screenshot_jobs SET status = 'done', completed_at = now() WHERE id = (SELECT id FROM screenshot_jobs WHERE account_id = $1 LIMIT 1)`, [other.accountId]);
+      await db.query(`UPDATE screenshot_jobs SET status = 'processing' WHERE account_id = $1 AND status = 'pending'`, [other.accountId]);
+      expect(await counted(other.accountId)).toBe(2);
+      // Deleting an open job frees its place, deleting an ended one changes nothing.
+      await db.query(`DELETE FROM screenshot_jobs WHERE account_id = $1 AND status IN ('processing', 'done')`, [other.accountId]);
+      expect(await counted(other.accountId)).toBe(0);
+      expect((await batch(3)).status).toBe(202);
+      for (const account of [accountId, other.accountId]) expect((await counted(account)) ?? 0).toBe(await actual(account));
+
+      // The account deleted with its jobs: its counter goes too, and nothing fails on the way.
+      await db.query(`DELETE FROM accounts WHERE id = $1`, [other.accountId]);
+      expect(await counted(other.accountId)).toBeNull();
+    });
   });
 
   describe('while Redis is away', () => {

@@ -4,10 +4,10 @@ import { QuotaModule } from '../quota/quota.module';
 import { AcceptanceService } from './acceptance.service';
 import { PendingJobsLimit } from './pending-jobs-limit';
 
-/** {@link AcceptanceService}: one statement for back-pressure, quota, rows and idempotency record, queueing after it; {@link PendingJobsLimit}, where kinds of work register. */
+/** {@link AcceptanceService}: one statement for back-pressure ({@link PendingJobsLimit}), quota, rows and idempotency record, queueing after it. */
 @Module({
   imports: [QuotaModule, IdempotencyModule],
   providers: [AcceptanceService, PendingJobsLimit],
-  exports: [AcceptanceService, PendingJobsLimit],
+  exports: [AcceptanceService],
 })
 export class AcceptanceModule {}

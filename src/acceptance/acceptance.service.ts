@@ -37,9 +37,10 @@ export interface AcceptanceRequest<T> {
   queue: WorkToQueue[];
 }
 
-/** What the acceptance statement found: the account's work not yet ended, the usage after the reservation (null: none made), and whether the request still held its `Idempotency-Key`. */
+/** What the acceptance statement found: the account's work not yet ended and whether `incoming` more fitted, the usage after the reservation (null: none made), and whether the request still held its `Idempotency-Key`. */
 interface AcceptanceOutcome {
   pending: number;
+  room: boolean;
   used: number | null;
   leased: boolean;
 }
@@ -95,10 +96,13 @@ export class AcceptanceService {
     const held = this.idempotency.heldKey();
     const stored = held ? { key: held, body: JSON.stringify(request.response) } : null;
     const params = new SqlParams();
-    const parts = [`room AS (SELECT ${this.pendingJobs.countSql(params, request.caller.accountId)} AS pending)`];
+    const parts = [
+      `room AS (SELECT pending, ${this.pendingJobs.roomSql(params, 'pending', incoming)} AS fits
+                  FROM (SELECT ${this.pendingJobs.countSql(params, request.caller.accountId)} AS pending) AS counted)`,
+    ];
     const idempotency = stored ? this.idempotency.acceptanceParts(params, stored.key, stored.body) : null;
     if (idempotency) parts.push(idempotency.leaseSql);
-    parts.push(`gate AS (SELECT 1 FROM room WHERE ${this.pendingJobs.roomSql(params, 'room.pending', incoming)}${idempotency ? ' AND EXISTS (SELECT 1 FROM lease)' : ''})`);
+    parts.push(`gate AS (SELECT 1 FROM room WHERE room.fits${idempotency ? ' AND EXISTS (SELECT 1 FROM lease)' : ''})`);
     const reservation = count > 0 ? this.quota.reservation(params, request.caller, count, 'gate') : null;
     if (reservation) parts.push(reservation.sql);
     parts.push(`accepted AS (SELECT 1 FROM ${reservation ? 'reservation' : 'gate'})`);
@@ -109,12 +113,12 @@ export class AcceptanceService {
     const [outcome] = await sqlRows<AcceptanceOutcome>(
       this.dataSource,
       `WITH ${parts.join(',\n')}
-       SELECT (SELECT pending FROM room) AS pending, ${reservation ? '(SELECT used FROM reservation)' : 'NULL::int'} AS used,
+       SELECT (SELECT pending FROM room) AS pending, (SELECT fits FROM room) AS room, ${reservation ? '(SELECT used FROM reservation)' : 'NULL::int'} AS used,
               ${idempotency ? 'EXISTS (SELECT 1 FROM lease)' : 'true'} AS leased`,
       params.values,
     );
     if (!outcome.leased) throw this.idempotency.leaseLost();
-    if (!this.pendingJobs.hasRoom(outcome.pending, incoming)) throw this.pendingJobs.refusal(outcome.pending);
+    if (!outcome.room) throw this.pendingJobs.refusal(outcome.pending);
     const quota = reservation ? await reservation.settle(outcome.used) : null;
     if (stored) this.idempotency.markStored(stored.key, stored.body);
     await Promise.all(request.queue.map(({ work, id }) => this.queues.enqueue(work, id)));

@@ -21,7 +21,6 @@ export type StoredStepOutcome = Omit<StepOutcome, 'result'> & { result: object |
 /** One browser session run: what was asked (sensitive values excluded), its state and what it produced. */
 @Entity({ name: 'runs' })
 @Index(['accountId', 'createdAt'])
-@Index('IDX_runs_open_by_account', ['accountId'], { where: `"status" IN ('pending', 'running')` })
 export class Run extends KeyOwnedWork {
   @Index()
   @Column({ type: 'varchar', length: 16 })

@@ -13,7 +13,6 @@ import { EventsService } from '../events/events.service';
 import { RUN_JOB, RUN_QUEUE, RunPayload } from '../queue/queues';
 import { AcceptanceService } from '../acceptance/acceptance.service';
 import { DurableQueueService, ENQUEUE_TIMEOUT_MS } from '../queue/durable-queue.service';
-import { PendingJobsLimit } from '../acceptance/pending-jobs-limit';
 import { ResultFilesService, ServedFile } from '../storage/result-files.service';
 import { resolveCaptureOptions } from '../capture/capture-options';
 import { CreateRunDto, sessionInputOf } from './dto/create-run.dto';
@@ -54,11 +53,10 @@ export class RunsService implements OnModuleInit {
     private readonly files: ResultFilesService,
     private readonly events: EventsService,
     private readonly clock: Clock,
-    private readonly pendingJobs: PendingJobsLimit,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** Runs not yet ended count against `MAX_PENDING_JOBS_PER_ACCOUNT` with capture jobs (CONTRACT.md, "Rate limits and back-pressure"). */
+  /** Registers runs with the reconciler: pending runs without a live queue entry are queued again. */
   onModuleInit(): void {
     // Pending runs without a live queue entry are queued again by the reconciler, except runs with
     // sensitive `fill` steps: their values exist only in the queue entry, never in PostgreSQL.
@@ -77,7 +75,6 @@ export class RunsService implements OnModuleInit {
         return rows.map((row) => row.id);
       },
     });
-    this.pendingJobs.register({ table: 'runs', openStatuses: ['pending', 'running'] });
   }
 
   /**

@@ -18,8 +18,6 @@ export type JobSource = (typeof JOB_SOURCES)[number];
 @Index('IDX_screenshot_jobs_pending_id', ['id'], { where: `status = 'pending'` })
 // The done jobs of an account by capture-cache key (CONTRACT.md, "Capture options": cache).
 @Index('IDX_screenshot_jobs_cache', ['accountId', 'cacheKey', 'completedAt'], { where: `"status" = 'done'` })
-// The jobs not yet ended of an account, counted against MAX_PENDING_JOBS_PER_ACCOUNT at every submission.
-@Index('IDX_screenshot_jobs_open_by_account', ['accountId'], { where: `"status" IN ('pending', 'processing')` })
 // Finds the results to delete at expiry (housekeeping sweep) without scanning every job.
 @Index('IDX_screenshot_jobs_result_expiry', ['completedAt'], { where: '"result_file" IS NOT NULL AND "result_deleted_at" IS NULL' })
 export class ScreenshotJob extends KeyOwnedWork {

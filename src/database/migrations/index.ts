@@ -12,6 +12,7 @@ import { CaptureOptionsEcho1795441843117 } from './1795441843117-CaptureOptionsE
 import { DurabilityIndexes1795442000000 } from './1795442000000-DurabilityIndexes';
 import { ResultExpiry1795500000000 } from './1795500000000-ResultExpiry';
 import { SignInFailuresByIp1795510000000 } from './1795510000000-SignInFailuresByIp';
+import { OpenWorkCounter1795520000000 } from './1795520000000-OpenWorkCounter';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
 export const MIGRATIONS: Function[] = [
@@ -29,4 +30,5 @@ export const MIGRATIONS: Function[] = [
   DurabilityIndexes1795442000000,
   ResultExpiry1795500000000,
   SignInFailuresByIp1795510000000,
+  OpenWorkCounter1795520000000,
 ];
