@@ -5,8 +5,9 @@
  * process of their own (bench/page-sites.js) on 8 distinct sites, 127.0.0.1 … 127.0.0.8.
  *
  * Phases (BENCH_PHASES, comma-separated; default all, in this order):
- *  - accept: `POST /v1/screenshot` with processors off, autocannon, 50 connections; then `GET /health`
- *    the same way (the HTTP floor the accept figures sit on);
+ *  - accept: `POST /v1/screenshot` with processors off, autocannon, 50 connections, with the CPU per
+ *    accepted POST of the service, of PostgreSQL and of the whole machine (the rate its cores allow);
+ *    then `GET /health` the same way (the HTTP floor the accept figures sit on);
  *  - race: raw Playwright (the script a user would write: a fresh context per capture, `goto` to
  *    `load`, `page.screenshot`) against Glimpse end to end (jobs submitted through the API, `done` read
  *    back), same browser binary, same concurrency, same page sequence: first the simple page on the 8
