@@ -126,7 +126,7 @@ describe('operations: health, readiness, metrics, logs', () => {
     let drained = false;
     try {
       const { key, accountId } = await other.createKey();
-      // Hold the acceptance up: its pending-jobs count waits for this lock.
+      // Hold the acceptance up: its job INSERT waits for this lock.
       await locker.query('BEGIN');
       await locker.query('LOCK TABLE screenshot_jobs IN ACCESS EXCLUSIVE MODE');
       const client = new AbortController();
@@ -136,11 +136,12 @@ describe('operations: health, readiness, metrics, logs', () => {
         body: JSON.stringify({ url: 'http://127.0.0.1:9/' }),
         signal: client.signal,
       }).catch((err: Error) => err);
-      // Only the acceptance's pending-work count (src/screenshots/pending-jobs-limit.ts) counts: the
-      // process's sweeps may wait on the same lock. Seen from a connection outside the locker's
-      // transaction, which would keep showing one snapshot of pg_stat_activity.
+      // Only the acceptance statement (src/acceptance/acceptance.service.ts, the one that reads the
+      // account's open-work counter) counts: the process's sweeps may wait on the same lock. Seen from
+      // a connection outside the locker's transaction, which would keep showing one snapshot of
+      // pg_stat_activity.
       const waiting = `SELECT 1 FROM pg_locks l JOIN pg_stat_activity a USING (pid)
-        WHERE NOT l.granted AND l.relation = 'screenshot_jobs'::regclass AND a.query LIKE '%) AS open_0%'`;
+        WHERE NOT l.granted AND l.relation = 'screenshot_jobs'::regclass AND a.query LIKE '%FROM account_open_work%'`;
       await waitFor('the POST waiting for the lock', async () => (await observer.query(waiting)).rowCount === 1, 10_000, 50);
       client.abort();
       expect(await post).toMatchObject({ name: 'AbortError' });
