@@ -102,36 +102,38 @@ function serviceEnv(port: number, prefix: string, extra: Record<string, string>)
   };
 }
 
+/** Spawns `node <args>` with `env`; resolves once `up()` answers true (at most 60 s), throws if the process exits first. */
+async function spawnUntilUp(what: string, args: string[], env: NodeJS.ProcessEnv, up: () => Promise<boolean>): Promise<ChildProcess> {
+  const proc = spawn(process.execPath, args, { env, stdio: ['ignore', 'inherit', 'inherit'] });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`${what} exited with ${proc.exitCode}`);
+    if (await up().catch(() => false)) return proc;
+    if (Date.now() > deadline) throw new Error(`${what} was not up in 60 s`);
+    await sleep(200);
+  }
+}
+
+/** Starts `dist/main.js` (with BENCH_SERVICE_NODE_ARGS) on a free port; resolves once it answers HTTP. */
 async function startService(prefix: string, extra: Record<string, string>): Promise<Service> {
   const port = await freePort();
   const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const proc = spawn(process.execPath, [...nodeArgs, join(ROOT, 'dist/main.js')], { env: serviceEnv(port, prefix, extra), stdio: ['ignore', 'inherit', 'inherit'] });
   const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`service exited with ${proc.exitCode}`);
-    try {
-      await fetch(`${baseUrl}/v1/screenshot/x`);
-      return { proc, baseUrl };
-    } catch {
-      if (Date.now() > deadline) throw new Error('service did not start in 60 s');
-      await sleep(200);
-    }
-  }
+  const proc = await spawnUntilUp('service', [...nodeArgs, join(ROOT, 'dist/main.js')], serviceEnv(port, prefix, extra), async () => {
+    await fetch(`${baseUrl}/v1/screenshot/x`);
+    return true;
+  });
+  return { proc, baseUrl };
 }
 
 /** Starts `dist/worker.js` (the queue processors without the API) on the queue prefix of `prefix`; resolves once its `/ready` is 200. */
 async function startWorker(prefix: string): Promise<Service> {
   const port = await freePort();
-  const proc = spawn(process.execPath, [join(ROOT, 'dist/worker.js')], { env: serviceEnv(0, prefix, { WORKER_HEALTH_PORT: String(port) }), stdio: ['ignore', 'inherit', 'inherit'] });
   const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`worker exited with ${proc.exitCode}`);
-    if ((await fetch(`${baseUrl}/ready`).catch(() => null))?.status === 200) return { proc, baseUrl };
-    if (Date.now() > deadline) throw new Error('worker was not ready in 60 s');
-    await sleep(200);
-  }
+  const proc = await spawnUntilUp('worker', [join(ROOT, 'dist/worker.js')], serviceEnv(0, prefix, { WORKER_HEALTH_PORT: String(port) }), async () => {
+    return (await fetch(`${baseUrl}/ready`)).status === 200;
+  });
+  return { proc, baseUrl };
 }
 
 async function stopService(s: Service): Promise<number> {
@@ -241,16 +243,18 @@ function isChromium(pid: number): boolean {
 
 const GiB = 1024 ** 3;
 
-/** CPU time (user + system, own and reaped children) of the live processes `pids`, ms. */
 /** The pids of the processes whose command name is `name` (e.g. PostgreSQL's backends, which keep the name `postgres`). */
 function processesNamed(name: string): number[] {
-  return [...processTable().keys()].filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === name;
-    } catch {
-      return false;
-    }
-  });
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === name;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 /** CPU ms spent by the whole machine (all cores, all processes; /proc/stat user + nice + system + irq + softirq). */
@@ -259,6 +263,7 @@ function machineBusyMs(): number {
   return ((user + nice + system + irq + softirq) * 1000) / CLK_TCK;
 }
 
+/** CPU time (user + system, own and reaped children) of the live processes `pids`, ms. */
 function cpuMsOf(pids: number[]): number {
   let ticks = 0;
   for (const pid of pids) {

@@ -40,7 +40,6 @@ export const ENDPOINT_DISABLED_MESSAGE = 'endpoint disabled';
 /** A success moves the endpoint's auto-disable clock only when it is older than this, ms. */
 const HEALTHY_AT_RESOLUTION_MS = 60_000;
 
-
 /**
  * Webhook delivery: the fan-out of events into deliveries (an {@link EventSink}, so deliveries commit
  * with their event), one attempt per queue job, the retry schedule and the recovery sweep.

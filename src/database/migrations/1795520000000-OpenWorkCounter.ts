@@ -1,12 +1,28 @@
 import { MigrationInterface, QueryRunner } from "typeorm";
 
+/** The tables whose rows count, and the statuses in which a row has not ended. */
+const OPEN_WORK: [string, string[]][] = [
+    ['screenshot_jobs', ['pending', 'processing']],
+    ['runs', ['pending', 'running']],
+];
+
+/** `'a', 'b'`: statuses as SQL literals (the code's own constants, never input). */
+const sqlList = (statuses: string[]) => statuses.map((status) => `'${status}'`).join(', ');
+
+/** The trigger events and the transition tables `count_open_work` reads for each. */
+const EVENTS: [string, string][] = [
+    ['INSERT', 'NEW TABLE AS new_rows'],
+    ['UPDATE', 'OLD TABLE AS old_rows NEW TABLE AS new_rows'],
+    ['DELETE', 'OLD TABLE AS old_rows'],
+];
+
 /**
  * Issue 10 (accept path): each account's capture jobs and runs not yet ended, kept as one counter row
  * (`account_open_work`) by statement triggers on `screenshot_jobs` and `runs`, so the acceptance reads
  * one row instead of counting up to MAX_PENDING_JOBS_PER_ACCOUNT index entries (a cost that grew with
  * the backlog). Every INSERT, UPDATE and DELETE goes through the triggers, whatever code runs it; the
  * statuses that count as "not yet ended" are the triggers' arguments (`PendingJobsLimit` documents
- * them). TRUNCATE fires no row triggers: truncate the counter with the tables (the tests do).
+ * them). TRUNCATE fires none of them: truncate the counter with the tables (the tests do).
  */
 export class OpenWorkCounter1795520000000 implements MigrationInterface {
     name = 'OpenWorkCounter1795520000000'
@@ -45,29 +61,24 @@ export class OpenWorkCounter1795520000000 implements MigrationInterface {
               RETURN NULL;
             END $$
         `);
-        for (const [table, statuses] of [['screenshot_jobs', `'pending', 'processing'`], ['runs', `'pending', 'running'`]]) {
+        for (const [table, open] of OPEN_WORK) {
             // Creating the triggers locks out writers until the end of the migration, so the backfill below is exact.
-            await queryRunner.query(`CREATE TRIGGER "${table}_open_work_insert" AFTER INSERT ON "${table}" REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "count_open_work"(${statuses})`);
-            await queryRunner.query(`CREATE TRIGGER "${table}_open_work_update" AFTER UPDATE ON "${table}" REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "count_open_work"(${statuses})`);
-            await queryRunner.query(`CREATE TRIGGER "${table}_open_work_delete" AFTER DELETE ON "${table}" REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION "count_open_work"(${statuses})`);
+            for (const [event, transitions] of EVENTS) {
+                await queryRunner.query(`CREATE TRIGGER "${table}_open_work_${event.toLowerCase()}" AFTER ${event} ON "${table}" REFERENCING ${transitions} FOR EACH STATEMENT EXECUTE FUNCTION "count_open_work"(${sqlList(open)})`);
+            }
         }
+        const openRows = OPEN_WORK.map(([table, open]) => `SELECT account_id FROM "${table}" WHERE status IN (${sqlList(open)})`);
         await queryRunner.query(`
             INSERT INTO "account_open_work" ("account_id", "open")
-            SELECT account_id, count(*) FROM (
-                SELECT account_id FROM screenshot_jobs WHERE status IN ('pending', 'processing')
-                UNION ALL
-                SELECT account_id FROM runs WHERE status IN ('pending', 'running')
-            ) AS open_work GROUP BY account_id
+            SELECT account_id, count(*) FROM (${openRows.join(' UNION ALL ')}) AS open_work GROUP BY account_id
         `);
-        await queryRunner.query(`DROP INDEX "public"."IDX_screenshot_jobs_open_by_account"`);
-        await queryRunner.query(`DROP INDEX "public"."IDX_runs_open_by_account"`);
+        for (const [table] of OPEN_WORK) await queryRunner.query(`DROP INDEX "public"."IDX_${table}_open_by_account"`);
     }
 
     public async down(queryRunner: QueryRunner): Promise<void> {
-        await queryRunner.query(`CREATE INDEX "IDX_runs_open_by_account" ON "runs" ("account_id") WHERE "status" IN ('pending', 'running')`);
-        await queryRunner.query(`CREATE INDEX "IDX_screenshot_jobs_open_by_account" ON "screenshot_jobs" ("account_id") WHERE "status" IN ('pending', 'processing')`);
-        for (const table of ['screenshot_jobs', 'runs']) {
-            for (const event of ['insert', 'update', 'delete']) await queryRunner.query(`DROP TRIGGER "${table}_open_work_${event}" ON "${table}"`);
+        for (const [table, open] of OPEN_WORK) {
+            await queryRunner.query(`CREATE INDEX "IDX_${table}_open_by_account" ON "${table}" ("account_id") WHERE "status" IN (${sqlList(open)})`);
+            for (const [event] of EVENTS) await queryRunner.query(`DROP TRIGGER "${table}_open_work_${event.toLowerCase()}" ON "${table}"`);
         }
         await queryRunner.query(`DROP FUNCTION "count_open_work"()`);
         await queryRunner.query(`DROP TABLE "account_open_work"`);
