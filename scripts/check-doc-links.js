@@ -78,7 +78,12 @@ function brokenLinks(file) {
 
 function defaultFiles() {
   const docs = join(ROOT, 'docs');
-  return [join(ROOT, 'README.md'), ...readdirSync(docs).filter((f) => f.endsWith('.md')).map((f) => join(docs, f))];
+  return [
+    join(ROOT, 'README.md'),
+    ...readdirSync(docs)
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => join(docs, f)),
+  ];
 }
 
 if (require.main === module) {
