@@ -3,6 +3,7 @@
 // 40 s of CPU per run on this code against 7 s without, and `npm run typecheck` already compiles once.
 import js from '@eslint/js';
 import globals from 'globals';
+import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
 /**
@@ -27,7 +28,7 @@ const noIssueNumbers = {
   },
 };
 
-export default tseslint.config(
+export default defineConfig(
   {
     ignores: [
       'node_modules/',
