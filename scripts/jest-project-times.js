@@ -44,7 +44,9 @@ class ProjectTimes {
 function formatProjectTimes(rows) {
   const lines = ['project    files  failed   wall s  files s'];
   for (const r of rows) {
-    lines.push(`${r.project.padEnd(9)} ${String(r.files).padStart(6)} ${String(r.failed).padStart(7)} ${(r.wallMs / 1000).toFixed(1).padStart(8)} ${(r.fileMs / 1000).toFixed(1).padStart(8)}`);
+    lines.push(
+      `${r.project.padEnd(9)} ${String(r.files).padStart(6)} ${String(r.failed).padStart(7)} ${(r.wallMs / 1000).toFixed(1).padStart(8)} ${(r.fileMs / 1000).toFixed(1).padStart(8)}`,
+    );
   }
   return lines.join('\n');
 }

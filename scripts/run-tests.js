@@ -35,12 +35,13 @@ for (const step of steps) {
 }
 
 const lines = ['', 'npm test: time per step', 'step               s   result'];
-for (const { step, ms, code } of done) lines.push(`${step.padEnd(14)} ${(ms / 1000).toFixed(1).padStart(6)}   ${code === 0 ? 'ok' : `failed (${code})`}`);
+for (const { step, ms, code } of done)
+  lines.push(`${step.padEnd(14)} ${(ms / 1000).toFixed(1).padStart(6)}   ${code === 0 ? 'ok' : `failed (${code})`}`);
 for (const step of steps.slice(done.length)) lines.push(`${step.padEnd(14)} ${'-'.padStart(6)}   not run`);
 const total = done.reduce((sum, s) => sum + s.ms, 0);
 lines.push(`${'total'.padEnd(14)} ${(total / 1000).toFixed(1).padStart(6)}`);
 if (existsSync(timesFile)) {
-  lines.push('', 'jest: time per project (wall: first start to last end; files: sum of the files\' times)');
+  lines.push('', "jest: time per project (wall: first start to last end; files: sum of the files' times)");
   lines.push(formatProjectTimes(JSON.parse(readFileSync(timesFile, 'utf8'))));
 }
 rmSync(dir, { recursive: true, force: true });

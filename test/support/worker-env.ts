@@ -13,7 +13,8 @@ import { databaseUrl, laneDatabase, PARALLEL_LANE } from './test-run';
  */
 const run = process.env.GLIMPSE_TEST_RUN;
 const adminUrl = process.env.GLIMPSE_TEST_ADMIN_DATABASE_URL;
-if (!run || !adminUrl) throw new Error('GLIMPSE_TEST_RUN is not set: run the e2e tests through jest (its global setup creates the databases)');
+if (!run || !adminUrl)
+  throw new Error('GLIMPSE_TEST_RUN is not set: run the e2e tests through jest (its global setup creates the databases)');
 const lane = (globalThis as { GLIMPSE_TEST_LANE?: string }).GLIMPSE_TEST_LANE ?? PARALLEL_LANE;
 // jest sets JEST_WORKER_ID to 1..maxWorkers in each lane's workers, and to 1 when it runs in band.
 const database = laneDatabase(run, lane, process.env.JEST_WORKER_ID ?? '1');
