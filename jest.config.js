@@ -53,6 +53,13 @@ module.exports = {
     { ...e2e, displayName: 'service', testRegex: 'test/service/.*\\.e2e-spec\\.ts$' },
     { ...e2e, displayName: 'api', testRegex: 'test/api/.*\\.e2e-spec\\.ts$' },
     { ...e2e, displayName: 'browser', testRegex: 'test/browser/.*\\.e2e-spec\\.ts$' },
-    { ...e2e, displayName: 'system', testRegex: 'test/system/.*\\.e2e-spec\\.ts$', globals: { GLIMPSE_TEST_LANE: 's' } },
+    {
+      ...e2e,
+      displayName: 'system',
+      testRegex: 'test/system/.*\\.e2e-spec\\.ts$',
+      // Its own lane of workers and databases (test/support/test-run.ts, SYSTEM_LANE).
+      globals: { GLIMPSE_TEST_LANE: 's' },
+      setupFilesAfterEnv: [...e2e.setupFilesAfterEnv, '<rootDir>/test/support/system-timeout.ts'],
+    },
   ],
 };
