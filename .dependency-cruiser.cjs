@@ -2,7 +2,8 @@
  * The import rules of docs/ARCHITECTURE.md ("Modules (`src/`)" and "One way to do a thing": import
  * rules are code), checked by dependency-cruiser: `npm run lint:deps` (part of `npm test`).
  * Paths are relative to the repository root; a module is a folder under `src/`. Type-only imports
- * count as dependencies too (`tsPreCompilationDeps`), except where a rule says otherwise.
+ * count as dependencies too (`tsPreCompilationDeps`), except where a rule says otherwise. Quoted
+ * phrases in the rules' comments are ARCHITECTURE.md's ("Modules (`src/`)").
  * `src/dependency-rules.spec.ts` shows that these rules fail on forbidden imports.
  */
 
@@ -10,62 +11,43 @@
 const FEATURES_ABOVE = '^src/(screenshots|runs|render|extract|monitors|destinations|mcp|dashboard|cli|openapi|admin|health|retention)/';
 const ENTRY_POINTS = '^src/(app\\.module|main|worker|cli|configure-app)\\.ts$';
 
+/** Rule `name`: files of `module` import, of `src/`, only their own module and those in `allowed`. */
+function usesOnly(name, module, allowed, comment) {
+  const own = [module, ...allowed].join('|');
+  return { name, comment, severity: 'error', from: { path: `^src/${module}/` }, to: { path: '^src/', pathNot: `^src/(${own})/` } };
+}
+
+/** Rule `name`: files matching `from` never import files matching `to` (a pattern or a list of them). */
+function never(name, from, to, comment) {
+  return { name, comment, severity: 'error', from: { path: from }, to: { path: to } };
+}
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
-    {
-      name: 'config-uses-nothing-above',
-      comment: 'config/ is read once at boot and uses no other module (ARCHITECTURE.md: "common/ and config/ use nothing above them").',
-      severity: 'error',
-      from: { path: '^src/config/' },
-      to: { path: '^src/', pathNot: '^src/config/' },
-    },
-    {
-      name: 'common-knows-no-feature',
-      comment:
-        'common/ is the ground floor: it may use config/ and nothing else of src/ (no plans, no routes, no formats; ARCHITECTURE.md, "Modules"). ' +
-        'Features register with it (documentErrorDetails, @MultipartBody(), @ParsesOwnBody()) instead.',
-      severity: 'error',
-      from: { path: '^src/common/' },
-      to: { path: '^src/', pathNot: '^src/(common|config)/' },
-    },
-    {
-      name: 'results-vocabulary-imports-nothing',
-      comment: 'results/ is the result vocabulary shared by capture, storage, events and webhooks: it sits below all of them.',
-      severity: 'error',
-      from: { path: '^src/results/' },
-      to: { path: '^src/', pathNot: '^src/results/' },
-    },
-    {
-      name: 'webhooks-never-use-capture-or-browser',
-      comment: 'webhooks/ uses egress/ for its requests, never capture/ or browser/ (ARCHITECTURE.md, "Modules"), nor the features that use them.',
-      severity: 'error',
-      from: { path: '^src/webhooks/' },
-      to: { path: ['^src/(capture|browser)/', FEATURES_ABOVE, ENTRY_POINTS] },
-    },
-    {
-      name: 'layers-below-never-use-features',
-      comment:
-        'Dependencies point down: the layers features use (capture, browser, egress, quota, storage, events, webhooks, accounts, auth, ' +
-        'idempotency, queue, results) never import the features above them or the entry points (ARCHITECTURE.md, "Modules").',
-      severity: 'error',
-      from: { path: '^src/(capture|browser|egress|quota|storage|events|webhooks|accounts|auth|idempotency|queue|results)/' },
-      to: { path: [FEATURES_ABOVE, ENTRY_POINTS] },
-    },
-    {
-      name: 'capture-stack-points-down',
-      comment: 'capture/ uses browser/, browser/ uses egress/: never the other way (ARCHITECTURE.md, "Modules").',
-      severity: 'error',
-      from: { path: '^src/(browser|egress)/' },
-      to: { path: '^src/capture/' },
-    },
-    {
-      name: 'egress-below-browser',
-      comment: 'egress/ guards every browser request and webhook: it knows neither (ARCHITECTURE.md, "Modules").',
-      severity: 'error',
-      from: { path: '^src/egress/' },
-      to: { path: '^src/(browser|webhooks)/' },
-    },
+    usesOnly('config-uses-nothing-above', 'config', [], 'config/ is read once at boot and uses no other module ("common/ and config/ use nothing above them").'),
+    usesOnly(
+      'common-knows-no-feature',
+      'common',
+      ['config'],
+      'common/ is the ground floor: no plans, no routes, no formats. Features register with it instead ' +
+        '(documentErrorDetails, @MultipartBody(), @ParsesOwnBody()).',
+    ),
+    usesOnly('results-vocabulary-imports-nothing', 'results', [], 'results/ is the result vocabulary below capture, storage, events and webhooks.'),
+    never(
+      'webhooks-never-use-capture-or-browser',
+      '^src/webhooks/',
+      ['^src/(capture|browser)/', FEATURES_ABOVE, ENTRY_POINTS],
+      'webhooks/ uses egress/ for its requests, never capture/ or browser/, nor the features that use them.',
+    ),
+    never(
+      'layers-below-never-use-features',
+      '^src/(capture|browser|egress|quota|storage|events|webhooks|accounts|auth|idempotency|queue|results)/',
+      [FEATURES_ABOVE, ENTRY_POINTS],
+      'Dependencies point down: the layers the features use never import the features above them or the entry points.',
+    ),
+    never('capture-stack-points-down', '^src/(browser|egress)/', '^src/capture/', 'capture/ uses browser/, browser/ uses egress/: never the other way.'),
+    never('egress-below-browser', '^src/egress/', '^src/(browser|webhooks)/', 'egress/ guards every browser request and webhook: it knows neither.'),
     {
       name: 'no-reaching-into-other-modules-entities',
       comment:

@@ -6,13 +6,6 @@ import { documentErrorDetails } from '../common/api-error-responses.decorator';
  * Imported by `pending-jobs-limit.ts`, which builds these details.
  */
 documentErrorDetails('TOO_MANY_PENDING_JOBS', {
-  schema: {
-    type: 'object',
-    required: ['limit', 'pending'],
-    properties: {
-      limit: { type: 'integer', description: 'Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`)' },
-      pending: { type: 'integer', description: 'Jobs and runs of the account not yet ended' },
-    },
-  },
-  example: { limit: 10000, pending: 10000 },
-});
+  limit: { type: 'integer', description: 'Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`)' },
+  pending: { type: 'integer', description: 'Jobs and runs of the account not yet ended' },
+}, { limit: 10000, pending: 10000 });

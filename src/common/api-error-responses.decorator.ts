@@ -20,7 +20,7 @@ interface StatusDefaults {
 }
 
 /** The documentation of an error code's `details`: its schema, and the example shown with the code. */
-export interface ErrorDetailsDoc {
+interface ErrorDetailsDoc {
   schema: SchemaObject;
   example: Record<string, unknown>;
 }
@@ -32,17 +32,18 @@ const DOCUMENTED_CODES = new Set<ErrorCode>();
 
 /**
  * Declares the shape of `details` for a code that always carries it, so every response documenting
- * `code` shows `details` in that shape (a response listing several such codes documents one object
- * with the fields of each, described per code). The module that throws the code declares it, at
+ * `code` shows `details` in that shape: an object with `fields`, each always present (a response
+ * listing several such codes documents one object with the fields of each, described per code), and
+ * `example` in the response's example. The module that throws the code declares it, at
  * import time of the file that builds its `details` (CONTRACT.md, "Rate limits and back-pressure" and
  * "Quotas"), so `common/` names no feature (docs/ARCHITECTURE.md, "Modules (`src/`)").
  * Throws when `code` is declared twice, or after a route already documented it without `details`
  * (the declaring file must be imported, directly or through a service, before the controllers).
  */
-export function documentErrorDetails(code: ErrorCode, doc: ErrorDetailsDoc): void {
+export function documentErrorDetails(code: ErrorCode, fields: Record<string, SchemaObject>, example: Record<string, unknown>): void {
   if (DETAILS_BY_CODE.has(code)) throw new Error(`details of ${code} are already documented`);
   if (DOCUMENTED_CODES.has(code)) throw new Error(`details of ${code} are documented after a route documented ${code} without them`);
-  DETAILS_BY_CODE.set(code, doc);
+  DETAILS_BY_CODE.set(code, { schema: { type: 'object', required: Object.keys(fields), properties: fields }, example });
 }
 
 /**
