@@ -1,3 +1,4 @@
+/* global module */ // CommonJS, read by dependency-cruiser (ESLint gives node globals to *.js and *.mjs only).
 /**
  * The import rules of docs/ARCHITECTURE.md ("Modules (`src/`)" and "One way to do a thing": import
  * rules are code), checked by dependency-cruiser: `npm run lint:deps` (part of `npm test`).
@@ -25,7 +26,12 @@ function never(name, from, to, comment) {
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
-    usesOnly('config-uses-nothing-above', 'config', [], 'config/ is read once at boot and uses no other module ("common/ and config/ use nothing above them").'),
+    usesOnly(
+      'config-uses-nothing-above',
+      'config',
+      [],
+      'config/ is read once at boot and uses no other module ("common/ and config/ use nothing above them").',
+    ),
     usesOnly(
       'common-knows-no-feature',
       'common',
@@ -33,7 +39,12 @@ module.exports = {
       'common/ is the ground floor: no plans, no routes, no formats. Features register with it instead ' +
         '(documentErrorDetails, @MultipartBody(), @ParsesOwnBody()).',
     ),
-    usesOnly('results-vocabulary-imports-nothing', 'results', [], 'results/ is the result vocabulary below capture, storage, events and webhooks.'),
+    usesOnly(
+      'results-vocabulary-imports-nothing',
+      'results',
+      [],
+      'results/ is the result vocabulary below capture, storage, events and webhooks.',
+    ),
     never(
       'webhooks-never-use-capture-or-browser',
       '^src/webhooks/',
@@ -46,15 +57,25 @@ module.exports = {
       [FEATURES_ABOVE, ENTRY_POINTS],
       'Dependencies point down: the layers the features use never import the features above them or the entry points.',
     ),
-    never('capture-stack-points-down', '^src/(browser|egress)/', '^src/capture/', 'capture/ uses browser/, browser/ uses egress/: never the other way.'),
-    never('egress-below-browser', '^src/egress/', '^src/(browser|webhooks)/', 'egress/ guards every browser request and webhook: it knows neither.'),
+    never(
+      'capture-stack-points-down',
+      '^src/(browser|egress)/',
+      '^src/capture/',
+      'capture/ uses browser/, browser/ uses egress/: never the other way.',
+    ),
+    never(
+      'egress-below-browser',
+      '^src/egress/',
+      '^src/(browser|webhooks)/',
+      'egress/ guards every browser request and webhook: it knows neither.',
+    ),
     {
       name: 'no-reaching-into-other-modules-entities',
       comment:
-        "Modules talk through the services they export, not each other's repositories (ARCHITECTURE.md, \"Modules\"): a module's " +
-        "entities are imported, as values, only by its own files, by other entities (relations) and by database/ (data source, " +
+        'Modules talk through the services they export, not each other\'s repositories (ARCHITECTURE.md, "Modules"): a module\'s ' +
+        'entities are imported, as values, only by its own files, by other entities (relations) and by database/ (data source, ' +
         'migrations). Type-only imports are fine. Two vocabulary constants that still live in entity files are allowed: ' +
-        "mcp/tool-outputs.ts reads JOB_STATUSES, cli/admin-commands.ts reads USER_ROLES.",
+        'mcp/tool-outputs.ts reads JOB_STATUSES, cli/admin-commands.ts reads USER_ROLES.',
       severity: 'error',
       from: {
         path: '^src/([^/]+)/',

@@ -26,7 +26,10 @@ interface Violation {
 function cruise(files: Record<string, string>, output: 'json' | 'err'): { status: number | null; stdout: string; violations: Violation[] } {
   const root = mkdtempSync(join(tmpdir(), 'glimpse-deps-'));
   try {
-    writeFileSync(join(root, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'commonjs', strict: true }, include: ['src/**/*'] }));
+    writeFileSync(
+      join(root, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { module: 'commonjs', strict: true }, include: ['src/**/*'] }),
+    );
     for (const [path, source] of Object.entries(files)) {
       mkdirSync(dirname(join(root, path)), { recursive: true });
       writeFileSync(join(root, path), source);
@@ -35,10 +38,16 @@ function cruise(files: Record<string, string>, output: 'json' | 'err'): { status
     const run = spawnSync(DEPCRUISE, args, { cwd: root, encoding: 'utf8' });
     if (!run.stdout) throw new Error(`depcruise printed nothing (exit ${run.status}): ${run.stderr}`);
     if (output === 'err') return { status: run.status, stdout: run.stdout, violations: [] };
-    const result = JSON.parse(run.stdout) as { summary: { violations: { rule: { name: string; severity: string }; from: string; to: string }[] } };
+    const result = JSON.parse(run.stdout) as {
+      summary: { violations: { rule: { name: string; severity: string }; from: string; to: string }[] };
+    };
     // Every rule is an error, so each of these violations fails `npm run lint:deps` (and `npm test`).
     expect(result.summary.violations.filter((v) => v.rule.severity !== 'error')).toEqual([]);
-    return { status: run.status, stdout: run.stdout, violations: result.summary.violations.map((v) => ({ rule: v.rule.name, from: v.from, to: v.to })) };
+    return {
+      status: run.status,
+      stdout: run.stdout,
+      violations: result.summary.violations.map((v) => ({ rule: v.rule.name, from: v.from, to: v.to })),
+    };
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -52,12 +61,14 @@ const ALLOWED: Record<string, string> = {
   'src/accounts/plan.ts': 'export const PLANS = ["free"];\n',
   'src/quota/quota-error-details.ts':
     'import { CODE } from "../common/api-error";\nimport { PLANS } from "../accounts/plan";\nexport const DETAILS = [CODE, PLANS];\n',
-  'src/capture/capture-options.ts': 'import { RESULT_FORMATS } from "../results/result-formats";\nexport const CAPTURE_LIMITS = RESULT_FORMATS;\n',
+  'src/capture/capture-options.ts':
+    'import { RESULT_FORMATS } from "../results/result-formats";\nexport const CAPTURE_LIMITS = RESULT_FORMATS;\n',
   'src/screenshots/screenshot-job.entity.ts': 'export class ScreenshotJob {}\n',
   'src/screenshots/screenshots.service.ts':
     'import { ScreenshotJob } from "./screenshot-job.entity";\nimport { CAPTURE_LIMITS } from "../capture/capture-options";\nexport const S = [ScreenshotJob, CAPTURE_LIMITS];\n',
   'src/events/event.entity.ts': 'export class EventRecord {}\n',
-  'src/webhooks/dto/webhook-events.dto.ts': 'import { RESULT_FORMATS } from "../../results/result-formats";\nexport const FORMATS = RESULT_FORMATS;\n',
+  'src/webhooks/dto/webhook-events.dto.ts':
+    'import { RESULT_FORMATS } from "../../results/result-formats";\nexport const FORMATS = RESULT_FORMATS;\n',
   // Another module's entity as a type only: no repository is reached.
   'src/webhooks/webhook-deliveries.service.ts':
     'import type { EventRecord } from "../events/event.entity";\nexport function fanOut(event: EventRecord): EventRecord {\n  return event;\n}\n',
@@ -79,7 +90,9 @@ describe('dependency rules (.dependency-cruiser.cjs)', () => {
       },
       'err',
     );
-    expect(stdout).toContain('error common-knows-no-feature: src/common/api-error-responses.decorator.ts → src/quota/quota-error-details.ts');
+    expect(stdout).toContain(
+      'error common-knows-no-feature: src/common/api-error-responses.decorator.ts → src/quota/quota-error-details.ts',
+    );
     expect(stdout).toContain('error common-knows-no-feature: src/common/api-error-responses.decorator.ts → src/accounts/plan.ts');
     expect(status).not.toBe(0);
   });
@@ -103,7 +116,10 @@ describe('dependency rules (.dependency-cruiser.cjs)', () => {
         ],
       },
       // A cycle is reported once, at the first file of it.
-      'src/events/a.ts': { source: 'import { B } from "./b";\nexport const A = () => B;\n', violations: [{ rule: 'no-circular', to: 'src/events/b.ts' }] },
+      'src/events/a.ts': {
+        source: 'import { B } from "./b";\nexport const A = () => B;\n',
+        violations: [{ rule: 'no-circular', to: 'src/events/b.ts' }],
+      },
       'src/events/b.ts': { source: 'import { A } from "./a";\nexport const B = () => A;\n', violations: [] },
     };
     const files = { ...ALLOWED, ...Object.fromEntries(Object.entries(forbidden).map(([path, { source }]) => [path, source])) };

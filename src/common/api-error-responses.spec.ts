@@ -7,7 +7,7 @@ function narrowedOf(options: ReturnType<typeof errorResponseOptions>): SchemaObj
 }
 
 describe('documented error details', () => {
-  it('puts a declared code\'s details schema and example into the responses that list the code', () => {
+  it("puts a declared code's details schema and example into the responses that list the code", () => {
     const limit: SchemaObject = { type: 'integer', description: 'the limit' };
     documentErrorDetails('IDEMPOTENCY_KEY_REUSED', { limit }, { limit: 3 });
     const options = errorResponseOptions({ status: 422, codes: ['IDEMPOTENCY_KEY_REUSED'] });

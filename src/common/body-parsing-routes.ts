@@ -78,5 +78,11 @@ function pathsOf(metadata: string | string[] | undefined): string[] {
 
 /** `/a/b` from path pieces such as `'v1/screenshot'` and `'/upload'` (empty pieces dropped). */
 function joinPath(...pieces: string[]): string {
-  return '/' + pieces.flatMap((piece) => piece.split('/')).filter(Boolean).join('/');
+  return (
+    '/' +
+    pieces
+      .flatMap((piece) => piece.split('/'))
+      .filter(Boolean)
+      .join('/')
+  );
 }

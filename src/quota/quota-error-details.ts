@@ -20,7 +20,14 @@ documentErrorDetails(
 );
 
 /** 429 `RATE_LIMITED`: the key's per-second allowance (CONTRACT.md, "Rate limits and back-pressure"). */
-documentErrorDetails('RATE_LIMITED', {
-  limit: { type: 'integer', description: 'Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that)' },
-  windowSeconds: { type: 'integer', description: 'Length of the window, seconds (1)' },
-}, { limit: 20, windowSeconds: 1 });
+documentErrorDetails(
+  'RATE_LIMITED',
+  {
+    limit: {
+      type: 'integer',
+      description: 'Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that)',
+    },
+    windowSeconds: { type: 'integer', description: 'Length of the window, seconds (1)' },
+  },
+  { limit: 20, windowSeconds: 1 },
+);
