@@ -8,11 +8,11 @@
  * - `system`: real processes (the service's entry points, PostgreSQL clusters, redis-server, npm,
  *   ffmpeg) and wall-clock measurements (`test/system/`).
  *
- * One runner for all (test/support/lanes-runner.js): the `system` files run one at a time in a lane of
- * their own, while the other projects' files share `maxWorkers` workers. Each lane (a worker, or the
- * system lane) has a database of its own, cloned from a template the global setup migrates once, and a
- * Redis key prefix of its own (test/support/worker-env.ts); a file starts from empty tables
- * (test/support/fresh-state.ts).
+ * One runner for all (test/support/lanes-runner.js), two lanes at the same time: the `system` files on
+ * GLIMPSE_TEST_SYSTEM_WORKERS workers of their own (at most that many at once), the other projects'
+ * files on `maxWorkers` workers. Each worker has a database of its own, cloned from a template the
+ * global setup migrates once, and a Redis key prefix of its own (test/support/worker-env.ts); a file
+ * starts from empty tables (test/support/fresh-state.ts). See docs/testing.md.
  *
  * ts-jest only transpiles (tsconfig.json sets `isolatedModules`, which ts-jest follows): the types are
  * checked once, by `npm run typecheck`.
