@@ -4,15 +4,11 @@ import { IsOptional } from 'class-validator';
 import {
   CAPTURE_LIMITS,
   CAPTURE_OPTION_FIELDS,
+  CAPTURE_OPTION_NAMES,
   captureOptionJsonSchema,
   CaptureOptionName,
   CaptureOptionsInput,
-  CaptureCookie,
-  ClipRect,
-  PdfPaper,
-  WaitUntil,
 } from '../../capture/capture-options';
-import type { ResultFormat } from '../../capture/image-format';
 import { IsHttpUrl, MatchesSchema } from '../../common/validation';
 
 /** OpenAPI property and validation of one option, both derived from its schema in {@link CAPTURE_OPTION_FIELDS}. */
@@ -26,99 +22,28 @@ function optionDecorators(name: CaptureOptionName): PropertyDecorator {
  * all derived from {@link CAPTURE_OPTION_FIELDS}, so the rules live once.
  */
 export const CaptureOption = Object.fromEntries(
-  Object.keys(CAPTURE_OPTION_FIELDS).map((name) => [name, () => optionDecorators(name as CaptureOptionName)]),
+  CAPTURE_OPTION_NAMES.map((name) => [name, () => optionDecorators(name)]),
 ) as { [K in CaptureOptionName]: () => PropertyDecorator };
 
 /**
- * The capture options as DTO properties (CONTRACT.md, "Capture options"). Combinations the contract
- * refuses (`selector` with `fullPage`, `quality` with `png`, …) are checked by the service with
- * `captureOptionConflicts`.
+ * Declares each of `names` on `dto` as an optional property with its {@link CaptureOption}
+ * decorators, in the table's order. Call it right after the class declaration, before any subclass is
+ * declared (a subclass copies the parent's OpenAPI property list when it adds its own).
  */
-export class CaptureOptionsDto implements CaptureOptionsInput {
-  @CaptureOption.width()
-  width?: number;
-
-  @CaptureOption.height()
-  height?: number;
-
-  @CaptureOption.fullPage()
-  fullPage?: boolean;
-
-  @CaptureOption.format()
-  format?: ResultFormat;
-
-  @CaptureOption.delay()
-  delay?: number;
-
-  @CaptureOption.selector()
-  selector?: string;
-
-  @CaptureOption.clip()
-  clip?: ClipRect;
-
-  @CaptureOption.scale()
-  scale?: number;
-
-  @CaptureOption.quality()
-  quality?: number;
-
-  @CaptureOption.waitUntil()
-  waitUntil?: WaitUntil;
-
-  @CaptureOption.waitForSelector()
-  waitForSelector?: string;
-
-  @CaptureOption.hideSelectors()
-  hideSelectors?: string[];
-
-  @CaptureOption.css()
-  css?: string;
-
-  @CaptureOption.javascript()
-  javascript?: string;
-
-  @CaptureOption.darkMode()
-  darkMode?: boolean;
-
-  @CaptureOption.reducedMotion()
-  reducedMotion?: boolean;
-
-  @CaptureOption.device()
-  device?: string;
-
-  @CaptureOption.userAgent()
-  userAgent?: string;
-
-  @CaptureOption.headers()
-  headers?: Record<string, string>;
-
-  @CaptureOption.cookies()
-  cookies?: CaptureCookie[];
-
-  @CaptureOption.timezone()
-  timezone?: string;
-
-  @CaptureOption.locale()
-  locale?: string;
-
-  @CaptureOption.blockAds()
-  blockAds?: boolean;
-
-  @CaptureOption.blockTrackers()
-  blockTrackers?: boolean;
-
-  @CaptureOption.blockCookieBanners()
-  blockCookieBanners?: boolean;
-
-  @CaptureOption.pdf()
-  pdf?: { paper?: PdfPaper; landscape?: boolean; printBackground?: boolean };
-
-  @CaptureOption.cache()
-  cache?: boolean;
-
-  @CaptureOption.cacheTtl()
-  cacheTtl?: number;
+export function declareCaptureOptions(dto: abstract new () => object, names: readonly CaptureOptionName[]): void {
+  for (const name of names) CaptureOption[name]()(dto.prototype, name);
 }
+
+/**
+ * The capture options as DTO properties (CONTRACT.md, "Capture options"), one per entry of
+ * `CAPTURE_OPTION_TABLE`. Combinations the contract refuses (`selector` with `fullPage`, `quality` with
+ * `png`, …) are checked by the service with `captureOptionConflicts`.
+ */
+export class CaptureOptionsDto {}
+// The properties' types: the options as sent (declaration merging with the class above).
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging
+export interface CaptureOptionsDto extends CaptureOptionsInput {}
+declareCaptureOptions(CaptureOptionsDto, CAPTURE_OPTION_NAMES);
 
 /** Body of `POST /v1/screenshot` (spec section 2.1, CONTRACT.md "Capture options"). Unknown fields are rejected. */
 export class CreateScreenshotDto extends CaptureOptionsDto {

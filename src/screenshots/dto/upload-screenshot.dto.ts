@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { captureOptionJsonSchema, CAPTURE_OPTION_FIELDS, CaptureOptionName } from '../../capture/capture-options';
+import { captureOptionJsonSchema, CAPTURE_OPTION_NAMES, CaptureOptionName } from '../../capture/capture-options';
 import { CaptureOptionsDto } from './create-screenshot.dto';
 
 /** Largest uploaded HTML document, bytes (10 MiB: CONTRACT.md, "Rate limits and back-pressure"). */
@@ -47,13 +47,13 @@ function formTransformOf(name: CaptureOptionName): FormTransform | null {
  */
 export class UploadScreenshotDto extends CaptureOptionsDto {}
 
-for (const name of Object.keys(CAPTURE_OPTION_FIELDS) as CaptureOptionName[]) {
+for (const name of CAPTURE_OPTION_NAMES) {
   const transform = formTransformOf(name);
   if (transform) Transform(transform)(UploadScreenshotDto.prototype, name);
 }
 
 /** Form fields the upload route accepts: every capture option plus `file`. */
-export const UPLOAD_FORM_FIELDS_MAX = Object.keys(CAPTURE_OPTION_FIELDS).length;
+export const UPLOAD_FORM_FIELDS_MAX = CAPTURE_OPTION_NAMES.length;
 
 /** The multipart form as documented in OpenAPI: the options plus the `file` part. */
 export class UploadScreenshotFormDto extends UploadScreenshotDto {
