@@ -268,6 +268,10 @@ export class CaptureEngine {
         mobile: options.isMobile,
       });
     }
+    if (options.omitBackground) {
+      // Transparent default background, as Playwright's `omitBackground` (the context serves this capture only).
+      await cdp.send('Emulation.setDefaultBackgroundColorOverride', { color: { r: 0, g: 0, b: 0, a: 0 } });
+    }
     // optimizeForSpeed: Chromium's fast PNG encoder, measured here at about 40 ms instead of 150 ms for a
     // 1280×800 page, for files about a quarter larger; the encoder is most of a warm capture's CPU.
     const format = options.format as ImageFormat;

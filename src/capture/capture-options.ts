@@ -251,6 +251,12 @@ export const CAPTURE_OPTION_TABLE = {
     formats: ['jpeg', 'webp'],
     resolve: (quality, { format }): number | null => (format === 'jpeg' || format === 'webp' ? (quality ?? L.quality.default) : null),
   }),
+  omitBackground: option(z.boolean('must be a boolean'), {
+    doc: 'Transparent background instead of white where the page paints none (png and webp only).',
+    default: false,
+    example: true,
+    formats: ['png', 'webp'],
+  }),
   waitUntil: option(z.enum(WAIT_UNTIL, `must be one of ${WAIT_UNTIL.join(', ')}`), {
     doc: 'Navigation milestone to wait for before the rest; networkidle = no request for 500 ms.',
     default: 'load',

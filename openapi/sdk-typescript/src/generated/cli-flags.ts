@@ -24,6 +24,7 @@ export const GENERATED_CAPTURE_FLAGS = {
   hideSelectors: { kind: 'list', description: "Elements hidden before the capture (repeatable)" },
   javascript: { kind: 'string', description: "Script run in the page after load, as the body of an async function; awaited, bounded by the capture timeout" },
   locale: { kind: 'string', description: "navigator.language and Accept-Language" },
+  omitBackground: { kind: 'boolean', description: "Transparent background instead of white where the page paints none" },
   pdf: { kind: 'json', description: "PDF settings; only with format pdf (JSON or @file)" },
   quality: { kind: 'integer', description: "Compression quality of jpeg and webp" },
   reducedMotion: { kind: 'boolean', description: "Emulate prefers-reduced-motion: reduce" },
