@@ -20,7 +20,7 @@ function rgba(img: DecodedPng, x: number, y: number): [number, number, number, n
 /** The chunk names of a RIFF/WEBP file (`VP8X`, `ALPH`, `VP8 `, …). */
 function webpChunks(webp: Buffer): string[] {
   const names: string[] = [];
-  for (let at = 12; at + 8 <= webp.length; ) {
+  for (let at = 12; at + 8 <= webp.length;) {
     const size = webp.readUInt32LE(at + 4);
     names.push(webp.toString('ascii', at, at + 4));
     at += 8 + size + (size % 2);
@@ -50,12 +50,17 @@ describe('omitBackground (CONTRACT.md, "Capture options, second set")', () => {
   });
 
   async function jobCount(): Promise<number> {
-    const [{ count }] = await t.get(DataSource).query('SELECT count(*)::int AS count FROM screenshot_jobs WHERE account_id = $1', [accountId]);
+    const [{ count }] = await t
+      .get(DataSource)
+      .query('SELECT count(*)::int AS count FROM screenshot_jobs WHERE account_id = $1', [accountId]);
     return count;
   }
 
   async function capture(options: Record<string, unknown>, lookAs: string): Promise<Buffer> {
-    const res = await t.request('POST', '/v1/screenshot', { key, body: { url: `${pages.url}/square`, width: 320, height: 240, ...options } });
+    const res = await t.request('POST', '/v1/screenshot', {
+      key,
+      body: { url: `${pages.url}/square`, width: 320, height: 240, ...options },
+    });
     expect(res.status).toBe(202);
     const job = await waitForJob(t, key, res.body.id);
     expect(job).toMatchObject({ status: 'done', error: null });

@@ -64,15 +64,24 @@ describe('the options table', () => {
 
 describe('derived from the table', () => {
   it('every option is a validated, documented property of the screenshot body, batch item and upload form; the run body has exactly the session options', () => {
-    const documented = (type: object) => (Reflect.getMetadata('swagger/apiModelPropertiesArray', (type as { prototype: object }).prototype) as string[]).map((p) => p.slice(1));
+    const documented = (type: object) =>
+      (Reflect.getMetadata('swagger/apiModelPropertiesArray', (type as { prototype: object }).prototype) as string[]).map((p) =>
+        p.slice(1),
+      );
     expect(documented(CreateScreenshotDto)).toEqual(expect.arrayContaining(CAPTURE_OPTION_NAMES));
     expect(documented(UploadScreenshotDto)).toEqual(expect.arrayContaining(CAPTURE_OPTION_NAMES));
-    expect(documented(CreateRunDto).filter((p) => CAPTURE_OPTION_NAMES.includes(p as CaptureOptionName)).sort()).toEqual([...SESSION_OPTION_NAMES].sort());
+    expect(
+      documented(CreateRunDto)
+        .filter((p) => CAPTURE_OPTION_NAMES.includes(p as CaptureOptionName))
+        .sort(),
+    ).toEqual([...SESSION_OPTION_NAMES].sort());
 
     for (const name of CAPTURE_OPTION_NAMES) {
       const spec = captureOptionSpec(name);
       expect(fieldErrors(CreateScreenshotDto, { url: 'https://example.com', [name]: spec.example })).toEqual([]);
-      expect(fieldErrors(CreateScreenshotDto, { url: 'https://example.com', [name]: wrongTypeFor(name) }).map((e) => e.field)).toEqual([name]);
+      expect(fieldErrors(CreateScreenshotDto, { url: 'https://example.com', [name]: wrongTypeFor(name) }).map((e) => e.field)).toEqual([
+        name,
+      ]);
       const run = fieldErrors(CreateRunDto, { url: 'https://example.com', [name]: spec.example });
       expect(run.map((e) => e.field)).toEqual(spec.session ? [] : [name]);
     }
@@ -94,7 +103,11 @@ describe('derived from the table', () => {
     const run = document.components.schemas.CreateRunDto.properties;
     for (const name of CAPTURE_OPTION_NAMES) {
       const spec = captureOptionSpec(name);
-      expect(screenshot[name]).toMatchObject({ description: spec.doc, example: spec.example, ...(spec.default !== undefined ? { default: spec.default } : {}) });
+      expect(screenshot[name]).toMatchObject({
+        description: spec.doc,
+        example: spec.example,
+        ...(spec.default !== undefined ? { default: spec.default } : {}),
+      });
       expect(uploadForm[name]).toEqual(screenshot[name]);
       if (spec.session) expect(run[name]).toEqual(screenshot[name]);
       else expect(run[name]).toBeUndefined();
@@ -105,7 +118,8 @@ describe('derived from the table', () => {
     for (const name of CAPTURE_OPTION_NAMES) {
       expect(TAKE_SCREENSHOT_INPUT_SCHEMA.shape[name]?.meta()).toEqual(captureOptionJsonSchema(name));
     }
-    for (const name of SESSION_OPTION_NAMES) expect(RUN_BROWSER_SESSION_INPUT_SCHEMA.shape[name]?.meta()).toEqual(captureOptionJsonSchema(name));
+    for (const name of SESSION_OPTION_NAMES)
+      expect(RUN_BROWSER_SESSION_INPUT_SCHEMA.shape[name]?.meta()).toEqual(captureOptionJsonSchema(name));
     for (const name of NON_SESSION) expect(RUN_BROWSER_SESSION_INPUT_SCHEMA.shape[name]).toBeUndefined();
   });
 
@@ -125,11 +139,29 @@ describe('derived from the table', () => {
     const sessionKeys = SESSION_OPTION_NAMES.map((name) => captureOptionSpec(name).resolvedAs ?? name);
     expect(Object.keys(session).sort()).toEqual([...sessionKeys, 'isMobile', 'hasTouch'].sort());
     for (const key of Object.keys(session)) expect(session[key]).toEqual(capture[key]);
-    expect(session).toMatchObject({ width: 500, height: devices['iPhone 15'].viewport.height, isMobile: true, hasTouch: true, locale: 'de-DE', headers: null, blockAds: true });
+    expect(session).toMatchObject({
+      width: 500,
+      height: devices['iPhone 15'].viewport.height,
+      isMobile: true,
+      hasTouch: true,
+      locale: 'de-DE',
+      headers: null,
+      blockAds: true,
+    });
   });
 
   it('resolves defaults under their resolved names', () => {
-    expect(DEFAULT_CAPTURE_OPTIONS).toMatchObject({ width: 1280, height: 800, format: 'png', delayMs: 0, cacheTtlS: 14_400, quality: null, pdf: null, locale: 'en-US', selector: null });
+    expect(DEFAULT_CAPTURE_OPTIONS).toMatchObject({
+      width: 1280,
+      height: 800,
+      format: 'png',
+      delayMs: 0,
+      cacheTtlS: 14_400,
+      quality: null,
+      pdf: null,
+      locale: 'en-US',
+      selector: null,
+    });
     expect(resolveCaptureOptions({ format: 'jpeg' }).quality).toBe(85);
     expect(resolveCaptureOptions({ format: 'pdf' }).pdf).toEqual({ paper: 'A4', landscape: false, printBackground: true });
     expect(resolveCaptureOptions({ delay: 250, cache: true, cacheTtl: 60 })).toMatchObject({ delayMs: 250, cacheTtlS: 60 });
@@ -147,7 +179,10 @@ describe('captureOptionConflicts', () => {
       expect(captureOptionConflicts(alone as CaptureOptionsInput)).toEqual([]);
       for (const other of spec.notWith ?? []) {
         const both = { ...alone, [other]: captureOptionSpec(other as CaptureOptionName).example };
-        expect(captureOptionConflicts(both as CaptureOptionsInput)).toContainEqual({ field: name, message: `is not allowed with ${other}` });
+        expect(captureOptionConflicts(both as CaptureOptionsInput)).toContainEqual({
+          field: name,
+          message: `is not allowed with ${other}`,
+        });
       }
       for (const format of RESULT_FORMATS.filter((f) => spec.formats && !spec.formats.includes(f))) {
         expect(captureOptionConflicts({ ...alone, format } as CaptureOptionsInput).map((e) => e.field)).toContain(name);
@@ -160,8 +195,13 @@ describe('captureOptionConflicts', () => {
     }
   });
 
-  it('keeps the messages and order of CONTRACT.md\'s rules', () => {
-    expect(captureOptionConflicts({ format: 'pdf', selector: '#a', clip: { x: 0, y: 0, width: 1, height: 1 }, fullPage: true, scale: 2, quality: 50 }, 'items[1].')).toEqual([
+  it("keeps the messages and order of CONTRACT.md's rules", () => {
+    expect(
+      captureOptionConflicts(
+        { format: 'pdf', selector: '#a', clip: { x: 0, y: 0, width: 1, height: 1 }, fullPage: true, scale: 2, quality: 50 },
+        'items[1].',
+      ),
+    ).toEqual([
       { field: 'items[1].selector', message: 'is not allowed with fullPage' },
       { field: 'items[1].clip', message: 'is not allowed with fullPage' },
       { field: 'items[1].clip', message: 'is not allowed with selector' },

@@ -91,25 +91,28 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 /** A string of well-formed Unicode (no lone surrogates: PostgreSQL and the browser cannot take them). */
 const text = () => z.string('must be a string').refine((s) => !LONE_SURROGATE.test(s), 'must be well-formed Unicode (no lone surrogates)');
 
-const selectorSchema = () => text().min(1, 'must not be empty').max(L.selectorMaxLength, `must be at most ${L.selectorMaxLength} characters`);
+const selectorSchema = () =>
+  text().min(1, 'must not be empty').max(L.selectorMaxLength, `must be at most ${L.selectorMaxLength} characters`);
 
 const int = (min: number, max: number) =>
   z.int('must be an integer').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
 
-const clipSchema = z
-  .strictObject({
-    x: int(0, L.clipMaxOffset).meta({ description: 'Left edge, CSS px from the page origin.' }),
-    y: int(0, L.clipMaxOffset).meta({ description: 'Top edge, CSS px from the page origin.' }),
-    width: int(1, L.clipMaxSize).meta({ description: 'CSS px.' }),
-    height: int(1, L.clipMaxSize).meta({ description: 'CSS px.' }),
-  });
+const clipSchema = z.strictObject({
+  x: int(0, L.clipMaxOffset).meta({ description: 'Left edge, CSS px from the page origin.' }),
+  y: int(0, L.clipMaxOffset).meta({ description: 'Top edge, CSS px from the page origin.' }),
+  width: int(1, L.clipMaxSize).meta({ description: 'CSS px.' }),
+  height: int(1, L.clipMaxSize).meta({ description: 'CSS px.' }),
+});
 
 const cookieSchema = z.strictObject({
   name: z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters').regex(TOKEN, 'must be a token (RFC 9110)'),
   value: z
     .string()
     .max(L.cookieValueMaxLength, `must be at most ${L.cookieValueMaxLength} characters`)
-    .regex(/^[\x21\x23-\x2b\x2d-\x3a\x3c-\x5b\x5d-\x7e]*$/, 'must be printable ASCII without spaces, quotes, commas, semicolons or backslashes (RFC 6265)'),
+    .regex(
+      /^[\x21\x23-\x2b\x2d-\x3a\x3c-\x5b\x5d-\x7e]*$/,
+      'must be printable ASCII without spaces, quotes, commas, semicolons or backslashes (RFC 6265)',
+    ),
   domain: z
     .string()
     .min(1, 'must not be empty')
@@ -117,7 +120,12 @@ const cookieSchema = z.strictObject({
     .regex(/^\.?[A-Za-z0-9.-]+$/, 'must be a host name, optionally with a leading dot')
     .optional()
     .meta({ description: 'Default: the host of url (a host-only cookie).' }),
-  path: z.string().startsWith('/', 'must start with /').max(1024, 'must be at most 1024 characters').regex(/^[\x21-\x3a\x3c-\x7e]*$/, 'must not contain spaces, controls or semicolons').optional(),
+  path: z
+    .string()
+    .startsWith('/', 'must start with /')
+    .max(1024, 'must be at most 1024 characters')
+    .regex(/^[\x21-\x3a\x3c-\x7e]*$/, 'must not contain spaces, controls or semicolons')
+    .optional(),
   secure: z.boolean('must be a boolean').optional(),
   httpOnly: z.boolean('must be a boolean').optional(),
   sameSite: z.enum(['Strict', 'Lax', 'None'], 'must be one of Strict, Lax, None').optional(),
@@ -128,7 +136,10 @@ const headersSchema = z
     z
       .string()
       .regex(TOKEN, 'must be a header name (an RFC 9110 token)')
-      .refine((name) => !FORBIDDEN_HEADER.test(name), 'may not be set: Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused'),
+      .refine(
+        (name) => !FORBIDDEN_HEADER.test(name),
+        'may not be set: Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused',
+      ),
     z
       .string('must be a string')
       .max(L.headerValueMaxLength, `must be at most ${L.headerValueMaxLength} characters`)
@@ -137,12 +148,14 @@ const headersSchema = z
   .refine((h) => Object.keys(h).length <= L.headersMax, `must have at most ${L.headersMax} entries`)
   .meta({ maxProperties: L.headersMax });
 
-const pdfSchema = z
-  .strictObject({
-    paper: z.enum(PDF_PAPERS, `must be one of ${PDF_PAPERS.join(', ')}`).optional().meta({ description: 'Paper size (default A4).' }),
-    landscape: z.boolean('must be a boolean').optional().meta({ description: 'Landscape orientation (default false).' }),
-    printBackground: z.boolean('must be a boolean').optional().meta({ description: 'Print background colours and images (default true).' }),
-  });
+const pdfSchema = z.strictObject({
+  paper: z
+    .enum(PDF_PAPERS, `must be one of ${PDF_PAPERS.join(', ')}`)
+    .optional()
+    .meta({ description: 'Paper size (default A4).' }),
+  landscape: z.boolean('must be a boolean').optional().meta({ description: 'Landscape orientation (default false).' }),
+  printBackground: z.boolean('must be a boolean').optional().meta({ description: 'Print background colours and images (default true).' }),
+});
 
 /** What an option's resolution may look at besides its own value: the emulated device and the result format. */
 export interface ResolveContext {
@@ -236,14 +249,17 @@ export const CAPTURE_OPTION_TABLE = {
     formats: IMAGE_FORMATS,
     resolve: (clip): ClipRect | null => (clip ? { ...clip } : null),
   }),
-  scale: option(z.number('must be a number').min(L.scale.min, `must be at least ${L.scale.min}`).max(L.scale.max, `must be at most ${L.scale.max}`), {
-    doc: 'Device scale factor: the image is width × scale by height × scale px.',
-    default: L.scale.default,
-    example: 2,
-    session: true,
-    formats: IMAGE_FORMATS,
-    resolve: (scale, { device }): number => scale ?? device?.deviceScaleFactor ?? L.scale.default,
-  }),
+  scale: option(
+    z.number('must be a number').min(L.scale.min, `must be at least ${L.scale.min}`).max(L.scale.max, `must be at most ${L.scale.max}`),
+    {
+      doc: 'Device scale factor: the image is width × scale by height × scale px.',
+      default: L.scale.default,
+      example: 2,
+      session: true,
+      formats: IMAGE_FORMATS,
+      resolve: (scale, { device }): number => scale ?? device?.deviceScaleFactor ?? L.scale.default,
+    },
+  ),
   quality: option(int(L.quality.min, L.quality.max), {
     doc: `Compression quality of jpeg and webp (not with png or pdf).`,
     default: L.quality.default,
@@ -287,13 +303,26 @@ export const CAPTURE_OPTION_TABLE = {
     example: "document.querySelector('#promo')?.remove();",
     resolve: (javascript): string | null => javascript || null,
   }),
-  darkMode: option(z.boolean('must be a boolean'), { doc: 'Emulate prefers-color-scheme: dark.', default: false, example: true, session: true }),
-  reducedMotion: option(z.boolean('must be a boolean'), { doc: 'Emulate prefers-reduced-motion: reduce.', default: false, example: true, session: true }),
-  device: option(z.enum(DEVICE_NAMES as [string, ...string[]], 'must be one of Playwright\'s device names, e.g. "iPhone 15" or "Pixel 7"'), {
-    doc: "Emulate a device (Playwright's device list): its viewport, scale, user agent, mobile and touch. Explicit width, height, scale and userAgent win.",
-    example: 'iPhone 15',
+  darkMode: option(z.boolean('must be a boolean'), {
+    doc: 'Emulate prefers-color-scheme: dark.',
+    default: false,
+    example: true,
     session: true,
   }),
+  reducedMotion: option(z.boolean('must be a boolean'), {
+    doc: 'Emulate prefers-reduced-motion: reduce.',
+    default: false,
+    example: true,
+    session: true,
+  }),
+  device: option(
+    z.enum(DEVICE_NAMES as [string, ...string[]], 'must be one of Playwright\'s device names, e.g. "iPhone 15" or "Pixel 7"'),
+    {
+      doc: "Emulate a device (Playwright's device list): its viewport, scale, user agent, mobile and touch. Explicit width, height, scale and userAgent win.",
+      example: 'iPhone 15',
+      session: true,
+    },
+  ),
   userAgent: option(
     z
       .string('must be a string')
@@ -319,18 +348,27 @@ export const CAPTURE_OPTION_TABLE = {
     session: true,
     resolve: (cookies): CaptureCookie[] | null => (cookies?.length ? cookies.map((c) => ({ ...c })) : null),
   }),
-  timezone: option(z.string('must be a string').max(64, 'must be at most 64 characters').refine(isTimeZone, 'must be an IANA time zone name, e.g. Europe/Berlin'), {
-    doc: "IANA time zone of Intl and Date in the page (default: the server's).",
-    example: 'America/New_York',
-    session: true,
-  }),
-  locale: option(z.string('must be a string').max(35, 'must be at most 35 characters').refine(isLocale, 'must be a BCP 47 language tag, e.g. de-DE'), {
-    doc: 'navigator.language and Accept-Language.',
-    default: DEFAULT_LOCALE,
-    example: 'de-DE',
-    session: true,
-    resolve: (locale): string => (locale ? Intl.getCanonicalLocales(locale)[0] : DEFAULT_LOCALE),
-  }),
+  timezone: option(
+    z
+      .string('must be a string')
+      .max(64, 'must be at most 64 characters')
+      .refine(isTimeZone, 'must be an IANA time zone name, e.g. Europe/Berlin'),
+    {
+      doc: "IANA time zone of Intl and Date in the page (default: the server's).",
+      example: 'America/New_York',
+      session: true,
+    },
+  ),
+  locale: option(
+    z.string('must be a string').max(35, 'must be at most 35 characters').refine(isLocale, 'must be a BCP 47 language tag, e.g. de-DE'),
+    {
+      doc: 'navigator.language and Accept-Language.',
+      default: DEFAULT_LOCALE,
+      example: 'de-DE',
+      session: true,
+      resolve: (locale): string => (locale ? Intl.getCanonicalLocales(locale)[0] : DEFAULT_LOCALE),
+    },
+  ),
   blockAds: option(z.boolean('must be a boolean'), {
     doc: 'Do not make requests that match the shipped ad lists (EasyList).',
     default: false,
@@ -354,7 +392,9 @@ export const CAPTURE_OPTION_TABLE = {
     example: { paper: 'Letter', landscape: true },
     formats: ['pdf'],
     resolve: (pdf, { format }): PdfOptions | null =>
-      format === 'pdf' ? { paper: pdf?.paper ?? 'A4', landscape: pdf?.landscape ?? false, printBackground: pdf?.printBackground ?? true } : null,
+      format === 'pdf'
+        ? { paper: pdf?.paper ?? 'A4', landscape: pdf?.landscape ?? false, printBackground: pdf?.printBackground ?? true }
+        : null,
   }),
   cache: option(z.boolean('must be a boolean'), {
     doc: 'Reuse a recent identical capture of the same account: the job ends done at once with cached true and is not counted against the quota.',
@@ -382,7 +422,9 @@ export const CAPTURE_OPTION_NAMES = Object.keys(CAPTURE_OPTION_TABLE) as Capture
 export type SessionOptionName = { [K in CaptureOptionName]: Table[K] extends { session: true } ? K : never }[CaptureOptionName];
 
 /** The session options' public names, in the table's order. */
-export const SESSION_OPTION_NAMES = CAPTURE_OPTION_NAMES.filter((name) => (CAPTURE_OPTION_TABLE[name] as CaptureOptionSpec).session) as SessionOptionName[];
+export const SESSION_OPTION_NAMES = CAPTURE_OPTION_NAMES.filter(
+  (name) => (CAPTURE_OPTION_TABLE[name] as CaptureOptionSpec).session,
+) as SessionOptionName[];
 
 /** The entry of `name`, with the common type. */
 export function captureOptionSpec(name: CaptureOptionName): CaptureOptionSpec {
@@ -397,7 +439,10 @@ export function captureOptionSpec(name: CaptureOptionName): CaptureOptionSpec {
 export const CAPTURE_OPTION_FIELDS = Object.fromEntries(
   CAPTURE_OPTION_NAMES.map((name) => {
     const spec = captureOptionSpec(name);
-    return [name, spec.schema.meta({ description: spec.doc, ...(spec.default !== undefined ? { default: spec.default } : {}), example: spec.example })];
+    return [
+      name,
+      spec.schema.meta({ description: spec.doc, ...(spec.default !== undefined ? { default: spec.default } : {}), example: spec.example }),
+    ];
   }),
 ) as { readonly [K in CaptureOptionName]: Table[K]['schema'] };
 
@@ -412,7 +457,10 @@ export type SessionOptionsInput = Pick<CaptureOptionsInput, SessionOptionName>;
  * default and example.
  */
 export function captureOptionJsonSchema(name: CaptureOptionName): Record<string, unknown> {
-  const { $schema: _ignored, ...schema } = z.toJSONSchema(CAPTURE_OPTION_FIELDS[name], { target: 'draft-2020-12', unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(CAPTURE_OPTION_FIELDS[name], {
+    target: 'draft-2020-12',
+    unrepresentable: 'any',
+  }) as Record<string, unknown>;
   return schema;
 }
 
@@ -478,7 +526,8 @@ export function captureOptionConflicts(input: CaptureOptionsInput, prefix = ''):
     if (!spec.formats || spec.formats.includes(format)) continue;
     refuse(name, format === 'pdf' ? 'is not allowed with format pdf' : `is only allowed with format ${spec.formats.join(' or ')}`);
   }
-  for (const [name, spec] of specs) if (spec.onlyWithTrue && given[spec.onlyWithTrue] !== true) refuse(name, `is only allowed with ${spec.onlyWithTrue} true`);
+  for (const [name, spec] of specs)
+    if (spec.onlyWithTrue && given[spec.onlyWithTrue] !== true) refuse(name, `is only allowed with ${spec.onlyWithTrue} true`);
   return errors;
 }
 
@@ -537,7 +586,9 @@ export function captureCacheKey(target: string, options: CaptureOptions): string
     /* validated earlier; keep as is */
   }
   const { cache: _cache, cacheTtlS: _ttl, ...shaping } = options;
-  return createHash('sha256').update(canonicalJson({ target: canonicalTarget, options: shaping })).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson({ target: canonicalTarget, options: shaping }))
+    .digest('hex');
 }
 
 /** JSON with object keys sorted at every level (arrays keep their order). */
@@ -562,6 +613,8 @@ export function captureBudgetMs(
   captureTimeoutMs: number,
   options?: Pick<CaptureOptions, 'delayMs' | 'waitForSelector' | 'javascript' | 'selector'>,
 ): number {
-  const waits = options ? [options.waitForSelector, options.javascript, options.selector].filter((o) => o !== null && o !== undefined).length : 3;
+  const waits = options
+    ? [options.waitForSelector, options.javascript, options.selector].filter((o) => o !== null && o !== undefined).length
+    : 3;
   return captureTimeoutMs * (2 + waits) + (options?.delayMs ?? L.delayMs.max);
 }

@@ -1,9 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsBoolean, IsInt, IsOptional, Max, Min, ValidateNested } from 'class-validator';
-import { SESSION_OPTION_NAMES, SessionOptionsInput } from '../../capture/capture-options';
+import { SESSION_OPTION_NAMES } from '../../capture/capture-options';
 import { IsHttpUrl } from '../../common/validation';
-import { declareCaptureOptions } from '../../screenshots/dto/create-screenshot.dto';
+import { captureOptionsDtoOf } from '../../screenshots/dto/create-screenshot.dto';
 import { RUN_LIMITS } from '../run-steps';
 import { RunStepDto, STEP_SCHEMA, toStepInstances } from './run-step.dto';
 
@@ -12,7 +12,7 @@ import { RunStepDto, STEP_SCHEMA, toStepInstances } from './run-step.dto';
  * switch, the run's budget and the session options: the capture options marked `session` in
  * `CAPTURE_OPTION_TABLE`, with their rules (docs/capture-options.md). Unknown fields are rejected.
  */
-export class CreateRunDto {
+export class CreateRunDto extends captureOptionsDtoOf(SESSION_OPTION_NAMES) {
   @ApiProperty({ description: 'Absolute http(s) URL of the first page (same rules as a capture\'s `url`)', maxLength: 2048, example: 'https://example.com/login' })
   @IsHttpUrl(2048)
   url: string;
@@ -48,7 +48,3 @@ export class CreateRunDto {
   @Max(RUN_LIMITS.timeoutMs.max)
   timeoutMs?: number;
 }
-// The session options' types (declaration merging with the class above); their decorators are added below.
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging
-export interface CreateRunDto extends SessionOptionsInput {}
-declareCaptureOptions(CreateRunDto, SESSION_OPTION_NAMES);

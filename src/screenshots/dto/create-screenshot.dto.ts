@@ -26,12 +26,13 @@ export const CaptureOption = Object.fromEntries(
 ) as { [K in CaptureOptionName]: () => PropertyDecorator };
 
 /**
- * Declares each of `names` on `dto` as an optional property with its {@link CaptureOption}
- * decorators, in the table's order. Call it right after the class declaration, before any subclass is
- * declared (a subclass copies the parent's OpenAPI property list when it adds its own).
+ * A DTO base class with one optional property per option of `names` (in the table's order), each with
+ * its {@link CaptureOption} decorators; typed as the options as sent. Request DTOs extend it.
  */
-export function declareCaptureOptions(dto: abstract new () => object, names: readonly CaptureOptionName[]): void {
-  for (const name of names) CaptureOption[name]()(dto.prototype, name);
+export function captureOptionsDtoOf<N extends CaptureOptionName>(names: readonly N[]): new () => Pick<CaptureOptionsInput, N> {
+  class OptionsDto {}
+  for (const name of names) CaptureOption[name]()(OptionsDto.prototype, name);
+  return OptionsDto as new () => Pick<CaptureOptionsInput, N>;
 }
 
 /**
@@ -39,11 +40,8 @@ export function declareCaptureOptions(dto: abstract new () => object, names: rea
  * `CAPTURE_OPTION_TABLE`. Combinations the contract refuses (`selector` with `fullPage`, `quality` with
  * `png`, …) are checked by the service with `captureOptionConflicts`.
  */
-export class CaptureOptionsDto {}
-// The properties' types: the options as sent (declaration merging with the class above).
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging
-export interface CaptureOptionsDto extends CaptureOptionsInput {}
-declareCaptureOptions(CaptureOptionsDto, CAPTURE_OPTION_NAMES);
+export const CaptureOptionsDto = captureOptionsDtoOf(CAPTURE_OPTION_NAMES);
+export type CaptureOptionsDto = CaptureOptionsInput;
 
 /** Body of `POST /v1/screenshot` (spec section 2.1, CONTRACT.md "Capture options"). Unknown fields are rejected. */
 export class CreateScreenshotDto extends CaptureOptionsDto {
