@@ -1,21 +1,9 @@
-import 'reflect-metadata';
-
-import { plainToInstance } from 'class-transformer';
-import { validateSync } from 'class-validator';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { devices } from 'playwright';
-import { CAPTURE_FLAGS, RUN_FLAGS } from '../../openapi/sdk-typescript/src/cli-options';
-import { toFieldErrors } from '../common/validation';
-import { RUN_BROWSER_SESSION_INPUT_SCHEMA, TAKE_SCREENSHOT_INPUT_SCHEMA } from '../mcp/tool-inputs';
-import { CreateRunDto } from '../runs/dto/create-run.dto';
-import { CreateScreenshotDto } from '../screenshots/dto/create-screenshot.dto';
-import { UploadScreenshotDto } from '../screenshots/dto/upload-screenshot.dto';
+import { RESULT_FORMATS } from '../results/result-formats';
 import {
   CAPTURE_OPTION_FIELDS,
   CAPTURE_OPTION_NAMES,
   captureOptionConflicts,
-  captureOptionJsonSchema,
   CaptureOptionName,
   CaptureOptionsInput,
   captureOptionSpec,
@@ -24,23 +12,8 @@ import {
   resolveSessionOptions,
   SESSION_OPTION_NAMES,
 } from './capture-options';
-import { RESULT_FORMATS } from './image-format';
 
-/** The OpenAPI document as committed (`npm run openapi:check` keeps it equal to the code's). */
-const document = JSON.parse(readFileSync(join(__dirname, '../../openapi/openapi.json'), 'utf8')) as {
-  components: { schemas: Record<string, { properties: Record<string, Record<string, unknown>> }> };
-};
-
-const NON_SESSION = CAPTURE_OPTION_NAMES.filter((name) => !SESSION_OPTION_NAMES.includes(name as never));
-
-/** A value of the wrong JSON type for `name`. */
-function wrongTypeFor(name: CaptureOptionName): unknown {
-  return captureOptionJsonSchema(name).type === 'string' ? 12345 : 'not a valid value';
-}
-
-function fieldErrors<T extends object>(type: new () => T, body: object) {
-  return toFieldErrors(validateSync(plainToInstance(type, body), { whitelist: true, forbidNonWhitelisted: true }));
-}
+// The DTOs, OpenAPI, MCP and CLI derived from the table are checked in src/openapi/capture-options-derived.spec.ts.
 
 describe('the options table', () => {
   it.each(CAPTURE_OPTION_NAMES)('%s: its example and its default are valid values of its schema', (name) => {
@@ -62,76 +35,7 @@ describe('the options table', () => {
   });
 });
 
-describe('derived from the table', () => {
-  it('every option is a validated, documented property of the screenshot body, batch item and upload form; the run body has exactly the session options', () => {
-    const documented = (type: object) =>
-      (Reflect.getMetadata('swagger/apiModelPropertiesArray', (type as { prototype: object }).prototype) as string[]).map((p) =>
-        p.slice(1),
-      );
-    expect(documented(CreateScreenshotDto)).toEqual(expect.arrayContaining(CAPTURE_OPTION_NAMES));
-    expect(documented(UploadScreenshotDto)).toEqual(expect.arrayContaining(CAPTURE_OPTION_NAMES));
-    expect(
-      documented(CreateRunDto)
-        .filter((p) => CAPTURE_OPTION_NAMES.includes(p as CaptureOptionName))
-        .sort(),
-    ).toEqual([...SESSION_OPTION_NAMES].sort());
-
-    for (const name of CAPTURE_OPTION_NAMES) {
-      const spec = captureOptionSpec(name);
-      expect(fieldErrors(CreateScreenshotDto, { url: 'https://example.com', [name]: spec.example })).toEqual([]);
-      expect(fieldErrors(CreateScreenshotDto, { url: 'https://example.com', [name]: wrongTypeFor(name) }).map((e) => e.field)).toEqual([
-        name,
-      ]);
-      const run = fieldErrors(CreateRunDto, { url: 'https://example.com', [name]: spec.example });
-      expect(run.map((e) => e.field)).toEqual(spec.session ? [] : [name]);
-    }
-  });
-
-  it('upload form fields arrive as text and become the option values', () => {
-    const form: Record<string, string> = {};
-    for (const name of CAPTURE_OPTION_NAMES) {
-      const example = captureOptionSpec(name).example;
-      form[name] = typeof example === 'string' ? example : JSON.stringify(example);
-    }
-    const dto = plainToInstance(UploadScreenshotDto, form) as Record<string, unknown>;
-    for (const name of CAPTURE_OPTION_NAMES) expect(dto[name]).toEqual(captureOptionSpec(name).example);
-  });
-
-  it('the OpenAPI document shows every option with its doc, default and example; the run body the session options only', () => {
-    const screenshot = document.components.schemas.CreateScreenshotDto.properties;
-    const uploadForm = document.components.schemas.UploadScreenshotFormDto.properties;
-    const run = document.components.schemas.CreateRunDto.properties;
-    for (const name of CAPTURE_OPTION_NAMES) {
-      const spec = captureOptionSpec(name);
-      expect(screenshot[name]).toMatchObject({
-        description: spec.doc,
-        example: spec.example,
-        ...(spec.default !== undefined ? { default: spec.default } : {}),
-      });
-      expect(uploadForm[name]).toEqual(screenshot[name]);
-      if (spec.session) expect(run[name]).toEqual(screenshot[name]);
-      else expect(run[name]).toBeUndefined();
-    }
-  });
-
-  it('the MCP tools take every option (take_screenshot) and the session options (run_browser_session) with the same JSON Schema', () => {
-    for (const name of CAPTURE_OPTION_NAMES) {
-      expect(TAKE_SCREENSHOT_INPUT_SCHEMA.shape[name]?.meta()).toEqual(captureOptionJsonSchema(name));
-    }
-    for (const name of SESSION_OPTION_NAMES)
-      expect(RUN_BROWSER_SESSION_INPUT_SCHEMA.shape[name]?.meta()).toEqual(captureOptionJsonSchema(name));
-    for (const name of NON_SESSION) expect(RUN_BROWSER_SESSION_INPUT_SCHEMA.shape[name]).toBeUndefined();
-  });
-
-  it('the SDK CLI has a flag for every option, and the run command for every session option only', () => {
-    for (const name of CAPTURE_OPTION_NAMES) expect(Object.keys(CAPTURE_FLAGS)).toContain(name);
-    for (const name of SESSION_OPTION_NAMES) expect(Object.keys(RUN_FLAGS)).toContain(name);
-    for (const name of NON_SESSION) expect(Object.keys(RUN_FLAGS)).not.toContain(name);
-    expect(CAPTURE_FLAGS.hideSelectors.kind).toBe('list');
-    expect(CAPTURE_FLAGS.clip.kind).toBe('json');
-    expect(CAPTURE_FLAGS.scale.kind).toBe('number');
-  });
-
+describe('resolution', () => {
   it('a run resolves its session options exactly as a capture resolves them', () => {
     const input: CaptureOptionsInput = { device: 'iPhone 15', width: 500, locale: 'de-de', headers: {}, blockAds: true };
     const session = resolveSessionOptions(input) as unknown as Record<string, unknown>;

@@ -67,7 +67,12 @@ const L = CAPTURE_LIMITS;
 /** Input schema of `take_screenshot`: `url`, every capture option of the options table (`CAPTURE_OPTION_TABLE`), and `timeoutSeconds`. */
 export const TAKE_SCREENSHOT_INPUT_SCHEMA = advertisedObject({
   url: advertised(
-    { type: 'string', format: 'uri', maxLength: L.urlMaxLength, description: `Absolute http(s) URL of the page to capture (at most ${L.urlMaxLength} characters).` },
+    {
+      type: 'string',
+      format: 'uri',
+      maxLength: L.urlMaxLength,
+      description: `Absolute http(s) URL of the page to capture (at most ${L.urlMaxLength} characters).`,
+    },
     true,
   ),
   ...Object.fromEntries(CAPTURE_OPTION_NAMES.map((name) => [name, advertised(captureOptionJsonSchema(name))])),
@@ -118,7 +123,10 @@ const R = RUN_LIMITS;
 
 /** Input schema of `run_browser_session`: the body of `POST /v1/runs` (its session options from the options table) and `timeoutSeconds`, self-contained (no `$ref`s). */
 export const RUN_BROWSER_SESSION_INPUT_SCHEMA = advertisedObject({
-  url: advertised({ type: 'string', format: 'uri', maxLength: L.urlMaxLength, description: 'Absolute http(s) URL of the first page.' }, true),
+  url: advertised(
+    { type: 'string', format: 'uri', maxLength: L.urlMaxLength, description: 'Absolute http(s) URL of the first page.' },
+    true,
+  ),
   steps: advertised({
     type: 'array',
     maxItems: R.maxSteps,

@@ -21,9 +21,9 @@ function optionDecorators(name: CaptureOptionName): PropertyDecorator {
  * `POST /v1/screenshot`, batch items, the form fields of `POST /v1/screenshot/upload` and the MCP tool,
  * all derived from {@link CAPTURE_OPTION_FIELDS}, so the rules live once.
  */
-export const CaptureOption = Object.fromEntries(
-  CAPTURE_OPTION_NAMES.map((name) => [name, () => optionDecorators(name)]),
-) as { [K in CaptureOptionName]: () => PropertyDecorator };
+export const CaptureOption = Object.fromEntries(CAPTURE_OPTION_NAMES.map((name) => [name, () => optionDecorators(name)])) as {
+  [K in CaptureOptionName]: () => PropertyDecorator;
+};
 
 /**
  * A DTO base class with one optional property per option of `names` (in the table's order), each with

@@ -17,7 +17,8 @@ type FormTransform = (params: { value: unknown }) => unknown;
 /** A decimal integer form field becomes a number; anything else is left for the validator to reject. */
 const formInt: FormTransform = ({ value }) => (typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value);
 /** A decimal number form field becomes a number. */
-const formNumber: FormTransform = ({ value }) => (typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : value);
+const formNumber: FormTransform = ({ value }) =>
+  typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : value;
 /** `true`/`false` form fields become booleans; anything else is left for the validator to reject. */
 const formBool: FormTransform = ({ value }) => (value === 'true' ? true : value === 'false' ? false : value);
 /** An object or array option arrives as JSON text (CONTRACT.md, "Capture options"); text that is not JSON is left for the validator to reject. */
