@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { Page } from 'playwright';
 import { BrowserGoneError, BrowserPoolClosedError, BrowserUnavailableError, LeaseBudgetExceededError } from '../browser/browser-errors';
 import { BrowserPool, Lease } from '../browser/browser-pool';
 import {
@@ -160,7 +161,7 @@ export class CaptureEngine {
   }
 
   /** Runs the customer's script as the body of an async function in the page, awaited up to `timeoutMs`. */
-  private async runScript(page: Lease['page'], script: string, timeoutMs: number): Promise<void> {
+  private async runScript(page: Page, script: string, timeoutMs: number): Promise<void> {
     try {
       await withTimeLimit(page.evaluate(`(async () => {\n${script}\n})()`), timeoutMs);
     } catch (err) {
@@ -170,7 +171,7 @@ export class CaptureEngine {
   }
 
   /** Prints the page as a PDF (`page.pdf`, Chromium's `Page.printToPDF`). */
-  private async print(page: Lease['page'], options: CaptureOptions): Promise<CaptureResult> {
+  private async print(page: Page, options: CaptureOptions): Promise<CaptureResult> {
     const pdf = options.pdf ?? DEFAULT_PDF;
     await fontsReady(page);
     const image = await page.pdf({ format: pdf.paper, landscape: pdf.landscape, printBackground: pdf.printBackground });
@@ -178,7 +179,7 @@ export class CaptureEngine {
   }
 
   /** Scrolls (full page) or finds the element (selector), and captures through the DevTools protocol (all three image formats). */
-  private async screenshot(page: Lease['page'], cdp: Lease['cdp'], options: CaptureOptions, timeoutMs: number): Promise<CaptureResult> {
+  private async screenshot(page: Page, cdp: Lease['cdp'], options: CaptureOptions, timeoutMs: number): Promise<CaptureResult> {
     let clip = { x: 0, y: 0, width: options.width, height: options.height, scale: 1 };
     let clipped = false;
     let beyondViewport = false;
@@ -222,7 +223,7 @@ export class CaptureEngine {
    * The page-coordinate box (CSS px, whole pixels around the element) of the first element matching
    * `selector`, scrolled into view. Throws "selector not found" when none is attached within `timeoutMs`.
    */
-  private async elementBox(page: Lease['page'], selector: string, timeoutMs: number): Promise<PageBox> {
+  private async elementBox(page: Page, selector: string, timeoutMs: number): Promise<PageBox> {
     const element = page.locator(`css=${selector}`).first();
     try {
       await element.waitFor({ state: 'attached', timeout: timeoutMs });
