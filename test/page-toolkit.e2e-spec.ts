@@ -1,13 +1,6 @@
 import { Browser, BrowserContext, chromium, Page } from 'playwright';
 import { resolveChromiumExecutable } from '../src/browser/chromium-executable';
-import {
-  addPageStyles,
-  captureScreenshot,
-  elementPageBox,
-  maskElements,
-  navigate,
-  PageFailure,
-} from '../src/browser/page-toolkit';
+import { addPageStyles, captureScreenshot, elementPageBox, maskElements, navigate, PageFailure } from '../src/browser/page-toolkit';
 import { loadConfig } from '../src/config/app-config';
 import { EGRESS_ERROR_HEADER } from '../src/egress/egress-proxy';
 import { decodePng, pixel } from './support/images';
@@ -31,14 +24,19 @@ describe('browser toolkit on a real page', () => {
     server = await startPageServer({
       '/boxes': BOXES,
       '/bare': '<!doctype html><html><body style="margin:0"><div style="width:40px;height:40px;background:#f00"></div></body></html>',
-      '/refused-by-proxy': (_req, res) => res.writeHead(403, { [EGRESS_ERROR_HEADER]: 'Target not allowed: internal.test resolves to 10.0.0.1 (private)' }).end(),
+      '/refused-by-proxy': (_req, res) =>
+        res.writeHead(403, { [EGRESS_ERROR_HEADER]: 'Target not allowed: internal.test resolves to 10.0.0.1 (private)' }).end(),
       '/never-loads': (_req, res) => {
         // The document commits and renders, but an image never finishes: `load` is never reached.
         res.writeHead(200, { 'content-type': 'text/html' }).end(`<body>partial<img src="${server.url}/hang"></body>`);
       },
       '/hang': () => undefined,
     });
-    browser = await chromium.launch({ executablePath: resolveChromiumExecutable(config.chromiumPath), headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+    browser = await chromium.launch({
+      executablePath: resolveChromiumExecutable(config.chromiumPath),
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu'],
+    });
   });
 
   afterAll(async () => {

@@ -171,7 +171,9 @@ describe('BrowserPool (with a fake launcher)', () => {
 
   it('gives a capture lease’s place back when its work fails', async () => {
     makePool({ captureConcurrency: 1 });
-    await expect(pool.withLease({ budgetMs: 10_000, lane: 'capture' }, async () => Promise.reject(new Error('page failed')))).rejects.toThrow('page failed');
+    await expect(
+      pool.withLease({ budgetMs: 10_000, lane: 'capture' }, async () => Promise.reject(new Error('page failed'))),
+    ).rejects.toThrow('page failed');
     await expect(pool.withLease({ budgetMs: 10_000, lane: 'capture' }, async () => 'next')).resolves.toBe('next');
   });
 
@@ -270,11 +272,17 @@ describe('BrowserPool (with a fake launcher)', () => {
     await pool.ensureBrowser();
     await eventually(() => launcher.browsers[0]?.contexts.length === 1);
     const warm = launcher.browsers[0].contexts[0];
-    const used = await pool.withLease({ budgetMs: 10_000, context: { viewport: { width: 640, height: 400 }, colorScheme: 'dark' } }, async (lease) => lease.context);
+    const used = await pool.withLease(
+      { budgetMs: 10_000, context: { viewport: { width: 640, height: 400 }, colorScheme: 'dark' } },
+      async (lease) => lease.context,
+    );
     expect(used).toBe(warm);
     expect(warm.page.viewport).toEqual({ width: 640, height: 400 });
     expect(warm.page.media).toEqual({ colorScheme: 'dark', reducedMotion: undefined });
-    const mobile = await pool.withLease({ budgetMs: 10_000, context: { isMobile: true, viewport: { width: 390, height: 844 } } }, async (lease) => lease.context);
+    const mobile = await pool.withLease(
+      { budgetMs: 10_000, context: { isMobile: true, viewport: { width: 390, height: 844 } } },
+      async (lease) => lease.context,
+    );
     expect((mobile as unknown as FakeContext).options).toMatchObject({ isMobile: true, viewport: { width: 390, height: 844 } });
     expect(mobile).not.toBe(warm);
   });

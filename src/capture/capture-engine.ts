@@ -67,7 +67,7 @@ const COOKIE_BANNER_SETTLE_MS = 5_000;
 const QUOTE_MAX = 200;
 
 /**
- * The capture procedure (README, "Capture engine"; CONTRACT.md, "Capture options"): on a fresh
+ * The capture procedure (docs/capture-engine.md; CONTRACT.md, "Capture options"): on a fresh
  * context leased from the {@link BrowserPool} (whose traffic all goes through the egress proxy) and
  * prepared with the session options ({@link sessionContextOptions}, {@link SessionSetup}), loads the
  * page up to `waitUntil`, waits for `waitForSelector`, hides `hideSelectors`, adds `css`, runs

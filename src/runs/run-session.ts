@@ -295,7 +295,6 @@ async function evaluate(page: Page, script: string, timeout: number): Promise<Js
   try {
     value = await withTimeLimit(
       page.evaluate(async (source) => {
-        // eslint-disable-next-line @typescript-eslint/no-implied-eval
         const result = await (0, eval)(source);
         return (result === undefined ? null : JSON.parse(JSON.stringify(result) ?? 'null')) as JsonValue;
       }, script),

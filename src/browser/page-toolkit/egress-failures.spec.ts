@@ -17,7 +17,9 @@ describe('the egress proxy’s reasons', () => {
 
   it('looks a refused https tunnel up, and only that', () => {
     expect(proxyFailureFor(lookup, 'https://10.0.0.1/a', 'net::ERR_TUNNEL_CONNECTION_FAILED')).toBe(recorded.get('10.0.0.1:443'));
-    expect(proxyFailureFor(lookup, 'https://internal.test:8443/', 'net::ERR_TUNNEL_CONNECTION_FAILED')).toBe(recorded.get('internal.test:8443'));
+    expect(proxyFailureFor(lookup, 'https://internal.test:8443/', 'net::ERR_TUNNEL_CONNECTION_FAILED')).toBe(
+      recorded.get('internal.test:8443'),
+    );
     expect(proxyFailureFor(lookup, 'https://10.0.0.1/a', 'net::ERR_CONNECTION_REFUSED')).toBeUndefined();
     expect(proxyFailureFor(lookup, 'https://example.com/', 'net::ERR_TUNNEL_CONNECTION_FAILED')).toBeUndefined();
     expect(proxyFailureFor(undefined, 'https://10.0.0.1/a', 'net::ERR_TUNNEL_CONNECTION_FAILED')).toBeUndefined();

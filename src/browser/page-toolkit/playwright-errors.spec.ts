@@ -7,20 +7,36 @@ const log = (line: string) => `\u001b[2m  - ${line}\u001b[22m\n`;
 
 /** Error messages as Playwright 1.x prints them against Debian's chromium-headless-shell (recorded here). */
 const SHAPES = {
-  refused: 'page.goto: net::ERR_CONNECTION_REFUSED at http://127.0.0.1:59999/\nCall log:\n' + log('navigating to "http://127.0.0.1:59999/", waiting until "load"'),
-  tunnel: 'page.goto: net::ERR_TUNNEL_CONNECTION_FAILED at https://10.0.0.1/\nCall log:\n' + log('navigating to "https://10.0.0.1/", waiting until "commit"'),
-  gotoTimeout: 'page.goto: Timeout 2000ms exceeded.\nCall log:\n' + log('navigating to "http://127.0.0.1:4000/slow", waiting until "commit"'),
-  clickTimeout: "locator.click: Timeout 300ms exceeded.\nCall log:\n" + log("waiting for locator('#nope').first()"),
-  waitForUrlTimeout: 'page.waitForURL: Timeout 300ms exceeded.\n=========================== logs ===========================\nwaiting for navigation to "**/x" until "commit"\n============================================================',
-  invalidSelector: 'locator.click: Unexpected token "#" while parsing css selector "##". Did you mean to CSS.escape it?\nCall log:\n' + log('waiting for ## >> nth=0'),
-  notCheckable: "locator.check: Error: Not a checkbox or radio button\nCall log:\n" + log("waiting for locator('#i').first()") + log('locator resolved to <input id="i"/>'),
-  notEditable: "locator.fill: Error: Element is not an <input>, <textarea> or [contenteditable] element\nCall log:\n" + log("waiting for locator('#b').first()"),
+  refused:
+    'page.goto: net::ERR_CONNECTION_REFUSED at http://127.0.0.1:59999/\nCall log:\n' +
+    log('navigating to "http://127.0.0.1:59999/", waiting until "load"'),
+  tunnel:
+    'page.goto: net::ERR_TUNNEL_CONNECTION_FAILED at https://10.0.0.1/\nCall log:\n' +
+    log('navigating to "https://10.0.0.1/", waiting until "commit"'),
+  gotoTimeout:
+    'page.goto: Timeout 2000ms exceeded.\nCall log:\n' + log('navigating to "http://127.0.0.1:4000/slow", waiting until "commit"'),
+  clickTimeout: 'locator.click: Timeout 300ms exceeded.\nCall log:\n' + log("waiting for locator('#nope').first()"),
+  waitForUrlTimeout:
+    'page.waitForURL: Timeout 300ms exceeded.\n=========================== logs ===========================\nwaiting for navigation to "**/x" until "commit"\n============================================================',
+  invalidSelector:
+    'locator.click: Unexpected token "#" while parsing css selector "##". Did you mean to CSS.escape it?\nCall log:\n' +
+    log('waiting for ## >> nth=0'),
+  notCheckable:
+    'locator.check: Error: Not a checkbox or radio button\nCall log:\n' +
+    log("waiting for locator('#i').first()") +
+    log('locator resolved to <input id="i"/>'),
+  notEditable:
+    'locator.fill: Error: Element is not an <input>, <textarea> or [contenteditable] element\nCall log:\n' +
+    log("waiting for locator('#b').first()"),
   unknownKey: 'keyboard.press: Unknown key: "Foo"',
-  unknownKeyLocator: 'locator.press: Unknown key: "Foo"\nCall log:\n' + log("waiting for locator('#i').first()") + log('elementHandle.press("Foo")'),
+  unknownKeyLocator:
+    'locator.press: Unknown key: "Foo"\nCall log:\n' + log("waiting for locator('#i').first()") + log('elementHandle.press("Foo")'),
   closed: 'page.goto: Target page, context or browser has been closed',
   closedLocator: 'locator.click: Target page, context or browser has been closed',
-  scriptThrew: 'page.evaluate: Error: boom\n    at eval (eval at evaluate (:370:30), <anonymous>:1:22)\n    at UtilityScript.evaluate (<anonymous>:370:30)',
-  launch: 'browserType.launch: Executable does not exist at /usr/lib/chromium/chrome\n=========================== logs ===========================\n/usr/lib/chromium/chrome --no-sandbox',
+  scriptThrew:
+    'page.evaluate: Error: boom\n    at eval (eval at evaluate (:370:30), <anonymous>:1:22)\n    at UtilityScript.evaluate (<anonymous>:370:30)',
+  launch:
+    'browserType.launch: Executable does not exist at /usr/lib/chromium/chrome\n=========================== logs ===========================\n/usr/lib/chromium/chrome --no-sandbox',
 };
 
 describe('classifyPlaywrightError (the vocabulary of browser failures)', () => {
@@ -28,7 +44,10 @@ describe('classifyPlaywrightError (the vocabulary of browser failures)', () => {
 
   it('reads network failures and keeps the net::ERR_ name', () => {
     expect(classifyPlaywrightError(new Error(SHAPES.refused))).toMatchObject({ kind: 'network', netError: 'net::ERR_CONNECTION_REFUSED' });
-    expect(classifyPlaywrightError(new Error(SHAPES.tunnel))).toMatchObject({ kind: 'network', netError: 'net::ERR_TUNNEL_CONNECTION_FAILED' });
+    expect(classifyPlaywrightError(new Error(SHAPES.tunnel))).toMatchObject({
+      kind: 'network',
+      netError: 'net::ERR_TUNNEL_CONNECTION_FAILED',
+    });
   });
 
   it('reads timeouts of every call, and Playwright TimeoutError objects', () => {
@@ -53,9 +72,14 @@ describe('classifyPlaywrightError (the vocabulary of browser failures)', () => {
   });
 
   it('reads only the head: a call log naming a contenteditable element is still a timeout', () => {
-    const timeout = 'locator.click: Timeout 300ms exceeded.\nCall log:\n' + log("waiting for locator('#d')") + log('locator resolved to <div contenteditable id="d">x</div>');
+    const timeout =
+      'locator.click: Timeout 300ms exceeded.\nCall log:\n' +
+      log("waiting for locator('#d')") +
+      log('locator resolved to <div contenteditable id="d">x</div>');
     expect(kind(timeout)).toBe('timeout');
-    const other = 'locator.click: Element is outside of the viewport\nCall log:\n' + log('locator resolved to <div contenteditable id="d">Target closed</div>');
+    const other =
+      'locator.click: Element is outside of the viewport\nCall log:\n' +
+      log('locator resolved to <div contenteditable id="d">Target closed</div>');
     expect(classifyPlaywrightError(new Error(other))).toMatchObject({ kind: 'other', text: 'Element is outside of the viewport' });
   });
 
@@ -75,13 +99,17 @@ describe('describeActionFailure (a step action that failed, in customer-safe wor
   it('names the element errors', async () => {
     expect(await describe_(SHAPES.invalidSelector, { selector: '##' })).toBe('invalid selector');
     expect(await describe_(SHAPES.notCheckable, { action: 'check', selector: '#i' })).toBe('the element is not a checkbox or radio button');
-    expect(await describe_(SHAPES.notEditable, { action: 'fill', selector: '#b' })).toBe('the element is not an input, textarea or contenteditable element');
+    expect(await describe_(SHAPES.notEditable, { action: 'fill', selector: '#b' })).toBe(
+      'the element is not an input, textarea or contenteditable element',
+    );
     expect(await describe_(SHAPES.unknownKey, { action: 'press', key: 'Foo' })).toBe('unknown key "Foo"');
   });
 
   it('tells a missing element from one that was there but not ready', async () => {
     expect(await describe_(SHAPES.clickTimeout, { selector: '#nope' }, false)).toBe('selector not visible within 300 ms');
-    expect(await describe_(SHAPES.clickTimeout, { selector: '#b' }, true)).toBe('the element was not ready for click within 300 ms (disabled, covered or moving)');
+    expect(await describe_(SHAPES.clickTimeout, { selector: '#b' }, true)).toBe(
+      'the element was not ready for click within 300 ms (disabled, covered or moving)',
+    );
     expect(await describe_(SHAPES.clickTimeout, { action: 'press', key: 'Enter' })).toBe('timed out after 300 ms');
   });
 

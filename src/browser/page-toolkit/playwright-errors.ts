@@ -146,7 +146,11 @@ export async function describeActionFailure(err: unknown, page: Page, failed: Fa
       return PAGE_MESSAGES.notCheckable;
     case 'timeout': {
       if (!failed.selector) return PAGE_MESSAGES.timedOut(failed.timeoutMs);
-      const visible = await page.locator(failed.selector).first().isVisible().catch(() => false);
+      const visible = await page
+        .locator(failed.selector)
+        .first()
+        .isVisible()
+        .catch(() => false);
       return visible ? PAGE_MESSAGES.elementNotReady(failed.action, failed.timeoutMs) : PAGE_MESSAGES.selectorNotVisible(failed.timeoutMs);
     }
     default:

@@ -58,7 +58,12 @@ export async function captureScreenshot(cdp: CDPSession, params: ScreenshotParam
  * `fullPage`): the document's height, at least the viewport's, at most `maxImageHeightPx` image px,
  * which at `scale` 2 is half as many CSS px. Heights in CSS px.
  */
-export function fullPageHeight(documentHeight: number, viewportHeight: number, maxImageHeightPx: number, scale = 1): { height: number; clipped: boolean } {
+export function fullPageHeight(
+  documentHeight: number,
+  viewportHeight: number,
+  maxImageHeightPx: number,
+  scale = 1,
+): { height: number; clipped: boolean } {
   const maxHeight = Math.floor(maxImageHeightPx / scale);
   return { height: Math.max(viewportHeight, Math.min(documentHeight, maxHeight)), clipped: documentHeight > maxHeight };
 }
@@ -108,7 +113,7 @@ export interface LazyScrollLimits {
 /**
  * Scrolls the page down one viewport at a time so lazy content loads (bounded by `maxHeight` and
  * `budgetMs`), waits a little for images that started loading, scrolls back to the top, and returns
- * the document's full height, CSS px (README, "Capture engine": full-page captures).
+ * the document's full height, CSS px (docs/capture-engine.md, "Full page").
  */
 export function scrollForLazyContent(page: Page, limits: LazyScrollLimits): Promise<number> {
   return page.evaluate(async (o) => {
