@@ -15,8 +15,8 @@ export const DEFAULT_VIEWPORT = { width: 1280, height: 800 } as const;
  * Tearing a renderer down and starting another takes both cores of a small machine for a moment; what
  * the caller does right after its lease (storing the file and completing the job: about 20 ms) would
  * run beside it and take twice as long. Waiting this long took the idle latency of `npm run bench`
- * from about 137 ms to 110 ms (measured with `npm run bench`, docs/performance.md). A lease that ends beside others is tidied
- * at once: deferring it there too lowered the race's throughput.
+ * (docs/performance.md) from about 137 ms to 110 ms. A lease that ends beside others is tidied at
+ * once: deferring it there too lowered the race's throughput.
  */
 export const LEASE_END_SETTLE_MS = 50;
 
@@ -29,8 +29,8 @@ export const BROWSER_MAX_AGE_MS = 60 * 60_000;
 
 /**
  * Leases that share a concurrency limit: `capture` leases wait until fewer than `CAPTURE_CONCURRENCY`
- * run (docs/capture-engine.md, "Robustness"). Leases without a lane (a run's: `RUN_CONCURRENCY` limits those
- * through its queue) never wait.
+ * run (docs/capture-engine.md, "Robustness"). Leases without a lane (a run's: `RUN_CONCURRENCY`
+ * limits those through its queue) never wait.
  */
 export type LeaseLane = 'capture';
 
