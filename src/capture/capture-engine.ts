@@ -11,6 +11,7 @@ import {
   fontsReady,
   fullPageHeight,
   navigate,
+  PAGE_MESSAGES,
   PageBox,
   PageFailure,
   redactInternals,
@@ -105,15 +106,10 @@ export class CaptureEngine {
       );
     } catch (err) {
       if (err instanceof CaptureError) throw err;
-      if (err instanceof PageFailure) throw new CaptureError(err.message);
-      if (err instanceof BrowserGoneError) throw new CaptureError(`${err.message} during the capture${err.attempts > 1 ? ', twice' : ''}`);
-      if (err instanceof LeaseBudgetExceededError) throw new CaptureError(`capture ${err.message}`);
-      if (err instanceof BrowserPoolClosedError) throw new CaptureError('the capture service is shutting down');
-      if (err instanceof BrowserUnavailableError) {
-        this.logger.error(`No browser for captures: ${err.message}`);
-        throw new CaptureError('the capture browser could not be started');
-      }
-      throw new CaptureError(this.describe(err));
+      const failure = captureFailure(err, this.config.captureTimeoutMs);
+      if (err instanceof BrowserUnavailableError) this.logger.error(`No browser for captures: ${err.message}`);
+      else if (failure.unexpected) this.logger.warn(`Capture failed: ${err instanceof Error ? err.message : String(err)}`);
+      throw new CaptureError(failure.message);
     }
   }
 
@@ -238,16 +234,28 @@ export class CaptureEngine {
     if (box.width < 1 || box.height < 1) throw new CaptureError(`selector matched an element without a size: ${quote(selector)}`);
     return box;
   }
+}
 
-  /** The customer-safe message of a failure the steps above did not word themselves. */
-  private describe(err: unknown): string {
-    const { kind, netError, text } = classifyPlaywrightError(err);
-    if (kind === 'timeout') return `navigation timed out after ${this.config.captureTimeoutMs} ms`;
-    if (kind === 'network' && netError) return netError;
-    if (kind === 'closed') return 'the browser closed during the capture';
-    this.logger.warn(`Capture failed: ${err instanceof Error ? err.message : String(err)}`);
-    return text;
-  }
+/**
+ * The customer-safe message (the job's `error`) of a capture that failed with `err`, which the
+ * capture's own steps did not word themselves: the toolkit's {@link PageFailure}s keep theirs; the
+ * pool's errors say what happened to the browser; a Playwright error is read with the toolkit's
+ * vocabulary (a timeout is the navigation's, `captureTimeoutMs`). `unexpected`: none of these, only
+ * the error's first line (paths redacted) is shown, and the operators should see the whole.
+ * Messages as docs/capture-engine.md and CONTRACT.md ("Errors") show them.
+ */
+export function captureFailure(err: unknown, captureTimeoutMs: number): { message: string; unexpected: boolean } {
+  const known = (message: string) => ({ message, unexpected: false });
+  if (err instanceof PageFailure) return known(err.message);
+  if (err instanceof BrowserGoneError) return known(`${err.message} during the capture${err.attempts > 1 ? ', twice' : ''}`);
+  if (err instanceof LeaseBudgetExceededError) return known(`capture ${err.message}`);
+  if (err instanceof BrowserPoolClosedError) return known('the capture service is shutting down');
+  if (err instanceof BrowserUnavailableError) return known('the capture browser could not be started');
+  const { kind, netError, text } = classifyPlaywrightError(err);
+  if (kind === 'timeout') return known(PAGE_MESSAGES.navigationTimedOut(captureTimeoutMs));
+  if (kind === 'network' && netError) return known(netError);
+  if (kind === 'closed') return known('the browser closed during the capture');
+  return { message: text, unexpected: true };
 }
 
 /** A customer-supplied text cut to {@link QUOTE_MAX} characters for an error message. */
