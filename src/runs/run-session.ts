@@ -98,8 +98,8 @@ export interface RunSessionOutcome {
   durationMs: number;
 }
 
-/** Ends a step early: the budget ran out, the browser crashed, or the run was canceled. */
-class RunInterrupted extends Error {
+/** Ends a step early: the budget ran out, the browser crashed, the run was canceled or its worker stopped. */
+export class RunInterrupted extends Error {
   constructor(readonly stage: 'timeout' | 'browser' | 'canceled' | 'worker') {
     super(stage);
   }
@@ -344,8 +344,14 @@ async function screenshot(
   });
 }
 
-/** The run failure for an error thrown at step `stepIndex` (null: the first navigation). */
-function toFailure(
+/**
+ * The run failure for an error thrown at step `stepIndex` (null: the first navigation), labelled
+ * `label` (CONTRACT.md, "Browser session runs": `failure.stage` and `finalizationError`): an
+ * interruption is the run's (`timeout`, `browser`, `worker`, `canceled`), a {@link PageFailure} the
+ * step's with its reason (sensitive values removed by `redact`), anything else an `unexpected error`
+ * (logged, never shown). `budgetMs` is the run's budget.
+ */
+export function toFailure(
   err: unknown,
   stepIndex: number | null,
   label: string,
