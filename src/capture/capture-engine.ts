@@ -22,7 +22,7 @@ import {
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EgressProxy } from '../egress/egress-proxy';
 import { CAPTURE_LIMITS, captureBudgetMs, CaptureOptions, PdfOptions } from './capture-options';
-import { ImageFormat, ResultFormat } from './image-format';
+import { ImageFormat, ResultFormat } from '../results/result-formats';
 import { SessionSetup, sessionContextOptions } from './session-options';
 
 export { redactInternals };

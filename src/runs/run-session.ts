@@ -19,7 +19,7 @@ import {
   withTimeLimit,
 } from '../browser/page-toolkit';
 import { CAPTURE_LIMITS } from '../capture/capture-options';
-import type { ImageFormat } from '../capture/image-format';
+import type { ImageFormat } from '../results/result-formats';
 import { EGRESS_ERROR_HEADER } from '../egress/egress-proxy';
 import { PageErrorCollector, ConsoleErrorEntry, NetworkErrorEntry } from './page-errors';
 import { RUN_LIMITS, RunStep, stepLabel } from './run-steps';
