@@ -80,6 +80,7 @@ class EnvironmentVariables {
   @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   DASHBOARD_URL?: string;
   @Transform(toBool) @IsBoolean() DASHBOARD_SIGNUP = false;
+  @Transform(toInt) @IsInt() @Min(1) @Max(64) PASSWORD_HASH_CONCURRENCY = 2;
   /** Which proxies' `X-Forwarded-For` names the client: unset/`false`, a hop count, or addresses/subnets. */
   @IsOptional() @IsString() TRUST_PROXY?: string;
   @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
@@ -216,6 +217,8 @@ export interface AppConfig {
   dashboardUrl: string | null;
   /** `DASHBOARD_SIGNUP=true`: anyone may create an account (plan `free`) at `/dashboard/signup`. */
   dashboardSignup: boolean;
+  /** argon2 password hashes (and checks) run at once by this process (CONTRACT.md, "Dashboard"; default 2). */
+  passwordHashConcurrency: number;
   /**
    * Express's `trust proxy` setting from `TRUST_PROXY` (https://expressjs.com/en/guide/behind-proxies.html):
    * false (the connection's address is the client's), a number of proxy hops in front of the app, or
@@ -344,6 +347,7 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
     dependencyTimeoutMs: raw.DEPENDENCY_TIMEOUT_MS,
     dashboardUrl: raw.DASHBOARD_URL ? raw.DASHBOARD_URL.replace(/\/+$/, '') : null,
     dashboardSignup: raw.DASHBOARD_SIGNUP,
+    passwordHashConcurrency: raw.PASSWORD_HASH_CONCURRENCY,
     trustProxy: trustProxy as AppConfig['trustProxy'],
     oidc: oidcSet === 3 ? { issuer: raw.OIDC_ISSUER as string, clientId: raw.OIDC_CLIENT_ID as string, clientSecret: raw.OIDC_CLIENT_SECRET as string } : null,
     mcpAllowedOrigins: mcpAllowedOrigins as string[],

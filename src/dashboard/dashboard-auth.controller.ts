@@ -42,7 +42,7 @@ export class DashboardAuthController {
     const outcome = await this.signIn.signIn(form.email ?? '', form.password ?? '', req.dashboard.sessionToken, client(req));
     if (outcome.kind === 'limited') {
       res.setHeader('Retry-After', String(outcome.retryAfterS));
-      const error = outcome.limit === 'ip' ? 'Too many failed sign-ins from your network.' : 'Too many failed sign-ins for this email from your network.';
+      const error = outcome.limit === 'ip' ? 'Too many failed sign-ins from your network.' : 'Too many failed sign-ins for this email.';
       return this.views.send(res, 429, 'login', this.anonymous(req, { email: form.email ?? '', error: `${error} Wait 15 minutes and try again.` }));
     }
     if (outcome.kind === 'failed') {

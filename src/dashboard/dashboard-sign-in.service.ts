@@ -19,19 +19,17 @@ export class DashboardSignInService {
   ) {}
 
   /**
-   * Checks the credentials, rate-limited per IP and email (10 failures in 15 min, issue 13) and per
-   * IP (100 failures in 15 min, any emails), and starts a session on success. A limited attempt is
-   * not checked at all, so even the right password is refused until the window has passed.
+   * Checks the credentials and starts a session on success. The attempt is counted as a failure
+   * before the password is checked (per email and per client, CONTRACT.md, "Dashboard"), and released
+   * when it was right; past a limit the password is not checked at all, so even the right one is
+   * refused until the window has passed.
    */
   async signIn(email: string, password: string, previousToken: string | null, client: ClientInfo): Promise<SignInOutcome> {
-    const limit = await this.sessions.signInLimited(client.ip, email);
-    if (limit) return { kind: 'limited', limit, retryAfterS: SIGN_IN_WINDOW_MS / 1000 };
+    const claim = await this.sessions.claimSignInAttempt(client.ip, email);
+    if ('limited' in claim) return { kind: 'limited', limit: claim.limited, retryAfterS: SIGN_IN_WINDOW_MS / 1000 };
     const user = await this.users.verifyCredentials(email, password);
-    if (!user) {
-      await this.sessions.recordFailure(client.ip, email);
-      return { kind: 'failed' };
-    }
-    await this.sessions.clearFailures(client.ip, email);
+    if (!user) return { kind: 'failed' };
+    await this.sessions.releaseSignInAttempt(client.ip, email, claim.attemptId);
     return { kind: 'signed-in', token: await this.replaceSession(user, previousToken, client) };
   }
 
