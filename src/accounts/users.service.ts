@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { createHash, randomBytes } from 'node:crypto';
+import { isEmail } from 'class-validator';
 import { IsNull, MoreThan, Repository } from 'typeorm';
 import { Clock } from '../common/clock';
 import { newId } from '../common/ids';
@@ -80,21 +81,25 @@ export class UsersService {
 
   /**
    * Sign-up (`DASHBOARD_SIGNUP=true`): a new account on the `free` plan with this user as its owner.
-   * Throws {@link UserError} for a taken email or a password outside the rules.
+   * Null, with nothing created, when the email already has a user or an account: the caller answers
+   * that case exactly as a success, so sign-up never tells whether an email is known (CONTRACT.md,
+   * "Dashboard"). The password is hashed in both cases, so both take as long.
+   * Throws {@link UserError} for an invalid email or a password outside the rules.
    */
-  async signUp(email: string, password: string): Promise<UserView> {
-    assertPasswordRules(password);
+  async signUp(email: string, password: string): Promise<UserView | null> {
     const normalized = normalizeEmail(email);
-    if (!/^[^\s@]+@[^\s@]+$/.test(normalized)) throw new UserError('Enter a valid email address.');
-    if (await this.users.existsBy({ email: normalized })) throw new UserError('That email already has a user; sign in instead.');
+    assertEmail(normalized);
+    assertPasswordRules(password);
+    const passwordHash = await this.hasher.hash(password);
+    if (await this.users.existsBy({ email: normalized })) return null;
     let account: Account;
     try {
       account = await this.accounts.create(normalized, 'free');
     } catch (err) {
-      if (err instanceof AccountError) throw new UserError('That email already has an account; ask its owner for an invite.');
+      if (err instanceof AccountError) return null;
       throw err;
     }
-    return toView(await this.insert(account, normalized, 'owner', await this.hasher.hash(password)));
+    return toView(await this.insert(account, normalized, 'owner', passwordHash));
   }
 
   /** A new set-password link for the user with this email (`user:reset-password`). Throws {@link UserError}. */
@@ -195,7 +200,7 @@ export class UsersService {
   async invite(actor: UserView, email: string): Promise<UserWithLink> {
     if (actor.role !== 'owner') throw new UserError('Only owners can invite members.');
     const normalized = normalizeEmail(email);
-    if (!/^[^\s@]+@[^\s@]+$/.test(normalized)) throw new UserError('Enter a valid email address.');
+    assertEmail(normalized);
     if (await this.users.existsBy({ email: normalized })) throw new UserError(INVITE_REFUSED);
     return this.create(actor.accountId, normalized, 'member');
   }
@@ -220,6 +225,13 @@ export class UsersService {
 export function assertPasswordRules(password: string): void {
   if ([...password].length < PASSWORD_MIN_LENGTH) throw new UserError(`Use at least ${PASSWORD_MIN_LENGTH} characters.`);
   if (password.length > PASSWORD_MAX_LENGTH) throw new UserError(`Use at most ${PASSWORD_MAX_LENGTH} characters.`);
+}
+
+/** Throws {@link UserError} unless the (normalised) email is a valid address of at most 254 characters (RFC 5321). */
+export function assertEmail(email: string): void {
+  if (email.length > 254 || !isEmail(email, { allow_display_name: false, require_tld: false, allow_ip_domain: false })) {
+    throw new UserError('Enter a valid email address.');
+  }
 }
 
 /** Hex SHA-256 of a link or session token: what is stored instead of the token. */

@@ -1,7 +1,16 @@
 import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { PostgresRateLimiter } from '../common/postgres-rate-limiter';
 import { UserError, UsersService, UserView } from '../accounts/users.service';
 import { ClientInfo, DashboardSessionsService, SIGN_IN_WINDOW_MS, SignInLimit } from './dashboard-sessions.service';
 import type { FormResult } from './dashboard.service';
+import { signInClientKey } from './sign-in-client-key';
+
+/** Sign-up attempts per client (IPv4 address or IPv6 /64) per hour, whatever their outcome. */
+export const SIGN_UP_LIMIT = { name: 'signup', points: 10, durationS: 3600 };
+
+/** Outcome of a sign-up: a session token (null when the email was already known), a form error, or limited. */
+export type SignUpOutcome = FormResult<string | null> | { kind: 'limited'; retryAfterS: number };
 
 /** Outcome of a sign-in attempt. */
 export type SignInOutcome = { kind: 'signed-in'; token: string } | { kind: 'failed' } | { kind: 'limited'; limit: SignInLimit; retryAfterS: number };
@@ -13,10 +22,15 @@ export type SignInOutcome = { kind: 'signed-in'; token: string } | { kind: 'fail
  */
 @Injectable()
 export class DashboardSignInService {
+  private readonly signUpLimiter: PostgresRateLimiter;
+
   constructor(
     private readonly users: UsersService,
     private readonly sessions: DashboardSessionsService,
-  ) {}
+    dataSource: DataSource,
+  ) {
+    this.signUpLimiter = new PostgresRateLimiter(dataSource, SIGN_UP_LIMIT);
+  }
 
   /**
    * Checks the credentials and starts a session on success. The attempt is counted as a failure
@@ -33,11 +47,18 @@ export class DashboardSignInService {
     return { kind: 'signed-in', token: await this.replaceSession(user, previousToken, client) };
   }
 
-  /** Sign-up (when `DASHBOARD_SIGNUP=true`): a new free account, its owner user, and a session. */
-  async signUp(email: string, password: string, previousToken: string | null, client: ClientInfo): Promise<FormResult<string>> {
+  /**
+   * Sign-up (when `DASHBOARD_SIGNUP=true`): a new free account, its owner user, and a session, at most
+   * {@link SIGN_UP_LIMIT} attempts per client. An email that already has a user or an account gets
+   * the same answer as a new one, without a session (value null): sign-up never tells whether an
+   * email is known (CONTRACT.md, "Dashboard").
+   */
+  async signUp(email: string, password: string, previousToken: string | null, client: ClientInfo): Promise<SignUpOutcome> {
+    const decision = await this.signUpLimiter.consume(signInClientKey(client.ip));
+    if (!decision.allowed) return { kind: 'limited', retryAfterS: decision.retryAfterS };
     try {
       const user = await this.users.signUp(email, password);
-      return { ok: true, value: await this.replaceSession(user, previousToken, client) };
+      return { ok: true, value: user ? await this.replaceSession(user, previousToken, client) : null };
     } catch (err) {
       if (err instanceof UserError) return { ok: false, error: err.message };
       throw err;
