@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiExtraModels, ApiResponse, getSchemaPath } from '@nestjs/swagger';
 import type { HeadersObject, SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
-import { PLANS } from '../accounts/plan';
+import { LIMITED_RESOURCES, PLANS } from '../accounts/plan';
 import { ErrorCode } from './api-error';
 import { ErrorEnvelopeDto } from './error-envelope';
 import {
@@ -12,7 +12,7 @@ import {
 } from './operational-headers';
 
 /** Error statuses a route can document. */
-export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
 
 interface StatusDefaults {
   description: string;
@@ -42,6 +42,15 @@ export const DETAILS_BY_CODE: Partial<Record<ErrorCode, SchemaObject>> = {
     properties: {
       limit: { type: 'integer', description: 'Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that)' },
       windowSeconds: { type: 'integer', description: 'Length of the window, seconds (1)' },
+    },
+  },
+  PLAN_LIMIT_REACHED: {
+    type: 'object',
+    required: ['resource', 'limit', 'plan'],
+    properties: {
+      resource: { type: 'string', enum: [...LIMITED_RESOURCES], description: 'What the plan limits the number of' },
+      limit: { type: 'integer', description: 'How many of it the plan allows' },
+      plan: { type: 'string', enum: [...PLANS] },
     },
   },
   TOO_MANY_PENDING_JOBS: {
@@ -80,6 +89,7 @@ const DETAILS_EXAMPLES: Partial<Record<ErrorCode, Record<string, unknown>>> = {
   PLAN_QUOTA_EXCEEDED: { used: 100, limit: 100, plan: 'free', resetAt: '2026-12-01T00:00:00.000Z' },
   RATE_LIMITED: { limit: 20, windowSeconds: 1 },
   TOO_MANY_PENDING_JOBS: { limit: 10000, pending: 10000 },
+  PLAN_LIMIT_REACHED: { resource: 'webhook_endpoints', limit: 2, plan: 'free' },
 };
 
 /**
@@ -97,6 +107,11 @@ export const ERROR_CODES_BY_STATUS: Record<ErrorStatus, StatusDefaults> = {
     description: 'Missing, unknown or revoked API key',
     codes: ['UNAUTHENTICATED', 'INVALID_API_KEY', 'API_KEY_REVOKED'],
     headers: REQUEST_ID_RESPONSE_HEADER,
+  },
+  403: {
+    description: "X-Organization-ID names another organization than the API key's account",
+    codes: ['ORGANIZATION_MISMATCH'],
+    headers: AUTHENTICATED_RESPONSE_HEADERS,
   },
   404: { description: 'Unknown id, or an id of another account', codes: ['NOT_FOUND'], headers: AUTHENTICATED_RESPONSE_HEADERS },
   409: {

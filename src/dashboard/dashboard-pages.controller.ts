@@ -44,7 +44,7 @@ export class DashboardPagesController {
     const result = await this.dashboard.createKey(user(req), String(form.name ?? ''));
     const keys = await this.dashboard.keys(user(req));
     const data = result.ok ? { created: result.value, error: null } : { created: null, error: result.error, name: form.name };
-    this.views.send(res, result.ok ? 201 : 400, 'keys', page(req, 'keys', 'API keys', { keys, revoked: null, ...data }));
+    this.views.send(res, result.ok ? 201 : (result.status ?? 400), 'keys', page(req, 'keys', 'API keys', { keys, revoked: null, ...data }));
   }
 
   @Post('keys/:id/revoke')
@@ -64,7 +64,7 @@ export class DashboardPagesController {
     const result = await this.dashboard.createEndpoint(user(req), form);
     const endpoints = await this.dashboard.endpoints(user(req));
     const data = result.ok ? { created: result.value, error: null, form: {} } : { created: null, error: result.error, form };
-    this.views.send(res, result.ok ? 201 : 400, 'webhooks', page(req, 'webhooks', 'Webhooks', { endpoints, ...data }));
+    this.views.send(res, result.ok ? 201 : (result.status ?? 400), 'webhooks', page(req, 'webhooks', 'Webhooks', { endpoints, ...data }));
   }
 
   @Get('webhooks/:id')

@@ -49,7 +49,8 @@ export interface UsageOverview {
 }
 
 /** Result of a form action: either done (with what to show once) or the form's error message. */
-export type FormResult<T> = { ok: true; value: T } | { ok: false; error: string };
+/** A form action's outcome; a refusal may carry its status (default 400), e.g. 403 for a plan limit. */
+export type FormResult<T> = { ok: true; value: T } | { ok: false; error: string; status?: number };
 
 /** Overlaps offered when rotating a webhook secret, s: at once, 1 h, 24 h. */
 export const ROTATION_OVERLAPS_S = [0, 3600, 86_400] as const;
@@ -132,7 +133,7 @@ export class DashboardService {
     const trimmed = name.trim();
     if (!trimmed) return { ok: false, error: 'Give the key a name, such as "production".' };
     if (trimmed.length > 100) return { ok: false, error: 'Use at most 100 characters for the name.' };
-    return { ok: true, value: await this.apiKeys.create(user.accountId, trimmed) };
+    return this.formAction(() => this.apiKeys.create(user.accountId, trimmed, { withinPlan: true }));
   }
 
   /** Revokes one of the account's keys at once. Throws 404 for another account's key. */
@@ -317,7 +318,7 @@ export class DashboardService {
       return { ok: true, value: await action() };
     } catch (err) {
       if (err instanceof UserError) return { ok: false, error: err.message };
-      if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 404) return { ok: false, error: err.message };
+      if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 404) return { ok: false, error: err.message, status: err.status };
       throw err;
     }
   }
