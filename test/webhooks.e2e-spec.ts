@@ -430,7 +430,7 @@ describe('webhook targets under the SSRF guard (https only, private ranges block
       d = (await t.request('GET', `/v1/webhooks/${created.body.id}/deliveries`, { key })).body.data.find((x: any) => x.id === deliveryId);
     } while (d.status === 'pending' && Date.now() < deadline);
     expect(d).toMatchObject({ status: 'retrying', attempts: 1, responseCode: null });
-    expect(d.errorMessage).toMatch(/^Target not allowed: hooks\.example\.test resolves to 127\.0\.0\.1/);
+    expect(d.errorMessage).toMatch(/^Target not allowed: hooks\.example\.test resolves to a blocked address \(loopback\)/);
     expect(new Date(d.nextAttemptAt).getTime() - new Date(d.lastAttemptAt).getTime()).toBeGreaterThanOrEqual(30_000);
     expect((await t.request('DELETE', `/v1/webhooks/${created.body.id}`, { key })).status).toBe(204);
   });

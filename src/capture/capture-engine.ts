@@ -3,7 +3,7 @@ import { Page, Response } from 'playwright';
 import { BrowserGoneError, BrowserPoolClosedError, BrowserUnavailableError, LeaseBudgetExceededError } from '../browser/browser-errors';
 import { BrowserPool, Lease } from '../browser/browser-pool';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { EGRESS_ERROR_HEADER, EgressProxy } from '../egress/egress-proxy';
+import { EgressProxy, egressRefusalOf } from '../egress/egress-proxy';
 import { CAPTURE_LIMITS, captureBudgetMs, CaptureOptions, PdfOptions } from './capture-options';
 import { ImageFormat, ResultFormat } from './image-format';
 import { SessionSetup, sessionContextOptions } from './session-options';
@@ -148,7 +148,7 @@ export class CaptureEngine {
     } catch (err) {
       throw new CaptureError(this.describe(err, failedNavigation ?? url));
     }
-    const egressError = response?.headers()[EGRESS_ERROR_HEADER];
+    const egressError = egressRefusalOf(response);
     if (egressError) throw new CaptureError(egressError);
     try {
       await page.waitForLoadState(options.waitUntil, { timeout: Math.max(1, timeout - (Date.now() - started)) });

@@ -160,7 +160,7 @@ export class DashboardPagesController {
 
   @Post('account/password')
   async changePassword(@Req() req: DashboardRequest, @Res() res: Response, @Body() form: Form): Promise<void> {
-    const result = await this.dashboard.changePassword(user(req), form);
+    const result = await this.dashboard.changePassword(req.dashboard.signedIn as SignedIn, form);
     await this.renderAccount(req, res, result.ok ? 200 : 400, result.ok ? { notice: 'Password changed.' } : { passwordError: result.error });
   }
 

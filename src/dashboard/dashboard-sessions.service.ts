@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { LessThan, MoreThan, Repository } from 'typeorm';
+import { LessThan, MoreThan, Not, Repository } from 'typeorm';
 import { sha256, UserView, UsersService } from '../accounts/users.service';
 import { Clock } from '../common/clock';
 import { newId } from '../common/ids';
@@ -11,6 +11,8 @@ import { signInClientKey } from './sign-in-client-key';
 
 /** A session ends after this long without a request, ms (CONTRACT.md, "Dashboard": 12 h idle). */
 export const SESSION_IDLE_MS = 12 * 3600 * 1000;
+/** A session ends this long after it started, whatever its activity, ms (CONTRACT.md, "Dashboard": 7 days). */
+export const SESSION_MAX_AGE_MS = 7 * 24 * 3600 * 1000;
 /** `last_seen_at` is written at most this often per session, ms. */
 const TOUCH_RESOLUTION_MS = 60_000;
 /** Failed sign-ins per email address, whatever the IP (CONTRACT.md, "Dashboard": 10 in 15 min). */
@@ -74,6 +76,7 @@ export class DashboardSessionsService {
     const now = this.clock.now();
     // Expired sessions (anyone's) are removed here rather than by a timer: sign-ins are rare.
     await this.sessions.delete({ lastSeenAt: LessThan(new Date(now.getTime() - SESSION_IDLE_MS)) });
+    await this.sessions.delete({ createdAt: LessThan(new Date(now.getTime() - SESSION_MAX_AGE_MS)) });
     await this.sessions.insert({
       id: newId('session'),
       tokenHash: sha256(token),
@@ -87,10 +90,17 @@ export class DashboardSessionsService {
     return token;
   }
 
-  /** The signed-in identity of a cookie token, or null (unknown, idle-expired, or the user is gone). */
+  /**
+   * The signed-in identity of a cookie token, or null (unknown, idle-expired, older than
+   * {@link SESSION_MAX_AGE_MS}, or the user is gone).
+   */
   async resolve(token: string): Promise<SignedIn | null> {
     const now = this.clock.now();
-    const session = await this.sessions.findOneBy({ tokenHash: sha256(token), lastSeenAt: MoreThan(new Date(now.getTime() - SESSION_IDLE_MS)) });
+    const session = await this.sessions.findOneBy({
+      tokenHash: sha256(token),
+      lastSeenAt: MoreThan(new Date(now.getTime() - SESSION_IDLE_MS)),
+      createdAt: MoreThan(new Date(now.getTime() - SESSION_MAX_AGE_MS)),
+    });
     if (!session) return null;
     const user = await this.users.find(session.userId);
     if (!user) return null;
@@ -105,10 +115,21 @@ export class DashboardSessionsService {
     await this.sessions.delete({ tokenHash: sha256(token) });
   }
 
+  /**
+   * Ends every session of the user (a password set through a link) or every one but `keepSessionId`
+   * (a password changed while signed in); CONTRACT.md, "Dashboard".
+   */
+  async endAllOf(userId: string, keepSessionId?: string): Promise<void> {
+    await this.sessions.delete(keepSessionId ? { userId, id: Not(keepSessionId) } : { userId });
+  }
+
   /** The user's active sessions, most recently used first. */
   async list(userId: string, currentSessionId: string): Promise<SessionView[]> {
-    const since = new Date(this.clock.now().getTime() - SESSION_IDLE_MS);
-    const rows = await this.sessions.find({ where: { userId, lastSeenAt: MoreThan(since) }, order: { lastSeenAt: 'DESC' } });
+    const now = this.clock.now().getTime();
+    const rows = await this.sessions.find({
+      where: { userId, lastSeenAt: MoreThan(new Date(now - SESSION_IDLE_MS)), createdAt: MoreThan(new Date(now - SESSION_MAX_AGE_MS)) },
+      order: { lastSeenAt: 'DESC' },
+    });
     return rows.map((s) => ({ id: s.id, userAgent: s.userAgent, ip: s.ip, createdAt: s.createdAt, lastSeenAt: s.lastSeenAt, current: s.id === currentSessionId }));
   }
 

@@ -70,11 +70,15 @@ export class DashboardSignInService {
     return this.users.userOfLink(token);
   }
 
-  /** Sets the password through a one-time link and signs the user in. */
+  /**
+   * Sets the password through a one-time link, ends every session the user had (a reset: CONTRACT.md,
+   * "Dashboard"), and signs the user in.
+   */
   async setPassword(token: string, password: string, confirmation: string, previousToken: string | null, client: ClientInfo): Promise<FormResult<string>> {
     if (password !== confirmation) return { ok: false, error: 'The passwords do not match.' };
     try {
       const user = await this.users.setPasswordWithLink(token, password);
+      await this.sessions.endAllOf(user.id);
       return { ok: true, value: await this.replaceSession(user, previousToken, client) };
     } catch (err) {
       if (err instanceof UserError) return { ok: false, error: err.message };

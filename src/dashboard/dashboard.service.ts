@@ -301,10 +301,15 @@ export class DashboardService {
     return result.ok ? { ok: true, value: undefined } : result;
   }
 
-  /** Changes the user's password after checking the current one. */
-  async changePassword(user: UserView, form: Record<string, unknown>): Promise<FormResult<void>> {
+  /**
+   * Changes the user's password after checking the current one, and ends the user's other sessions
+   * (CONTRACT.md, "Dashboard"); the session that changed it stays.
+   */
+  async changePassword(signedIn: SignedIn, form: Record<string, unknown>): Promise<FormResult<void>> {
     if (String(form.newPassword ?? '') !== String(form.confirmPassword ?? '')) return { ok: false, error: 'The new passwords do not match.' };
-    return this.formAction(() => this.users.changePassword(user.id, String(form.currentPassword ?? ''), String(form.newPassword ?? '')));
+    const result = await this.formAction(() => this.users.changePassword(signedIn.user.id, String(form.currentPassword ?? ''), String(form.newPassword ?? '')));
+    if (result.ok) await this.sessions.endAllOf(signedIn.user.id, signedIn.sessionId);
+    return result;
   }
 
   /** Ends one of the user's sessions (404 otherwise). */

@@ -189,7 +189,7 @@ export class EgressProxy implements OnApplicationShutdown {
         return void upstream.destroy(invalidResponse());
       }
       try {
-        res.writeHead(answer.status, answer.reason, forwardableHeaders(answer.rawHeaders));
+        res.writeHead(answer.status, answer.reason, forwardableHeaders(answer.rawHeaders, { fromSite: true }));
       } catch {
         return void upstream.destroy(invalidResponse());
       }
@@ -312,12 +312,27 @@ export class EgressProxy implements OnApplicationShutdown {
 }
 
 /** Raw header pairs minus hop-by-hop ones, as a flat `[name, value, …]` list (keeps case and order). */
-function forwardableHeaders(raw: string[]): string[] {
+/**
+ * The headers to pass on: all but hop-by-hop ones; from a site's answer (`fromSite`) also without
+ * {@link EGRESS_ERROR_HEADER}, so a page cannot dress its own text up as a Glimpse refusal.
+ */
+function forwardableHeaders(raw: string[], { fromSite = false } = {}): string[] {
   const out: string[] = [];
   for (let i = 0; i < raw.length; i += 2) {
-    if (!HOP_BY_HOP.has(raw[i].toLowerCase())) out.push(raw[i], raw[i + 1]);
+    const name = raw[i].toLowerCase();
+    if (!HOP_BY_HOP.has(name) && !(fromSite && name === EGRESS_ERROR_HEADER)) out.push(raw[i], raw[i + 1]);
   }
   return out;
+}
+
+/**
+ * The proxy's refusal carried by a browser response, or undefined. Only a plain-HTTP answer can come
+ * from the proxy (which strips the header from sites' answers); over https the answer comes from the
+ * site through a tunnel, so the header there is the site's own and is ignored.
+ */
+export function egressRefusalOf(response: { url(): string; headers(): Record<string, string> } | null | undefined): string | undefined {
+  if (!response || !response.url().startsWith('http:')) return undefined;
+  return response.headers()[EGRESS_ERROR_HEADER];
 }
 
 function headerSafe(value: string): string {
