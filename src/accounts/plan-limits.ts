@@ -1,6 +1,18 @@
 import { EntityManager } from 'typeorm';
+import { documentErrorDetails } from '../common/api-error-responses.decorator';
 import { ApiError, ErrorCode } from '../common/api-error';
-import { LimitedResource, Plan, planLimit } from './plan';
+import { LIMITED_RESOURCES, LimitedResource, Plan, PLANS, planLimit } from './plan';
+
+/** 403 `PLAN_LIMIT_REACHED`: what the plan limits, how many it allows, and the plan (CONTRACT.md, "Organizations and plan limits"). */
+documentErrorDetails(
+  'PLAN_LIMIT_REACHED',
+  {
+    resource: { type: 'string', enum: [...LIMITED_RESOURCES], description: 'What the plan limits the number of' },
+    limit: { type: 'integer', description: 'How many of it the plan allows' },
+    plan: { type: 'string', enum: [...PLANS] },
+  },
+  { resource: 'webhook_endpoints', limit: 2, plan: 'free' },
+);
 
 /**
  * Inside the caller's transaction, before it inserts one more `resource` for `accountId`: locks the
