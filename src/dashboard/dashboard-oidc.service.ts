@@ -18,7 +18,7 @@ export const OIDC_FLOW_TTL_S = 600;
 export class OidcSignInError extends Error {}
 
 /**
- * Optional OpenID Connect sign-in (issue 13: `OIDC_ISSUER`, `OIDC_CLIENT_ID`, `OIDC_CLIENT_SECRET`):
+ * Optional OpenID Connect sign-in (docs/dashboard.md, "Single sign-on": `OIDC_ISSUER`, `OIDC_CLIENT_ID`, `OIDC_CLIENT_SECRET`):
  * authorization code flow with PKCE, state and nonce, through `openid-client`. The provider's verified
  * email picks the Glimpse user; nobody is created this way (users come from the CLI, invites or
  * sign-up). openid-client 5 is used because 6 is ESM-only and the service and its tests are CommonJS.

@@ -12,7 +12,7 @@ import { DashboardService } from './dashboard.service';
 type Form = Record<string, unknown>;
 
 /**
- * The signed-in pages (issue 13): Overview, API keys, Webhooks, Screenshots, Runs, Account. Each handler
+ * The signed-in pages (docs/dashboard.md): Overview, API keys, Webhooks, Screenshots, Runs, Account. Each handler
  * makes one {@link DashboardService} call and renders a template; POSTs need the CSRF token (checked
  * by the dashboard middleware). Secrets (a new key, a webhook signing secret) are rendered in the
  * POST's response only, never stored in a page that can be reloaded.

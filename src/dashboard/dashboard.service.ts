@@ -65,7 +65,7 @@ export const RUNS_PAGE_SIZE = 25;
 export type RunRow = RunOverview & { keyLabel: string };
 
 /**
- * Page data and actions of the dashboard (issue 13). It only calls the services the REST API uses
+ * Page data and actions of the dashboard (docs/dashboard.md). It only calls the services the REST API uses
  * (API keys, quotas, screenshots, webhooks, users), always scoped to the signed-in user's account:
  * another account's ids are {@link DashboardError.notFound}.
  */

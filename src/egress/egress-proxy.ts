@@ -44,7 +44,7 @@ const FAILURE_MEMORY = 256;
 /**
  * How much longer than the navigation timeout (`CAPTURE_TIMEOUT_MS`) an upstream dial may take, ms.
  * The dial must outlast the navigation, so that a host that never answers fails a capture with the
- * README's `navigation timed out after … ms`, not an earlier `net::ERR_CONNECTION_TIMED_OUT` (issue 16);
+ * README's `navigation timed out after … ms`, not an earlier `net::ERR_CONNECTION_TIMED_OUT`;
  * a dial still pending when its page is closed is dropped with the page's connection.
  */
 const CONNECT_TIMEOUT_MARGIN_MS = 5_000;
