@@ -4,6 +4,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EgressProxy } from '../egress/egress-proxy';
 import { Metrics } from '../metrics/metrics';
 import { BrowserGoneError, BrowserPoolClosedError, BrowserUnavailableError, LeaseBudgetExceededError } from './browser-errors';
+import { browserEnvironment, sandboxSupport } from './browser-sandbox';
 import { resolveChromiumExecutable } from './chromium-executable';
 
 /** Viewport of pre-created (warm) pages until a lease sets its own, CSS px. */
@@ -20,12 +21,12 @@ export const DEFAULT_VIEWPORT = { width: 1280, height: 800 } as const;
 export const LEASE_END_SETTLE_MS = 50;
 
 /**
- * Flags for a headless Chromium on a server: no sandbox (root in containers), no GPU, none of the
+ * Flags for a headless Chromium on a server (the sandbox is decided per launch, see
+ * {@link sandboxSupport}): no GPU, none of the
  * background traffic (updates, sync, QUIC) a capture service must not make, and no WebRTC UDP
  * outside the proxy (it would bypass the SSRF guard).
  */
 const CHROMIUM_ARGS = [
-  '--no-sandbox',
   '--disable-gpu',
   '--disable-dev-shm-usage',
   '--disable-quic',
@@ -132,6 +133,8 @@ export class BrowserPool implements OnApplicationShutdown {
   private readonly slots = new Set<BrowserSlot>();
   private closing = false;
   private executable: string | null = null;
+  /** Whether the running browser has Chromium's sandbox on (null before the first launch); `/ready` reports it. */
+  sandboxed: boolean | null = null;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -254,21 +257,37 @@ export class BrowserPool implements OnApplicationShutdown {
   private async launch(): Promise<BrowserSlot> {
     const executablePath = this.executablePath();
     const proxy = await this.proxy.start();
-    let browser: Browser;
-    try {
-      browser = await chromium.launch({
+    const start = (sandbox: boolean) =>
+      chromium.launch({
         executablePath,
         headless: true,
         args: CHROMIUM_ARGS,
+        // The browser runs pages of anyone's choosing: its sandbox where it can work, and none of the
+        // service's environment (docs/security.md).
+        chromiumSandbox: sandbox,
+        env: browserEnvironment(),
         // Playwright's proxy option (it adds `--proxy-bypass-list=<-loopback>`, so loopback goes through
         // the proxy too) rather than a bare `--proxy-server` flag: requests Playwright makes for the
         // page (`route.fetch`, used by the `headers` option) then take the same proxy.
         proxy: { server: `http://${proxy}` },
       });
+    const support = sandboxSupport();
+    let browser: Browser;
+    try {
+      browser = await start(support.possible).catch((err: Error) => {
+        if (!support.possible) throw err;
+        this.logger.warn(`Chromium's sandbox did not start (${err.message.split('\n')[0]}): launching without it`);
+        Object.assign(support, { possible: false, reason: `the sandbox did not start (${err.message.split('\n')[0]})` });
+        return start(false);
+      });
     } catch (err) {
       this.logger.error(`Could not launch ${executablePath}: ${(err as Error).message}`);
       throw new BrowserUnavailableError('the browser could not be started');
     }
+    if (this.sandboxed !== support.possible) {
+      this.logger.log(support.possible ? 'Chromium runs with its sandbox' : `Chromium runs without its sandbox: ${support.reason}`);
+    }
+    this.sandboxed = support.possible;
     const slot: BrowserSlot = { browser, leases: 0, inFlight: 0, retired: false, warm: [] };
     this.slots.add(slot);
     this.metrics.browsersRunning.set(this.slots.size);
