@@ -1,7 +1,8 @@
 import { request as httpRequest } from 'node:http';
 import { createServer as createNetServer, Server } from 'node:net';
 import type { AppConfig } from '../config/app-config';
-import { EGRESS_ERROR_HEADER, EgressProxy, egressRefusalOf } from './egress-proxy';
+import { egressRefusal } from '../browser/page-toolkit/egress-failures';
+import { EGRESS_ERROR_HEADER, EgressProxy } from './egress-proxy';
 import type { SsrfGuard } from './ssrf-guard';
 
 /** A page cannot fake a Glimpse refusal: the proxy strips the egress error header from sites' answers. */
@@ -46,8 +47,8 @@ describe('the egress error header comes from the proxy only', () => {
 
   it('a browser response’s header counts as a refusal only on plain HTTP (an https answer is the site’s own)', () => {
     const response = (url: string) => ({ url: () => url, headers: () => ({ [EGRESS_ERROR_HEADER]: 'Target not allowed: x' }) });
-    expect(egressRefusalOf(response('http://a.test/'))).toBe('Target not allowed: x');
-    expect(egressRefusalOf(response('https://a.test/'))).toBeUndefined();
-    expect(egressRefusalOf(null)).toBeUndefined();
+    expect(egressRefusal(response('http://a.test/'))).toBe('Target not allowed: x');
+    expect(egressRefusal(response('https://a.test/'))).toBeUndefined();
+    expect(egressRefusal(null)).toBeUndefined();
   });
 });

@@ -325,16 +325,6 @@ function forwardableHeaders(raw: string[], { fromSite = false } = {}): string[] 
   return out;
 }
 
-/**
- * The proxy's refusal carried by a browser response, or undefined. Only a plain-HTTP answer can come
- * from the proxy (which strips the header from sites' answers); over https the answer comes from the
- * site through a tunnel, so the header there is the site's own and is ignored.
- */
-export function egressRefusalOf(response: { url(): string; headers(): Record<string, string> } | null | undefined): string | undefined {
-  if (!response || !response.url().startsWith('http:')) return undefined;
-  return response.headers()[EGRESS_ERROR_HEADER];
-}
-
 function headerSafe(value: string): string {
   return value.replace(/[^\x20-\x7e]/g, '?');
 }
