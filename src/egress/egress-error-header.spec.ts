@@ -1,7 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { createServer as createNetServer, Server } from 'node:net';
 import type { AppConfig } from '../config/app-config';
-import { egressRefusal } from '../browser/page-toolkit/egress-failures';
 import { EGRESS_ERROR_HEADER, EgressProxy } from './egress-proxy';
 import type { SsrfGuard } from './ssrf-guard';
 
@@ -43,12 +42,5 @@ describe('the egress error header comes from the proxy only', () => {
     expect(answer.body).toBe('ok');
     expect(answer.headers[EGRESS_ERROR_HEADER]).toBeUndefined();
     expect(answer.headers['x-other']).toBe('kept');
-  });
-
-  it('a browser response’s header counts as a refusal only on plain HTTP (an https answer is the site’s own)', () => {
-    const response = (url: string) => ({ url: () => url, headers: () => ({ [EGRESS_ERROR_HEADER]: 'Target not allowed: x' }) });
-    expect(egressRefusal(response('http://a.test/'))).toBe('Target not allowed: x');
-    expect(egressRefusal(response('https://a.test/'))).toBeUndefined();
-    expect(egressRefusal(null)).toBeUndefined();
   });
 });
