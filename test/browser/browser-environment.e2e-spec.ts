@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { sandboxSupport } from '../src/browser/browser-sandbox';
-import { startTestApp, TestApp } from './support/test-app';
+import { sandboxSupport } from '../../src/browser/browser-sandbox';
+import { startTestApp, TestApp } from '../support/test-app';
 
 /** Pids of this process's descendants whose command line names Chromium. */
 function chromiumDescendants(): number[] {

@@ -1,8 +1,8 @@
 import { DataSource } from 'typeorm';
-import { AccountsService } from '../src/accounts/accounts.service';
-import { INVITE_REFUSED, UsersService } from '../src/accounts/users.service';
-import { postForm, sessionCookieOf } from './support/dashboard-forms';
-import { startTestApp, TestApp } from './support/test-app';
+import { AccountsService } from '../../src/accounts/accounts.service';
+import { INVITE_REFUSED, UsersService } from '../../src/accounts/users.service';
+import { postForm, sessionCookieOf } from '../support/dashboard-forms';
+import { startTestApp, TestApp } from '../support/test-app';
 
 const PASSWORD = 'correct horse battery staple';
 

@@ -1,9 +1,9 @@
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { Browser, chromium } from 'playwright';
-import { AccountsService } from '../src/accounts/accounts.service';
-import { UsersService } from '../src/accounts/users.service';
-import { startTestApp, TestApp } from './support/test-app';
+import { AccountsService } from '../../src/accounts/accounts.service';
+import { UsersService } from '../../src/accounts/users.service';
+import { startTestApp, TestApp } from '../support/test-app';
 
 // oidc-provider 7 (CommonJS, no bundled types): the identity provider, on loopback, for this test only.
 // eslint-disable-next-line @typescript-eslint/no-require-imports

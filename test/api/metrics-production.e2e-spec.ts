@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startOpsHttpServer } from '../src/health/ops-http-server';
-import { startTestApp, TestApp } from './support/test-app';
+import { startOpsHttpServer } from '../../src/health/ops-http-server';
+import { startTestApp, TestApp } from '../support/test-app';
 
 const SECRET_KEY = 'a'.repeat(64);
 

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { AccountsService } from '../src/accounts/accounts.service';
-import { UsersService } from '../src/accounts/users.service';
-import { postForm, sessionCookieOf } from './support/dashboard-forms';
-import { startTestApp, TestApp } from './support/test-app';
+import { AccountsService } from '../../src/accounts/accounts.service';
+import { UsersService } from '../../src/accounts/users.service';
+import { postForm, sessionCookieOf } from '../support/dashboard-forms';
+import { startTestApp, TestApp } from '../support/test-app';
 
 const PASSWORD = 'correct horse battery staple';
 const NEW_PASSWORD = 'another long passphrase';

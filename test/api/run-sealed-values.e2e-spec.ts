@@ -1,7 +1,7 @@
 import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
-import { RUN_QUEUE } from '../src/queue/queues';
-import { startTestApp, TestApp } from './support/test-app';
+import { RUN_QUEUE } from '../../src/queue/queues';
+import { startTestApp, TestApp } from '../support/test-app';
 
 const SECRET = 'canary-sensitive-value-31337';
 

@@ -1,10 +1,10 @@
 import { DataSource } from 'typeorm';
-import { AccountsService } from '../src/accounts/accounts.service';
-import { PLAN_LIMITS } from '../src/accounts/plan';
-import { UsersService } from '../src/accounts/users.service';
-import { ApiKeysService } from '../src/auth/api-keys.service';
-import { DashboardService } from '../src/dashboard/dashboard.service';
-import { startTestApp, TestApp } from './support/test-app';
+import { AccountsService } from '../../src/accounts/accounts.service';
+import { PLAN_LIMITS } from '../../src/accounts/plan';
+import { UsersService } from '../../src/accounts/users.service';
+import { ApiKeysService } from '../../src/auth/api-keys.service';
+import { DashboardService } from '../../src/dashboard/dashboard.service';
+import { startTestApp, TestApp } from '../support/test-app';
 
 /**
  * CONTRACT.md, "Organizations and plan limits": active API keys and webhook endpoints per plan

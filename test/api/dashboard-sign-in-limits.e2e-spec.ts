@@ -1,9 +1,9 @@
 import { DataSource } from 'typeorm';
-import { AccountsService } from '../src/accounts/accounts.service';
-import { PasswordHasher } from '../src/accounts/password-hasher';
-import { UsersService } from '../src/accounts/users.service';
-import { byStatus, postForm } from './support/dashboard-forms';
-import { startTestApp, TestApp } from './support/test-app';
+import { AccountsService } from '../../src/accounts/accounts.service';
+import { PasswordHasher } from '../../src/accounts/password-hasher';
+import { UsersService } from '../../src/accounts/users.service';
+import { byStatus, postForm } from '../support/dashboard-forms';
+import { startTestApp, TestApp } from '../support/test-app';
 
 const PASSWORD = 'correct horse battery staple';
 

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { startTestApp, TestApp } from './support/test-app';
+import { startTestApp, TestApp } from '../support/test-app';
 
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 

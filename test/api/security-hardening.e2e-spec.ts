@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { DataSource } from 'typeorm';
-import { AccountsService } from '../src/accounts/accounts.service';
-import { UsersService } from '../src/accounts/users.service';
-import { postForm } from './support/dashboard-forms';
-import { startTestApp, TestApp } from './support/test-app';
+import { AccountsService } from '../../src/accounts/accounts.service';
+import { UsersService } from '../../src/accounts/users.service';
+import { postForm } from '../support/dashboard-forms';
+import { startTestApp, TestApp } from '../support/test-app';
 
 /** Low findings of the security review: invalid Unicode refused, no live set-password token in logs. */
 describe('security hardening', () => {

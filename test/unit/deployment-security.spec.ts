@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 
-const root = join(__dirname, '..');
+const root = join(__dirname, '../..');
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
 
 /** The YAML around a Helm template's actions (lines of only an action dropped, inline ones replaced). */
