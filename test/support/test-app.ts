@@ -130,9 +130,9 @@ function required(name: string): string {
 }
 
 /**
- * One poll: `GET path` with `key`, or null when the app closed the kept-alive connection as it was
- * reused (`ECONNRESET`, seen when a capture keeps the process's event loop busy) and `deadline` (epoch
- * ms) has not passed, so the caller polls again. Throws any other error.
+ * One poll: `GET path` with `key`, or null when the connection was reset (`ECONNRESET`: seen in the
+ * blockers test on a loaded machine, most likely a kept-alive connection closed by the app as the client
+ * reused it) and `deadline` (epoch ms) has not passed, so the caller polls again. Throws any other error.
  */
 export async function pollGet(t: TestApp, path: string, key: string, deadline: number): Promise<TestResponse | null> {
   try {
