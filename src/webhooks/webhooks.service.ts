@@ -227,7 +227,7 @@ export class WebhooksService {
 
   /**
    * Re-seals every stored signing secret (the current one and, during a rotation's overlap, the
-   * previous one) with the first configured key (`WEBHOOK_SECRET_KEYS`, README "Webhooks": rotate the
+   * previous one) with the first configured key (`WEBHOOK_SECRET_KEYS`, docs/webhooks.md#configuration: rotate the
    * key, run this, then drop the old key). Reads endpoints in batches of
    * {@link RESEAL_BATCH_SIZE}; a row changed meanwhile (rotated) is left as it is, being current already.
    * Secrets no configured key opens are reported, not changed. Throws {@link NoSecretKeyError} without a key.
