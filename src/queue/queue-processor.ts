@@ -51,7 +51,8 @@ export abstract class QueueProcessor implements OnApplicationBootstrap, OnModule
     for (const periodic of this.periodicJobs()) {
       void this.queue.process(periodic.jobName, 1, () => periodic.run());
       this.durableQueues.registerRepeatable({ queue: this.queue, jobName: periodic.jobName, everyMs: periodic.everyMs });
-      if (periodic.atStart) void periodic.run().catch((err) => this.logger.error(`Start-up ${periodic.jobName} failed`, (err as Error).stack));
+      if (periodic.atStart)
+        void periodic.run().catch((err) => this.logger.error(`Start-up ${periodic.jobName} failed`, (err as Error).stack));
     }
   }
 
@@ -113,7 +114,8 @@ export abstract class WorkProcessor<D, I, C, O> extends QueueProcessor {
   }
 
   protected override start(): void {
-    if (this.concurrency() > 0) void this.queue.process(this.jobName, this.concurrency(), (job: Job<D>) => this.process(this.inputOf(job.data)));
+    if (this.concurrency() > 0)
+      void this.queue.process(this.jobName, this.concurrency(), (job: Job<D>) => this.process(this.inputOf(job.data)));
     this.queue.on('failed', (job: Job<D>, err: Error) => {
       if (job.name !== this.jobName || err?.message !== STALLED_TOO_OFTEN) return;
       const input = this.inputOf(job.data);
@@ -150,7 +152,9 @@ export abstract class WorkProcessor<D, I, C, O> extends QueueProcessor {
   }
 
   protected override async stop(): Promise<void> {
-    await this.queue.pause(true, true).catch((err) => this.logger.warn(`Could not pause the ${this.queue.name} queue: ${(err as Error).message}`));
+    await this.queue
+      .pause(true, true)
+      .catch((err) => this.logger.warn(`Could not pause the ${this.queue.name} queue: ${(err as Error).message}`));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       Promise.allSettled([...this.inFlight.values()]),

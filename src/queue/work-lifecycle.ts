@@ -27,7 +27,12 @@ export abstract class WorkLifecycle<T extends ObjectLiteral & { id: string; stat
    * round trip, in `manager`'s transaction when given); returns the row as written, or null when it
    * is unknown or in none of `from`. Throws what the database throws.
    */
-  protected async transition(id: string, from: readonly T['status'][], changes: QueryDeepPartialEntity<T>, manager: EntityManager = this.rows.manager): Promise<T | null> {
+  protected async transition(
+    id: string,
+    from: readonly T['status'][],
+    changes: QueryDeepPartialEntity<T>,
+    manager: EntityManager = this.rows.manager,
+  ): Promise<T | null> {
     const result = await manager
       .createQueryBuilder()
       .update(this.rows.target)

@@ -10,7 +10,12 @@ import { RunStep } from './run-steps';
 import { Run, RunStatus } from './run.entity';
 
 /** How a run ends: the fields written with its final status. */
-export type RunEnding = Partial<Pick<Run, 'finalUrl' | 'pageTitle' | 'videoFile' | 'consoleErrorCount' | 'networkErrorCount' | 'consoleErrors' | 'networkErrors' | 'stepResults'>> &
+export type RunEnding = Partial<
+  Pick<
+    Run,
+    'finalUrl' | 'pageTitle' | 'videoFile' | 'consoleErrorCount' | 'networkErrorCount' | 'consoleErrors' | 'networkErrors' | 'stepResults'
+  >
+> &
   ({ status: 'completed' } | { status: 'failed'; finalizationError: string; failure: NonNullable<Run['failure']> });
 
 /** What {@link RunLifecycle.cancel} did. */
@@ -27,7 +32,15 @@ const OPEN_RUN_STATUSES: RunStatus[] = ['pending', 'running'];
 
 /** Every step of a run that never started, as `skipped`. */
 export function skippedSteps(steps: RunStep[]): Run['stepResults'] {
-  return steps.map((step, index) => ({ index, action: step.action, status: 'skipped', durationMs: 0, error: null, screenshotFile: null, result: null }));
+  return steps.map((step, index) => ({
+    index,
+    action: step.action,
+    status: 'skipped',
+    durationMs: 0,
+    error: null,
+    screenshotFile: null,
+    result: null,
+  }));
 }
 
 /**
@@ -58,7 +71,11 @@ export class RunLifecycle extends WorkLifecycle<Run> {
    * again (its steps may have had effects, e.g. a purchase).
    */
   async claim(runId: string): Promise<Run | null> {
-    const run = await this.transition(runId, ['pending'], { status: 'running', startedAt: this.clock.now(), attempts: () => 'attempts + 1' });
+    const run = await this.transition(runId, ['pending'], {
+      status: 'running',
+      startedAt: this.clock.now(),
+      attempts: () => 'attempts + 1',
+    });
     if (run) return run;
     await this.failStranded(runId);
     return null;
@@ -87,7 +104,11 @@ export class RunLifecycle extends WorkLifecycle<Run> {
     const done = new Set(run.stepResults.map((s) => s.index));
     const stepResults = [...run.stepResults, ...skippedSteps(run.steps).filter((s) => !done.has(s.index))];
     const stepIndex = stepResults.find((s) => s.status === 'skipped')?.index ?? null;
-    return this.finish(runId, { status: 'failed', finalizationError: 'the worker stopped during the run', failure: { stage: 'worker', stepIndex }, stepResults }, ['running']);
+    return this.finish(
+      runId,
+      { status: 'failed', finalizationError: 'the worker stopped during the run', failure: { stage: 'worker', stepIndex }, stepResults },
+      ['running'],
+    );
   }
 
   /**
@@ -98,7 +119,16 @@ export class RunLifecycle extends WorkLifecycle<Run> {
    */
   async cancel(run: Pick<Run, 'id' | 'status' | 'steps'>): Promise<CancelOutcome> {
     if (run.status === 'pending') {
-      const ended = await this.finish(run.id, { status: 'failed', finalizationError: 'the run was canceled', failure: { stage: 'canceled', stepIndex: null }, stepResults: skippedSteps(run.steps) }, ['pending']);
+      const ended = await this.finish(
+        run.id,
+        {
+          status: 'failed',
+          finalizationError: 'the run was canceled',
+          failure: { stage: 'canceled', stepIndex: null },
+          stepResults: skippedSteps(run.steps),
+        },
+        ['pending'],
+      );
       if (ended) return { outcome: 'ended', run: ended };
     }
     const requested = await this.transition(run.id, ['running'], { cancelRequestedAt: this.clock.now() });
@@ -124,7 +154,10 @@ export class RunLifecycle extends WorkLifecycle<Run> {
       .createQueryBuilder('run')
       .select('run.id', 'id')
       .where(`run.status = 'running'`)
-      .andWhere(`run.started_at < :now::timestamptz - make_interval(secs => (run.timeout_ms + :slackMs) / 1000.0)`, { now: this.clock.now(), slackMs })
+      .andWhere(`run.started_at < :now::timestamptz - make_interval(secs => (run.timeout_ms + :slackMs) / 1000.0)`, {
+        now: this.clock.now(),
+        slackMs,
+      })
       .limit(1000)
       .getRawMany();
     return running.map((r) => r.id);

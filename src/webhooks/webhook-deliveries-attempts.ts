@@ -167,7 +167,10 @@ export class WebhookAttempts {
     if (!result.affected) return;
     if (outcome.ok) {
       // At most one write a minute per endpoint: the clock counts days.
-      await this.endpoints.update({ id: delivery.endpointId, healthyAt: LessThan(new Date(now.getTime() - HEALTHY_AT_RESOLUTION_MS)) }, { healthyAt: now });
+      await this.endpoints.update(
+        { id: delivery.endpointId, healthyAt: LessThan(new Date(now.getTime() - HEALTHY_AT_RESOLUTION_MS)) },
+        { healthyAt: now },
+      );
       return;
     }
     this.logger.log(`Delivery ${delivery.id} attempt ${attemptNo} failed: ${outcome.errorMessage}`);
@@ -245,9 +248,14 @@ export class WebhookAttempts {
     if (!result.affected || !row) {
       const existing = await this.deliveries.findOne({ select: { id: true, status: true }, where: { id: deliveryId, endpointId } });
       if (!existing) throw ApiError.notFound('Webhook delivery');
-      throw new ApiError(ErrorCode.DELIVERY_IN_PROGRESS, 409, `Delivery ${deliveryId} is still ${existing.status}: wait until it is successful or exhausted`, {
-        status: existing.status,
-      });
+      throw new ApiError(
+        ErrorCode.DELIVERY_IN_PROGRESS,
+        409,
+        `Delivery ${deliveryId} is still ${existing.status}: wait until it is successful or exhausted`,
+        {
+          status: existing.status,
+        },
+      );
     }
     await this.enqueue(deliveryId, row.attempts + 1, 0);
   }

@@ -48,28 +48,28 @@ export class WebhookFanOut implements EventSink, OnModuleInit {
     const targets =
       event.type === 'test.ping'
         ? endpoints.filter((e) => e.id === (event.data as TestPingData).endpointId)
-        : endpoints.filter((e) => e.enabled && e.id !== (event.data as Partial<EndpointDisabledData>).endpointId && subscribes(e.events, event.type));
+        : endpoints.filter(
+            (e) => e.enabled && e.id !== (event.data as Partial<EndpointDisabledData>).endpointId && subscribes(e.events, event.type),
+          );
     if (!targets.length) return;
     const payload = JSON.stringify(EventsService.envelope(event));
     const now = this.clock.now();
-    const created = targets.map(
-      (endpoint): Omit<WebhookDelivery, 'seq' | 'endpoint' | 'event'> => ({
-        id: newId('delivery'),
-        endpointId: endpoint.id,
-        eventId: event.id,
-        type: event.type,
-        payload,
-        status: 'pending',
-        attempts: 0,
-        responseCode: null,
-        errorMessage: null,
-        createdAt: now,
-        lastAttemptAt: null,
-        nextAttemptAt: now,
-        attemptStartedAt: null,
-        resend: false,
-      }),
-    );
+    const created = targets.map((endpoint): Omit<WebhookDelivery, 'seq' | 'endpoint' | 'event'> => ({
+      id: newId('delivery'),
+      endpointId: endpoint.id,
+      eventId: event.id,
+      type: event.type,
+      payload,
+      status: 'pending',
+      attempts: 0,
+      responseCode: null,
+      errorMessage: null,
+      createdAt: now,
+      lastAttemptAt: null,
+      nextAttemptAt: now,
+      attemptStartedAt: null,
+      resend: false,
+    }));
     await manager.insert(WebhookDelivery, created);
     for (const endpoint of targets) await this.prune(manager, endpoint.id);
     return async () => {

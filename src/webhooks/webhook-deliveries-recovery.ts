@@ -52,7 +52,11 @@ export class WebhookRecovery {
       )
       .getMany();
     for (const d of lost) {
-      await this.queue.add(WEBHOOK_ATTEMPT_JOB, { deliveryId: d.id }, { jobId: `${d.id}-${d.attempts}-sweep-${now}`, removeOnComplete: true, removeOnFail: true });
+      await this.queue.add(
+        WEBHOOK_ATTEMPT_JOB,
+        { deliveryId: d.id },
+        { jobId: `${d.id}-${d.attempts}-sweep-${now}`, removeOnComplete: true, removeOnFail: true },
+      );
     }
     if (lost.length) this.logger.warn(`Sweep re-enqueued ${lost.length} webhook deliveries`);
     return lost.length;

@@ -30,7 +30,6 @@ describe('RunLifecycle (service, real PostgreSQL)', () => {
   const storageDir = mkdtempSync(join(tmpdir(), 'glimpse-run-lifecycle-'));
   const config = { publicBaseUrl: 'http://127.0.0.1:3000', storageDir } as AppConfig;
   let db: DataSource;
-  let events: EventsService;
   let lifecycle: RunLifecycle;
   let accountId: string;
   let apiKeyId: string;
@@ -44,7 +43,12 @@ describe('RunLifecycle (service, real PostgreSQL)', () => {
         if (sinkFailure) throw sinkFailure;
       },
     });
-    return new RunLifecycle(dataSource.getRepository(Run), new ResultFilesService(new LocalDiskStorage(config), clock, config), eventsOn, clock);
+    return new RunLifecycle(
+      dataSource.getRepository(Run),
+      new ResultFilesService(new LocalDiskStorage(config), clock, config),
+      eventsOn,
+      clock,
+    );
   }
 
   beforeAll(async () => {
@@ -52,9 +56,17 @@ describe('RunLifecycle (service, real PostgreSQL)', () => {
     accountId = newId('account');
     apiKeyId = newId('apiKey');
     await db.getRepository(Account).insert({ id: accountId, email: `${accountId}@example.test`, plan: 'free', createdAt: clock.now() });
-    await db.getRepository(ApiKey).insert({ id: apiKeyId, accountId, name: null, prefix: 'gl_test', secretHash: randomBytes(32).toString('hex'), createdAt: clock.now() });
+    await db
+      .getRepository(ApiKey)
+      .insert({
+        id: apiKeyId,
+        accountId,
+        name: null,
+        prefix: 'gl_test',
+        secretHash: randomBytes(32).toString('hex'),
+        createdAt: clock.now(),
+      });
     lifecycle = lifecycleOn(db);
-    events = new EventsService(db, clock);
   });
 
   afterAll(async () => {
@@ -118,7 +130,11 @@ describe('RunLifecycle (service, real PostgreSQL)', () => {
     // The queue redelivers it (its worker died): it is not run again.
     expect(await lifecycle.claim(run.id)).toBeNull();
     const after = await reread(run.id);
-    expect(after).toMatchObject({ status: 'failed', finalizationError: 'the worker stopped during the run', failure: { stage: 'worker', stepIndex: 0 } });
+    expect(after).toMatchObject({
+      status: 'failed',
+      finalizationError: 'the worker stopped during the run',
+      failure: { stage: 'worker', stepIndex: 0 },
+    });
     expect(after.stepResults.map((s) => s.status)).toEqual(['skipped', 'skipped']);
     expect((await eventsOf(run.id)).map((e) => e.type)).toEqual(['run.failed']);
   });
@@ -133,7 +149,14 @@ describe('RunLifecycle (service, real PostgreSQL)', () => {
     expect(await reread(run.id)).toMatchObject({ status: 'completed', finalizationError: null });
     const stored = await eventsOf(run.id);
     expect(stored.map((e) => e.type)).toEqual(['run.completed']);
-    expect(stored[0].data).toMatchObject({ runId: run.id, status: 'completed', finalUrl: 'http://127.0.0.1:9/done', pageTitle: 'Done', stepCount: 2, durationMs: 1_500 });
+    expect(stored[0].data).toMatchObject({
+      runId: run.id,
+      status: 'completed',
+      finalUrl: 'http://127.0.0.1:9/done',
+      pageTitle: 'Done',
+      stepCount: 2,
+      durationMs: 1_500,
+    });
   });
 
   it('never goes back: an ended run is not claimed, not ended again and takes no cancel request', async () => {
@@ -151,7 +174,11 @@ describe('RunLifecycle (service, real PostgreSQL)', () => {
     const pending = await storedRun('pending');
     const ended = await lifecycle.cancel(pending);
     expect(ended.outcome).toBe('ended');
-    expect(ended.run).toMatchObject({ status: 'failed', finalizationError: 'the run was canceled', failure: { stage: 'canceled', stepIndex: null } });
+    expect(ended.run).toMatchObject({
+      status: 'failed',
+      finalizationError: 'the run was canceled',
+      failure: { stage: 'canceled', stepIndex: null },
+    });
     expect(ended.run.stepResults.map((s) => s.status)).toEqual(['skipped', 'skipped']);
     expect((await eventsOf(pending.id)).map((e) => e.type)).toEqual(['run.failed']);
     // The pending run read by the caller was claimed meanwhile: the cancel becomes a request.
@@ -205,7 +232,8 @@ describe('RunLifecycle (service, real PostgreSQL)', () => {
       const writing = retryStateWrite(`finish ${run.id}`, () => onProxy.finish(run.id, completed, ['running']), logger);
       // Poll (no fixed sleep) until a try has failed as "database unreachable".
       const deadline = Date.now() + 30_000;
-      while (!warnings.some((w) => w.includes('database unreachable')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      while (!warnings.some((w) => w.includes('database unreachable')) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
       expect(warnings.some((w) => w.includes(`finish ${run.id}: database unreachable`))).toBe(true);
       expect(await reread(run.id)).toMatchObject({ status: 'running' });
       await proxy.restore();
