@@ -210,12 +210,20 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
    * The run sweep: ends `running` runs far past their budget (their worker died and the queue lost
    * them), has the reconciler ({@link DurableQueueService.reconcile}) re-queue `pending` runs without
    * a live queue entry, and deletes the videos and screenshots of runs past `RESULT_TTL_DAYS`.
-   * Returns what it did (`requeued`: runs the reconciler's pass queued again; 0 when it could not run).
+   * Returns what it did (`requeued`: runs the reconciler's pass queued again; 0 when the pass could
+   * not run or failed).
    */
   async sweep(): Promise<{ requeued: number; stranded: number; filesDeleted: number }> {
     const stranded = (await this.lifecycle.strandedRunning(FINALIZE_SLACK_MS)).filter((id) => !this.isInFlight(id));
     for (const id of stranded) await this.lifecycle.failStranded(id);
-    const requeued = (await this.durableQueues.reconcile()).requeued.run ?? 0;
+    // A pass that fails (Redis or PostgreSQL went away mid-pass) is repeated by the reconciler's own timer.
+    const requeued = await this.durableQueues.reconcile().then(
+      (pass) => pass.requeued.run ?? 0,
+      (err) => {
+        this.logger.warn(`Run sweep: the reconciler's pass failed: ${(err as Error).message}`);
+        return 0;
+      },
+    );
     if (stranded.length) this.logger.warn(`Run sweep: ${stranded.length} stranded runs failed`);
     const filesDeleted = await this.lifecycle.purgeExpiredFiles(this.files.expiredBefore(this.clock.now()), PURGE_BATCH);
     return { requeued, stranded: stranded.length, filesDeleted };
