@@ -114,8 +114,9 @@ export abstract class WorkProcessor<D, I, C, O> extends QueueProcessor {
   }
 
   protected override start(): void {
-    if (this.concurrency() > 0)
+    if (this.concurrency() > 0) {
       void this.queue.process(this.jobName, this.concurrency(), (job: Job<D>) => this.process(this.inputOf(job.data)));
+    }
     this.queue.on('failed', (job: Job<D>, err: Error) => {
       if (job.name !== this.jobName || err?.message !== STALLED_TOO_OFTEN) return;
       const input = this.inputOf(job.data);
