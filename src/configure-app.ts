@@ -2,6 +2,7 @@ import { INestApplication } from '@nestjs/common';
 import { SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { bodyParsingMiddleware, pathEncodingMiddleware } from './common/body-parsing';
+import { bodyParsingRoutesOf } from './common/body-parsing-routes';
 import { mountQueueDashboard } from './admin/queue-dashboard';
 import { APP_CONFIG, AppConfig } from './config/app-config';
 import { HttpExceptionFilter } from './common/http-exception.filter';
@@ -31,7 +32,7 @@ export function configureApp(app: INestApplication): void {
   app.use(app.get(HttpObservability).middleware);
   app.use(organizationIdMiddleware);
   app.use(pathEncodingMiddleware);
-  app.use(...bodyParsingMiddleware());
+  app.use(...bodyParsingMiddleware(bodyParsingRoutesOf(app)));
   mountQueueDashboard(app);
   app.useGlobalFilters(new HttpExceptionFilter());
   app.useGlobalPipes(createValidationPipe());

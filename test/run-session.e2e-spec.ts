@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Browser, chromium, Page } from 'playwright';
-import { ImageFormat } from '../src/capture/image-format';
+import { ImageFormat } from '../src/results/result-formats';
 import { resolveChromiumExecutable } from '../src/browser/chromium-executable';
 import { loadConfig } from '../src/config/app-config';
 import { runSession, RunSessionSpec } from '../src/runs/run-session';

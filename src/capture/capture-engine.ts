@@ -5,7 +5,7 @@ import { BrowserPool, Lease } from '../browser/browser-pool';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EGRESS_ERROR_HEADER, EgressProxy } from '../egress/egress-proxy';
 import { CAPTURE_LIMITS, captureBudgetMs, CaptureOptions, PdfOptions } from './capture-options';
-import { ImageFormat, ResultFormat } from './image-format';
+import { ImageFormat, ResultFormat } from '../results/result-formats';
 import { SessionSetup, sessionContextOptions } from './session-options';
 
 /** What to capture. */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { devices } from 'playwright';
 import { z } from 'zod';
 import type { FieldError } from '../common/api-error';
-import { RESULT_FORMATS, ResultFormat } from './image-format';
+import { FULL_PAGE_MAX_HEIGHT_PX, RESULT_FORMATS, ResultFormat } from '../results/result-formats';
 
 /**
  * The capture options: one value type, its limits and defaults, read by the REST DTOs, the MCP tool
@@ -28,7 +28,7 @@ export const CAPTURE_LIMITS = {
   height: { min: 100, max: 4320, default: 800 },
   delayMs: { min: 0, max: 10_000, default: 0 },
   /** Tallest full-page capture, px (Chromium's largest texture); taller pages are clipped to it (README, "Full page"). */
-  fullPageMaxHeightPx: 16_384,
+  fullPageMaxHeightPx: FULL_PAGE_MAX_HEIGHT_PX,
   selectorMaxLength: 512,
   clipMaxSize: 16_384,
   /** Largest `clip.x` / `clip.y`, px (CONTRACT.md sets only the lower bound; this keeps the value an honest page coordinate). */

@@ -1,7 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiExtraModels, ApiResponse, getSchemaPath } from '@nestjs/swagger';
 import type { HeadersObject, SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
-import { PLANS } from '../accounts/plan';
 import { ErrorCode } from './api-error';
 import { ErrorEnvelopeDto } from './error-envelope';
 import {
@@ -20,42 +19,35 @@ interface StatusDefaults {
   headers: HeadersObject;
 }
 
-/**
- * The shape of `details` for codes that always carry it (spec 7.2 for `PLAN_QUOTA_EXCEEDED`,
- * CONTRACT.md "Rate limits and back-pressure" for the others). A response listing several of these
- * codes documents one `details` shape per code (`oneOf` keyed on `code`).
- */
-export const DETAILS_BY_CODE: Partial<Record<ErrorCode, SchemaObject>> = {
-  PLAN_QUOTA_EXCEEDED: {
-    type: 'object',
-    required: ['used', 'limit', 'plan', 'resetAt'],
-    properties: {
-      used: { type: 'integer', description: 'Screenshots used this month by the key' },
-      limit: { type: 'integer', description: 'Monthly cap of the plan' },
-      plan: { type: 'string', enum: [...PLANS] },
-      resetAt: { type: 'string', format: 'date-time', description: '00:00 UTC on the 1st of next month' },
-    },
-  },
-  RATE_LIMITED: {
-    type: 'object',
-    required: ['limit', 'windowSeconds'],
-    properties: {
-      limit: { type: 'integer', description: 'Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that)' },
-      windowSeconds: { type: 'integer', description: 'Length of the window, seconds (1)' },
-    },
-  },
-  TOO_MANY_PENDING_JOBS: {
-    type: 'object',
-    required: ['limit', 'pending'],
-    properties: {
-      limit: { type: 'integer', description: 'Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`)' },
-      pending: { type: 'integer', description: 'Jobs and runs of the account not yet ended' },
-    },
-  },
-};
+/** The documentation of an error code's `details`: its schema, and the example shown with the code. */
+interface ErrorDetailsDoc {
+  schema: SchemaObject;
+  example: Record<string, unknown>;
+}
+
+/** `details` per code, as declared by {@link documentErrorDetails}. */
+const DETAILS_BY_CODE = new Map<ErrorCode, ErrorDetailsDoc>();
+/** Codes already documented by a response, so a late {@link documentErrorDetails} cannot go unnoticed. */
+const DOCUMENTED_CODES = new Set<ErrorCode>();
 
 /**
- * One `details` schema for several codes of {@link DETAILS_BY_CODE}: every field of each (a field of
+ * Declares the shape of `details` for a code that always carries it, so every response documenting
+ * `code` shows `details` in that shape: an object with `fields`, each always present (a response
+ * listing several such codes documents one object with the fields of each, described per code), and
+ * `example` in the response's example. The module that throws the code declares it, at
+ * import time of the file that builds its `details` (CONTRACT.md, "Rate limits and back-pressure" and
+ * "Quotas"), so `common/` names no feature (docs/ARCHITECTURE.md, "Modules (`src/`)").
+ * Throws when `code` is declared twice, or after a route already documented it without `details`
+ * (the declaring file must be imported, directly or through a service, before the controllers).
+ */
+export function documentErrorDetails(code: ErrorCode, fields: Record<string, SchemaObject>, example: Record<string, unknown>): void {
+  if (DETAILS_BY_CODE.has(code)) throw new Error(`details of ${code} are already documented`);
+  if (DOCUMENTED_CODES.has(code)) throw new Error(`details of ${code} are documented after a route documented ${code} without them`);
+  DETAILS_BY_CODE.set(code, { schema: { type: 'object', required: Object.keys(fields), properties: fields }, example });
+}
+
+/**
+ * One `details` schema for several codes with documented details ({@link documentErrorDetails}): every field of each (a field of
  * several codes described per code), required when every code requires it. (A `oneOf` keyed on `code`
  * would be more exact, but example validators and generated clients handle it unevenly.)
  */
@@ -63,24 +55,17 @@ function mergedDetails(codes: ErrorCode[]): SchemaObject {
   const properties: Record<string, SchemaObject> = {};
   const describedBy: Record<string, string[]> = {};
   for (const code of codes) {
-    for (const [name, prop] of Object.entries(DETAILS_BY_CODE[code]!.properties ?? {}) as [string, SchemaObject][]) {
+    for (const [name, prop] of Object.entries(DETAILS_BY_CODE.get(code)!.schema.properties ?? {}) as [string, SchemaObject][]) {
       properties[name] ??= { ...prop };
       (describedBy[name] ??= []).push(`${code}: ${prop.description ?? name}`);
     }
   }
   for (const [name, descriptions] of Object.entries(describedBy)) properties[name].description = descriptions.join('; ');
   const required = codes
-    .map((c) => DETAILS_BY_CODE[c]!.required ?? [])
+    .map((c) => DETAILS_BY_CODE.get(c)!.schema.required ?? [])
     .reduce((common, next) => common.filter((name) => next.includes(name)));
   return { type: 'object', description: 'Fields depend on `code`', required, properties };
 }
-
-/** Example `details` per code, for the documented examples. */
-const DETAILS_EXAMPLES: Partial<Record<ErrorCode, Record<string, unknown>>> = {
-  PLAN_QUOTA_EXCEEDED: { used: 100, limit: 100, plan: 'free', resetAt: '2026-12-01T00:00:00.000Z' },
-  RATE_LIMITED: { limit: 20, windowSeconds: 1 },
-  TOO_MANY_PENDING_JOBS: { limit: 10000, pending: 10000 },
-};
 
 /**
  * Codes a status can carry unless a route narrows them (spec 7.3 and CONTRACT.md), and its headers:
@@ -135,7 +120,7 @@ export interface ErrorResponseSpec {
 /**
  * Documents error responses: each status gets the envelope schema {@link ErrorEnvelopeDto} with its
  * `code` narrowed to an enum of the codes the route can return for that status (so generated clients
- * get typed codes), its headers, an example, and `details` per code where {@link DETAILS_BY_CODE}
+ * get typed codes), its headers, an example, and `details` per code where {@link documentErrorDetails}
  * fixes its shape. Pass a bare status for the defaults of {@link ERROR_CODES_BY_STATUS}, or
  * `{ status, codes }` to list the route's own codes.
  *
@@ -147,20 +132,21 @@ export function ApiErrorResponses(...specs: (ErrorStatus | ErrorResponseSpec)[])
 
 /**
  * The documentation of one error status: description, headers, the envelope schema with `code`
- * narrowed to the given codes (and, for codes of {@link DETAILS_BY_CODE}, `details` in that shape; for
+ * narrowed to the given codes (and, for codes with documented details ({@link documentErrorDetails}), `details` in that shape; for
  * several such codes, one object with the fields of each, described per code), and an example.
  * Used by {@link ApiErrorResponses}, and by the document builder for pipeline-wide errors.
  */
 export function errorResponseOptions(spec: ErrorStatus | ErrorResponseSpec) {
   const { status, codes, description, headers } =
     typeof spec === 'number' ? { status: spec, ...ERROR_CODES_BY_STATUS[spec] } : { ...ERROR_CODES_BY_STATUS[spec.status], ...spec };
-  const withDetails = codes.filter((c) => DETAILS_BY_CODE[c]);
+  for (const code of codes) DOCUMENTED_CODES.add(code);
+  const withDetails = codes.filter((c) => DETAILS_BY_CODE.has(c));
   const codeSchema = { type: 'string' as const, enum: [...codes] };
   let narrowed: SchemaObject;
   if (withDetails.length === 0) {
     narrowed = { type: 'object', required: ['code'], properties: { code: codeSchema } };
   } else if (codes.length === 1) {
-    narrowed = { type: 'object', required: ['code', 'details'], properties: { code: codeSchema, details: DETAILS_BY_CODE[codes[0]]! } };
+    narrowed = { type: 'object', required: ['code', 'details'], properties: { code: codeSchema, details: DETAILS_BY_CODE.get(codes[0])!.schema } };
   } else {
     narrowed = {
       type: 'object',
@@ -172,7 +158,7 @@ export function errorResponseOptions(spec: ErrorStatus | ErrorResponseSpec) {
     error: description,
     code: codes[0],
     requestId: 'req_4kq1Jd0aZxY2mNw8PqRs',
-    ...(DETAILS_EXAMPLES[codes[0]] ? { details: DETAILS_EXAMPLES[codes[0]] } : {}),
+    ...(DETAILS_BY_CODE.has(codes[0]) ? { details: DETAILS_BY_CODE.get(codes[0])!.example } : {}),
   };
   return {
     status,

@@ -4,6 +4,7 @@ import { MIMEType } from 'node:util';
 import { ApiError, ErrorCode } from './api-error';
 import { sendError } from './error-envelope';
 import { requestIdOf } from './request-context';
+import type { BodyParsingRoutes } from './body-parsing-routes';
 import { bodyProblemError, findBodyProblem } from './request-body-rules';
 
 /**
@@ -12,34 +13,25 @@ import { bodyProblemError, findBodyProblem } from './request-body-rules';
  */
 export const JSON_BODY_LIMIT_BYTES = 1024 * 1024;
 
-/**
- * Paths whose routes parse their own bodies with their own limit and error format: the MCP endpoint
- * (`/mcp` and below) answers JSON-RPC errors, not envelopes (see `src/mcp/mcp-http.middleware.ts`).
- */
-export const OWN_BODY_PARSING_PATHS = /^\/mcp(\/|$)/;
-
-/** Paths (exact) that take `multipart/form-data` instead of JSON (a JSON body there is a 415). */
-export const MULTIPART_PATHS = new Set(['/v1/screenshot/upload']);
-
 /** body-parser error type of a JSON body that is not valid UTF-8 (thrown by the `verify` hook). */
 export const INVALID_UTF8 = 'encoding.invalid-utf8';
 
 /**
  * Express middleware chain for request bodies:
- * - 415 `UNSUPPORTED_MEDIA_TYPE` for a body that is neither JSON nor (on {@link MULTIPART_PATHS})
- *   multipart, or whose `charset` is anything but `utf-8` (JSON is UTF-8, RFC 8259 section 8.1);
+ * - 415 `UNSUPPORTED_MEDIA_TYPE` for a body that is neither JSON nor (on a `@MultipartBody()` route of
+ *   `routes`) multipart, or whose `charset` is anything but `utf-8` (JSON is UTF-8, RFC 8259 section 8.1);
  * - JSON parsing limited to {@link JSON_BODY_LIMIT_BYTES} (413 `PAYLOAD_TOO_LARGE`); a body that is not
  *   JSON or not valid UTF-8 (never silently replaced) is 400 `INVALID_JSON`;
  * - the parsed body checked by {@link findBodyProblem}: nesting deeper than 32 is 400 `INVALID_JSON`,
  *   a reserved key (`__proto__`, `constructor`, `prototype`) or a NUL character anywhere is 400
  *   `VALIDATION_FAILED` naming the field, whatever the route does with its body.
- * Failures are envelopes, never Express's HTML error page. Paths under {@link OWN_BODY_PARSING_PATHS}
- * are passed through unparsed.
+ * Failures are envelopes, never Express's HTML error page. Paths of a `@ParsesOwnBody()` controller
+ * are passed through unparsed. `routes`: from `bodyParsingRoutesOf(app)`.
  */
-export function bodyParsingMiddleware() {
+export function bodyParsingMiddleware(routes: BodyParsingRoutes) {
   const requireSupportedType = (req: Request, res: Response, next: NextFunction) => {
     if (!req.path.startsWith('/v1/') || !hasBody(req)) return next();
-    const multipart = MULTIPART_PATHS.has(req.path);
+    const multipart = routes.isMultipart(req.path);
     const allowed = multipart ? 'multipart/form-data' : 'application/json';
     if (!req.is(allowed)) {
       return sendError(res, requestIdOf(req), new ApiError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, 415, `Content-Type must be ${allowed}`));
@@ -88,7 +80,7 @@ export function bodyParsingMiddleware() {
   };
   const parseJson = express.json({ limit: JSON_BODY_LIMIT_BYTES, verify: requireUtf8 });
   const parseJsonUnlessOwn = (req: Request, res: Response, next: NextFunction) =>
-    OWN_BODY_PARSING_PATHS.test(req.path) ? next() : parseJson(req, res, next);
+    routes.parsesOwnBody(req.path) ? next() : parseJson(req, res, next);
   return [requireSupportedType, parseJsonUnlessOwn, renderParserError, checkParsedBody];
 }
 

@@ -39,7 +39,7 @@ function schemaIssues(schema: z.ZodType, value: unknown): { path: PropertyKey[];
 }
 
 /**
- * Validates a property with a zod schema (the capture options' single source of rules, issue 11); a
+ * Validates a property with a zod schema (the capture options' single source of rules, docs/ARCHITECTURE.md "Options, declared once"); a
  * failure becomes one `details.fields` entry per issue, named down to the nested field.
  */
 export function MatchesSchema(schema: z.ZodType, options?: ValidationOptions): PropertyDecorator {
@@ -86,8 +86,8 @@ export function createValidationPipe() {
 /**
  * Why `value` is not an acceptable target URL, or null: it must be a string of at most `maxLength`
  * characters that WHATWG-parses (as the browser does) to an absolute `http:` or `https:` URL with a
- * host, a port other than 0 and no user name or password (issue 16: credentials would reach logs and
- * event data; port 0 cannot be connected to).
+ * host, a port other than 0 and no user name or password (credentials would reach logs and event
+ * data; port 0 cannot be connected to).
  */
 export function httpUrlProblem(value: unknown, maxLength: number): string | null {
   const rule = `must be an absolute http or https URL of at most ${maxLength} characters`;
@@ -122,7 +122,7 @@ export function IsHttpUrl(maxLength: number, options?: ValidationOptions) {
  * Replaces a URL string by its WHATWG serialization (`new URL(v).href`): tabs and line breaks removed,
  * backslashes turned into slashes, host lower-cased and punycoded, default port dropped. What cannot be
  * parsed is left as it is for the validator to refuse. Use with {@link IsHttpUrl} on URLs that are
- * stored and used later (webhook endpoints, issue 16).
+ * stored and used later (webhook endpoints).
  */
 export function NormalizeUrl() {
   return Transform(({ value }: { value: unknown }) => {

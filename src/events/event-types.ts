@@ -1,4 +1,4 @@
-import type { ResultFormat } from '../capture/image-format';
+import type { ResultFormat } from '../results/result-formats';
 
 /**
  * Event types (spec section 6.1, plus CONTRACT.md "Webhooks": `endpoint.disabled`). Each has an

@@ -1,6 +1,7 @@
 import { All, Controller, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { ParsesOwnBody } from '../common/body-parsing-routes';
 import { McpEndpointService } from './mcp-endpoint.service';
 
 /**
@@ -10,6 +11,7 @@ import { McpEndpointService } from './mcp-endpoint.service';
  * {@link McpHttpMiddleware}.
  */
 @ApiExcludeController()
+@ParsesOwnBody()
 @Controller('mcp')
 export class McpController {
   constructor(private readonly endpoint: McpEndpointService) {}

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PLANS } from '../accounts/plan';
-import { RESULT_FORMATS } from '../capture/image-format';
+import { RESULT_FORMATS } from '../results/result-formats';
 import { JOB_STATUSES } from '../screenshots/screenshot-job.entity';
 
 /** `structuredContent` of `take_screenshot` and `get_screenshot`: the job in brief. */

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { RESULT_FORMATS } from '../capture/image-format';
+import { RESULT_FORMATS } from '../results/result-formats';
 
 /** Outcome label of `glimpse_webhook_attempts_total`. */
 export type WebhookAttemptOutcome = 'success' | 'http_error' | 'network_error';

@@ -11,6 +11,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EventsService } from '../events/events.service';
 import { QuotaUsage } from './quota-usage.entity';
 import { QuotaWarning } from './quota-warning.entity';
+import './quota-error-details';
 import { quotaMonthOf, reachedThresholds, secondsUntil, utcDayOf } from './quota-window';
 
 /** A key's quota in the current month. `used` can exceed `limit` after a downgrade; `remaining` never goes below 0. */

@@ -5,6 +5,7 @@ import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Metrics } from '../metrics/metrics';
+import './quota-error-details';
 
 /** How long the burst allowance takes to refill, in seconds. */
 const BURST_WINDOW_S = 10;

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { CDPSession, Page, Request } from 'playwright';
-import type { ImageFormat } from '../capture/image-format';
+import type { ImageFormat } from '../results/result-formats';
 import { PageErrorCollector, ConsoleErrorEntry, NetworkErrorEntry } from './page-errors';
 import { RUN_LIMITS, RunStep, stepLabel } from './run-steps';
 import { VideoEncodingError, VideoRecorder, VideoRecording } from './video-recorder';

@@ -1,4 +1,4 @@
-import type { ImageFormat } from '../capture/image-format';
+import type { ImageFormat } from '../results/result-formats';
 
 /** Step actions of a browser session run (CONTRACT.md, "Browser session runs"). */
 export const STEP_ACTIONS = [

@@ -1,7 +1,7 @@
 import { Column, CreateDateColumn, Entity, Index } from 'typeorm';
 import { KeyOwnedWork } from '../auth/key-owned-work.entity';
 import { CaptureOptions, CaptureOptionsInput, DEFAULT_CAPTURE_OPTIONS } from '../capture/capture-options';
-import type { ResultFormat } from '../capture/image-format';
+import type { ResultFormat } from '../results/result-formats';
 
 /** Job states (spec section 3.1): `pending` → `processing` → `done` | `failed`, never back. */
 export const JOB_STATUSES = ['pending', 'processing', 'done', 'failed'] as const;

@@ -1,9 +1,10 @@
 import { Body, Controller, Get, HttpCode, Param, Post, UploadedFile, UseInterceptors } from '@nestjs/common';
 import { FileInterceptor } from '@nestjs/platform-express';
-import { ApiAcceptedResponse, ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth, CurrentApiKey } from '../auth/current-api-key.decorator';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
+import { MultipartBody } from '../common/body-parsing-routes';
 import { AUTHENTICATED_RESPONSE_HEADERS, IDEMPOTENCY_REPLAYED_RESPONSE_HEADER } from '../common/operational-headers';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import { BATCH_ITEMS, CreateScreenshotBatchDto, ScreenshotBatchDto } from './dto/create-screenshot-batch.dto';
@@ -108,7 +109,7 @@ export class ScreenshotsController {
       'The document is rendered as uploaded; what it loads goes through the SSRF guard. Counts one screenshot against the monthly quota and answers like `POST /v1/screenshot`. ' +
       'Send an `Idempotency-Key` to retry safely (fingerprint: the form fields and the SHA-256 of the file).',
   })
-  @ApiConsumes('multipart/form-data')
+  @MultipartBody()
   @ApiBody({
     type: UploadScreenshotFormDto,
     examples: { html: { summary: 'An HTML document at 800×600', value: { file: '<!doctype html><h1>Invoice 42</h1>', width: 800, height: 600 } } },

@@ -1,4 +1,4 @@
-import { RESULT_CONTENT_TYPES, RESULT_FORMATS } from '../capture/image-format';
+import { RESULT_CONTENT_TYPES, RESULT_FORMATS } from '../results/result-formats';
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 

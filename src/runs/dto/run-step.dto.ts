@@ -2,7 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { plainToInstance } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, ValidateBy, ValidationArguments } from 'class-validator';
-import { IMAGE_FORMATS, ImageFormat } from '../../capture/image-format';
+import { IMAGE_FORMATS, ImageFormat } from '../../results/result-formats';
 import { IsHttpUrl } from '../../common/validation';
 import { RUN_LIMITS, STEP_ACTIONS, StepAction } from '../run-steps';
 

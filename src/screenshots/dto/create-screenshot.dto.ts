@@ -12,7 +12,7 @@ import {
   PdfPaper,
   WaitUntil,
 } from '../../capture/capture-options';
-import type { ResultFormat } from '../../capture/image-format';
+import type { ResultFormat } from '../../results/result-formats';
 import { IsHttpUrl, MatchesSchema } from '../../common/validation';
 
 /** OpenAPI property and validation of one option, both derived from its schema in {@link CAPTURE_OPTION_FIELDS}. */

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { CAPTURE_LIMITS, CAPTURE_OPTION_FIELDS, captureOptionJsonSchema, CaptureOptionName, CaptureOptionsInput } from '../../capture/capture-options';
-import { RESULT_FORMATS, ResultFormat } from '../../capture/image-format';
+import { RESULT_FORMATS, ResultFormat } from '../../results/result-formats';
 import { JOB_STATUSES, JobStatus } from '../screenshot-job.entity';
 
 /** A screenshot job as returned by the API (spec section 2.1 plus CONTRACT.md's extra fields). */

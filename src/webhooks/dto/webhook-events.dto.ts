@@ -1,7 +1,6 @@
 import { Type } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
-import { CAPTURE_LIMITS } from '../../capture/capture-options';
-import { RESULT_FORMATS, ResultFormat } from '../../capture/image-format';
+import { FULL_PAGE_MAX_HEIGHT_PX, RESULT_FORMATS, ResultFormat } from '../../results/result-formats';
 import type {
   EndpointDisabledData,
   EventDataMap,
@@ -38,7 +37,7 @@ export class ScreenshotCompletedDataDto implements ScreenshotCompletedData {
   height: number;
   @ApiProperty({ description: 'Whether the full scrollable page was captured' })
   fullPage: boolean;
-  @ApiProperty({ description: `True when a full-page capture was cut at the height cap of ${CAPTURE_LIMITS.fullPageMaxHeightPx.toLocaleString('en-US')} px` })
+  @ApiProperty({ description: `True when a full-page capture was cut at the height cap of ${FULL_PAGE_MAX_HEIGHT_PX.toLocaleString('en-US')} px` })
   clipped: boolean;
 }
 

@@ -1,0 +1,30 @@
+/*
+ * What a capture result can be: its formats, their MIME types and the tallest full-page image. The
+ * vocabulary shared by the modules that produce results (`capture/`, `screenshots/`, `runs/`) and those
+ * that only describe or serve them (`storage/`, `events/`, `webhooks/`, `metrics/`), so that the latter
+ * need not import the capture procedure (docs/ARCHITECTURE.md, "Modules (`src/`)": `webhooks/` never uses
+ * `capture/`). Imports nothing.
+ */
+
+/** Image formats a capture can produce (spec section 2.1). */
+export const IMAGE_FORMATS = ['png', 'jpeg', 'webp'] as const;
+export type ImageFormat = (typeof IMAGE_FORMATS)[number];
+
+/** What a screenshot job can produce: an image, or a PDF of the page (CONTRACT.md, "Capture options": `format`). */
+export const RESULT_FORMATS = [...IMAGE_FORMATS, 'pdf'] as const;
+export type ResultFormat = (typeof RESULT_FORMATS)[number];
+
+/** MIME type per result format (the `Content-Type` of `/files/…`). */
+export const RESULT_CONTENT_TYPES: Record<ResultFormat, string> = {
+  png: 'image/png',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+  pdf: 'application/pdf',
+};
+
+/**
+ * Tallest full-page capture, px (Chromium's largest texture); taller pages are clipped to it and the
+ * result says `clipped: true` (docs/CONTRACT.md, "Capture options"). Read by the capture limits and
+ * by the documentation of `clipped` in job and event payloads.
+ */
+export const FULL_PAGE_MAX_HEIGHT_PX = 16_384;
