@@ -56,16 +56,14 @@ describe('RunLifecycle (service, real PostgreSQL)', () => {
     accountId = newId('account');
     apiKeyId = newId('apiKey');
     await db.getRepository(Account).insert({ id: accountId, email: `${accountId}@example.test`, plan: 'free', createdAt: clock.now() });
-    await db
-      .getRepository(ApiKey)
-      .insert({
-        id: apiKeyId,
-        accountId,
-        name: null,
-        prefix: 'gl_test',
-        secretHash: randomBytes(32).toString('hex'),
-        createdAt: clock.now(),
-      });
+    await db.getRepository(ApiKey).insert({
+      id: apiKeyId,
+      accountId,
+      name: null,
+      prefix: 'gl_test',
+      secretHash: randomBytes(32).toString('hex'),
+      createdAt: clock.now(),
+    });
     lifecycle = lifecycleOn(db);
   });
 
