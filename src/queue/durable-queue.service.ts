@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { JobOptions, Queue } from 'bull';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, EntityTarget, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { RUN_PROCESSORS } from './queues';
 
@@ -45,6 +45,28 @@ export interface DurableWorkDefinition<P = unknown> {
    * `afterId` (null: from the first). Read through `manager` (the reconciler's transaction).
    */
   pendingIds(manager: EntityManager, afterId: string | null, limit: number): Promise<string[]>;
+}
+
+/**
+ * The {@link DurableWorkDefinition.pendingIds} of rows of `entity` (a table with `id` and `status`
+ * columns) in status `pending`, in ascending id order; `narrow` adds conditions on the alias `work`
+ * (e.g. leave out rows that only their request may queue), built anew on every call.
+ */
+export function pendingRowIds(
+  entity: EntityTarget<ObjectLiteral>,
+  narrow?: (query: SelectQueryBuilder<ObjectLiteral>) => void,
+): DurableWorkDefinition['pendingIds'] {
+  return async (manager, afterId, limit) => {
+    const query = manager
+      .createQueryBuilder(entity, 'work')
+      .select('work.id', 'id')
+      .where('work.status = :status', { status: 'pending' })
+      .orderBy('work.id', 'ASC')
+      .limit(limit);
+    if (afterId !== null) query.andWhere('work.id > :afterId', { afterId });
+    narrow?.(query);
+    return (await query.getRawMany<{ id: string }>()).map((row) => row.id);
+  };
 }
 
 /** A registered {@link DurableWorkDefinition}; pass it to {@link DurableQueueService.enqueue}. */

@@ -2,8 +2,9 @@ import { InjectQueue } from '@nestjs/bull';
 import { Injectable } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { Clock } from '../common/clock';
-import { DurableQueueService, DurableWork } from '../queue/durable-queue.service';
+import { DurableQueueService, DurableWork, pendingRowIds } from '../queue/durable-queue.service';
 import { RUN_JOB, RUN_QUEUE, RunPayload } from '../queue/queues';
+import { Run } from './run.entity';
 
 /**
  * How long a `pending` run with sensitive `fill` steps is left to the request that accepted it before
@@ -32,15 +33,11 @@ export class RunWork {
       jobName: RUN_JOB,
       payload: (runId) => ({ runId }),
       jobOptions: { removeOnComplete: true, removeOnFail: true },
-      pendingIds: async (manager, afterId, limit) => {
-        const rows: { id: string }[] = await manager.query(
-          `SELECT id FROM runs WHERE status = 'pending' AND ($1::varchar IS NULL OR id > $1)
-             AND (NOT (steps @> '[{"sensitive": true}]'::jsonb) OR created_at < $3)
-           ORDER BY id LIMIT $2`,
-          [afterId, limit, new Date(clock.now().getTime() - SENSITIVE_RUN_GRACE_MS)],
-        );
-        return rows.map((row) => row.id);
-      },
+      pendingIds: pendingRowIds(Run, (query) =>
+        query.andWhere(`(NOT (work.steps @> '[{"sensitive": true}]'::jsonb) OR work.createdAt < :graceStart)`, {
+          graceStart: new Date(clock.now().getTime() - SENSITIVE_RUN_GRACE_MS),
+        }),
+      ),
     });
   }
 }

@@ -11,8 +11,10 @@ import { AppConfig } from '../../src/config/app-config';
 import { dataSourceOptions } from '../../src/database/data-source';
 import { EventRecord } from '../../src/events/event.entity';
 import { EventsService } from '../../src/events/events.service';
+import { DurableQueueService, DurableWorkDefinition } from '../../src/queue/durable-queue.service';
 import { retryStateWrite } from '../../src/queue/state-writes';
 import { RunEnding, RunLifecycle } from '../../src/runs/run-lifecycle';
+import { RunWork, SENSITIVE_RUN_GRACE_MS } from '../../src/runs/run-work';
 import { Run } from '../../src/runs/run.entity';
 import { LocalDiskStorage } from '../../src/storage/local-disk-storage';
 import { ResultFilesService } from '../../src/storage/result-files.service';
@@ -77,7 +79,7 @@ describe('RunLifecycle (service, real PostgreSQL)', () => {
   });
 
   /** Stores a run in `status` (as accepted, or as a worker left it) with `steps` waits. */
-  async function storedRun(status: Run['status'] = 'pending', steps = 2): Promise<Run> {
+  async function storedRun(status: Run['status'] = 'pending', steps = 2, sensitive = false): Promise<Run> {
     const run = db.getRepository(Run).create({
       id: newId('run'),
       accountId,
@@ -87,7 +89,11 @@ describe('RunLifecycle (service, real PostgreSQL)', () => {
       options: { width: 1280, height: 720 } as Run['options'],
       video: false,
       timeoutMs: 10_000,
-      steps: Array.from({ length: steps }, () => ({ action: 'wait', ms: 1 }) as Run['steps'][number]),
+      steps: Array.from({ length: steps }, () =>
+        sensitive
+          ? ({ action: 'fill', selector: '#pw', sensitive: true } as Run['steps'][number])
+          : ({ action: 'wait', ms: 1 } as Run['steps'][number]),
+      ),
       stepResults: [],
       finalUrl: null,
       pageTitle: null,
@@ -198,6 +204,24 @@ describe('RunLifecycle (service, real PostgreSQL)', () => {
     sinkFailure = null;
     expect(await lifecycle.finish(run.id, completed)).toMatchObject({ status: 'completed' });
     expect((await eventsOf(run.id)).map((e) => e.type)).toEqual(['run.completed']);
+  });
+
+  it('offers the reconciler pending runs only, and a run with sensitive values only after its grace', async () => {
+    // The reconciler's view of runs (RunWork's pendingIds), read as DurableQueueService reads it.
+    let definition: DurableWorkDefinition | undefined;
+    const queues = { register: (d: DurableWorkDefinition) => (definition = d) } as unknown as DurableQueueService;
+    new RunWork({} as never, queues, clock);
+    const pendingIds = async () => (await definition!.pendingIds(db.manager, null, 1_000)) as string[];
+    const plain = await storedRun('pending');
+    const sensitive = await storedRun('pending', 1, true);
+    const running = await storedRun('running');
+    expect(await pendingIds()).toContain(plain.id);
+    expect(await pendingIds()).not.toContain(sensitive.id);
+    expect(await pendingIds()).not.toContain(running.id);
+    clock.advance(SENSITIVE_RUN_GRACE_MS + 1);
+    expect(await pendingIds()).toEqual(expect.arrayContaining([plain.id, sensitive.id]));
+    await lifecycle.cancel(plain);
+    expect(await pendingIds()).not.toContain(plain.id);
   });
 
   describe('with the database connection cut', () => {
