@@ -38,8 +38,13 @@ class ScriptedProcessor extends WorkProcessor<{ id: string }, string, string, st
   release: (() => void) | null = null;
   holdWork = false;
 
+  protected readonly queue: Queue;
+
   constructor(queue: RecordingQueue, runProcessors: boolean, durableQueues: DurableQueueService) {
-    super(queue as unknown as Queue, runProcessors, durableQueues);
+    super();
+    this.queue = queue as unknown as Queue;
+    // Set as Nest sets the base's injected properties, after construction.
+    Object.assign(this, { runProcessors, durableQueues });
   }
 
   protected concurrency(): number {

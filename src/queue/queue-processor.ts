@@ -1,6 +1,7 @@
-import { Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import type { Job, Queue } from 'bull';
 import { DurableQueueService } from './durable-queue.service';
+import { RUN_PROCESSORS } from './queues';
 import { retryStateWrite } from './state-writes';
 
 /** Bull's failure reason for a job whose workers died more often than `maxStalledCount` allows. */
@@ -20,8 +21,9 @@ export interface PeriodicJob {
 
 /**
  * The one way a queue processor is declared (ARCHITECTURE.md, "One way to do a thing"): a subclass
- * names its `queue`, the {@link PeriodicJob}s it runs, and, when it works on rows one queue job at a
- * time, extends {@link WorkProcessor}. This base
+ * (a Nest provider) names its `queue`, the {@link PeriodicJob}s it runs, and, when it works on rows
+ * one queue job at a time, extends {@link WorkProcessor}; the base's own dependencies are injected
+ * as properties, so a subclass's constructor lists only its own. This base
  * - starts nothing unless this process runs the queue processors (`WORKER_MODE=inline` or `worker.ts`);
  * - registers each periodic job with Bull (concurrency 1) and with the reconciler of
  *   {@link DurableQueueService}, which (re-)adds the repeatable, so start-up never waits for Redis;
@@ -30,14 +32,14 @@ export interface PeriodicJob {
  */
 export abstract class QueueProcessor implements OnApplicationBootstrap, OnModuleDestroy {
   protected abstract readonly logger: Logger;
+  /** The queue whose jobs this processor runs. */
+  protected abstract readonly queue: Queue;
   /** Aborted when the process stops: state writes stop retrying (the reconciler or a sweep takes their rows). */
   protected readonly stopping = new AbortController();
-
-  constructor(
-    protected readonly queue: Queue,
-    protected readonly runProcessors: boolean,
-    protected readonly durableQueues: DurableQueueService,
-  ) {}
+  /** Whether this process runs the queue processors (injected). */
+  @Inject(RUN_PROCESSORS) protected readonly runProcessors!: boolean;
+  /** The reconciler, which registers the periodic jobs (injected). */
+  @Inject(DurableQueueService) protected readonly durableQueues!: DurableQueueService;
 
   /** The periodic jobs of this processor (none by default). */
   protected periodicJobs(): PeriodicJob[] {

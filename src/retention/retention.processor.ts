@@ -1,10 +1,9 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { IdempotencyService } from '../idempotency/idempotency.service';
-import { DurableQueueService } from '../queue/durable-queue.service';
 import { PeriodicJob, QueueProcessor } from '../queue/queue-processor';
-import { RETENTION_QUEUE, RETENTION_JOB, RUN_PROCESSORS } from '../queue/queues';
+import { RETENTION_QUEUE, RETENTION_JOB } from '../queue/queues';
 import { QuotaService } from '../quota/quota.service';
 import { WebhookRecovery } from '../webhooks/webhook-deliveries-recovery';
 
@@ -38,14 +37,12 @@ export class RetentionProcessor extends QueueProcessor {
   protected readonly logger = new Logger(RetentionProcessor.name);
 
   constructor(
-    @InjectQueue(RETENTION_QUEUE) queue: Queue,
+    @InjectQueue(RETENTION_QUEUE) protected readonly queue: Queue,
     private readonly idempotency: IdempotencyService,
     private readonly deliveries: WebhookRecovery,
     private readonly quota: QuotaService,
-    durableQueues: DurableQueueService,
-    @Inject(RUN_PROCESSORS) runProcessors: boolean,
   ) {
-    super(queue, runProcessors, durableQueues);
+    super();
   }
 
   protected override periodicJobs(): PeriodicJob[] {

@@ -8,8 +8,7 @@ import { SessionSetup, sessionContextOptions } from '../capture/session-options'
 import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EGRESS_ERROR_HEADER, EgressProxy } from '../egress/egress-proxy';
-import { RUN_JOB, RUN_PROCESSORS, RUN_QUEUE, RunPayload } from '../queue/queues';
-import { DurableQueueService } from '../queue/durable-queue.service';
+import { RUN_JOB, RUN_QUEUE, RunPayload } from '../queue/queues';
 import { PeriodicJob, WorkProcessor } from '../queue/queue-processor';
 import { ResultFilesService } from '../storage/result-files.service';
 import { RunFailure, runSession, RunSessionOutcome } from './run-session';
@@ -45,7 +44,7 @@ class SessionSetupError extends Error {}
  *
  * Never stuck `running`: a run redelivered after its worker died is ended `failed` (stage
  * `worker`), never run twice; the run sweep (every 30 s, and at start) ends `running` runs far past
- * their budget, and the reconciler ({@link DurableQueueService}) re-queues `pending` runs whose queue
+ * their budget, and the reconciler (`DurableQueueService`) re-queues `pending` runs whose queue
  * entry was lost (see `RunWork`). On shutdown, running sessions are interrupted and end `failed`
  * (stage `worker`) with what they recorded.
  */
@@ -55,7 +54,7 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
   protected readonly jobName = RUN_JOB;
 
   constructor(
-    @InjectQueue(RUN_QUEUE) queue: Queue<RunPayload>,
+    @InjectQueue(RUN_QUEUE) protected readonly queue: Queue<RunPayload>,
     private readonly lifecycle: RunLifecycle,
     private readonly pool: BrowserPool,
     private readonly proxy: EgressProxy,
@@ -63,10 +62,8 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
     private readonly session: SessionSetup,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(RUN_PROCESSORS) runProcessors: boolean,
-    durableQueues: DurableQueueService,
   ) {
-    super(queue, runProcessors, durableQueues);
+    super();
   }
 
   protected concurrency(): number {
@@ -208,7 +205,7 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
 
   /**
    * The run sweep: ends `running` runs far past their budget (their worker died and the queue lost
-   * them), has the reconciler ({@link DurableQueueService.reconcile}) re-queue `pending` runs without
+   * them), has the reconciler (`DurableQueueService.reconcile`) re-queue `pending` runs without
    * a live queue entry, and deletes the videos and screenshots of runs past `RESULT_TTL_DAYS`.
    * Returns what it did (`requeued`: runs the reconciler's pass queued again; 0 when the pass could
    * not run or failed).

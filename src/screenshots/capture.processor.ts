@@ -8,9 +8,8 @@ import { CaptureEngine, CaptureError } from '../capture/capture-engine';
 import { captureBudgetMs } from '../capture/capture-options';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Metrics } from '../metrics/metrics';
-import { DurableQueueService } from '../queue/durable-queue.service';
 import { WorkProcessor } from '../queue/queue-processor';
-import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload, RUN_PROCESSORS } from '../queue/queues';
+import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload } from '../queue/queues';
 import { ResultFilesService } from '../storage/result-files.service';
 import { jobCaptureOptions, ScreenshotJob } from './screenshot-job.entity';
 import { CustomerMessage, ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
@@ -45,18 +44,16 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
   protected readonly jobName = CAPTURE_JOB;
 
   constructor(
-    @InjectQueue(CAPTURE_QUEUE) queue: Queue<CapturePayload>,
+    @InjectQueue(CAPTURE_QUEUE) protected readonly queue: Queue<CapturePayload>,
     @InjectRepository(ScreenshotUpload) private readonly uploads: Repository<ScreenshotUpload>,
     private readonly lifecycle: ScreenshotJobLifecycle,
     private readonly engine: CaptureEngine,
     private readonly pool: BrowserPool,
     private readonly files: ResultFilesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(RUN_PROCESSORS) runProcessors: boolean,
-    durableQueues: DurableQueueService,
     private readonly metrics: Metrics,
   ) {
-    super(queue, runProcessors, durableQueues);
+    super();
   }
 
   /** Starts the processor; a worker without a browser fails here, at boot, with the paths it tried. */

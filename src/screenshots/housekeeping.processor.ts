@@ -5,9 +5,8 @@ import type { Queue } from 'bull';
 import { IsNull, LessThan, Not, Repository } from 'typeorm';
 import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { DurableQueueService } from '../queue/durable-queue.service';
 import { PeriodicJob, QueueProcessor } from '../queue/queue-processor';
-import { HOUSEKEEPING_QUEUE, HOUSEKEEPING_SWEEP_JOB, RUN_PROCESSORS } from '../queue/queues';
+import { HOUSEKEEPING_QUEUE, HOUSEKEEPING_SWEEP_JOB } from '../queue/queues';
 import { ResultFilesService } from '../storage/result-files.service';
 import { captureBudgetMs } from '../capture/capture-options';
 import { CustomerMessage, ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
@@ -30,16 +29,14 @@ export class HousekeepingProcessor extends QueueProcessor {
   protected readonly logger = new Logger(HousekeepingProcessor.name);
 
   constructor(
-    @InjectQueue(HOUSEKEEPING_QUEUE) queue: Queue,
+    @InjectQueue(HOUSEKEEPING_QUEUE) protected readonly queue: Queue,
     @InjectRepository(ScreenshotJob) private readonly jobs: Repository<ScreenshotJob>,
     private readonly files: ResultFilesService,
     private readonly lifecycle: ScreenshotJobLifecycle,
     private readonly clock: Clock,
-    durableQueues: DurableQueueService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(RUN_PROCESSORS) runProcessors: boolean,
   ) {
-    super(queue, runProcessors, durableQueues);
+    super();
   }
 
   protected override periodicJobs(): PeriodicJob[] {

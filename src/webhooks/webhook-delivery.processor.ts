@@ -3,9 +3,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Metrics } from '../metrics/metrics';
-import { DurableQueueService } from '../queue/durable-queue.service';
 import { PeriodicJob, WorkProcessor } from '../queue/queue-processor';
-import { RUN_PROCESSORS, WEBHOOK_ATTEMPT_JOB, WEBHOOK_QUEUE, WEBHOOK_SWEEP_JOB, WebhookAttemptPayload } from '../queue/queues';
+import { WEBHOOK_ATTEMPT_JOB, WEBHOOK_QUEUE, WEBHOOK_SWEEP_JOB, WebhookAttemptPayload } from '../queue/queues';
 import { ClaimedAttempt, WebhookAttempts } from './webhook-deliveries-attempts';
 import { WebhookRecovery } from './webhook-deliveries-recovery';
 import { AttemptOutcome } from './webhook-sender';
@@ -29,15 +28,13 @@ export class WebhookDeliveryProcessor extends WorkProcessor<WebhookAttemptPayloa
   protected readonly jobName = WEBHOOK_ATTEMPT_JOB;
 
   constructor(
-    @InjectQueue(WEBHOOK_QUEUE) queue: Queue<WebhookAttemptPayload>,
+    @InjectQueue(WEBHOOK_QUEUE) protected readonly queue: Queue<WebhookAttemptPayload>,
     private readonly attempts: WebhookAttempts,
     private readonly recovery: WebhookRecovery,
     private readonly metrics: Metrics,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(RUN_PROCESSORS) runProcessors: boolean,
-    durableQueues: DurableQueueService,
   ) {
-    super(queue, runProcessors, durableQueues);
+    super();
   }
 
   protected concurrency(): number {

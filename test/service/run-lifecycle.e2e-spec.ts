@@ -78,7 +78,7 @@ describe('RunLifecycle (service, real PostgreSQL)', () => {
     sinkFailure = null;
   });
 
-  /** Stores a run in `status` (as accepted, or as a worker left it) with `steps` waits. */
+  /** Stores a run in `status` (as accepted, or as a worker left it) with `steps` waits (or sensitive fills). */
   async function storedRun(status: Run['status'] = 'pending', steps = 2, sensitive = false): Promise<Run> {
     const run = db.getRepository(Run).create({
       id: newId('run'),
@@ -94,22 +94,10 @@ describe('RunLifecycle (service, real PostgreSQL)', () => {
           ? ({ action: 'fill', selector: '#pw', sensitive: true } as Run['steps'][number])
           : ({ action: 'wait', ms: 1 } as Run['steps'][number]),
       ),
-      stepResults: [],
-      finalUrl: null,
-      pageTitle: null,
-      videoFile: null,
-      consoleErrorCount: 0,
-      networkErrorCount: 0,
-      consoleErrors: [],
-      networkErrors: [],
-      finalizationError: null,
-      failure: null,
       attempts: status === 'pending' ? 0 : 1,
-      cancelRequestedAt: null,
       createdAt: clock.now(),
       startedAt: status === 'pending' ? null : clock.now(),
-      completedAt: null,
-      resultsDeletedAt: null,
+      // Everything a worker writes later keeps its column default (empty lists, zero counts, null).
     });
     await db.getRepository(Run).insert(run);
     return run;
