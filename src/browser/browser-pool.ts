@@ -1,10 +1,11 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { Browser, BrowserContext, BrowserContextOptions, CDPSession, chromium, Page } from 'playwright';
+import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { Browser, BrowserContext, BrowserContextOptions, CDPSession, Page } from 'playwright';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EgressProxy } from '../egress/egress-proxy';
 import { Metrics } from '../metrics/metrics';
 import { BrowserGoneError, BrowserPoolClosedError, BrowserUnavailableError, LeaseBudgetExceededError } from './browser-errors';
 import { resolveChromiumExecutable } from './chromium-executable';
+import { BROWSER_LAUNCHER, BrowserLauncher, launchChromium } from './chromium-launch';
 
 /** Viewport of pre-created (warm) pages until a lease sets its own, CSS px. */
 export const DEFAULT_VIEWPORT = { width: 1280, height: 800 } as const;
@@ -14,31 +15,24 @@ export const DEFAULT_VIEWPORT = { width: 1280, height: 800 } as const;
  * Tearing a renderer down and starting another takes both cores of a small machine for a moment; what
  * the caller does right after its lease (storing the file and completing the job: about 20 ms) would
  * run beside it and take twice as long. Waiting this long took the idle latency of `npm run bench`
- * from about 137 ms to 110 ms (README, "Capture engine"). A lease that ends beside others is tidied
- * at once: deferring it there too lowered the race's throughput.
+ * (docs/performance.md) from about 137 ms to 110 ms. A lease that ends beside others is tidied at
+ * once: deferring it there too lowered the race's throughput.
  */
 export const LEASE_END_SETTLE_MS = 50;
 
 /**
- * Flags for a headless Chromium on a server: no sandbox (root in containers), no GPU, none of the
- * background traffic (updates, sync, QUIC) a capture service must not make, and no WebRTC UDP
- * outside the proxy (it would bypass the SSRF guard).
+ * Age after which a browser takes no new leases and is replaced (closed once its last lease ends), ms:
+ * a long-lived Chromium grows (caches, fragmented memory) even when each context is closed, and a
+ * browser leased less often than `CAPTURE_BROWSER_RECYCLE_AFTER` would otherwise live for weeks.
  */
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-dev-shm-usage',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-extensions',
-  '--mute-audio',
-  '--hide-scrollbars',
-  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
-  '--webrtc-ip-handling-policy=disable_non_proxied_udp',
-];
+export const BROWSER_MAX_AGE_MS = 60 * 60_000;
+
+/**
+ * Leases that share a concurrency limit: `capture` leases wait until fewer than `CAPTURE_CONCURRENCY`
+ * run (docs/capture-engine.md, "Robustness"). Leases without a lane (a run's: `RUN_CONCURRENCY`
+ * limits those through its queue) never wait.
+ */
+export type LeaseLane = 'capture';
 
 /**
  * Context-creation parameters a lease may ask for (Playwright's names and units). `viewport`,
@@ -78,6 +72,8 @@ export interface LeaseOptions {
    * crashes (default 0). Only for work that is safe to repeat (a capture; not a run with side effects).
    */
   crashRetries?: number;
+  /** The concurrency limit the lease waits for, if any (see {@link LeaseLane}). */
+  lane?: LeaseLane;
 }
 
 /** A fresh browser context with one page, used by exactly one piece of work and closed after it. */
@@ -99,6 +95,8 @@ interface PageSet {
 /** One launched browser and its bookkeeping. */
 interface BrowserSlot {
   browser: Browser;
+  /** When it was launched, epoch ms. */
+  launchedAt: number;
   /** Leases started on this browser. */
   leases: number;
   inFlight: number;
@@ -119,8 +117,12 @@ interface BrowserSlot {
  *   contexts are created ahead of demand; each is still used once only. The pool is topped up when a
  *   lease ends (or when a lease empties it), so no renderer starts beside an idle capture's navigation.
  * - Robustness: a browser that crashes or disconnects is replaced (and the work started again when the
- *   lease allows it); a browser is retired after `CAPTURE_BROWSER_RECYCLE_AFTER` leases and closed when
- *   its last lease ends; each lease has a time budget after which its context is closed.
+ *   lease allows it); a browser is retired after `CAPTURE_BROWSER_RECYCLE_AFTER` leases or
+ *   {@link BROWSER_MAX_AGE_MS} and closed when its last lease ends; each lease has a time budget after
+ *   which its context is closed.
+ * - Concurrency: leases of a {@link LeaseLane} wait for their turn.
+ * - Launching goes through a {@link BrowserLauncher} ({@link launchChromium} by default), so the pool's
+ *   own rules are tested with a fake one (src/browser/browser-pool.spec.ts).
  * - Shutdown closes every browser: no Chromium process is left.
  */
 @Injectable()
@@ -132,11 +134,15 @@ export class BrowserPool implements OnApplicationShutdown {
   private readonly slots = new Set<BrowserSlot>();
   private closing = false;
   private executable: string | null = null;
+  /** Leases running and waiting per lane. */
+  private readonly lanes = new Map<LeaseLane, { running: number; waiting: { admit: () => void; refuse: (err: Error) => void }[] }>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly proxy: EgressProxy,
     private readonly metrics: Metrics,
+    /** How browsers are started: {@link launchChromium} unless a test provides its own. */
+    @Optional() @Inject(BROWSER_LAUNCHER) private readonly launcher: BrowserLauncher = launchChromium,
   ) {}
 
   /**
@@ -157,35 +163,64 @@ export class BrowserPool implements OnApplicationShutdown {
   /**
    * Runs `work` with a fresh context and page, then closes the context and tops the warm pool up (in
    * the background, {@link LEASE_END_SETTLE_MS} later when no other lease runs: a result is ready as
-   * soon as `work` resolves). Throws what `work` throws, except:
+   * soon as `work` resolves). A lease with a `lane` first waits its turn (see {@link LeaseLane}), and
+   * keeps it through its crash retries. Throws what `work` throws, except:
    * {@link LeaseBudgetExceededError} when the budget ran out, {@link BrowserGoneError} when the
    * browser or the page's renderer crashed (after `crashRetries` further attempts), and
    * {@link BrowserUnavailableError} / {@link BrowserPoolClosedError} when no browser can be had.
    */
   async withLease<T>(options: LeaseOptions, work: (lease: Lease) => Promise<T>): Promise<T> {
-    const retries = options.crashRetries ?? 0;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this.attempt(options, work);
-      } catch (err) {
-        if (!(err instanceof BrowserGoneError) || attempt >= retries || this.closing) {
-          if (err instanceof BrowserGoneError) err.attempts = attempt + 1;
-          throw err;
+    const leave = options.lane ? await this.enterLane(options.lane) : () => undefined;
+    try {
+      const retries = options.crashRetries ?? 0;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await this.attempt(options, work);
+        } catch (err) {
+          if (!(err instanceof BrowserGoneError) || attempt >= retries || this.closing) {
+            if (err instanceof BrowserGoneError) err.attempts = attempt + 1;
+            throw err;
+          }
+          this.logger.warn(`${err.message}; starting the work again on a new browser`);
         }
-        this.logger.warn(`${err.message}; starting the work again on a new browser`);
       }
+    } finally {
+      leave();
     }
   }
 
-  /** Closes every browser; no Chromium process is left. */
+  /**
+   * Closes every browser (no Chromium process is left) and refuses the leases still waiting for their
+   * lane with {@link BrowserPoolClosedError}.
+   */
   async onApplicationShutdown(): Promise<void> {
     this.closing = true;
     this.current = null;
+    for (const lane of this.lanes.values()) for (const waiter of lane.waiting.splice(0)) waiter.refuse(new BrowserPoolClosedError());
     await Promise.all([...this.slots].map((slot) => this.closeSlot(slot)));
+  }
+
+  /** Waits until `lane` has room, takes a place in it, and returns the function that gives it back. */
+  private async enterLane(name: LeaseLane): Promise<() => void> {
+    if (this.closing) throw new BrowserPoolClosedError();
+    let lane = this.lanes.get(name);
+    if (!lane) this.lanes.set(name, (lane = { running: 0, waiting: [] }));
+    const limit = this.config.captureConcurrency;
+    if (lane.running < limit) lane.running++;
+    else await new Promise<void>((admit, refuse) => lane.waiting.push({ admit, refuse }));
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      const next = lane.waiting.shift();
+      if (next) next.admit();
+      else lane.running--;
+    };
   }
 
   private async attempt<T>(options: LeaseOptions, work: (lease: Lease) => Promise<T>): Promise<T> {
     let slot = await this.slot();
+    if (!slot.retired && Date.now() - slot.launchedAt >= BROWSER_MAX_AGE_MS) this.retire(slot, 'recycle');
     if (slot.retired) slot = await this.slot();
     slot.inFlight++;
     slot.leases++;
@@ -256,20 +291,12 @@ export class BrowserPool implements OnApplicationShutdown {
     const proxy = await this.proxy.start();
     let browser: Browser;
     try {
-      browser = await chromium.launch({
-        executablePath,
-        headless: true,
-        args: CHROMIUM_ARGS,
-        // Playwright's proxy option (it adds `--proxy-bypass-list=<-loopback>`, so loopback goes through
-        // the proxy too) rather than a bare `--proxy-server` flag: requests Playwright makes for the
-        // page (`route.fetch`, used by the `headers` option) then take the same proxy.
-        proxy: { server: `http://${proxy}` },
-      });
+      browser = await this.launcher({ executablePath, proxyServer: proxy });
     } catch (err) {
       this.logger.error(`Could not launch ${executablePath}: ${(err as Error).message}`);
       throw new BrowserUnavailableError('the browser could not be started');
     }
-    const slot: BrowserSlot = { browser, leases: 0, inFlight: 0, retired: false, warm: [] };
+    const slot: BrowserSlot = { browser, launchedAt: Date.now(), leases: 0, inFlight: 0, retired: false, warm: [] };
     this.slots.add(slot);
     this.metrics.browsersRunning.set(this.slots.size);
     browser.on('disconnected', () => {

@@ -3,9 +3,9 @@ import { BrowserUnavailableError } from './browser-errors';
 
 /**
  * Where the browser is looked for when `CHROMIUM_PATH` is unset, best first: Debian's
- * `chromium-headless-shell` (the default capture browser, issue 10: about 2.5× the captures/s of the
- * full browser's new headless mode on the same machine), then full Chromium builds (README, "Capture
- * engine", "Which browser").
+ * `chromium-headless-shell` (the default capture browser: about 2.5× the captures/s of the full
+ * browser's new headless mode on the same machine), then full Chromium builds (docs/capture-engine.md,
+ * "Which browser").
  */
 export const CHROMIUM_CANDIDATES = [
   '/usr/bin/chromium-headless-shell',

@@ -1,6 +1,26 @@
 import { Logger } from '@nestjs/common';
-import type { CDPSession, Page, Request } from 'playwright';
+import type { CDPSession, Page } from 'playwright';
+import {
+  captureScreenshot,
+  classifyPlaywrightError,
+  describeActionFailure,
+  documentHeight,
+  EgressFailureLookup,
+  elementPageBox,
+  firstLine,
+  fullPageHeight,
+  navigate,
+  PageFailure,
+  proxyFailureFor,
+  scrollPosition,
+  TimeBudget,
+  TimeLimitExceededError,
+  truncate,
+  withTimeLimit,
+} from '../browser/page-toolkit';
+import { CAPTURE_LIMITS } from '../capture/capture-options';
 import type { ImageFormat } from '../results/result-formats';
+import { EGRESS_ERROR_HEADER } from '../egress/egress-proxy';
 import { PageErrorCollector, ConsoleErrorEntry, NetworkErrorEntry } from './page-errors';
 import { RUN_LIMITS, RunStep, stepLabel } from './run-steps';
 import { VideoEncodingError, VideoRecorder, VideoRecording } from './video-recorder';
@@ -57,10 +77,8 @@ export interface RunSessionHooks {
   onProgress?(steps: StepOutcome[]): Promise<void>;
   /** Aborted with reason `'canceled'` when the customer cancels the run, `'worker'` when the worker shuts down. */
   signal?: AbortSignal;
-  /** Response header by which the egress proxy marks a refusal, with its customer-readable reason. */
-  egressErrorHeader?: string;
-  /** The egress proxy's reason for a failed request (an https tunnel it refused), if it knows one. */
-  describeFailure?(url: string, errorText: string): string | undefined;
+  /** Where the egress proxy's reasons for refused targets are looked up (the {@link EgressProxy}). */
+  egress?: EgressFailureLookup;
 }
 
 /** Everything a session produced; the caller stores it and disposes of the video. */
@@ -80,20 +98,12 @@ export interface RunSessionOutcome {
   durationMs: number;
 }
 
-/** Ends a step early: the budget ran out, the browser crashed, or the run was canceled. */
-class RunInterrupted extends Error {
+/** Ends a step early: the budget ran out, the browser crashed, the run was canceled or its worker stopped. */
+export class RunInterrupted extends Error {
   constructor(readonly stage: 'timeout' | 'browser' | 'canceled' | 'worker') {
     super(stage);
   }
 }
-
-/** A step failure with a customer-safe reason. */
-class StepError extends Error {}
-
-/** Quality of lossy step screenshots (0-100), as captures. */
-const LOSSY_QUALITY = 85;
-/** Tallest full-page step screenshot, px (as captures). */
-const FULL_PAGE_MAX_HEIGHT_PX = 16_384;
 
 const logger = new Logger('RunSession');
 
@@ -106,15 +116,14 @@ const logger = new Logger('RunSession');
  * Never throws for anything the page or the steps do; the caller closes the page's context.
  */
 export async function runSession(page: Page, spec: RunSessionSpec, hooks: RunSessionHooks): Promise<RunSessionOutcome> {
-  const started = Date.now();
-  const deadline = started + spec.timeoutMs;
+  const budget = new TimeBudget(spec.timeoutMs);
   const redact = redactor(spec.sensitiveValues);
   const errors = new PageErrorCollector(page, {
-    egressErrorHeader: hooks.egressErrorHeader,
-    describeFailure: hooks.describeFailure && ((request: Request, errorText: string) => hooks.describeFailure?.(request.url(), errorText)),
+    egressErrorHeader: EGRESS_ERROR_HEADER,
+    describeFailure: (request, errorText) => proxyFailureFor(hooks.egress, request.url(), errorText),
     redact,
   });
-  const interruption = interrupter(page, deadline, hooks.signal);
+  const interruption = interrupter(page, budget.deadline, hooks.signal);
   const steps: StepOutcome[] = [];
   let failure: RunFailure | null = null;
   let recorder: VideoRecorder | null = null;
@@ -131,8 +140,7 @@ export async function runSession(page: Page, spec: RunSessionSpec, hooks: RunSes
       }
     }
     try {
-      const timeout = Math.min(spec.navigationTimeoutMs, deadline - Date.now());
-      await interruption.race(navigate(page, spec.url, timeout, hooks));
+      await interruption.race(load(page, spec.url, budget.limit(spec.navigationTimeoutMs), hooks));
     } catch (err) {
       failure = toFailure(err, null, `navigation to the run's url failed`, redact, spec.timeoutMs);
     }
@@ -143,7 +151,7 @@ export async function runSession(page: Page, spec: RunSessionSpec, hooks: RunSes
       }
       const stepStarted = Date.now();
       const ownTimeout = step.timeoutMs ?? RUN_LIMITS.stepTimeoutMs.default;
-      const timeout = Math.max(1, Math.min(ownTimeout, deadline - stepStarted));
+      const timeout = budget.limit(ownTimeout);
       const outcome: StepOutcome = { index, action: step.action, status: 'ok', durationMs: 0, error: null, screenshotFile: null, result: null };
       try {
         const done = await interruption.race(
@@ -152,8 +160,7 @@ export async function runSession(page: Page, spec: RunSessionSpec, hooks: RunSes
         outcome.screenshotFile = done.screenshotFile ?? null;
         outcome.result = done.result === undefined ? null : redactJson(done.result, redact);
       } catch (err) {
-        const limitedByBudget = timeout < ownTimeout && Date.now() >= deadline - 5;
-        const cause = err instanceof StepError && limitedByBudget ? new RunInterrupted('timeout') : err;
+        const cause = err instanceof PageFailure && budget.cutShort(ownTimeout, timeout) ? new RunInterrupted('timeout') : err;
         const stepFailure = toFailure(cause, index, `step ${index} (${redact(stepLabel(step))})`, redact, spec.timeoutMs);
         outcome.status = 'failed';
         outcome.error = stepFailure.message;
@@ -167,7 +174,7 @@ export async function runSession(page: Page, spec: RunSessionSpec, hooks: RunSes
     interruption.dispose();
   }
   const ended = Date.now();
-  const durationMs = ended - started;
+  const durationMs = budget.elapsedMs();
 
   let video: VideoRecording | null = null;
   if (recorder) {
@@ -180,7 +187,7 @@ export async function runSession(page: Page, spec: RunSessionSpec, hooks: RunSes
   }
   const alive = !page.isClosed();
   const finalUrl = alive ? redact(page.url()) : null;
-  const pageTitle = alive ? await withTimeout(page.title(), 2_000).then(redact, () => null) : null;
+  const pageTitle = alive ? await withTimeLimit(page.title(), 2_000).then(redact, () => null) : null;
   return {
     finalUrl: finalUrl === 'about:blank' ? null : finalUrl,
     pageTitle,
@@ -196,23 +203,12 @@ export async function runSession(page: Page, spec: RunSessionSpec, hooks: RunSes
   };
 }
 
-/** Loads `url` (until `load`), failing with the egress proxy's reason when it refused the target. */
-async function navigate(page: Page, url: string, timeoutMs: number, hooks: RunSessionHooks): Promise<void> {
-  let response;
-  try {
-    response = await page.goto(url, { waitUntil: 'load', timeout: timeoutMs });
-  } catch (err) {
-    const message = (err as Error).message;
-    if (/Timeout \d+ms exceeded/.test(message)) throw new StepError(`navigation timed out after ${timeoutMs} ms`);
-    const net = /net::ERR_[A-Z_]+/.exec(message)?.[0];
-    if (net) throw new StepError(hooks.describeFailure?.(url, net) ?? net);
-    throw err;
-  }
-  const refusal = hooks.egressErrorHeader ? response?.headers()[hooks.egressErrorHeader] : undefined;
-  if (refusal) throw new StepError(refusal);
+/** Loads `url` until `load` with the toolkit's {@link navigate} (its failures are customer-safe {@link PageFailure}s). */
+async function load(page: Page, url: string, timeoutMs: number, hooks: RunSessionHooks): Promise<void> {
+  await navigate(page, url, { waitUntil: 'load', timeoutMs, egress: hooks.egress });
 }
 
-/** Performs one step; resolves with what it produced, throws {@link StepError} (or a Playwright error) when it fails. */
+/** Performs one step; resolves with what it produced, throws a {@link PageFailure} (or {@link RunInterrupted}) when it fails. */
 async function perform(
   page: Page,
   step: RunStep,
@@ -223,7 +219,7 @@ async function perform(
   try {
     switch (step.action) {
       case 'goto':
-        await navigate(page, step.url, timeout, hooks);
+        await load(page, step.url, timeout, hooks);
         return {};
       case 'click':
         await page.locator(step.selector).first().click({ timeout });
@@ -245,8 +241,8 @@ async function perform(
           if (!(el instanceof HTMLSelectElement)) return null;
           return Array.from(el.options).some((o) => o.value === value || o.label === value);
         }, step.value);
-        if (options === null) throw new StepError('element is not a <select>');
-        if (!options) throw new StepError(`no option "${step.value}"`);
+        if (options === null) throw new PageFailure('element is not a <select>');
+        if (!options) throw new PageFailure(`no option "${step.value}"`);
         await locator.selectOption(step.value, { timeout });
         return {};
       }
@@ -267,13 +263,13 @@ async function perform(
         try {
           await page.waitForURL(step.url, { timeout, waitUntil: 'commit' });
         } catch (err) {
-          if (isTimeout(err)) throw new StepError(`the URL did not match within ${timeout} ms (it is ${truncate(page.url(), 300)})`);
+          if (classifyPlaywrightError(err).kind === 'timeout') throw new PageFailure(`the URL did not match within ${timeout} ms (it is ${truncate(page.url(), 300)})`);
           throw err;
         }
         return {};
       case 'wait':
         await new Promise((resolve) => setTimeout(resolve, Math.min(step.ms, timeout)));
-        if (step.ms > timeout) throw new StepError(`wait of ${step.ms} ms is longer than the step's ${timeout} ms`);
+        if (step.ms > timeout) throw new PageFailure(`wait of ${step.ms} ms is longer than the step's ${timeout} ms`);
         return {};
       case 'evaluate':
         return { result: await evaluate(page, step.script, timeout) };
@@ -281,38 +277,43 @@ async function perform(
         return { screenshotFile: await hooks.saveScreenshot(await screenshot(page, await cdp(), step, timeout), step.format ?? 'png') };
     }
   } catch (err) {
-    if (err instanceof StepError || err instanceof RunInterrupted) throw err;
-    throw new StepError(await describePlaywrightError(err, page, step, timeout));
+    if (err instanceof PageFailure || err instanceof RunInterrupted) throw err;
+    // The browser going away is the run's end (stage `browser`), not the step's failure.
+    if (classifyPlaywrightError(err).kind === 'closed') throw new RunInterrupted('browser');
+    const failed = { action: step.action, selector: 'selector' in step ? step.selector : undefined, key: step.action === 'press' ? step.key : undefined, timeoutMs: timeout };
+    throw new PageFailure(await describeActionFailure(err, page, failed));
   }
 }
 
 function missingSecret(): never {
-  throw new StepError('the sensitive value is no longer available (the run lost its queue entry before it started); submit the run again');
+  throw new PageFailure('the sensitive value is no longer available (the run lost its queue entry before it started); submit the run again');
 }
 
 /** Runs a script in the page (awaited if it returns a promise); its JSON result must fit in 10 KiB. */
 async function evaluate(page: Page, script: string, timeout: number): Promise<JsonValue> {
   let value: JsonValue;
   try {
-    value = await withTimeout(
+    value = await withTimeLimit(
       page.evaluate(async (source) => {
-        // eslint-disable-next-line @typescript-eslint/no-implied-eval
         const result = await (0, eval)(source);
         return (result === undefined ? null : JSON.parse(JSON.stringify(result) ?? 'null')) as JsonValue;
       }, script),
       timeout,
     );
   } catch (err) {
-    if (err instanceof TimeoutError) throw new StepError(`the script did not finish within ${timeout} ms`);
-    const message = ((err as Error).message ?? String(err)).split('\n')[0].replace(/^page\.evaluate: /, '');
-    throw new StepError(`the script failed: ${truncate(message, 500)}`);
+    if (err instanceof TimeLimitExceededError) throw new PageFailure(`the script ${err.message}`);
+    throw new PageFailure(`the script failed: ${truncate(firstLine((err as Error)?.message ?? String(err)), 500)}`);
   }
   const size = Buffer.byteLength(JSON.stringify(value));
-  if (size > RUN_LIMITS.resultMaxBytes) throw new StepError(`the script's result is ${size} bytes of JSON, more than ${RUN_LIMITS.resultMaxBytes}`);
+  if (size > RUN_LIMITS.resultMaxBytes) throw new PageFailure(`the script's result is ${size} bytes of JSON, more than ${RUN_LIMITS.resultMaxBytes}`);
   return value;
 }
 
-/** A step screenshot through the DevTools protocol (png, jpeg or webp): the viewport, the full page or one element. */
+/**
+ * A step screenshot with the toolkit's {@link captureScreenshot} (png, jpeg or webp, lossy ones at the
+ * captures' default quality): the viewport where the page is scrolled to, the full page (capped as
+ * captures are), or one element's box.
+ */
 async function screenshot(
   page: Page,
   cdp: CDPSession,
@@ -324,55 +325,33 @@ async function screenshot(
   if (step.selector) {
     const locator = page.locator(step.selector).first();
     await locator.scrollIntoViewIfNeeded({ timeout });
-    const box = await locator.boundingBox({ timeout });
-    if (!box || box.width < 1 || box.height < 1) throw new StepError('the element has no visible box');
-    const scroll = await page.evaluate(() => ({ x: window.scrollX, y: window.scrollY }));
-    clip = { x: box.x + scroll.x, y: box.y + scroll.y, width: box.width, height: box.height, scale: 1 };
+    const box = await elementPageBox(locator);
+    if (box.width < 1 || box.height < 1) throw new PageFailure('the element has no visible box');
+    clip = { ...box, scale: 1 };
   } else if (step.fullPage) {
-    const height = await page.evaluate(() => Math.max(document.documentElement.scrollHeight, document.body?.scrollHeight ?? 0));
-    clip = { ...clip, height: Math.max(viewport.height, Math.min(height, FULL_PAGE_MAX_HEIGHT_PX)) };
+    const full = fullPageHeight(await documentHeight(page), viewport.height, CAPTURE_LIMITS.fullPageMaxHeightPx);
+    clip = { ...clip, height: full.height };
   } else {
-    const scroll = await page.evaluate(() => ({ x: window.scrollX, y: window.scrollY }));
-    clip = { ...clip, x: scroll.x, y: scroll.y };
+    clip = { ...clip, ...(await scrollPosition(page)) };
   }
   const format = step.format ?? 'png';
-  const { data } = await withTimeout(
-    cdp.send('Page.captureScreenshot', {
-      format,
-      ...(format === 'png' ? {} : { quality: LOSSY_QUALITY }),
-      optimizeForSpeed: true,
-      captureBeyondViewport: Boolean(step.fullPage || step.selector),
-      clip,
-    }),
-    timeout,
-  );
-  return Buffer.from(data, 'base64');
+  return captureScreenshot(cdp, {
+    format,
+    quality: CAPTURE_LIMITS.quality.default,
+    clip,
+    beyondViewport: Boolean(step.fullPage || step.selector),
+    timeoutMs: timeout,
+  });
 }
 
-/** A customer-safe reason for a Playwright failure of a step; never the call log (it can echo a `fill` value). */
-async function describePlaywrightError(err: unknown, page: Page, step: RunStep, timeout: number): Promise<string> {
-  const message = err instanceof Error ? err.message : String(err);
-  if (/Target (page, context or browser )?(has been )?closed|Browser closed|browser has disconnected/i.test(message)) {
-    throw new RunInterrupted('browser');
-  }
-  if (/Unknown key|Unknown keyboard key/i.test(message)) return `unknown key "${step.action === 'press' ? step.key : ''}"`;
-  if (/(is not a valid selector|Unexpected token|Unknown engine|Failed to parse selector|Invalid selector)/i.test(message)) {
-    return 'invalid selector';
-  }
-  if (/Element is not an <input>|not an <input>, <textarea>|contenteditable/i.test(message)) {
-    return 'the element is not an input, textarea or contenteditable element';
-  }
-  if (/Not a checkbox or radio button/i.test(message)) return 'the element is not a checkbox or radio button';
-  if (isTimeout(err) && 'selector' in step && step.selector) {
-    const visible = await page.locator(step.selector).first().isVisible().catch(() => false);
-    return visible ? `the element was not ready for ${step.action} within ${timeout} ms (disabled, covered or moving)` : `selector not visible within ${timeout} ms`;
-  }
-  if (isTimeout(err)) return `timed out after ${timeout} ms`;
-  return truncate(message.split('\n')[0].replace(/^[a-zA-Z.]+: /, ''), 300);
-}
-
-/** The run failure for an error thrown at step `stepIndex` (null: the first navigation). */
-function toFailure(
+/**
+ * The run failure for an error thrown at step `stepIndex` (null: the first navigation), labelled
+ * `label` (CONTRACT.md, "Browser session runs": `failure.stage` and `finalizationError`): an
+ * interruption is the run's (`timeout`, `browser`, `worker`, `canceled`), a {@link PageFailure} the
+ * step's with its reason (sensitive values removed by `redact`), anything else an `unexpected error`
+ * (logged, never shown). `budgetMs` is the run's budget.
+ */
+export function toFailure(
   err: unknown,
   stepIndex: number | null,
   label: string,
@@ -386,8 +365,8 @@ function toFailure(
     if (err.stage === 'worker') return { stage: 'worker', stepIndex, message: `the worker shut down ${during}` };
     return { stage: 'canceled', stepIndex, message: 'the run was canceled' };
   }
-  const reason = err instanceof StepError ? err.message : 'unexpected error';
-  if (!(err instanceof StepError)) logger.error(`Unexpected run step failure: ${(err as Error)?.stack ?? String(err)}`);
+  const reason = err instanceof PageFailure ? err.message : 'unexpected error';
+  if (!(err instanceof PageFailure)) logger.error(`Unexpected run step failure: ${(err as Error)?.stack ?? String(err)}`);
   return { stage: 'step', stepIndex, message: `${label}: ${redact(reason)}` };
 }
 
@@ -425,24 +404,6 @@ function interrupter(page: Page, deadline: number, signal?: AbortSignal) {
       signal?.removeEventListener('abort', onAbort);
     },
   };
-}
-
-class TimeoutError extends Error {}
-
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    work,
-    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new TimeoutError(`timed out after ${ms} ms`)), ms))),
-  ]).finally(() => clearTimeout(timer));
-}
-
-function isTimeout(err: unknown): boolean {
-  return err instanceof Error && (err.name === 'TimeoutError' || /Timeout \d+ms exceeded/.test(err.message));
-}
-
-function truncate(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
 /**

@@ -7,7 +7,7 @@ import { BrowserPool } from '../browser/browser-pool';
 import { SessionSetup, sessionContextOptions } from '../capture/session-options';
 import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { EGRESS_ERROR_HEADER, EgressProxy } from '../egress/egress-proxy';
+import { EgressProxy } from '../egress/egress-proxy';
 import { RUN_JOB, RUN_QUEUE, RunPayload } from '../queue/queues';
 import { PeriodicJob, WorkProcessor } from '../queue/queue-processor';
 import { ResultFilesService } from '../storage/result-files.service';
@@ -124,8 +124,7 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
               signal: abort.signal,
               saveScreenshot: (image, format) => this.files.save(image, format),
               onProgress: (steps) => this.lifecycle.progress(run.id, steps),
-              egressErrorHeader: EGRESS_ERROR_HEADER,
-              describeFailure: (url, errorText) => (errorText === 'net::ERR_TUNNEL_CONNECTION_FAILED' ? this.proxyFailure(url) : undefined),
+              egress: this.proxy,
             },
           );
         },
@@ -192,15 +191,6 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
     if (!(err instanceof BrowserGoneError)) this.logger.error(`Run ${run.id} could not get a browser session`, (err as Error)?.stack);
     const message = err instanceof BrowserGoneError ? 'the browser crashed during the run' : 'no browser session could be started';
     return { status: 'failed', finalizationError: message, failure: { stage: 'browser', stepIndex: null }, stepResults };
-  }
-
-  private proxyFailure(rawUrl: string): string | undefined {
-    try {
-      const url = new URL(rawUrl);
-      return this.proxy.recentFailure(url.hostname, Number(url.port || (url.protocol === 'https:' ? 443 : 80)));
-    } catch {
-      return undefined;
-    }
   }
 
   /**

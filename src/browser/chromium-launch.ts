@@ -1,0 +1,55 @@
+import { Browser, chromium, LaunchOptions } from 'playwright';
+
+/**
+ * Flags for a headless Chromium on a server: no sandbox (root in containers), no GPU, none of the
+ * background traffic (updates, sync, QUIC) a capture service must not make, and no WebRTC UDP
+ * outside the proxy (it would bypass the SSRF guard).
+ */
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-extensions',
+  '--mute-audio',
+  '--hide-scrollbars',
+  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+  '--webrtc-ip-handling-policy=disable_non_proxied_udp',
+];
+
+/** What a browser launch needs from the pool. */
+export interface LaunchRequest {
+  /** The Chromium binary (`CHROMIUM_PATH` or the first candidate found; src/browser/chromium-executable.ts). */
+  executablePath: string;
+  /** The egress proxy every request goes through, `host:port`. */
+  proxyServer: string;
+}
+
+/** Launches one browser for the pool; rejects when it cannot be started. */
+export type BrowserLauncher = (request: LaunchRequest) => Promise<Browser>;
+
+/** Injection token of the pool's {@link BrowserLauncher}; {@link launchChromium} when none is provided. */
+export const BROWSER_LAUNCHER = Symbol('BROWSER_LAUNCHER');
+
+/**
+ * The launch options of every capture browser, in one place (ARCHITECTURE.md, "Real parts": Chromium):
+ * headless, {@link CHROMIUM_ARGS}, and every request, loopback included, through the egress proxy.
+ */
+export function chromiumLaunchOptions(request: LaunchRequest): LaunchOptions {
+  return {
+    executablePath: request.executablePath,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    // Playwright's proxy option (it adds `--proxy-bypass-list=<-loopback>`, so loopback goes through
+    // the proxy too) rather than a bare `--proxy-server` flag: requests Playwright makes for the
+    // page (`route.fetch`, used by the `headers` option) then take the same proxy.
+    proxy: { server: `http://${request.proxyServer}` },
+  };
+}
+
+/** The real launcher: Playwright starts the system Chromium with {@link chromiumLaunchOptions}. */
+export const launchChromium: BrowserLauncher = (request) => chromium.launch(chromiumLaunchOptions(request));

@@ -1,0 +1,12 @@
+/**
+ * The browser toolkit (ARCHITECTURE.md, "One way to do a thing": browser work, one toolkit): the page
+ * helpers captures, runs, extraction and monitors share on top of the browser pool. Navigation with
+ * time budgets, the Playwright error vocabulary and its customer-safe messages, screenshots, styles
+ * and masks, and the egress proxy's reasons for what it refused.
+ */
+export * from './egress-failures';
+export * from './masks';
+export * from './navigation';
+export * from './playwright-errors';
+export * from './screenshot';
+export * from './time-budget';

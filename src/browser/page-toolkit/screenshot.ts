@@ -1,0 +1,148 @@
+import type { CDPSession, Locator, Page } from 'playwright';
+import { withTimeLimit } from './time-budget';
+
+/** Image formats Chromium's DevTools screenshot writes. */
+export type ScreenshotFormat = 'png' | 'jpeg' | 'webp';
+
+/** A rectangle in page coordinates (CSS px from the document's top left). */
+export interface PageBox {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** What {@link captureScreenshot} takes. Sizes in CSS px, times in ms. */
+export interface ScreenshotParams {
+  format: ScreenshotFormat;
+  /** 0-100 for jpeg and webp; null or absent: Chromium's default. Ignored for png. */
+  quality?: number | null;
+  /** The area to capture, in page coordinates, and the scale of the image (device pixels per CSS px). */
+  clip: PageBox & { scale: number };
+  /** Render beyond the viewport (full page, an element or clip lower down). */
+  beyondViewport: boolean;
+  /** A transparent page background (png and webp keep the alpha channel; Playwright's `omitBackground`). */
+  omitBackground?: boolean;
+  /** Longest the capture may take; absent: no limit of its own. */
+  timeoutMs?: number;
+}
+
+/**
+ * A screenshot through the DevTools protocol (`Page.captureScreenshot`), the one way captures and run
+ * steps take images (CONTRACT.md, "Capture options": `format`, `quality`, `clip`). Uses Chromium's
+ * fast encoder (`optimizeForSpeed`: measured here at about 40 ms instead of 150 ms for a 1280×800 PNG,
+ * for files about a quarter larger; the encoder is most of a warm capture's CPU). Throws the
+ * protocol's error, or a `TimeLimitExceededError` after `timeoutMs`.
+ */
+export async function captureScreenshot(cdp: CDPSession, params: ScreenshotParams): Promise<Buffer> {
+  const lossy = params.format !== 'png' && params.quality !== null && params.quality !== undefined;
+  const transparent = params.omitBackground && params.format !== 'jpeg';
+  if (transparent) await cdp.send('Emulation.setDefaultBackgroundColorOverride', { color: { r: 0, g: 0, b: 0, a: 0 } });
+  try {
+    const shot = cdp.send('Page.captureScreenshot', {
+      format: params.format,
+      ...(lossy ? { quality: params.quality as number } : {}),
+      optimizeForSpeed: true,
+      captureBeyondViewport: params.beyondViewport,
+      clip: params.clip,
+    });
+    const { data } = params.timeoutMs === undefined ? await shot : await withTimeLimit(shot, params.timeoutMs);
+    return Buffer.from(data, 'base64');
+  } finally {
+    if (transparent) await cdp.send('Emulation.setDefaultBackgroundColorOverride', {}).catch(() => undefined);
+  }
+}
+
+/**
+ * The height of a full-page image and whether the page was cut (CONTRACT.md, "Capture options",
+ * `fullPage`): the document's height, at least the viewport's, at most `maxImageHeightPx` image px,
+ * which at `scale` 2 is half as many CSS px. Heights in CSS px.
+ */
+export function fullPageHeight(
+  documentHeight: number,
+  viewportHeight: number,
+  maxImageHeightPx: number,
+  scale = 1,
+): { height: number; clipped: boolean } {
+  const maxHeight = Math.floor(maxImageHeightPx / scale);
+  return { height: Math.max(viewportHeight, Math.min(documentHeight, maxHeight)), clipped: documentHeight > maxHeight };
+}
+
+/** The document's full height, CSS px (the tallest of the root, the body and the viewport). */
+export function documentHeight(page: Page): Promise<number> {
+  return page.evaluate(() => Math.max(document.documentElement.scrollHeight, document.body?.scrollHeight ?? 0, window.innerHeight));
+}
+
+/** The page's scroll position, CSS px. */
+export function scrollPosition(page: Page): Promise<{ x: number; y: number }> {
+  return page.evaluate(() => ({ x: window.scrollX, y: window.scrollY }));
+}
+
+/**
+ * The page-coordinate box (CSS px, whole pixels around the element) of the first element of
+ * `locator`, scrolled into view first. The element must be attached (wait for it before); an element
+ * that is not rendered has a box of size 0.
+ */
+export function elementPageBox(locator: Locator): Promise<PageBox> {
+  return locator.first().evaluate((el) => {
+    el.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+    const r = el.getBoundingClientRect();
+    const left = Math.floor(r.left + window.scrollX);
+    const top = Math.floor(r.top + window.scrollY);
+    return { x: left, y: top, width: Math.ceil(r.right + window.scrollX) - left, height: Math.ceil(r.bottom + window.scrollY) - top };
+  });
+}
+
+/** Waits for web fonts still loading (a screenshot or PDF taken before shows fallback fonts). Never throws. */
+export async function fontsReady(page: Page): Promise<void> {
+  await page.evaluate(() => document.fonts.ready.then(() => undefined)).catch(() => undefined);
+}
+
+/** Limits of {@link scrollForLazyContent}. Times in ms, heights in CSS px. */
+export interface LazyScrollLimits {
+  /** Scroll no further than this. */
+  maxHeight: number;
+  /** Longest the scroll may take. */
+  budgetMs: number;
+  /** Pause after each step (one viewport). */
+  pauseMs: number;
+  /** Longest wait for images started by the scroll. */
+  imagesWaitMs: number;
+}
+
+/**
+ * Scrolls the page down one viewport at a time so lazy content loads (bounded by `maxHeight` and
+ * `budgetMs`), waits a little for images that started loading, scrolls back to the top, and returns
+ * the document's full height, CSS px (docs/capture-engine.md, "Full page").
+ */
+export function scrollForLazyContent(page: Page, limits: LazyScrollLimits): Promise<number> {
+  return page.evaluate(async (o) => {
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const height = () => Math.max(document.documentElement.scrollHeight, document.body?.scrollHeight ?? 0, window.innerHeight);
+    const deadline = Date.now() + o.budgetMs;
+    const step = Math.max(200, window.innerHeight);
+    for (let y = 0; y < Math.min(height(), o.maxHeight) && Date.now() < deadline; y += step) {
+      window.scrollTo(0, y);
+      await sleep(o.pauseMs);
+    }
+    window.scrollTo(0, Math.min(height(), o.maxHeight));
+    const pending = Array.from(document.images).filter((img) => !img.complete);
+    if (pending.length) {
+      await Promise.race([
+        Promise.all(
+          pending.map(
+            (img) =>
+              new Promise((r) => {
+                img.addEventListener('load', r, { once: true });
+                img.addEventListener('error', r, { once: true });
+              }),
+          ),
+        ),
+        sleep(Math.min(o.imagesWaitMs, Math.max(0, deadline - Date.now()) + 500)),
+      ]);
+    }
+    window.scrollTo(0, 0);
+    await new Promise((r) => requestAnimationFrame(() => r(undefined)));
+    return height();
+  }, limits);
+}
