@@ -11,7 +11,7 @@ import {
 } from './operational-headers';
 
 /** Error statuses a route can document. */
-export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
 
 interface StatusDefaults {
   description: string;
@@ -82,6 +82,11 @@ export const ERROR_CODES_BY_STATUS: Record<ErrorStatus, StatusDefaults> = {
     description: 'Missing, unknown or revoked API key',
     codes: ['UNAUTHENTICATED', 'INVALID_API_KEY', 'API_KEY_REVOKED'],
     headers: REQUEST_ID_RESPONSE_HEADER,
+  },
+  403: {
+    description: "X-Organization-ID names another organization than the API key's account",
+    codes: ['ORGANIZATION_MISMATCH'],
+    headers: AUTHENTICATED_RESPONSE_HEADERS,
   },
   404: { description: 'Unknown id, or an id of another account', codes: ['NOT_FOUND'], headers: AUTHENTICATED_RESPONSE_HEADERS },
   409: {

@@ -14,6 +14,8 @@ import { ResultFilesService } from '../storage/result-files.service';
 import { RunFailure, runSession, RunSessionOutcome } from './run-session';
 import { RunEnding, RunLifecycle, skippedSteps } from './run-lifecycle';
 import { withSecrets } from './run-steps';
+import { openRunValues } from './sealed-run-values';
+import { SecretCipher } from '../common/secret-cipher';
 import { Run } from './run.entity';
 
 /** Queue job name of the run sweep (a repeatable job: one worker runs it per interval). */
@@ -62,6 +64,7 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
     private readonly session: SessionSetup,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly cipher: SecretCipher,
   ) {
     super();
   }
@@ -104,6 +107,7 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
       );
     }, CANCEL_POLL_MS);
     try {
+      const sensitiveValues = openRunValues(this.cipher, payload);
       const outcome = await this.pool.withLease(
         { budgetMs: run.timeoutMs + this.config.captureTimeoutMs, graceMs: LEASE_GRACE_MS, context: sessionContextOptions(run.options) },
         async (lease) => {
@@ -114,11 +118,11 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
             lease.page,
             {
               url: run.url,
-              steps: withSecrets(run.steps, payload.sensitiveValues ?? {}),
+              steps: withSecrets(run.steps, sensitiveValues),
               timeoutMs: run.timeoutMs,
               navigationTimeoutMs: this.config.captureTimeoutMs,
               video: run.video ? { ffmpegPath: this.config.ffmpegPath, width: run.options.width, height: run.options.height } : null,
-              sensitiveValues: Object.values(payload.sensitiveValues ?? {}),
+              sensitiveValues: Object.values(sensitiveValues),
             },
             {
               signal: abort.signal,

@@ -13,13 +13,15 @@ import { RUN_QUEUE, RunPayload } from '../queue/queues';
 import { AcceptanceService } from '../acceptance/acceptance.service';
 import { DurableQueueService } from '../queue/durable-queue.service';
 import { ResultFilesService, ServedFile } from '../storage/result-files.service';
-import { resolveCaptureOptions } from '../capture/capture-options';
-import { CreateRunDto, sessionInputOf } from './dto/create-run.dto';
+import { resolveSessionOptions } from '../capture/capture-options';
+import { CreateRunDto } from './dto/create-run.dto';
 import { ListRunsQueryDto, RunDto, RunListDto } from './dto/run.dto';
 import { RunLifecycle } from './run-lifecycle';
 import { RUN_LIMITS, RunStep, stepLabel, withoutSecrets } from './run-steps';
 import { RunWork } from './run-work';
-import { Run, RunSessionOptions } from './run.entity';
+import { Run } from './run.entity';
+import { sealedRunPayload } from './sealed-run-values';
+import { SecretCipher } from '../common/secret-cipher';
 
 /**
  * A run as the dashboard's Runs page shows it: the public shape ({@link RunDto}) plus the key it
@@ -50,6 +52,7 @@ export class RunsService {
     private readonly files: ResultFilesService,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly cipher: SecretCipher,
   ) {}
 
   /**
@@ -75,7 +78,7 @@ export class RunsService {
       apiKeyId: caller.apiKeyId,
       status: 'pending',
       url: dto.url,
-      options: sessionOptions(dto),
+      options: resolveSessionOptions(dto),
       video: dto.video ?? true,
       timeoutMs: dto.timeoutMs ?? RUN_LIMITS.timeoutMs.default,
       steps: stored,
@@ -97,8 +100,8 @@ export class RunsService {
       resultsDeletedAt: null,
     });
     const answer = await this.acceptance.accept({ caller, insert: [{ entity: Run, rows: [run] }], response: this.toDto(run), queue: [] });
-    // Queued with the sensitive values, which only the queue entry carries (bounded by ENQUEUE_TIMEOUT_MS, never throws).
-    const payload: RunPayload = Object.keys(secrets).length ? { runId: run.id, sensitiveValues: secrets } : { runId: run.id };
+    // Queued with the sensitive values, sealed, which only the queue entry carries (bounded by ENQUEUE_TIMEOUT_MS, never throws).
+    const payload: RunPayload = sealedRunPayload(this.cipher, run.id, secrets);
     await this.durableQueues.enqueue(this.runWork.work, run.id, payload);
     return answer;
   }
@@ -220,28 +223,6 @@ export class RunsService {
   }
 }
 
-/** The session options of a request with the capture options' defaults (a `device` fills viewport, scale and user agent). */
-function sessionOptions(dto: CreateRunDto): RunSessionOptions {
-  const o = resolveCaptureOptions(sessionInputOf(dto));
-  return {
-    width: o.width,
-    height: o.height,
-    scale: o.scale,
-    device: o.device,
-    isMobile: o.isMobile,
-    hasTouch: o.hasTouch,
-    userAgent: o.userAgent,
-    headers: o.headers,
-    cookies: o.cookies,
-    locale: o.locale,
-    timezone: o.timezone,
-    darkMode: o.darkMode,
-    reducedMotion: o.reducedMotion,
-    blockAds: o.blockAds,
-    blockTrackers: o.blockTrackers,
-    blockCookieBanners: o.blockCookieBanners,
-  };
-}
 
 function encodeCursor(run: Run): string {
   return Buffer.from(`${run.createdAt.toISOString()}|${run.id}`).toString('base64url');
