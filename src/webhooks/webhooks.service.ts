@@ -20,7 +20,8 @@ import {
 } from './dto/webhook-endpoint.dto';
 import { SecretCipher, SecretUnreadableError } from '../common/secret-cipher';
 import { isStandardWebhooksSecret, newSigningSecret } from './signing';
-import { DELIVERY_LOG_SIZE, WebhookDeliveriesService } from './webhook-deliveries.service';
+import { WebhookAttempts } from './webhook-deliveries-attempts';
+import { DELIVERY_LOG_SIZE } from './webhook-deliveries-fan-out';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 import { WebhookTargetPolicy } from './webhook-target';
@@ -61,7 +62,7 @@ export class WebhooksService {
     private readonly cipher: SecretCipher,
     private readonly targets: WebhookTargetPolicy,
     private readonly events: EventsService,
-    private readonly deliveryService: WebhookDeliveriesService,
+    private readonly deliveryService: WebhookAttempts,
     private readonly clock: Clock,
   ) {
     this.testPingLimiter = new PostgresRateLimiter(dataSource, TEST_PING_LIMIT);
@@ -169,7 +170,7 @@ export class WebhooksService {
   }
 
   /**
-   * Resends one of the endpoint's deliveries now (see {@link WebhookDeliveriesService.resend}).
+   * Resends one of the endpoint's deliveries now (see {@link WebhookAttempts.resend}).
    * Throws 404 `NOT_FOUND` (endpoint or delivery unknown, or another account's) and 409
    * `DELIVERY_IN_PROGRESS`.
    */
