@@ -14,7 +14,7 @@ import { RUN_JOB, RUN_QUEUE, RunPayload } from '../queue/queues';
 import { AcceptanceService } from '../acceptance/acceptance.service';
 import { DurableQueueService, ENQUEUE_TIMEOUT_MS } from '../queue/durable-queue.service';
 import { ResultFilesService, ServedFile } from '../storage/result-files.service';
-import { resolveSessionOptions } from '../capture/capture-options';
+import { captureOptionConflicts, resolveSessionOptions } from '../capture/capture-options';
 import { CreateRunDto } from './dto/create-run.dto';
 import { ListRunsQueryDto, RunDto, RunListDto } from './dto/run.dto';
 import { RUN_LIMITS, RunStep, stepLabel, withoutSecrets } from './run-steps';
@@ -82,7 +82,8 @@ export class RunsService implements OnModuleInit {
 
   /**
    * Accepts a run: refuses `evaluate` steps when `RUNS_ALLOW_EVALUATE=false` (400
-   * `VALIDATION_FAILED` naming `steps[i].action`), checks `url` with the SSRF guard (400
+   * `VALIDATION_FAILED` naming `steps[i].action`) and a viewport over `MAX_IMAGE_PIXELS` (400 naming
+   * `width`, {@link captureOptionConflicts}), checks `url` with the SSRF guard (400
    * `TARGET_NOT_ALLOWED`; the steps' own URLs are checked on the wire when the run goes there), then
    * accepts a `pending` run without the sensitive values ({@link AcceptanceService}: the account's open
    * work (429 `TOO_MANY_PENDING_JOBS`), quota count (429 `PLAN_QUOTA_EXCEEDED`), row and idempotency
@@ -95,6 +96,8 @@ export class RunsService implements OnModuleInit {
       const refused = steps.flatMap((step, i) => (step.action === 'evaluate' ? [{ field: `steps[${i}].action`, message: 'evaluate steps are disabled on this server' }] : []));
       if (refused.length) throw ApiError.validation(refused);
     }
+    const conflicts = captureOptionConflicts(dto, this.config);
+    if (conflicts.length) throw ApiError.validation(conflicts);
     await this.ssrfGuard.assertAllowed(dto.url);
     const { stored, secrets } = withoutSecrets(steps);
     const run = this.runs.create({
