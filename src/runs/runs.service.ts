@@ -157,16 +157,21 @@ export class RunsService implements OnModuleInit {
   }
 
   /**
-   * The step screenshots of the caller's run, in step order, each read whole (for MCP); files past
+   * The step screenshots of the caller's run, in step order (for MCP), read while they fit in
+   * `budgetBytes` together: a file that does not fit in what is left is not read (its `data` is null),
+   * so memory stays bounded by `budgetBytes` however many and large the images. Files past
    * `RESULT_TTL_DAYS` are left out. Throws 404 `NOT_FOUND` as {@link get}.
    */
-  async stepScreenshots(caller: AuthenticatedKey, id: string): Promise<{ index: number; url: string; file: ServedFile }[]> {
+  async stepScreenshots(caller: AuthenticatedKey, id: string, budgetBytes: number): Promise<{ index: number; url: string; file: ServedFile }[]> {
     const run = await this.findOwn(caller, id);
     const shots: { index: number; url: string; file: ServedFile }[] = [];
+    let left = budgetBytes;
     for (const step of run.stepResults) {
       if (!step.screenshotFile) continue;
-      const file = await this.files.open(step.screenshotFile);
-      if (file) shots.push({ index: step.index, url: this.files.publicUrl(step.screenshotFile), file });
+      const file = await this.files.open(step.screenshotFile, left);
+      if (!file) continue;
+      if (file.data) left -= file.data.length;
+      shots.push({ index: step.index, url: this.files.publicUrl(step.screenshotFile), file });
     }
     return shots;
   }

@@ -220,11 +220,12 @@ export class ScreenshotsService {
 
   /**
    * The result image of the caller's job: null unless the job is `done` and its file still exists
-   * (not past `RESULT_TTL_DAYS`). Throws 404 `NOT_FOUND` as {@link get}.
+   * (not past `RESULT_TTL_DAYS`); read only when it has at most `maxBytes` bytes (else its `data` is
+   * null). Throws 404 `NOT_FOUND` as {@link get}.
    */
-  async openResult(caller: AuthenticatedKey, id: string): Promise<ServedFile | null> {
+  async openResult(caller: AuthenticatedKey, id: string, maxBytes: number): Promise<ServedFile | null> {
     const job = await this.findOwn(caller, id);
-    return job.status === 'done' && job.resultFile ? this.files.open(job.resultFile) : null;
+    return job.status === 'done' && job.resultFile ? this.files.open(job.resultFile, maxBytes) : null;
   }
 
   private async findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<ScreenshotJob> {
