@@ -68,7 +68,10 @@ export interface RunSessionSpec {
   video: { ffmpegPath: string; width: number; height: number } | null;
   /** Sensitive values to remove from every text the run keeps (URLs, messages, results). */
   sensitiveValues: string[];
-  /** The session's scale (device px per CSS px) and `MAX_IMAGE_PIXELS`: the size cap of step screenshots. */
+  /**
+   * The session's scale (`deviceScale`, device px per CSS px) and `MAX_IMAGE_PIXELS`: the scale and
+   * size cap of step screenshots.
+   */
   imageCap: ImageCap;
 }
 
@@ -347,13 +350,15 @@ async function screenshot(
     clip = { ...clip, ...(await scrollPosition(page)) };
   }
   const format = step.format ?? 'png';
+  // Device metrics are per DevTools session: the run's own session renders at scale 1, so the
+  // session's scale is the clip's (the image is width × scale by height × scale px, as a capture's).
   return captureScreenshot(cdp, {
     format,
     quality: CAPTURE_LIMITS.quality.default,
-    clip,
+    clip: { ...clip, scale: cap.deviceScale },
     beyondViewport: Boolean(step.fullPage || step.selector),
     timeoutMs: timeout,
-    cap,
+    cap: { deviceScale: 1, maxPixels: cap.maxPixels },
   });
 }
 
