@@ -275,7 +275,7 @@ export const CAPTURE_OPTION_TABLE = {
     formats: IMAGE_FORMATS,
   }),
   clip: option(clipSchema, {
-    doc: `Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px). Not with selector or fullPage.`,
+    doc: `Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px, at most MAX_IMAGE_PIXELS device pixels, default 100,000,000). Not with selector or fullPage.`,
     example: { x: 0, y: 0, width: 600, height: 400 },
     notWith: ['fullPage', 'selector'],
     formats: IMAGE_FORMATS,
@@ -286,7 +286,7 @@ export const CAPTURE_OPTION_TABLE = {
   scale: option(
     z.number('must be a number').min(L.scale.min, `must be at least ${L.scale.min}`).max(L.scale.max, `must be at most ${L.scale.max}`),
     {
-      doc: 'Device scale factor: the image is width × scale by height × scale px.',
+      doc: 'Device scale factor: the image is width × scale by height × scale px (width × height × scale² at most MAX_IMAGE_PIXELS, default 100,000,000).',
       default: L.scale.default,
       example: 2,
       session: true,
