@@ -182,7 +182,13 @@ export class CaptureEngine {
     let beyondViewport = false;
     if (options.fullPage) {
       // The caps are in image px: at scale 2 the page may be half as tall in CSS px.
-      const bounds = { viewportWidth: options.width, viewportHeight: options.height, scale: options.scale, maxImageHeightPx: CAPTURE_LIMITS.fullPageMaxHeightPx, maxImagePixels: this.config.maxImagePixels };
+      const bounds = {
+        viewportWidth: options.width,
+        viewportHeight: options.height,
+        scale: options.scale,
+        maxImageHeightPx: CAPTURE_LIMITS.fullPageMaxHeightPx,
+        maxImagePixels: this.config.maxImagePixels,
+      };
       const maxHeight = fullPageMaxHeight(bounds);
       const scrolled = await scrollForLazyContent(page, { maxHeight, budgetMs: SCROLL_BUDGET_MS, pauseMs: SCROLL_STEP_PAUSE_MS, imagesWaitMs: LAZY_IMAGES_WAIT_MS });
       const full = fullPageHeight(scrolled, bounds);
