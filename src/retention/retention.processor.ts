@@ -22,7 +22,7 @@ export interface RetentionResult {
 }
 
 /**
- * Deletes rows past their retention (README, "Data retention"), in bounded batches
+ * Deletes rows past their retention (docs/durability.md#data-retention), in bounded batches
  * ({@link RETENTION_BATCH_SIZE} rows per statement, at most {@link RETENTION_MAX_BATCHES} per kind and
  * run), each through the service that owns it and an index on its cut-off column:
  * - idempotency records past their 24 hours (or a lease that ran out);

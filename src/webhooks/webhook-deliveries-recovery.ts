@@ -9,7 +9,7 @@ import { WEBHOOK_ATTEMPT_JOB, WEBHOOK_QUEUE, WebhookAttemptPayload } from '../qu
 import { inFlightLimitMs } from './webhook-deliveries-attempts';
 import { OPEN_DELIVERY_STATUSES, WebhookDelivery } from './webhook-delivery.entity';
 
-/** Deliveries are deleted this long after they were created (README, "Data retention"), days. */
+/** Deliveries are deleted this long after they were created (docs/durability.md#data-retention), days. */
 export const DELIVERY_RETENTION_DAYS = 30;
 
 /** How overdue a waiting delivery must be before the sweep assumes its queue job was lost, ms. */
