@@ -42,6 +42,8 @@ export interface CaptureResult {
   format: ResultFormat;
   /** True when a full-page capture was cut at {@link CAPTURE_LIMITS.fullPageMaxHeightPx}. */
   clipped: boolean;
+  /** HTTP status of the page's main document (CONTRACT.md, "Capture options, second set"); null for an upload. */
+  targetStatus: number | null;
 }
 
 /**
@@ -49,7 +51,10 @@ export interface CaptureResult {
  * customer-safe by construction (a {@link PageFailure}): Chromium's `net::ERR_…` names, "Target not
  * allowed: …", timeouts.
  */
-export class CaptureError extends PageFailure {}
+export class CaptureError extends PageFailure {
+  /** HTTP status of the page's main document when it had answered before the failure, else null. */
+  targetStatus: number | null = null;
+}
 
 /** Origin under which an uploaded document is rendered (fulfilled in the browser, never fetched). */
 export const UPLOAD_DOCUMENT_URL = 'http://upload.glimpse.invalid/';
@@ -99,21 +104,27 @@ export class CaptureEngine {
   async capture(request: CaptureRequest): Promise<CaptureResult> {
     const { options } = request;
     const budgetMs = captureBudgetMs(this.config.captureTimeoutMs, options);
+    const target: TargetAnswer = { status: null };
     try {
       return await this.pool.withLease(
         { budgetMs, crashRetries: 1, lane: 'capture', context: sessionContextOptions(options) },
-        (lease) => this.run(lease, request),
+        (lease) => this.run(lease, request, target),
       );
     } catch (err) {
-      if (err instanceof CaptureError) throw err;
-      const failure = captureFailure(err, this.config.captureTimeoutMs);
-      if (err instanceof BrowserUnavailableError) this.logger.error(`No browser for captures: ${err.message}`);
-      else if (failure.unexpected) this.logger.warn(`Capture failed: ${err instanceof Error ? err.message : String(err)}`);
-      throw new CaptureError(failure.message);
+      let error: CaptureError;
+      if (err instanceof CaptureError) error = err;
+      else {
+        const failure = captureFailure(err, this.config.captureTimeoutMs);
+        if (err instanceof BrowserUnavailableError) this.logger.error(`No browser for captures: ${err.message}`);
+        else if (failure.unexpected) this.logger.warn(`Capture failed: ${err instanceof Error ? err.message : String(err)}`);
+        error = new CaptureError(failure.message);
+      }
+      error.targetStatus ??= target.status;
+      throw error;
     }
   }
 
-  private async run(lease: Lease, request: CaptureRequest): Promise<CaptureResult> {
+  private async run(lease: Lease, request: CaptureRequest, target: TargetAnswer): Promise<CaptureResult> {
     const { page, cdp } = lease;
     const { options } = request;
     const timeout = this.config.captureTimeoutMs;
@@ -127,7 +138,12 @@ export class CaptureEngine {
     await this.session.apply(lease, options, url).catch((err: Error) => {
       throw new CaptureError(`cookies could not be set: ${quote(firstLine(err.message))}`);
     });
+    target.status = null;
     const loaded = await navigate(page, url, { waitUntil: options.waitUntil, timeoutMs: timeout, acceptRendered: true, egress: this.proxy });
+    target.status = request.document ? null : (loaded.response?.status() ?? null);
+    if (options.failOnHttpError && target.status !== null && target.status >= 400) {
+      throw new CaptureError(`target answered HTTP ${target.status}`);
+    }
     if (!loaded.reachedWaitUntil) {
       this.logger.debug(`${request.document ? 'Upload' : request.url} did not reach ${options.waitUntil} in ${timeout} ms; capturing what rendered`);
     }
@@ -152,8 +168,8 @@ export class CaptureEngine {
     }
     if (options.javascript) await this.runScript(page, options.javascript, timeout);
     if (options.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
-    if (options.format === 'pdf') return this.print(page, options);
-    return this.screenshot(page, cdp, options, timeout);
+    const result = options.format === 'pdf' ? await this.print(page, options) : await this.screenshot(page, cdp, options, timeout);
+    return { ...result, targetStatus: target.status };
   }
 
   /** Runs the customer's script as the body of an async function in the page, awaited up to `timeoutMs`. */
@@ -167,7 +183,7 @@ export class CaptureEngine {
   }
 
   /** Prints the page as a PDF (`page.pdf`, Chromium's `Page.printToPDF`). */
-  private async print(page: Page, options: CaptureOptions): Promise<CaptureResult> {
+  private async print(page: Page, options: CaptureOptions): Promise<Omit<CaptureResult, 'targetStatus'>> {
     const pdf = options.pdf ?? DEFAULT_PDF;
     await fontsReady(page);
     const image = await page.pdf({ format: pdf.paper, landscape: pdf.landscape, printBackground: pdf.printBackground });
@@ -175,7 +191,7 @@ export class CaptureEngine {
   }
 
   /** Scrolls (full page) or finds the element (selector), and captures through the DevTools protocol (all three image formats). */
-  private async screenshot(page: Page, cdp: Lease['cdp'], options: CaptureOptions, timeoutMs: number): Promise<CaptureResult> {
+  private async screenshot(page: Page, cdp: Lease['cdp'], options: CaptureOptions, timeoutMs: number): Promise<Omit<CaptureResult, 'targetStatus'>> {
     let clip = { x: 0, y: 0, width: options.width, height: options.height, scale: 1 };
     let clipped = false;
     let beyondViewport = false;
@@ -265,6 +281,12 @@ export function captureFailure(err: unknown, captureTimeoutMs: number): { messag
 /** A customer-supplied text cut to {@link QUOTE_MAX} characters for an error message. */
 function quote(text: string): string {
   return text.length > QUOTE_MAX ? `${text.slice(0, QUOTE_MAX)}…` : text;
+}
+
+/** The main document's answer of one capture, as far as it got (kept across a crash retry's attempts). */
+interface TargetAnswer {
+  /** HTTP status, null before the response (or for an upload). */
+  status: number | null;
 }
 
 /** PDF settings of a job stored before they existed. */

@@ -273,6 +273,11 @@ export const CAPTURE_OPTION_TABLE = {
     example: true,
     formats: ['png', 'webp'],
   }),
+  failOnHttpError: option(z.boolean('must be a boolean'), {
+    doc: 'Fail the job ("target answered HTTP 404") when the page\'s main document answers 4xx or 5xx, instead of capturing the error page.',
+    default: false,
+    example: true,
+  }),
   waitUntil: option(z.enum(WAIT_UNTIL, `must be one of ${WAIT_UNTIL.join(', ')}`), {
     doc: 'Navigation milestone to wait for before the rest; networkidle = no request for 500 ms.',
     default: 'load',

@@ -12,7 +12,7 @@ import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload, RUN_PROCESSORS } from '../q
 import { retryStateWrite } from '../queue/state-writes';
 import { ResultFilesService } from '../storage/result-files.service';
 import { jobCaptureOptions } from './screenshot-job.entity';
-import { CustomerMessage, ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
+import { CaptureOutcome, CustomerMessage, ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
 import { ScreenshotUpload } from './screenshot-upload.entity';
 
 /** Capture attempts per job: the first, and one more when a worker died during the first. */
@@ -93,19 +93,19 @@ export class CaptureProcessor implements OnApplicationBootstrap, OnModuleDestroy
       return;
     }
     const stopTimer = this.metrics.captureDuration.startTimer();
-    let outcome: { ok: true; resultFile: string; clipped: boolean } | { ok: false; cause: unknown };
+    let outcome: ({ ok: true } & CaptureOutcome) | { ok: false; cause: unknown };
     try {
       const upload = job.source === 'upload' ? await this.write(`read the upload of ${jobId}`, () => this.uploads.findOneBy({ jobId })) : null;
       if (job.source === 'upload' && !upload) throw new CaptureError('the uploaded document is no longer available');
       const result = await this.engine.capture({ url: job.targetUrl, document: upload?.document, options: jobCaptureOptions(job) });
       const resultFile = await this.files.save(result.image, result.format);
-      outcome = { ok: true, resultFile, clipped: result.clipped };
+      outcome = { ok: true, resultFile, clipped: result.clipped, targetStatus: result.targetStatus };
     } catch (err) {
       outcome = { ok: false, cause: err };
     }
     const ended = outcome;
     await this.write(`end ${jobId}`, () =>
-      ended.ok ? this.lifecycle.complete(jobId, { resultFile: ended.resultFile, clipped: ended.clipped }) : this.lifecycle.fail(jobId, ended.cause),
+      ended.ok ? this.lifecycle.complete(jobId, ended) : this.lifecycle.fail(jobId, ended.cause),
     );
     const status = ended.ok ? 'done' : 'failed';
     this.metrics.captures.inc({ status, format: job.format });

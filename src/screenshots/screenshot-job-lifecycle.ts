@@ -39,6 +39,8 @@ export interface CaptureOutcome {
   /** Name of the stored result file. */
   resultFile: string;
   clipped: boolean;
+  /** HTTP status of the page's main document; null for an upload. */
+  targetStatus: number | null;
 }
 
 /**
@@ -76,7 +78,13 @@ export class ScreenshotJobLifecycle {
 
   /** Ends a job `done` with its result; false when it had already ended. */
   complete(jobId: string, outcome: CaptureOutcome): Promise<boolean> {
-    return this.end(jobId, { status: 'done', resultFile: outcome.resultFile, clipped: outcome.clipped, completedAt: this.clock.now() });
+    return this.end(jobId, {
+      status: 'done',
+      resultFile: outcome.resultFile,
+      clipped: outcome.clipped,
+      targetStatus: outcome.targetStatus,
+      completedAt: this.clock.now(),
+    });
   }
 
   /**
@@ -87,7 +95,8 @@ export class ScreenshotJobLifecycle {
     if (!(cause instanceof CaptureError) && !(cause instanceof CustomerMessage)) {
       this.logger.error(`Job ${jobId} failed`, cause instanceof Error ? cause.stack : String(cause));
     }
-    return this.end(jobId, { status: 'failed', error: customerSafeError(cause), completedAt: this.clock.now() });
+    const targetStatus = cause instanceof CaptureError ? cause.targetStatus : null;
+    return this.end(jobId, { status: 'failed', error: customerSafeError(cause), targetStatus, completedAt: this.clock.now() });
   }
 
   /**
@@ -129,12 +138,14 @@ export class ScreenshotJobLifecycle {
         height: job.height,
         fullPage: job.fullPage,
         clipped: job.clipped,
+        targetStatus: job.targetStatus,
       });
     }
     return this.events.publishWithin(manager, job.accountId, 'screenshot.failed', {
       screenshotId: job.id,
       url: job.targetUrl,
       error: job.error ?? INTERNAL_FAILURE_MESSAGE,
+      targetStatus: job.targetStatus,
     });
   }
 

@@ -17,6 +17,7 @@ export const GENERATED_CAPTURE_FLAGS = {
   darkMode: { kind: 'boolean', description: "Emulate prefers-color-scheme: dark" },
   delay: { kind: 'integer', description: "Milliseconds to wait after the page has loaded before capturing" },
   device: { kind: 'string', description: "Emulate a device: its viewport, scale, user agent, mobile and touch" },
+  failOnHttpError: { kind: 'boolean', description: "Fail the job when the page's main document answers 4xx or 5xx, instead of capturing the error page" },
   format: { kind: 'string', description: "Result format: an image, or pdf: png | jpeg | webp | pdf" },
   fullPage: { kind: 'boolean', description: "Capture the whole scrollable page instead of the viewport only" },
   headers: { kind: 'json', description: "Extra request headers, sent only to the origin of url, never to other origins the page loads from (JSON or @file)" },
