@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
-import { decodePng } from './support/images';
-import { PageServer, startPageServer } from './support/page-server';
-import { startTestApp, TestApp, waitForJob } from './support/test-app';
+import { decodePng } from '../support/images';
+import { PageServer, startPageServer } from '../support/page-server';
+import { startTestApp, TestApp, waitForJob } from '../support/test-app';
 
 describe('targetStatus and failOnHttpError (CONTRACT.md, "Capture options, second set")', () => {
   let t: TestApp;
