@@ -10,12 +10,14 @@ import {
   firstLine,
   fontsReady,
   fullPageHeight,
+  maskElements,
   navigate,
   PAGE_MESSAGES,
   PageBox,
   PageFailure,
   redactInternals,
   scrollForLazyContent,
+  settleAnimations,
   TimeLimitExceededError,
   withTimeLimit,
 } from '../browser/page-toolkit';
@@ -168,6 +170,7 @@ export class CaptureEngine {
     }
     if (options.javascript) await this.runScript(page, options.javascript, timeout);
     if (options.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
+    if (options.disableAnimations) await settleAnimations(page);
     const result = options.format === 'pdf' ? await this.print(page, options) : await this.screenshot(page, cdp, options, timeout);
     return { ...result, targetStatus: target.status };
   }
@@ -211,6 +214,10 @@ export class CaptureEngine {
       beyondViewport = true;
     }
     await fontsReady(page);
+    if (options.mask) {
+      const masked = await maskElements(page, options.mask, options.maskColor ?? DEFAULT_MASK_COLOR);
+      if (typeof masked === 'string') throw new CaptureError(quote(masked));
+    }
     if (options.scale !== 1 || options.isMobile) {
       // Device metrics are per DevTools session: a clipped capture on this session would otherwise
       // render at the scale of this session (1) and reset the page's, not the context's.
@@ -288,6 +295,9 @@ interface TargetAnswer {
   /** HTTP status, null before the response (or for an upload). */
   status: number | null;
 }
+
+/** `maskColor` of a job stored before it existed. */
+const DEFAULT_MASK_COLOR = '#ff00ff';
 
 /** PDF settings of a job stored before they existed. */
 const DEFAULT_PDF: PdfOptions = { paper: 'A4', landscape: false, printBackground: true };

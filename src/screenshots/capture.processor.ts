@@ -104,9 +104,7 @@ export class CaptureProcessor implements OnApplicationBootstrap, OnModuleDestroy
       outcome = { ok: false, cause: err };
     }
     const ended = outcome;
-    await this.write(`end ${jobId}`, () =>
-      ended.ok ? this.lifecycle.complete(jobId, ended) : this.lifecycle.fail(jobId, ended.cause),
-    );
+    await this.write(`end ${jobId}`, () => (ended.ok ? this.lifecycle.complete(jobId, ended) : this.lifecycle.fail(jobId, ended.cause)));
     const status = ended.ok ? 'done' : 'failed';
     this.metrics.captures.inc({ status, format: job.format });
     stopTimer({ status });

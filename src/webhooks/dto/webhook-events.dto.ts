@@ -39,7 +39,12 @@ export class ScreenshotCompletedDataDto implements ScreenshotCompletedData {
   fullPage: boolean;
   @ApiProperty({ description: `True when a full-page capture was cut at the height cap of ${FULL_PAGE_MAX_HEIGHT_PX.toLocaleString('en-US')} px` })
   clipped: boolean;
-  @ApiProperty({ type: 'integer', nullable: true, description: "HTTP status of the page's main document; null for an uploaded document", example: 200 })
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: "HTTP status of the page's main document; null for an uploaded document",
+    example: 200,
+  })
   targetStatus: number | null;
 }
 
