@@ -189,8 +189,31 @@ export class CaptureEngine {
   private async print(page: Page, options: CaptureOptions): Promise<Omit<CaptureResult, 'targetStatus'>> {
     const pdf = options.pdf ?? DEFAULT_PDF;
     await fontsReady(page);
-    const image = await page.pdf({ format: pdf.paper, landscape: pdf.landscape, printBackground: pdf.printBackground });
-    return { image, format: 'pdf', clipped: false };
+    const headerFooter = pdf.headerTemplate !== undefined || pdf.footerTemplate !== undefined;
+    try {
+      const image = await page.pdf({
+        format: pdf.paper,
+        landscape: pdf.landscape,
+        printBackground: pdf.printBackground,
+        // Chromium prints its own default header and footer for a template left out: an empty one instead.
+        ...(headerFooter
+          ? {
+              displayHeaderFooter: true,
+              headerTemplate: pdf.headerTemplate ?? '<span></span>',
+              footerTemplate: pdf.footerTemplate ?? '<span></span>',
+            }
+          : {}),
+        ...(pdf.pageRanges ? { pageRanges: pdf.pageRanges } : {}),
+        ...(pdf.margin ? { margin: pdf.margin } : {}),
+        ...(pdf.scale !== undefined ? { scale: pdf.scale } : {}),
+      });
+      return { image, format: 'pdf', clipped: false };
+    } catch (err) {
+      // Chromium refuses a range beyond the document's pages ("Page range exceeds page count").
+      const message = firstLine((err as Error).message);
+      if (pdf.pageRanges && /page range/i.test(message)) throw new CaptureError(`pdf.pageRanges ${quote(pdf.pageRanges)}: ${quote(message)}`);
+      throw err;
+    }
   }
 
   /** Scrolls (full page) or finds the element (selector), and captures through the DevTools protocol (all three image formats). */

@@ -157,6 +157,12 @@ const headersSchema = z
   .refine((h) => Object.keys(h).length <= L.headersMax, `must have at most ${L.headersMax} entries`)
   .meta({ maxProperties: L.headersMax });
 
+/** A CSS length of `pdf.margin` as Playwright's `page.pdf` takes it: a number with px, in, cm or mm, or a bare number (px). */
+const cssLength = () =>
+  z
+    .string('must be a string')
+    .regex(/^\d{1,4}(\.\d{1,4})?(px|in|cm|mm)?$/, 'must be a CSS length such as 10mm, 0.5in, 2cm or 40px');
+
 const pdfSchema = z.strictObject({
   paper: z
     .enum(PDF_PAPERS, `must be one of ${PDF_PAPERS.join(', ')}`)
@@ -164,6 +170,38 @@ const pdfSchema = z.strictObject({
     .meta({ description: 'Paper size (default A4).' }),
   landscape: z.boolean('must be a boolean').optional().meta({ description: 'Landscape orientation (default false).' }),
   printBackground: z.boolean('must be a boolean').optional().meta({ description: 'Print background colours and images (default true).' }),
+  headerTemplate: text()
+    .max(L.codeMaxLength, `must be at most ${L.codeMaxLength} characters`)
+    .optional()
+    .meta({
+      description:
+        "HTML of each page's header; Chromium's print template classes fill in date, title, url, pageNumber and totalPages (<span class=pageNumber></span>).",
+    }),
+  footerTemplate: text()
+    .max(L.codeMaxLength, `must be at most ${L.codeMaxLength} characters`)
+    .optional()
+    .meta({ description: "HTML of each page's footer, with the same classes as headerTemplate." }),
+  pageRanges: z
+    .string('must be a string')
+    .max(256, 'must be at most 256 characters')
+    .regex(/^\s*\d+(\s*-\s*\d*)?(\s*,\s*\d+(\s*-\s*\d*)?)*\s*$/, 'must be page ranges such as 1-3,5')
+    .optional()
+    .meta({ description: 'Pages to print, e.g. 1-3,5 (default all).' }),
+  margin: z
+    .strictObject({
+      top: cssLength().optional(),
+      right: cssLength().optional(),
+      bottom: cssLength().optional(),
+      left: cssLength().optional(),
+    })
+    .optional()
+    .meta({ description: 'Page margins as CSS lengths (px, in, cm, mm; a bare number is px).' }),
+  scale: z
+    .number('must be a number')
+    .min(0.1, 'must be at least 0.1')
+    .max(2, 'must be at most 2')
+    .optional()
+    .meta({ description: 'Scale of the rendering, 0.1-2 (default 1).' }),
 });
 
 /** What an option's resolution may look at besides its own value: the emulated device and the result format. */
@@ -487,7 +525,16 @@ export const CAPTURE_OPTION_TABLE = {
     formats: ['pdf'],
     resolve: (pdf, { format }): PdfOptions | null =>
       format === 'pdf'
-        ? { paper: pdf?.paper ?? 'A4', landscape: pdf?.landscape ?? false, printBackground: pdf?.printBackground ?? true }
+        ? {
+            paper: pdf?.paper ?? 'A4',
+            landscape: pdf?.landscape ?? false,
+            printBackground: pdf?.printBackground ?? true,
+            ...(pdf?.headerTemplate !== undefined ? { headerTemplate: pdf.headerTemplate } : {}),
+            ...(pdf?.footerTemplate !== undefined ? { footerTemplate: pdf.footerTemplate } : {}),
+            ...(pdf?.pageRanges !== undefined ? { pageRanges: pdf.pageRanges.replace(/\s+/g, '') } : {}),
+            ...(pdf?.margin ? { margin: { ...pdf.margin } } : {}),
+            ...(pdf?.scale !== undefined ? { scale: pdf.scale } : {}),
+          }
         : null,
   }),
   cache: option(z.boolean('must be a boolean'), {
@@ -567,6 +614,15 @@ export interface PdfOptions {
   paper: PdfPaper;
   landscape: boolean;
   printBackground: boolean;
+  /** Header and footer HTML (Chromium's print templates); either one turns both on. */
+  headerTemplate?: string;
+  footerTemplate?: string;
+  /** e.g. `1-3,5`. */
+  pageRanges?: string;
+  /** CSS lengths. */
+  margin?: { top?: string; right?: string; bottom?: string; left?: string };
+  /** 0.1–2. */
+  scale?: number;
 }
 
 /** The `geolocation` with its default accuracy: degrees, accuracy in metres. */

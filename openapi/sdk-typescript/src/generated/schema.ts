@@ -841,8 +841,21 @@ export interface components {
              *     }
              */
             pdf?: {
+                /** @description HTML of each page's footer, with the same classes as headerTemplate. */
+                footerTemplate?: string;
+                /** @description HTML of each page's header; Chromium's print template classes fill in date, title, url, pageNumber and totalPages (<span class=pageNumber></span>). */
+                headerTemplate?: string;
                 /** @description Landscape orientation (default false). */
                 landscape?: boolean;
+                /** @description Page margins as CSS lengths (px, in, cm, mm; a bare number is px). */
+                margin?: {
+                    bottom?: string;
+                    left?: string;
+                    right?: string;
+                    top?: string;
+                };
+                /** @description Pages to print, e.g. 1-3,5 (default all). */
+                pageRanges?: string;
                 /**
                  * @description Paper size (default A4).
                  * @enum {string}
@@ -850,6 +863,8 @@ export interface components {
                 paper?: "A3" | "A4" | "A5" | "Legal" | "Letter" | "Tabloid";
                 /** @description Print background colours and images (default true). */
                 printBackground?: boolean;
+                /** @description Scale of the rendering, 0.1-2 (default 1). */
+                scale?: number;
             };
             /**
              * @description Compression quality of jpeg and webp (not with png or pdf).
@@ -1733,8 +1748,21 @@ export interface components {
                  *     }
                  */
                 pdf?: {
+                    /** @description HTML of each page's footer, with the same classes as headerTemplate. */
+                    footerTemplate?: string;
+                    /** @description HTML of each page's header; Chromium's print template classes fill in date, title, url, pageNumber and totalPages (<span class=pageNumber></span>). */
+                    headerTemplate?: string;
                     /** @description Landscape orientation (default false). */
                     landscape?: boolean;
+                    /** @description Page margins as CSS lengths (px, in, cm, mm; a bare number is px). */
+                    margin?: {
+                        bottom?: string;
+                        left?: string;
+                        right?: string;
+                        top?: string;
+                    };
+                    /** @description Pages to print, e.g. 1-3,5 (default all). */
+                    pageRanges?: string;
                     /**
                      * @description Paper size (default A4).
                      * @enum {string}
@@ -1742,6 +1770,8 @@ export interface components {
                     paper?: "A3" | "A4" | "A5" | "Legal" | "Letter" | "Tabloid";
                     /** @description Print background colours and images (default true). */
                     printBackground?: boolean;
+                    /** @description Scale of the rendering, 0.1-2 (default 1). */
+                    scale?: number;
                 };
                 /**
                  * @description Compression quality of jpeg and webp (not with png or pdf).
@@ -2187,8 +2217,21 @@ export interface components {
              *     }
              */
             pdf?: {
+                /** @description HTML of each page's footer, with the same classes as headerTemplate. */
+                footerTemplate?: string;
+                /** @description HTML of each page's header; Chromium's print template classes fill in date, title, url, pageNumber and totalPages (<span class=pageNumber></span>). */
+                headerTemplate?: string;
                 /** @description Landscape orientation (default false). */
                 landscape?: boolean;
+                /** @description Page margins as CSS lengths (px, in, cm, mm; a bare number is px). */
+                margin?: {
+                    bottom?: string;
+                    left?: string;
+                    right?: string;
+                    top?: string;
+                };
+                /** @description Pages to print, e.g. 1-3,5 (default all). */
+                pageRanges?: string;
                 /**
                  * @description Paper size (default A4).
                  * @enum {string}
@@ -2196,6 +2239,8 @@ export interface components {
                 paper?: "A3" | "A4" | "A5" | "Legal" | "Letter" | "Tabloid";
                 /** @description Print background colours and images (default true). */
                 printBackground?: boolean;
+                /** @description Scale of the rendering, 0.1-2 (default 1). */
+                scale?: number;
             };
             /**
              * @description Compression quality of jpeg and webp (not with png or pdf).
