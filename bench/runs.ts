@@ -1,5 +1,5 @@
 /*
- * Browser session run figures (issue 14): wall time of a three-step run (fill, click, waitForUrl) with
+ * Browser session run figures (docs/runs.md#cost): wall time of a three-step run (fill, click, waitForUrl) with
  * and without video, and the CPU the video costs (ffmpeg's CPU time, read from this process's reaped
  * children, plus Chromium's screencast overhead measured as the difference in wall time). Drives the
  * step executor directly on Debian's Chromium against a page served on 127.0.0.1.
@@ -50,7 +50,7 @@ async function main() {
       const started = performance.now();
       const outcome = await runSession(
         page,
-        { url, steps, timeoutMs: 60_000, navigationTimeoutMs: 30_000, video: video ? { ffmpegPath: config.ffmpegPath, width: 1280, height: 800 } : null, sensitiveValues: [] },
+        { url, steps, timeoutMs: 60_000, navigationTimeoutMs: 30_000, video: video ? { ffmpegPath: config.ffmpegPath, width: 1280, height: 800 } : null, sensitiveValues: [], imageCap: { deviceScale: 1, maxPixels: config.maxImagePixels } },
         { saveScreenshot: async () => 'unused' },
       );
       times.push(performance.now() - started);
