@@ -24,7 +24,7 @@ export const CAPTURE_LIMITS = {
   width: { min: 100, max: 3840, default: 1280 },
   height: { min: 100, max: 4320, default: 800 },
   delayMs: { min: 0, max: 10_000, default: 0 },
-  /** Tallest full-page capture, px (Chromium's largest texture); taller pages are clipped to it (README, "Full page"). */
+  /** Tallest full-page capture, px (Chromium's largest texture); taller pages are clipped to it (docs/capture-engine.md#full-page). */
   fullPageMaxHeightPx: FULL_PAGE_MAX_HEIGHT_PX,
   selectorMaxLength: 512,
   clipMaxSize: 16_384,
@@ -811,7 +811,7 @@ function canonicalJson(value: unknown): string {
 }
 
 /**
- * The longest one capture with `options` may take, ms (README, "Time budget"): navigation
+ * The longest one capture with `options` may take, ms (docs/capture-engine.md#time-budget): navigation
  * (`CAPTURE_TIMEOUT_MS`), then one `CAPTURE_TIMEOUT_MS` for each of `waitForSelector`, `javascript`
  * and `selector` that is set, `delay`, and the screenshot or PDF (`CAPTURE_TIMEOUT_MS` again).
  * Without `options`, the budget of the slowest options allowed (for shutdown waits and the stuck-job sweep).

@@ -52,13 +52,13 @@ export class ScreenshotJob extends KeyOwnedWork {
 
   /**
    * Every capture option of the job, resolved (defaults applied), as the engine uses them; the
-   * columns above repeat the ones the API shows. Null on jobs created before issue 10 (read them
-   * with {@link jobCaptureOptions}).
+   * columns above repeat the ones the API shows. Null on jobs created before capture options were
+   * stored (migration CaptureOptions1795218700000; read them with {@link jobCaptureOptions}).
    */
   @Column({ type: 'jsonb', nullable: true })
   options: CaptureOptions | null;
 
-  /** The options as the customer gave them (public names, no defaults): the job's `options` echo. Null on jobs before issue 11. */
+  /** The options as the customer gave them (public names, no defaults): the job's `options` echo. Null on jobs before migration CaptureOptionsEcho. */
   @Column({ name: 'requested_options', type: 'jsonb', nullable: true })
   requestedOptions: CaptureOptionsInput | null;
 
