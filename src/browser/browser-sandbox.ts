@@ -23,6 +23,7 @@ export const BROWSER_ENVIRONMENT_NAMES = [
 ] as const;
 
 /** The environment for Chromium: the {@link BROWSER_ENVIRONMENT_NAMES} present in `env`, nothing else. */
+// eslint-disable-next-line no-restricted-properties -- filters the process's environment for a child; not configuration
 export function browserEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of BROWSER_ENVIRONMENT_NAMES) {

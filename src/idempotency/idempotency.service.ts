@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { IsNull, LessThanOrEqual, Repository } from 'typeorm';
+import { IsNull, Repository } from 'typeorm';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { SecretCipher } from '../common/secret-cipher';

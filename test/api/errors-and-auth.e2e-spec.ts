@@ -10,13 +10,12 @@ import { startTestApp, TestApp } from '../support/test-app';
 describe('global contract: envelope, request ids, validation, authentication', () => {
   let t: TestApp;
   let key: string;
-  let keyId: string;
   let accountId: string;
 
   beforeAll(async () => {
     // No processors: these tests are about the HTTP contract, and a queued job must stay pending.
     t = await startTestApp({ runProcessors: false });
-    ({ key, keyId, accountId } = await t.createKey());
+    ({ key, accountId } = await t.createKey());
   });
   afterAll(() => t.close());
 

@@ -5,12 +5,12 @@
 
   // Copy buttons: <button data-copy="element-id">.
   document.addEventListener('click', function (event) {
-    var button = event.target.closest && event.target.closest('button[data-copy]');
+    const button = event.target.closest && event.target.closest('button[data-copy]');
     if (!button) return;
-    var source = document.getElementById(button.getAttribute('data-copy'));
+    const source = document.getElementById(button.getAttribute('data-copy'));
     if (!source) return;
-    var text = source.textContent.trim();
-    var done = function () {
+    const text = source.textContent.trim();
+    const done = function () {
       button.textContent = 'Copied';
       setTimeout(function () { button.textContent = 'Copy'; }, 2000);
     };
@@ -18,35 +18,35 @@
       navigator.clipboard.writeText(text).then(done, function () { selectText(source); });
     } else {
       selectText(source);
-      try { document.execCommand('copy'); done(); } catch (e) { /* text stays selected */ }
+      try { document.execCommand('copy'); done(); } catch { /* text stays selected */ }
     }
   });
 
   function selectText(element) {
-    var range = document.createRange();
+    const range = document.createRange();
     range.selectNodeContents(element);
-    var selection = window.getSelection();
+    const selection = window.getSelection();
     selection.removeAllRanges();
     selection.addRange(range);
   }
 
-  var PALETTE = ['#2563eb', '#d97706', '#059669', '#7c3aed', '#db2777', '#0891b2', '#65a30d', '#dc2626'];
+  const PALETTE = ['#2563eb', '#d97706', '#059669', '#7c3aed', '#db2777', '#0891b2', '#65a30d', '#dc2626'];
 
   // Usage chart: bars per day per key (left axis), each key's month-to-date total as a line against
   // the 80% and 95% thresholds of the cap (right axis).
   function drawCharts(root) {
     if (!window.Chart) return;
-    var canvases = (root || document).querySelectorAll('canvas[data-chart]');
+    const canvases = (root || document).querySelectorAll('canvas[data-chart]');
     canvases.forEach(function (canvas) {
       if (canvas.dataset.drawn) return;
       canvas.dataset.drawn = '1';
-      var data = JSON.parse(canvas.getAttribute('data-chart'));
-      var labels = data.days.map(function (d) { return d.slice(5); });
-      var datasets = [];
+      const data = JSON.parse(canvas.getAttribute('data-chart'));
+      const labels = data.days.map(function (d) { return d.slice(5); });
+      const datasets = [];
       data.series.forEach(function (s, i) {
-        var color = PALETTE[i % PALETTE.length];
+        const color = PALETTE[i % PALETTE.length];
         datasets.push({ type: 'bar', label: s.label + ' per day', data: s.daily, backgroundColor: color + 'cc', yAxisID: 'daily', order: 2 });
-        var total = 0;
+        let total = 0;
         datasets.push({
           type: 'line', label: s.label + ' month to date', borderColor: color, backgroundColor: color, pointRadius: 2, tension: 0.1,
           data: s.daily.map(function (n) { total += n; return total; }), yAxisID: 'total', order: 1,
@@ -58,9 +58,9 @@
           borderColor: t[2], borderDash: [6, 4], borderWidth: 1.5, pointRadius: 0, yAxisID: 'total', order: 0,
         });
       });
-      var maxTotal = Math.max.apply(null, [data.thresholds[1]].concat(datasets.filter(function (d) { return d.yAxisID === 'total'; }).map(function (d) { return Math.max.apply(null, d.data.concat([0])); })));
+      const maxTotal = Math.max.apply(null, [data.thresholds[1]].concat(datasets.filter(function (d) { return d.yAxisID === 'total'; }).map(function (d) { return Math.max.apply(null, d.data.concat([0])); })));
       canvas.chart = new window.Chart(canvas, {
-        data: { labels: labels, datasets: datasets },
+        data: { labels, datasets },
         options: {
           responsive: true, maintainAspectRatio: false, animation: false,
           interaction: { mode: 'index', intersect: false },

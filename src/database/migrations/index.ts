@@ -1,3 +1,4 @@
+import type { MigrationInterface } from 'typeorm';
 import { Initial1795217803145 } from './1795217803145-Initial';
 import { Quotas1795218034281 } from './1795218034281-Quotas';
 import { Webhooks1795218228183 } from './1795218228183-Webhooks';
@@ -17,7 +18,7 @@ import { RateLimits1795530000000 } from './1795530000000-RateLimits';
 import { TargetStatus1795540000000 } from './1795540000000-TargetStatus';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
-export const MIGRATIONS: Function[] = [
+export const MIGRATIONS: Array<new () => MigrationInterface> = [
   Initial1795217803145,
   Quotas1795218034281,
   Webhooks1795218228183,
