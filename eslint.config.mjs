@@ -46,7 +46,7 @@ export default defineConfig(
   {
     plugins: { glimpse: { rules: { 'no-issue-numbers': noIssueNumbers } } },
     rules: {
-      // Warn, not error, until the comment sweep: 35 comments cite issue numbers today.
+      // Comments cite docs/ pages, never issue numbers (docs/development.md).
       'glimpse/no-issue-numbers': 'error',
       // `_name` marks a value left out on purpose (rest siblings, ignored tuple items, unused parameters).
       '@typescript-eslint/no-unused-vars': [
