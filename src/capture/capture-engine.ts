@@ -14,6 +14,7 @@ import {
   PAGE_MESSAGES,
   PageBox,
   PageFailure,
+  Navigation,
   redactInternals,
   scrollForLazyContent,
   TimeLimitExceededError,
@@ -34,12 +35,18 @@ export interface CaptureRequest {
   /** An uploaded HTML document to render instead of loading `url` (bytes as uploaded). */
   document?: Buffer;
   options: CaptureOptions;
+  /**
+   * Runs on the loaded page after `waitUntil`, `waitForSelector`, `css`, `javascript` and `delay`,
+   * before the image (the content extraction, docs/CONTRACT.md "Extracted content"); a throw fails the
+   * capture like any of its steps.
+   */
+  beforeImage?: (page: Page, navigation: Navigation) => Promise<void>;
 }
 
-/** A captured image or PDF. */
+/** A captured image or PDF (none with `format: "none"`). */
 export interface CaptureResult {
-  image: Buffer;
-  format: ResultFormat;
+  image: Buffer | null;
+  format: ResultFormat | null;
   /** True when a full-page capture was cut at {@link CAPTURE_LIMITS.fullPageMaxHeightPx}. */
   clipped: boolean;
 }
@@ -152,6 +159,8 @@ export class CaptureEngine {
     }
     if (options.javascript) await this.runScript(page, options.javascript, timeout);
     if (options.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
+    if (request.beforeImage) await request.beforeImage(page, loaded);
+    if (options.format === 'none') return { image: null, format: null, clipped: false };
     if (options.format === 'pdf') return this.print(page, options);
     return this.screenshot(page, cdp, options, timeout);
   }

@@ -7,7 +7,9 @@ import { BrowserPool } from '../browser/browser-pool';
 import { CaptureEngine, CaptureError } from '../capture/capture-engine';
 import { captureBudgetMs } from '../capture/capture-options';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { ExtractedContent, ExtractionService } from '../extract/extraction.service';
 import { Metrics } from '../metrics/metrics';
+import type { StoredExtracted } from '../results/extracted';
 import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload, RUN_PROCESSORS } from '../queue/queues';
 import { retryStateWrite } from '../queue/state-writes';
 import { ResultFilesService } from '../storage/result-files.service';
@@ -44,6 +46,7 @@ export class CaptureProcessor implements OnApplicationBootstrap, OnModuleDestroy
     private readonly engine: CaptureEngine,
     private readonly pool: BrowserPool,
     private readonly files: ResultFilesService,
+    private readonly extraction: ExtractionService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(RUN_PROCESSORS) private readonly runProcessors: boolean,
     private readonly metrics: Metrics,
@@ -93,19 +96,34 @@ export class CaptureProcessor implements OnApplicationBootstrap, OnModuleDestroy
       return;
     }
     const stopTimer = this.metrics.captureDuration.startTimer();
-    let outcome: { ok: true; resultFile: string; clipped: boolean } | { ok: false; cause: unknown };
+    let outcome:
+      { ok: true; resultFile: string | null; clipped: boolean; extracted: StoredExtracted | null } | { ok: false; cause: unknown };
     try {
       const upload = job.source === 'upload' ? await this.write(`read the upload of ${jobId}`, () => this.uploads.findOneBy({ jobId })) : null;
       if (job.source === 'upload' && !upload) throw new CaptureError('the uploaded document is no longer available');
-      const result = await this.engine.capture({ url: job.targetUrl, document: upload?.document, options: jobCaptureOptions(job) });
-      const resultFile = await this.files.save(result.image, result.format);
-      outcome = { ok: true, resultFile, clipped: result.clipped };
+      const options = jobCaptureOptions(job);
+      let content: ExtractedContent | null = null;
+      const result = await this.engine.capture({
+        url: job.targetUrl,
+        document: upload?.document,
+        options,
+        beforeImage: options.extract
+          ? async (page, navigation) => {
+              content = await this.extraction.extract(page, navigation, options);
+            }
+          : undefined,
+      });
+      const resultFile = result.image && result.format ? await this.files.save(result.image, result.format) : null;
+      const extracted = content ? await this.extraction.store(content) : null;
+      outcome = { ok: true, resultFile, clipped: result.clipped, extracted };
     } catch (err) {
       outcome = { ok: false, cause: err };
     }
     const ended = outcome;
     await this.write(`end ${jobId}`, () =>
-      ended.ok ? this.lifecycle.complete(jobId, { resultFile: ended.resultFile, clipped: ended.clipped }) : this.lifecycle.fail(jobId, ended.cause),
+      ended.ok
+        ? this.lifecycle.complete(jobId, { resultFile: ended.resultFile, clipped: ended.clipped, extracted: ended.extracted })
+        : this.lifecycle.fail(jobId, ended.cause),
     );
     const status = ended.ok ? 'done' : 'failed';
     this.metrics.captures.inc({ status, format: job.format });

@@ -4,6 +4,7 @@ import { EntityManager, Repository } from 'typeorm';
 import { CaptureError, redactInternals } from '../capture/capture-engine';
 import { Clock } from '../common/clock';
 import { EventsService } from '../events/events.service';
+import { extractedSummary, StoredExtracted } from '../results/extracted';
 import { ResultFilesService } from '../storage/result-files.service';
 import { ScreenshotJob } from './screenshot-job.entity';
 import { ScreenshotUpload } from './screenshot-upload.entity';
@@ -36,9 +37,11 @@ export function customerSafeError(cause: unknown): string {
 
 /** A job's outcome once the capture succeeded. */
 export interface CaptureOutcome {
-  /** Name of the stored result file. */
-  resultFile: string;
+  /** Name of the stored result file (null with `format: "none"`). */
+  resultFile: string | null;
   clipped: boolean;
+  /** The extracted content's files and metadata (null without `extract`). */
+  extracted?: StoredExtracted | null;
 }
 
 /**
@@ -76,7 +79,13 @@ export class ScreenshotJobLifecycle {
 
   /** Ends a job `done` with its result; false when it had already ended. */
   complete(jobId: string, outcome: CaptureOutcome): Promise<boolean> {
-    return this.end(jobId, { status: 'done', resultFile: outcome.resultFile, clipped: outcome.clipped, completedAt: this.clock.now() });
+    return this.end(jobId, {
+      status: 'done',
+      resultFile: outcome.resultFile,
+      clipped: outcome.clipped,
+      extracted: outcome.extracted ?? null,
+      completedAt: this.clock.now(),
+    });
   }
 
   /**
@@ -123,12 +132,13 @@ export class ScreenshotJobLifecycle {
       return this.events.publishWithin(manager, job.accountId, 'screenshot.completed', {
         screenshotId: job.id,
         url: job.targetUrl,
-        publicUrl: this.files.publicUrl(job.resultFile as string),
+        publicUrl: job.resultFile ? this.files.publicUrl(job.resultFile) : null,
         format: job.format,
         width: job.width,
         height: job.height,
         fullPage: job.fullPage,
         clipped: job.clipped,
+        extracted: extractedSummary(job.extracted, (file) => this.files.publicUrl(file)),
       });
     }
     return this.events.publishWithin(manager, job.accountId, 'screenshot.failed', {

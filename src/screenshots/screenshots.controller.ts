@@ -52,6 +52,7 @@ const PENDING_JOB_EXAMPLE: ScreenshotJobDto = {
   clipped: false,
   cached: false,
   options: {},
+  extracted: null,
 };
 const DONE_JOB_EXAMPLE: ScreenshotJobDto = {
   ...PENDING_JOB_EXAMPLE,

@@ -1,3 +1,5 @@
+import { ExtractionService } from '../extract/extraction.service';
+import { extractedSummary } from '../results/extracted';
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
@@ -49,6 +51,7 @@ export class ScreenshotsService {
     private readonly files: ResultFilesService,
     private readonly clock: Clock,
     private readonly lifecycle: ScreenshotJobLifecycle,
+    private readonly extraction: ExtractionService,
   ) {}
 
   /**
@@ -172,7 +175,13 @@ export class ScreenshotsService {
   /** Ends a cached job `done` with a copy of `source`'s file; when the file is gone after all, the job is captured as usual instead. */
   private async completeFromCache(job: ScreenshotJob, source: ScreenshotJob): Promise<void> {
     const resultFile = await this.files.copy(source.resultFile as string);
-    if (resultFile && (await this.lifecycle.complete(job.id, { resultFile, clipped: source.clipped }))) return;
+    const extracted = resultFile ? await this.extraction.copy(source.extracted) : null;
+    if (
+      resultFile &&
+      extracted !== undefined &&
+      (await this.lifecycle.complete(job.id, { resultFile, clipped: source.clipped, extracted }))
+    )
+      return;
     this.logger.warn(`The cached capture of ${job.id} (${source.id}) is gone; capturing instead`);
     await this.jobs.update({ id: job.id }, { cached: false });
     await this.queues.enqueue(this.captureWork.work, job.id);
@@ -204,6 +213,7 @@ export class ScreenshotsService {
       clipped: false,
       createdAt: this.clock.now(),
       resultFile: null,
+      extracted: null,
       error: null,
       startedAt: null,
       completedAt: null,
@@ -255,6 +265,7 @@ export class ScreenshotsService {
       clipped: job.clipped,
       cached: job.cached,
       options: job.requestedOptions ?? {},
+      extracted: job.status === 'done' ? extractedSummary(job.extracted, (file) => this.files.publicUrl(file)) : null,
     };
   }
 }

@@ -14,6 +14,7 @@ import { ResultExpiry1795500000000 } from './1795500000000-ResultExpiry';
 import { SignInFailuresByIp1795510000000 } from './1795510000000-SignInFailuresByIp';
 import { OpenWorkCounter1795520000000 } from './1795520000000-OpenWorkCounter';
 import { RateLimits1795530000000 } from './1795530000000-RateLimits';
+import { ExtractedContent1795640000000 } from './1795640000000-ExtractedContent';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
 export const MIGRATIONS: Function[] = [
@@ -33,4 +34,5 @@ export const MIGRATIONS: Function[] = [
   SignInFailuresByIp1795510000000,
   OpenWorkCounter1795520000000,
   RateLimits1795530000000,
+  ExtractedContent1795640000000,
 ];

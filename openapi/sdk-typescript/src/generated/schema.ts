@@ -688,12 +688,20 @@ export interface components {
              */
             device?: "BlackBerry Z30" | "BlackBerry Z30 landscape" | "Blackberry PlayBook" | "Blackberry PlayBook landscape" | "Desktop Chrome" | "Desktop Chrome HiDPI" | "Desktop Edge" | "Desktop Edge HiDPI" | "Desktop Firefox" | "Desktop Firefox HiDPI" | "Desktop Safari" | "Galaxy A55" | "Galaxy A55 landscape" | "Galaxy Note 3" | "Galaxy Note 3 landscape" | "Galaxy Note II" | "Galaxy Note II landscape" | "Galaxy S III" | "Galaxy S III landscape" | "Galaxy S24" | "Galaxy S24 landscape" | "Galaxy S5" | "Galaxy S5 landscape" | "Galaxy S8" | "Galaxy S8 landscape" | "Galaxy S9+" | "Galaxy S9+ landscape" | "Galaxy Tab S4" | "Galaxy Tab S4 landscape" | "Galaxy Tab S9" | "Galaxy Tab S9 landscape" | "Galaxy Z Flip 6" | "Galaxy Z Flip 6 Cover" | "Galaxy Z Flip 6 Cover landscape" | "Galaxy Z Flip 6 landscape" | "Galaxy Z Flip 7" | "Galaxy Z Flip 7 Cover" | "Galaxy Z Flip 7 Cover landscape" | "Galaxy Z Flip 7 landscape" | "Galaxy Z Fold 6" | "Galaxy Z Fold 6 Cover" | "Galaxy Z Fold 6 Cover landscape" | "Galaxy Z Fold 6 landscape" | "Galaxy Z Fold 7" | "Galaxy Z Fold 7 Cover" | "Galaxy Z Fold 7 Cover landscape" | "Galaxy Z Fold 7 landscape" | "Kindle Fire HDX" | "Kindle Fire HDX landscape" | "LG Optimus L70" | "LG Optimus L70 landscape" | "Microsoft Lumia 550" | "Microsoft Lumia 550 landscape" | "Microsoft Lumia 950" | "Microsoft Lumia 950 landscape" | "Moto G4" | "Moto G4 landscape" | "Nexus 10" | "Nexus 10 landscape" | "Nexus 4" | "Nexus 4 landscape" | "Nexus 5" | "Nexus 5 landscape" | "Nexus 5X" | "Nexus 5X landscape" | "Nexus 6" | "Nexus 6 landscape" | "Nexus 6P" | "Nexus 6P landscape" | "Nexus 7" | "Nexus 7 landscape" | "Nokia Lumia 520" | "Nokia Lumia 520 landscape" | "Nokia N9" | "Nokia N9 landscape" | "Pixel 10" | "Pixel 10 Pro" | "Pixel 10 Pro XL" | "Pixel 10 Pro XL landscape" | "Pixel 10 Pro landscape" | "Pixel 10 landscape" | "Pixel 2" | "Pixel 2 XL" | "Pixel 2 XL landscape" | "Pixel 2 landscape" | "Pixel 3" | "Pixel 3 landscape" | "Pixel 4" | "Pixel 4 landscape" | "Pixel 4a (5G)" | "Pixel 4a (5G) landscape" | "Pixel 5" | "Pixel 5 landscape" | "Pixel 6" | "Pixel 6 Pro" | "Pixel 6 Pro landscape" | "Pixel 6 landscape" | "Pixel 6a" | "Pixel 6a landscape" | "Pixel 7" | "Pixel 7 Pro" | "Pixel 7 Pro landscape" | "Pixel 7 landscape" | "Pixel 7a" | "Pixel 7a landscape" | "Pixel 8" | "Pixel 8 Pro" | "Pixel 8 Pro landscape" | "Pixel 8 landscape" | "Pixel 8a" | "Pixel 8a landscape" | "Pixel 9" | "Pixel 9 Pro" | "Pixel 9 Pro XL" | "Pixel 9 Pro XL landscape" | "Pixel 9 Pro landscape" | "Pixel 9 landscape" | "iPad (gen 11)" | "iPad (gen 11) landscape" | "iPad (gen 5)" | "iPad (gen 5) landscape" | "iPad (gen 6)" | "iPad (gen 6) landscape" | "iPad (gen 7)" | "iPad (gen 7) landscape" | "iPad Mini" | "iPad Mini landscape" | "iPad Pro 11" | "iPad Pro 11 landscape" | "iPhone 11" | "iPhone 11 Pro" | "iPhone 11 Pro Max" | "iPhone 11 Pro Max landscape" | "iPhone 11 Pro landscape" | "iPhone 11 landscape" | "iPhone 12" | "iPhone 12 Mini" | "iPhone 12 Mini landscape" | "iPhone 12 Pro" | "iPhone 12 Pro Max" | "iPhone 12 Pro Max landscape" | "iPhone 12 Pro landscape" | "iPhone 12 landscape" | "iPhone 13" | "iPhone 13 Mini" | "iPhone 13 Mini landscape" | "iPhone 13 Pro" | "iPhone 13 Pro Max" | "iPhone 13 Pro Max landscape" | "iPhone 13 Pro landscape" | "iPhone 13 landscape" | "iPhone 14" | "iPhone 14 Plus" | "iPhone 14 Plus landscape" | "iPhone 14 Pro" | "iPhone 14 Pro Max" | "iPhone 14 Pro Max landscape" | "iPhone 14 Pro landscape" | "iPhone 14 landscape" | "iPhone 15" | "iPhone 15 Plus" | "iPhone 15 Plus landscape" | "iPhone 15 Pro" | "iPhone 15 Pro Max" | "iPhone 15 Pro Max landscape" | "iPhone 15 Pro landscape" | "iPhone 15 landscape" | "iPhone 16" | "iPhone 16 Plus" | "iPhone 16 Plus landscape" | "iPhone 16 Pro" | "iPhone 16 Pro Max" | "iPhone 16 Pro Max landscape" | "iPhone 16 Pro landscape" | "iPhone 16 landscape" | "iPhone 16e" | "iPhone 16e landscape" | "iPhone 17" | "iPhone 17 Pro" | "iPhone 17 Pro Max" | "iPhone 17 Pro Max landscape" | "iPhone 17 Pro landscape" | "iPhone 17 landscape" | "iPhone 17e" | "iPhone 17e landscape" | "iPhone 6" | "iPhone 6 Plus" | "iPhone 6 Plus landscape" | "iPhone 6 landscape" | "iPhone 7" | "iPhone 7 Plus" | "iPhone 7 Plus landscape" | "iPhone 7 landscape" | "iPhone 8" | "iPhone 8 Plus" | "iPhone 8 Plus landscape" | "iPhone 8 landscape" | "iPhone Air" | "iPhone Air landscape" | "iPhone SE" | "iPhone SE (3rd gen)" | "iPhone SE (3rd gen) landscape" | "iPhone SE landscape" | "iPhone X" | "iPhone X landscape" | "iPhone XR" | "iPhone XR landscape";
             /**
-             * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality).
+             * @description Also extract the page, from the same page load (after the waits and scripts, before the image): markdown, html, text, links and/or metadata. The job then has extracted (docs/extract.md).
+             * @example [
+             *       "markdown",
+             *       "metadata"
+             *     ]
+             */
+            extract?: ("markdown" | "html" | "text" | "links" | "metadata")[];
+            /**
+             * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality), or none (no image, only with extract).
              * @default png
              * @example webp
              * @enum {string}
              */
-            format?: "png" | "jpeg" | "webp" | "pdf";
+            format?: "png" | "jpeg" | "webp" | "pdf" | "none";
             /**
              * @description Capture the whole scrollable page instead of the viewport only (height capped at 16,384 px; the job then says `clipped`). Not with selector or clip.
              * @default false
@@ -735,6 +743,13 @@ export interface components {
              * @example de-DE
              */
             locale?: string;
+            /**
+             * @description Markdown of extract: readable (the main content as Mozilla Readability finds it, its title as the first heading) or full (the whole body).
+             * @default readable
+             * @example full
+             * @enum {string}
+             */
+            markdownMode?: "readable" | "full";
             /**
              * @description Transparent background instead of white where the page paints none (png and webp only).
              * @default false
@@ -980,6 +995,86 @@ export interface components {
              * @default 10000
              */
             timeoutMs?: number;
+        };
+        ExtractedDto: {
+            /** @description The DOM after scripts with its doctype (text/html) */
+            html?: components["schemas"]["ExtractedFileDto"];
+            links?: components["schemas"]["ExtractedLinksDto"];
+            /** @description Markdown (text/markdown) */
+            markdown?: components["schemas"]["ExtractedFileDto"];
+            metadata?: components["schemas"]["ExtractedMetadataDto"];
+            /** @description The body's innerText (text/plain) */
+            text?: components["schemas"]["ExtractedFileDto"];
+        };
+        ExtractedFileDto: {
+            /**
+             * @description Size of the file in bytes (UTF-8)
+             * @example 5120
+             */
+            bytes: number;
+            /** @description True when the content was cut at its cap (html 10485760 bytes, markdown and text 5242880 bytes) */
+            truncated: boolean;
+            /**
+             * @description Result file (capability URL, no API key needed)
+             * @example https://glimpse.example.com/files/Xq2vQd8Lr0tYb3nWc5mKz7hJf1pSg4aDe6uVi9oRl2x.md
+             */
+            url: string;
+        };
+        ExtractedLinksDto: {
+            /**
+             * @description Number of links
+             * @example 42
+             */
+            count: number;
+            /**
+             * @description JSON file of [{ url, text, rel }]: every a[href], absolute, de-duplicated by URL, at most 5000
+             * @example https://glimpse.example.com/files/Xq2vQd8Lr0tYb3nWc5mKz7hJf1pSg4aDe6uVi9oRl2x.json
+             */
+            url: string;
+        };
+        ExtractedMetadataDto: {
+            /** @description link rel=canonical, absolute */
+            canonicalUrl: string | null;
+            /** @description meta name=description (else og:description) */
+            description: string | null;
+            /** @description link rel=icon, absolute */
+            favicon: string | null;
+            /** @description URL of the page after redirects */
+            finalUrl: string | null;
+            /** @description og:image (else twitter:image), absolute */
+            image: string | null;
+            /**
+             * @description lang of the html element
+             * @example en
+             */
+            lang: string | null;
+            /**
+             * @description og:* properties, prefix dropped
+             * @example {
+             *       "title": "Example"
+             *     }
+             */
+            openGraph: {
+                [key: string]: string;
+            };
+            /** @description og:site_name */
+            siteName: string | null;
+            /**
+             * @description HTTP status of the main document
+             * @example 200
+             */
+            statusCode: number | null;
+            /** @example Example Domain */
+            title: string | null;
+            /**
+             * @description twitter:* properties, prefix dropped
+             * @example {
+             *       "card": "summary"
+             *     }
+             */
+            twitter: {
+                [key: string]: string;
+            };
         };
         FillStepDto: {
             /**
@@ -1312,17 +1407,19 @@ export interface components {
         ScreenshotCompletedDataDto: {
             /** @description True when a full-page capture was cut at the height cap of 16,384 px */
             clipped: boolean;
+            /** @description The job's extracted object (URLs, sizes, metadata; not the contents); null without extract */
+            extracted: components["schemas"]["ExtractedDto"] | null;
             /** @enum {string} */
-            format: "png" | "jpeg" | "webp" | "pdf";
+            format: "png" | "jpeg" | "webp" | "pdf" | "none";
             /** @description Whether the full scrollable page was captured */
             fullPage: boolean;
             /** @description Viewport height in px */
             height: number;
             /**
-             * @description Result URL (capability URL, no API key needed)
+             * @description Result URL (capability URL, no API key needed); null with format none
              * @example https://glimpse.example.com/files/2vQd…x1.png
              */
-            publicUrl: string;
+            publicUrl: string | null;
             /**
              * @description Screenshot job id
              * @example scr_8cV1nQw3ZrT5yU7iO9pA2sD4
@@ -1394,8 +1491,10 @@ export interface components {
             createdAt: string;
             /** @description Failure description; null unless status is failed */
             error: string | null;
+            /** @description The extracted content (docs/CONTRACT.md, "Extracted content"): result files of what extract asked for, metadata inline; null until done, and without extract */
+            extracted: components["schemas"]["ExtractedDto"] | null;
             /** @enum {string} */
-            format: "png" | "jpeg" | "webp" | "pdf";
+            format: "png" | "jpeg" | "webp" | "pdf" | "none";
             fullPage: boolean;
             /** @description Viewport height in px */
             height: number;
@@ -1511,12 +1610,20 @@ export interface components {
                  */
                 device?: "BlackBerry Z30" | "BlackBerry Z30 landscape" | "Blackberry PlayBook" | "Blackberry PlayBook landscape" | "Desktop Chrome" | "Desktop Chrome HiDPI" | "Desktop Edge" | "Desktop Edge HiDPI" | "Desktop Firefox" | "Desktop Firefox HiDPI" | "Desktop Safari" | "Galaxy A55" | "Galaxy A55 landscape" | "Galaxy Note 3" | "Galaxy Note 3 landscape" | "Galaxy Note II" | "Galaxy Note II landscape" | "Galaxy S III" | "Galaxy S III landscape" | "Galaxy S24" | "Galaxy S24 landscape" | "Galaxy S5" | "Galaxy S5 landscape" | "Galaxy S8" | "Galaxy S8 landscape" | "Galaxy S9+" | "Galaxy S9+ landscape" | "Galaxy Tab S4" | "Galaxy Tab S4 landscape" | "Galaxy Tab S9" | "Galaxy Tab S9 landscape" | "Galaxy Z Flip 6" | "Galaxy Z Flip 6 Cover" | "Galaxy Z Flip 6 Cover landscape" | "Galaxy Z Flip 6 landscape" | "Galaxy Z Flip 7" | "Galaxy Z Flip 7 Cover" | "Galaxy Z Flip 7 Cover landscape" | "Galaxy Z Flip 7 landscape" | "Galaxy Z Fold 6" | "Galaxy Z Fold 6 Cover" | "Galaxy Z Fold 6 Cover landscape" | "Galaxy Z Fold 6 landscape" | "Galaxy Z Fold 7" | "Galaxy Z Fold 7 Cover" | "Galaxy Z Fold 7 Cover landscape" | "Galaxy Z Fold 7 landscape" | "Kindle Fire HDX" | "Kindle Fire HDX landscape" | "LG Optimus L70" | "LG Optimus L70 landscape" | "Microsoft Lumia 550" | "Microsoft Lumia 550 landscape" | "Microsoft Lumia 950" | "Microsoft Lumia 950 landscape" | "Moto G4" | "Moto G4 landscape" | "Nexus 10" | "Nexus 10 landscape" | "Nexus 4" | "Nexus 4 landscape" | "Nexus 5" | "Nexus 5 landscape" | "Nexus 5X" | "Nexus 5X landscape" | "Nexus 6" | "Nexus 6 landscape" | "Nexus 6P" | "Nexus 6P landscape" | "Nexus 7" | "Nexus 7 landscape" | "Nokia Lumia 520" | "Nokia Lumia 520 landscape" | "Nokia N9" | "Nokia N9 landscape" | "Pixel 10" | "Pixel 10 Pro" | "Pixel 10 Pro XL" | "Pixel 10 Pro XL landscape" | "Pixel 10 Pro landscape" | "Pixel 10 landscape" | "Pixel 2" | "Pixel 2 XL" | "Pixel 2 XL landscape" | "Pixel 2 landscape" | "Pixel 3" | "Pixel 3 landscape" | "Pixel 4" | "Pixel 4 landscape" | "Pixel 4a (5G)" | "Pixel 4a (5G) landscape" | "Pixel 5" | "Pixel 5 landscape" | "Pixel 6" | "Pixel 6 Pro" | "Pixel 6 Pro landscape" | "Pixel 6 landscape" | "Pixel 6a" | "Pixel 6a landscape" | "Pixel 7" | "Pixel 7 Pro" | "Pixel 7 Pro landscape" | "Pixel 7 landscape" | "Pixel 7a" | "Pixel 7a landscape" | "Pixel 8" | "Pixel 8 Pro" | "Pixel 8 Pro landscape" | "Pixel 8 landscape" | "Pixel 8a" | "Pixel 8a landscape" | "Pixel 9" | "Pixel 9 Pro" | "Pixel 9 Pro XL" | "Pixel 9 Pro XL landscape" | "Pixel 9 Pro landscape" | "Pixel 9 landscape" | "iPad (gen 11)" | "iPad (gen 11) landscape" | "iPad (gen 5)" | "iPad (gen 5) landscape" | "iPad (gen 6)" | "iPad (gen 6) landscape" | "iPad (gen 7)" | "iPad (gen 7) landscape" | "iPad Mini" | "iPad Mini landscape" | "iPad Pro 11" | "iPad Pro 11 landscape" | "iPhone 11" | "iPhone 11 Pro" | "iPhone 11 Pro Max" | "iPhone 11 Pro Max landscape" | "iPhone 11 Pro landscape" | "iPhone 11 landscape" | "iPhone 12" | "iPhone 12 Mini" | "iPhone 12 Mini landscape" | "iPhone 12 Pro" | "iPhone 12 Pro Max" | "iPhone 12 Pro Max landscape" | "iPhone 12 Pro landscape" | "iPhone 12 landscape" | "iPhone 13" | "iPhone 13 Mini" | "iPhone 13 Mini landscape" | "iPhone 13 Pro" | "iPhone 13 Pro Max" | "iPhone 13 Pro Max landscape" | "iPhone 13 Pro landscape" | "iPhone 13 landscape" | "iPhone 14" | "iPhone 14 Plus" | "iPhone 14 Plus landscape" | "iPhone 14 Pro" | "iPhone 14 Pro Max" | "iPhone 14 Pro Max landscape" | "iPhone 14 Pro landscape" | "iPhone 14 landscape" | "iPhone 15" | "iPhone 15 Plus" | "iPhone 15 Plus landscape" | "iPhone 15 Pro" | "iPhone 15 Pro Max" | "iPhone 15 Pro Max landscape" | "iPhone 15 Pro landscape" | "iPhone 15 landscape" | "iPhone 16" | "iPhone 16 Plus" | "iPhone 16 Plus landscape" | "iPhone 16 Pro" | "iPhone 16 Pro Max" | "iPhone 16 Pro Max landscape" | "iPhone 16 Pro landscape" | "iPhone 16 landscape" | "iPhone 16e" | "iPhone 16e landscape" | "iPhone 17" | "iPhone 17 Pro" | "iPhone 17 Pro Max" | "iPhone 17 Pro Max landscape" | "iPhone 17 Pro landscape" | "iPhone 17 landscape" | "iPhone 17e" | "iPhone 17e landscape" | "iPhone 6" | "iPhone 6 Plus" | "iPhone 6 Plus landscape" | "iPhone 6 landscape" | "iPhone 7" | "iPhone 7 Plus" | "iPhone 7 Plus landscape" | "iPhone 7 landscape" | "iPhone 8" | "iPhone 8 Plus" | "iPhone 8 Plus landscape" | "iPhone 8 landscape" | "iPhone Air" | "iPhone Air landscape" | "iPhone SE" | "iPhone SE (3rd gen)" | "iPhone SE (3rd gen) landscape" | "iPhone SE landscape" | "iPhone X" | "iPhone X landscape" | "iPhone XR" | "iPhone XR landscape";
                 /**
-                 * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality).
+                 * @description Also extract the page, from the same page load (after the waits and scripts, before the image): markdown, html, text, links and/or metadata. The job then has extracted (docs/extract.md).
+                 * @example [
+                 *       "markdown",
+                 *       "metadata"
+                 *     ]
+                 */
+                extract?: ("markdown" | "html" | "text" | "links" | "metadata")[];
+                /**
+                 * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality), or none (no image, only with extract).
                  * @default png
                  * @example webp
                  * @enum {string}
                  */
-                format?: "png" | "jpeg" | "webp" | "pdf";
+                format?: "png" | "jpeg" | "webp" | "pdf" | "none";
                 /**
                  * @description Capture the whole scrollable page instead of the viewport only (height capped at 16,384 px; the job then says `clipped`). Not with selector or clip.
                  * @default false
@@ -1558,6 +1665,13 @@ export interface components {
                  * @example de-DE
                  */
                 locale?: string;
+                /**
+                 * @description Markdown of extract: readable (the main content as Mozilla Readability finds it, its title as the first heading) or full (the whole body).
+                 * @default readable
+                 * @example full
+                 * @enum {string}
+                 */
+                markdownMode?: "readable" | "full";
                 /**
                  * @description Transparent background instead of white where the page paints none (png and webp only).
                  * @default false
@@ -1896,17 +2010,25 @@ export interface components {
              */
             device?: "BlackBerry Z30" | "BlackBerry Z30 landscape" | "Blackberry PlayBook" | "Blackberry PlayBook landscape" | "Desktop Chrome" | "Desktop Chrome HiDPI" | "Desktop Edge" | "Desktop Edge HiDPI" | "Desktop Firefox" | "Desktop Firefox HiDPI" | "Desktop Safari" | "Galaxy A55" | "Galaxy A55 landscape" | "Galaxy Note 3" | "Galaxy Note 3 landscape" | "Galaxy Note II" | "Galaxy Note II landscape" | "Galaxy S III" | "Galaxy S III landscape" | "Galaxy S24" | "Galaxy S24 landscape" | "Galaxy S5" | "Galaxy S5 landscape" | "Galaxy S8" | "Galaxy S8 landscape" | "Galaxy S9+" | "Galaxy S9+ landscape" | "Galaxy Tab S4" | "Galaxy Tab S4 landscape" | "Galaxy Tab S9" | "Galaxy Tab S9 landscape" | "Galaxy Z Flip 6" | "Galaxy Z Flip 6 Cover" | "Galaxy Z Flip 6 Cover landscape" | "Galaxy Z Flip 6 landscape" | "Galaxy Z Flip 7" | "Galaxy Z Flip 7 Cover" | "Galaxy Z Flip 7 Cover landscape" | "Galaxy Z Flip 7 landscape" | "Galaxy Z Fold 6" | "Galaxy Z Fold 6 Cover" | "Galaxy Z Fold 6 Cover landscape" | "Galaxy Z Fold 6 landscape" | "Galaxy Z Fold 7" | "Galaxy Z Fold 7 Cover" | "Galaxy Z Fold 7 Cover landscape" | "Galaxy Z Fold 7 landscape" | "Kindle Fire HDX" | "Kindle Fire HDX landscape" | "LG Optimus L70" | "LG Optimus L70 landscape" | "Microsoft Lumia 550" | "Microsoft Lumia 550 landscape" | "Microsoft Lumia 950" | "Microsoft Lumia 950 landscape" | "Moto G4" | "Moto G4 landscape" | "Nexus 10" | "Nexus 10 landscape" | "Nexus 4" | "Nexus 4 landscape" | "Nexus 5" | "Nexus 5 landscape" | "Nexus 5X" | "Nexus 5X landscape" | "Nexus 6" | "Nexus 6 landscape" | "Nexus 6P" | "Nexus 6P landscape" | "Nexus 7" | "Nexus 7 landscape" | "Nokia Lumia 520" | "Nokia Lumia 520 landscape" | "Nokia N9" | "Nokia N9 landscape" | "Pixel 10" | "Pixel 10 Pro" | "Pixel 10 Pro XL" | "Pixel 10 Pro XL landscape" | "Pixel 10 Pro landscape" | "Pixel 10 landscape" | "Pixel 2" | "Pixel 2 XL" | "Pixel 2 XL landscape" | "Pixel 2 landscape" | "Pixel 3" | "Pixel 3 landscape" | "Pixel 4" | "Pixel 4 landscape" | "Pixel 4a (5G)" | "Pixel 4a (5G) landscape" | "Pixel 5" | "Pixel 5 landscape" | "Pixel 6" | "Pixel 6 Pro" | "Pixel 6 Pro landscape" | "Pixel 6 landscape" | "Pixel 6a" | "Pixel 6a landscape" | "Pixel 7" | "Pixel 7 Pro" | "Pixel 7 Pro landscape" | "Pixel 7 landscape" | "Pixel 7a" | "Pixel 7a landscape" | "Pixel 8" | "Pixel 8 Pro" | "Pixel 8 Pro landscape" | "Pixel 8 landscape" | "Pixel 8a" | "Pixel 8a landscape" | "Pixel 9" | "Pixel 9 Pro" | "Pixel 9 Pro XL" | "Pixel 9 Pro XL landscape" | "Pixel 9 Pro landscape" | "Pixel 9 landscape" | "iPad (gen 11)" | "iPad (gen 11) landscape" | "iPad (gen 5)" | "iPad (gen 5) landscape" | "iPad (gen 6)" | "iPad (gen 6) landscape" | "iPad (gen 7)" | "iPad (gen 7) landscape" | "iPad Mini" | "iPad Mini landscape" | "iPad Pro 11" | "iPad Pro 11 landscape" | "iPhone 11" | "iPhone 11 Pro" | "iPhone 11 Pro Max" | "iPhone 11 Pro Max landscape" | "iPhone 11 Pro landscape" | "iPhone 11 landscape" | "iPhone 12" | "iPhone 12 Mini" | "iPhone 12 Mini landscape" | "iPhone 12 Pro" | "iPhone 12 Pro Max" | "iPhone 12 Pro Max landscape" | "iPhone 12 Pro landscape" | "iPhone 12 landscape" | "iPhone 13" | "iPhone 13 Mini" | "iPhone 13 Mini landscape" | "iPhone 13 Pro" | "iPhone 13 Pro Max" | "iPhone 13 Pro Max landscape" | "iPhone 13 Pro landscape" | "iPhone 13 landscape" | "iPhone 14" | "iPhone 14 Plus" | "iPhone 14 Plus landscape" | "iPhone 14 Pro" | "iPhone 14 Pro Max" | "iPhone 14 Pro Max landscape" | "iPhone 14 Pro landscape" | "iPhone 14 landscape" | "iPhone 15" | "iPhone 15 Plus" | "iPhone 15 Plus landscape" | "iPhone 15 Pro" | "iPhone 15 Pro Max" | "iPhone 15 Pro Max landscape" | "iPhone 15 Pro landscape" | "iPhone 15 landscape" | "iPhone 16" | "iPhone 16 Plus" | "iPhone 16 Plus landscape" | "iPhone 16 Pro" | "iPhone 16 Pro Max" | "iPhone 16 Pro Max landscape" | "iPhone 16 Pro landscape" | "iPhone 16 landscape" | "iPhone 16e" | "iPhone 16e landscape" | "iPhone 17" | "iPhone 17 Pro" | "iPhone 17 Pro Max" | "iPhone 17 Pro Max landscape" | "iPhone 17 Pro landscape" | "iPhone 17 landscape" | "iPhone 17e" | "iPhone 17e landscape" | "iPhone 6" | "iPhone 6 Plus" | "iPhone 6 Plus landscape" | "iPhone 6 landscape" | "iPhone 7" | "iPhone 7 Plus" | "iPhone 7 Plus landscape" | "iPhone 7 landscape" | "iPhone 8" | "iPhone 8 Plus" | "iPhone 8 Plus landscape" | "iPhone 8 landscape" | "iPhone Air" | "iPhone Air landscape" | "iPhone SE" | "iPhone SE (3rd gen)" | "iPhone SE (3rd gen) landscape" | "iPhone SE landscape" | "iPhone X" | "iPhone X landscape" | "iPhone XR" | "iPhone XR landscape";
             /**
+             * @description Also extract the page, from the same page load (after the waits and scripts, before the image): markdown, html, text, links and/or metadata. The job then has extracted (docs/extract.md).
+             * @example [
+             *       "markdown",
+             *       "metadata"
+             *     ]
+             */
+            extract?: ("markdown" | "html" | "text" | "links" | "metadata")[];
+            /**
              * Format: binary
              * @description The HTML document (`text/html`, at most 10 MiB)
              */
             file: string;
             /**
-             * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality).
+             * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality), or none (no image, only with extract).
              * @default png
              * @example webp
              * @enum {string}
              */
-            format?: "png" | "jpeg" | "webp" | "pdf";
+            format?: "png" | "jpeg" | "webp" | "pdf" | "none";
             /**
              * @description Capture the whole scrollable page instead of the viewport only (height capped at 16,384 px; the job then says `clipped`). Not with selector or clip.
              * @default false
@@ -1948,6 +2070,13 @@ export interface components {
              * @example de-DE
              */
             locale?: string;
+            /**
+             * @description Markdown of extract: readable (the main content as Mozilla Readability finds it, its title as the first heading) or full (the whole body).
+             * @default readable
+             * @example full
+             * @enum {string}
+             */
+            markdownMode?: "readable" | "full";
             /**
              * @description Transparent background instead of white where the page paints none (png and webp only).
              * @default false
@@ -3582,6 +3711,7 @@ export interface operations {
                      *       "completedAt": null,
                      *       "createdAt": "2026-11-20T12:00:00.000Z",
                      *       "error": null,
+                     *       "extracted": null,
                      *       "format": "png",
                      *       "fullPage": false,
                      *       "height": 800,
@@ -3957,6 +4087,7 @@ export interface operations {
                      *           "completedAt": null,
                      *           "createdAt": "2026-11-20T12:00:00.000Z",
                      *           "error": null,
+                     *           "extracted": null,
                      *           "format": "png",
                      *           "fullPage": false,
                      *           "height": 800,
@@ -3972,6 +4103,7 @@ export interface operations {
                      *           "completedAt": null,
                      *           "createdAt": "2026-11-20T12:00:00.000Z",
                      *           "error": null,
+                     *           "extracted": null,
                      *           "format": "png",
                      *           "fullPage": false,
                      *           "height": 800,
@@ -4347,6 +4479,7 @@ export interface operations {
                      *       "completedAt": null,
                      *       "createdAt": "2026-11-20T12:00:00.000Z",
                      *       "error": null,
+                     *       "extracted": null,
                      *       "format": "png",
                      *       "fullPage": false,
                      *       "height": 800,
@@ -4715,6 +4848,7 @@ export interface operations {
                      *       "completedAt": "2026-11-20T12:00:02.418Z",
                      *       "createdAt": "2026-11-20T12:00:00.000Z",
                      *       "error": null,
+                     *       "extracted": null,
                      *       "format": "png",
                      *       "fullPage": false,
                      *       "height": 800,
@@ -7700,6 +7834,7 @@ export interface operations {
                  *       "createdAt": "2026-11-20T12:00:02.420Z",
                  *       "data": {
                  *         "clipped": false,
+                 *         "extracted": null,
                  *         "format": "png",
                  *         "fullPage": false,
                  *         "height": 800,
