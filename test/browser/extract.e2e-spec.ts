@@ -1,5 +1,5 @@
-import { PageServer, startPageServer } from './support/page-server';
-import { startTestApp, TestApp, waitForJob } from './support/test-app';
+import { PageServer, startPageServer } from '../support/page-server';
+import { startTestApp, TestApp, waitForJob } from '../support/test-app';
 
 /** Paragraphs long enough for Readability to take the article as the main content. */
 const PROSE = [
@@ -196,5 +196,21 @@ describe('extract (CONTRACT.md, "Extracted content")', () => {
     expect(batch.status).toBe(202);
     const job = await waitForJob(t, key, batch.body.data[0].id);
     expect(job.extracted.metadata.siteName).toBe('Coastal Notes');
+
+    const form = new FormData();
+    form.append('format', 'none');
+    form.append('extract', '["markdown","metadata"]');
+    form.append('file', new Blob([ARTICLE], { type: 'text/html' }), 'page.html');
+    const res = await fetch(`${t.baseUrl}/v1/screenshot/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: form,
+    });
+    expect(res.status).toBe(202);
+    const uploaded = await waitForJob(t, key, ((await res.json()) as { id: string }).id);
+    expect(uploaded).toMatchObject({ status: 'done', url: null });
+    expect(uploaded.extracted.metadata.title).toBe("The Lighthouse Keeper's Log");
+    const md = await download(uploaded.extracted.markdown.url);
+    expect(md.text).toContain('| Tuesday | 5 |');
   });
 });
