@@ -234,6 +234,17 @@ export class ScreenshotsService {
     return job.status === 'done' && job.resultFile ? this.files.open(job.resultFile) : null;
   }
 
+  /**
+   * The text of one extracted file of the caller's done job (`markdown`, `html`, `text`, or `links` as
+   * JSON), or null when the job did not extract it or the file expired. Throws 404 `NOT_FOUND` as {@link get}.
+   */
+  async openExtracted(caller: Pick<AuthenticatedKey, 'accountId'>, id: string, kind: 'markdown' | 'html' | 'text' | 'links'): Promise<string | null> {
+    const job = await this.findOwn(caller, id);
+    const file = job.status === 'done' ? job.extracted?.[kind]?.file : undefined;
+    if (!file) return null;
+    return (await this.files.open(file))?.data.toString('utf8') ?? null;
+  }
+
   private async findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<ScreenshotJob> {
     const job = isId('screenshot', id) ? await this.jobs.findOneBy({ id, accountId: caller.accountId }) : null;
     if (!job) throw ApiError.notFound('Screenshot job');
