@@ -4,7 +4,7 @@ import { multipartBody, rawRequest, RawResponse } from '../support/raw-http';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /*
- * Schema-driven fuzz test (issue 16): walks the committed openapi/openapi.json and, for every
+ * Schema-driven fuzz test: walks the committed openapi/openapi.json and, for every
  * operation, sends its valid request and then hostile variants of it: each body field (nested ones
  * included) with wrong types, null, empty and 1 MB strings, NUL, invalid UTF-8, deep nesting and
  * reserved keys; the body as a whole duplicated, reserved-keyed, non-object, unparsable, nested

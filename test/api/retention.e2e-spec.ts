@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import { RetentionProcessor, RETENTION_BATCH_SIZE } from '../../src/retention/retention.processor';
 import { startTestApp, TestApp } from '../support/test-app';
 
-/** Issue 16, scope 6: rows past their retention are deleted in bounded batches by the retention job. */
+/** Data retention (docs/durability.md#data-retention): rows past their retention are deleted in bounded batches by the retention job. */
 describe('retention job', () => {
   let t: TestApp;
   let db: DataSource;

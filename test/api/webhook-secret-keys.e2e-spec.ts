@@ -6,7 +6,7 @@ import { startTestApp, TestApp } from '../support/test-app';
 import { startWebhookReceiver, verifyDelivery, WebhookReceiver } from '../support/webhook-receiver';
 
 /*
- * Rotating the key that seals webhook signing secrets at rest (issue 16): WEBHOOK_SECRET_KEYS=<new>,<old>
+ * Rotating the key that seals webhook signing secrets at rest (docs/webhooks.md#configuration): WEBHOOK_SECRET_KEYS=<new>,<old>
  * opens secrets sealed under either key and seals new ones under the first; `webhook:reseal` moves every
  * stored secret to the first key, after which the old key can be dropped. Signing secrets never change.
  */

@@ -8,7 +8,7 @@ import { startTestApp, TestApp } from '../support/test-app';
 import { ReceivedRequest, startWebhookReceiver, verifyDelivery, WebhookReceiver } from '../support/webhook-receiver';
 
 /*
- * Webhook endpoint management beyond the spec (CONTRACT.md "Webhooks", issue 17): PATCH and
+ * Webhook endpoint management beyond the spec (CONTRACT.md "Webhooks"): PATCH and
  * enable/disable, Idempotency-Key on create and PATCH, resend, rotation with overlap, the Standard
  * Webhooks scheme, and auto-disable with the endpoint.disabled event. Real PostgreSQL, Redis and HTTP
  * receivers on 127.0.0.1.

@@ -5,7 +5,7 @@ import { PageServer, startPageServer } from '../support/page-server';
 import { startTestApp, TestApp, waitForJob } from '../support/test-app';
 
 /**
- * blockAds, blockTrackers and blockCookieBanners (CONTRACT.md "Capture options", issue 11). Host names
+ * blockAds, blockTrackers and blockCookieBanners (CONTRACT.md "Capture options"). Host names
  * on the shipped lists (EasyList's `||adnxs.com^`, EasyPrivacy's `||scorecardresearch.com^$third-party`)
  * are mapped to the loopback page server through the injected resolver, so the test server counts every
  * request that is made; nothing leaves 127.0.0.1.

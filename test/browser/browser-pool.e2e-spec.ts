@@ -2,7 +2,7 @@ import { BrowserPool, LEASE_END_SETTLE_MS } from '../../src/browser/browser-pool
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**
- * The pool's warm contexts (README, "Capture engine": CAPTURE_WARM_CONTEXTS): a lease takes a context
+ * The pool's warm contexts (docs/capture-engine.md#isolation: CAPTURE_WARM_CONTEXTS): a lease takes a context
  * created ahead of it, and the pool is topped up a moment after the lease ends, not while the lease
  * navigates nor while its caller completes the job (starting a renderer then competes with them for
  * the CPU: the idle latency of `npm run bench`).

@@ -4,10 +4,10 @@ import { decodePng, DecodedPng, pixel, pngSize } from '../support/images';
 import { PageServer, startPageServer } from '../support/page-server';
 import { startTestApp, TestApp, waitForJob } from '../support/test-app';
 
-/** Where the test writes the images it produces, to look at them (issue 11). */
+/** Where the test writes the images it produces, to look at them. */
 const LOOK_DIR = process.env.GLIMPSE_TEST_IMAGE_DIR;
 
-describe('capture options (CONTRACT.md "Capture options", issue 11)', () => {
+describe('capture options (CONTRACT.md "Capture options")', () => {
   let t: TestApp;
   let pages: PageServer;
   let other: PageServer;

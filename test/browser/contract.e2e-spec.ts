@@ -69,7 +69,7 @@ interface Recipe {
 /** Statuses no operation can be made to return from outside, with the reason. */
 const NEVER_EXERCISED: Record<number, string> = {
   500: 'needs a broken dependency (PostgreSQL/Redis down); the envelope of a 500 has the same schema as every other error',
-  503: 'needs PostgreSQL stopped: test/outage.e2e-spec.ts (finding 1) checks the SERVICE_UNAVAILABLE envelope and Retry-After',
+  503: 'needs PostgreSQL stopped: test/system/outage-postgres-stopped.e2e-spec.ts checks the SERVICE_UNAVAILABLE envelope and Retry-After',
 };
 
 /** A delivery that is `retrying` (its receiver answers 500), set by the retryWebhookDelivery recipe. */

@@ -12,7 +12,7 @@ import { startTestApp, TestApp } from '../support/test-app';
 const SCREENSHOT_DIR = process.env.DASHBOARD_SCREENSHOT_DIR ?? join(tmpdir(), 'glimpse-dashboard-screenshots');
 const PASSWORD = 'correct horse battery staple';
 
-/** The dashboard's Runs pages (issue 13, page 6): real Chromium and ffmpeg, pages served on loopback. */
+/** The dashboard's Runs pages (docs/dashboard.md): real Chromium and ffmpeg, pages served on loopback. */
 describe('dashboard: Runs pages', () => {
   let t: TestApp;
   let browser: Browser;

@@ -8,7 +8,7 @@ import { multipartBody, rawRequest, RawResponse } from '../support/raw-http';
 import { startTestApp, TestApp, waitForJob } from '../support/test-app';
 
 /*
- * Hostile input (issue 16, findings 5-12): each answer is the contract's 4xx envelope, never a 500,
+ * Hostile input (docs/errors-and-quotas.md#request-bodies): each answer is the contract's 4xx envelope, never a 500,
  * and nothing is created or counted.
  */
 describe('hostile input', () => {
@@ -217,7 +217,7 @@ describe('hostile input', () => {
 });
 
 /*
- * Finding 12 (second half): a page that never answers fails with the README's wording,
+ * Finding 12 (second half): a page that never answers fails with the wording of docs/capture-engine.md#time-budget,
  * `navigation timed out after … ms`, also when the navigation timeout is longer than the egress
  * proxy's old 15 s dial and idle limits (it failed as net::ERR_CONNECTION_TIMED_OUT after 16 s).
  */

@@ -9,7 +9,7 @@ import { ContractValidator, loadCommittedDocument, operationsOf } from '../suppo
 import { startTestApp, TestApp, TestResponse } from '../support/test-app';
 
 /*
- * Abuse limits (CONTRACT.md, "Rate limits and back-pressure"; issue 16), each on an instance with a
+ * Abuse limits (CONTRACT.md, "Rate limits and back-pressure"), each on an instance with a
  * small limit: RATE_LIMIT_PER_SECOND per API key on /v1 and MCP, shared through Redis, bursts up to
  * twice the rate, and not applied while Redis is away.
  */

@@ -10,7 +10,7 @@ const ROOT = join(__dirname, '../..');
 const JOBS = 100;
 
 /**
- * README "Running": the API with `WORKER_MODE=off` plus `worker` processes on the same PostgreSQL and
+ * docs/operations.md#processes-and-deployment: the API with `WORKER_MODE=off` plus `worker` processes on the same PostgreSQL and
  * Redis. The API runs here (processors off); the two workers are real processes (`src/worker.ts`).
  */
 describe('scale-out: an API without processors and two worker processes', () => {
