@@ -548,7 +548,7 @@ export interface components {
              */
             reducedMotion?: boolean;
             /**
-             * @description Device scale factor: the image is width × scale by height × scale px.
+             * @description Device scale factor: the image is width × scale by height × scale px (width × height × scale² at most MAX_IMAGE_PIXELS, default 100,000,000).
              * @default 1
              * @example 2
              */
@@ -623,7 +623,7 @@ export interface components {
              */
             cacheTtl?: number;
             /**
-             * @description Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px). Not with selector or fullPage.
+             * @description Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px, at most MAX_IMAGE_PIXELS device pixels, default 100,000,000). Not with selector or fullPage.
              * @example {
              *       "height": 400,
              *       "width": 600,
@@ -787,7 +787,7 @@ export interface components {
              */
             reducedMotion?: boolean;
             /**
-             * @description Device scale factor: the image is width × scale by height × scale px.
+             * @description Device scale factor: the image is width × scale by height × scale px (width × height × scale² at most MAX_IMAGE_PIXELS, default 100,000,000).
              * @default 1
              * @example 2
              */
@@ -1405,7 +1405,7 @@ export interface components {
             data: components["schemas"]["ScreenshotJobDto"][];
         };
         ScreenshotCompletedDataDto: {
-            /** @description True when a full-page capture was cut at the height cap of 16,384 px */
+            /** @description True when a full-page capture was cut: at the height cap of 16,384 image px, or where width × height × scale² reaches MAX_IMAGE_PIXELS (the image size cap) */
             clipped: boolean;
             /** @description The job's extracted object (URLs, sizes, metadata; not the contents); null without extract */
             extracted: components["schemas"]["ExtractedDto"] | null;
@@ -1480,7 +1480,7 @@ export interface components {
         ScreenshotJobDto: {
             /** @description True when the job reused a recent identical capture of the account (`cache: true`) instead of capturing; such a job is not counted against the quota */
             cached: boolean;
-            /** @description True when a full-page capture was cut at the height cap of 16,384 px */
+            /** @description True when a full-page capture was cut: at the height cap of 16,384 image px, or where width × height × scale² reaches MAX_IMAGE_PIXELS (the image size cap) */
             clipped: boolean;
             /** @description When the job reached done or failed (ISO 8601 UTC) */
             completedAt: string | null;
@@ -1545,7 +1545,7 @@ export interface components {
                  */
                 cacheTtl?: number;
                 /**
-                 * @description Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px). Not with selector or fullPage.
+                 * @description Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px, at most MAX_IMAGE_PIXELS device pixels, default 100,000,000). Not with selector or fullPage.
                  * @example {
                  *       "height": 400,
                  *       "width": 600,
@@ -1709,7 +1709,7 @@ export interface components {
                  */
                 reducedMotion?: boolean;
                 /**
-                 * @description Device scale factor: the image is width × scale by height × scale px.
+                 * @description Device scale factor: the image is width × scale by height × scale px (width × height × scale² at most MAX_IMAGE_PIXELS, default 100,000,000).
                  * @default 1
                  * @example 2
                  */
@@ -1945,7 +1945,7 @@ export interface components {
              */
             cacheTtl?: number;
             /**
-             * @description Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px). Not with selector or fullPage.
+             * @description Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px, at most MAX_IMAGE_PIXELS device pixels, default 100,000,000). Not with selector or fullPage.
              * @example {
              *       "height": 400,
              *       "width": 600,
@@ -2114,7 +2114,7 @@ export interface components {
              */
             reducedMotion?: boolean;
             /**
-             * @description Device scale factor: the image is width × scale by height × scale px.
+             * @description Device scale factor: the image is width × scale by height × scale px (width × height × scale² at most MAX_IMAGE_PIXELS, default 100,000,000).
              * @default 1
              * @example 2
              */
