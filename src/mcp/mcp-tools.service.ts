@@ -289,7 +289,8 @@ export class McpToolsService {
       const hint = `The capture is not finished yet (status ${job.status}). Call get_screenshot with id "${job.id}" in a few seconds.`;
       return { content: [json, { type: 'text', text: hint }], structuredContent: brief };
     }
-    if (!includeImage) return { content: [json], structuredContent: brief };
+    // format none has no image: only the extracted content (its URLs are in the job).
+    if (!includeImage || job.url === null) return { content: [json], structuredContent: brief };
     const file = await this.screenshots.openResult(caller, job.id, INLINE_IMAGE_MAX_BYTES);
     if (!file) {
       return { content: [json, { type: 'text', text: 'The image file has expired and is no longer available.' }], structuredContent: brief };
