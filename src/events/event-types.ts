@@ -34,6 +34,8 @@ export interface ScreenshotCompletedData {
   clipped: boolean;
   /** The job's `extracted` object (URLs, sizes, metadata; not the contents), null without `extract`. */
   extracted: ExtractedSummary | null;
+  /** HTTP status of the page's main document; null for an uploaded document. */
+  targetStatus: number | null;
 }
 
 /** `data` of `screenshot.failed` (spec section 6.1). */
@@ -42,6 +44,8 @@ export interface ScreenshotFailedData {
   url: string;
   /** Customer-safe failure description, as the job's `error`. */
   error: string;
+  /** HTTP status of the page's main document when it answered before the failure, else null. */
+  targetStatus: number | null;
 }
 
 /** `data` of `run.completed` (spec section 6.1, CONTRACT.md "Browser session runs"). */

@@ -14,7 +14,7 @@ import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload } from '../queue/queues';
 import type { StoredExtracted } from '../results/extracted';
 import { ResultFilesService } from '../storage/result-files.service';
 import { jobCaptureOptions, ScreenshotJob } from './screenshot-job.entity';
-import { CustomerMessage, ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
+import { CaptureOutcome, CustomerMessage, ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
 import { ScreenshotUpload } from './screenshot-upload.entity';
 
 /** Capture attempts per job: the first, and one more when a worker died during the first. */
@@ -24,9 +24,7 @@ export const MAX_CAPTURE_ATTEMPTS = 2;
 const EVERY_ATTEMPT_STOPPED = 'capture did not finish: the worker stopped during every attempt';
 
 /** How a capture went: the stored result, or the cause of its failure; with the timer of its duration metric. */
-type CaptureAttempt = (
-  { ok: true; resultFile: string | null; clipped: boolean; extracted: StoredExtracted | null } | { ok: false; cause: unknown }
-) & {
+type CaptureAttempt = (({ ok: true } & CaptureOutcome) | { ok: false; cause: unknown }) & {
   stopTimer: (labels: { status: string }) => void;
 };
 
@@ -110,16 +108,15 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
       });
       const resultFile = result.image && result.format ? await this.files.save(result.image, result.format) : null;
       const extracted = content ? await this.extraction.store(content) : null;
-      return { ok: true, resultFile, clipped: result.clipped, extracted, stopTimer };
+      return { ok: true, resultFile, clipped: result.clipped, targetStatus: result.targetStatus, extracted, stopTimer };
     } catch (cause) {
       return { ok: false, cause, stopTimer };
     }
   }
 
   protected async finish(job: ScreenshotJob, attempt: CaptureAttempt): Promise<void> {
-    if (attempt.ok) {
-      await this.lifecycle.complete(job.id, { resultFile: attempt.resultFile, clipped: attempt.clipped, extracted: attempt.extracted });
-    } else await this.lifecycle.fail(job.id, attempt.cause);
+    if (attempt.ok) await this.lifecycle.complete(job.id, attempt);
+    else await this.lifecycle.fail(job.id, attempt.cause);
     const status = attempt.ok ? 'done' : 'failed';
     this.metrics.captures.inc({ status, format: job.format });
     attempt.stopTimer({ status });

@@ -41,6 +41,8 @@ export interface CaptureOutcome {
   /** Name of the stored result file (null with `format: "none"`). */
   resultFile: string | null;
   clipped: boolean;
+  /** HTTP status of the page's main document; null for an upload. */
+  targetStatus: number | null;
   /** The extracted content's files and metadata (null without `extract`). */
   extracted?: StoredExtracted | null;
 }
@@ -84,6 +86,7 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
       resultFile: outcome.resultFile,
       clipped: outcome.clipped,
       extracted: outcome.extracted ?? null,
+      targetStatus: outcome.targetStatus,
       completedAt: this.clock.now(),
     });
   }
@@ -96,7 +99,8 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
     if (!(cause instanceof CaptureError) && !(cause instanceof CustomerMessage)) {
       this.logger.error(`Job ${jobId} failed`, cause instanceof Error ? cause.stack : String(cause));
     }
-    return this.endJob(jobId, { status: 'failed', error: customerSafeError(cause), completedAt: this.clock.now() });
+    const targetStatus = cause instanceof CaptureError ? cause.targetStatus : null;
+    return this.endJob(jobId, { status: 'failed', error: customerSafeError(cause), targetStatus, completedAt: this.clock.now() });
   }
 
   /**
@@ -126,12 +130,14 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
         fullPage: job.fullPage,
         clipped: job.clipped,
         extracted: extractedSummary(job.extracted, (file) => this.files.publicUrl(file)),
+        targetStatus: job.targetStatus,
       });
     }
     return this.events.publishWithin(manager, job.accountId, 'screenshot.failed', {
       screenshotId: job.id,
       url: job.targetUrl,
       error: job.error ?? INTERNAL_FAILURE_MESSAGE,
+      targetStatus: job.targetStatus,
     });
   }
 }

@@ -75,6 +75,10 @@ export class ScreenshotJob extends KeyOwnedWork {
   @Column({ type: 'boolean', default: false })
   clipped: boolean;
 
+  /** HTTP status of the page's main document (CONTRACT.md, "Capture options, second set"); null for uploads and before the page answered. */
+  @Column({ name: 'target_status', type: 'smallint', nullable: true })
+  targetStatus: number | null;
+
   /** Name of the result file in storage, once done. */
   @Column({ name: 'result_file', type: 'varchar', length: 64, nullable: true })
   resultFile: string | null;

@@ -182,7 +182,7 @@ export class ScreenshotsService {
     if (
       resultFile &&
       extracted !== undefined &&
-      (await this.lifecycle.complete(job.id, { resultFile, clipped: source.clipped, extracted }))
+      (await this.lifecycle.complete(job.id, { resultFile, clipped: source.clipped, targetStatus: source.targetStatus, extracted }))
     )
       return;
     this.logger.warn(`The cached capture of ${job.id} (${source.id}) is gone; capturing instead`);
@@ -214,6 +214,7 @@ export class ScreenshotsService {
       delayMs: options.delayMs,
       options,
       clipped: false,
+      targetStatus: null,
       createdAt: this.clock.now(),
       resultFile: null,
       extracted: null,
@@ -279,6 +280,7 @@ export class ScreenshotsService {
       height: job.height,
       fullPage: job.fullPage,
       clipped: job.clipped,
+      targetStatus: job.targetStatus,
       cached: job.cached,
       options: job.requestedOptions ?? {},
       extracted: job.status === 'done' ? extractedSummary(job.extracted, (file) => this.files.publicUrl(file)) : null,

@@ -53,6 +53,13 @@ export class ScreenshotCompletedDataDto implements ScreenshotCompletedData {
     description: "The job's extracted object (URLs, sizes, metadata; not the contents); null without extract",
   })
   extracted: ExtractedDto | null;
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: "HTTP status of the page's main document; null for an uploaded document",
+    example: 200,
+  })
+  targetStatus: number | null;
 }
 
 /** `data` of `screenshot.failed`. */
@@ -63,6 +70,13 @@ export class ScreenshotFailedDataDto implements ScreenshotFailedData {
   url: string;
   @ApiProperty({ description: "Failure description (as the job's `error`)", example: 'net::ERR_CONNECTION_REFUSED' })
   error: string;
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: "HTTP status of the page's main document when it answered before the failure (e.g. 404 with failOnHttpError), else null",
+    example: null,
+  })
+  targetStatus: number | null;
 }
 
 /** `data` of `run.completed` (CONTRACT.md, "Browser session runs"). */
