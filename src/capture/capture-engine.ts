@@ -16,6 +16,7 @@ import {
   PAGE_MESSAGES,
   PageBox,
   PageFailure,
+  Navigation,
   redactInternals,
   scrollForLazyContent,
   settleAnimations,
@@ -37,12 +38,18 @@ export interface CaptureRequest {
   /** An uploaded HTML document to render instead of loading `url` (bytes as uploaded). */
   document?: Buffer;
   options: CaptureOptions;
+  /**
+   * Runs on the loaded page after `waitUntil`, `waitForSelector`, `css`, `javascript` and `delay`,
+   * before the image (the content extraction, docs/CONTRACT.md "Extracted content"); a throw fails the
+   * capture like any of its steps.
+   */
+  beforeImage?: (page: Page, navigation: Navigation) => Promise<void>;
 }
 
-/** A captured image or PDF. */
+/** A captured image or PDF (none with `format: "none"`). */
 export interface CaptureResult {
-  image: Buffer;
-  format: ResultFormat;
+  image: Buffer | null;
+  format: ResultFormat | null;
   /** True when a full-page capture was cut at {@link CAPTURE_LIMITS.fullPageMaxHeightPx} or at `MAX_IMAGE_PIXELS`. */
   clipped: boolean;
   /** HTTP status of the page's main document (CONTRACT.md, "Capture options, second set"); null for an upload. */
@@ -172,6 +179,8 @@ export class CaptureEngine {
     if (options.javascript) await this.runScript(page, options.javascript, timeout);
     if (options.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
     if (options.disableAnimations) await settleAnimations(page);
+    if (request.beforeImage) await request.beforeImage(page, loaded);
+    if (options.format === 'none') return { image: null, format: null, clipped: false, targetStatus: target.status };
     const result = options.format === 'pdf' ? await this.print(page, options) : await this.screenshot(page, cdp, options, timeout);
     return { ...result, targetStatus: target.status };
   }

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { devices } from 'playwright';
 import { z } from 'zod';
 import type { FieldError } from '../common/api-error';
-import { FULL_PAGE_MAX_HEIGHT_PX, RESULT_FORMATS, ResultFormat } from '../results/result-formats';
+import { EXTRACT_KINDS, MARKDOWN_MODES } from '../results/extracted';
+import { FULL_PAGE_MAX_HEIGHT_PX, JOB_FORMATS, JobFormat, RESULT_FORMATS } from '../results/result-formats';
 
 /**
  * The capture options (CONTRACT.md, "Capture options"), declared once in {@link CAPTURE_OPTION_TABLE}:
@@ -208,7 +209,7 @@ const pdfSchema = z.strictObject({
 export interface ResolveContext {
   /** Playwright's descriptor of `device`, when one is given. */
   device: (typeof devices)[string] | undefined;
-  format: ResultFormat;
+  format: JobFormat;
 }
 
 /**
@@ -231,7 +232,9 @@ export interface CaptureOptionSpec<S extends z.ZodType = z.ZodType> {
   /** Refused together with these options (when they are given and not false): "is not allowed with X". */
   notWith?: readonly string[];
   /** The result formats the option is allowed with; another format is a 400 naming this option. */
-  formats?: readonly ResultFormat[];
+  formats?: readonly JobFormat[];
+  /** Values of this option allowed only when another option is given: `{ none: 'extract' }` → "none is only allowed with extract". */
+  valueNeeds?: Readonly<Record<string, string>>;
   /** Allowed only when this boolean option is true: "is only allowed with X true". */
   onlyWithTrue?: string;
   /** Name of the resolved value in {@link CaptureOptions} when it differs (to carry the unit: `delayMs`). */
@@ -304,10 +307,11 @@ export const CAPTURE_OPTION_TABLE = {
     default: false,
     example: true,
   }),
-  format: option(z.enum(RESULT_FORMATS, `must be one of ${RESULT_FORMATS.join(', ')}`), {
-    doc: 'Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality).',
+  format: option(z.enum(JOB_FORMATS, `must be one of ${JOB_FORMATS.join(', ')}`), {
+    doc: 'Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality), or none (no image, only with extract).',
     default: 'png',
     example: 'webp',
+    valueNeeds: { none: 'extract' },
   }),
   delay: option(int(L.delayMs.min, L.delayMs.max), {
     doc: 'Milliseconds to wait after the page has loaded (and after css and javascript) before capturing.',
@@ -583,6 +587,23 @@ export const CAPTURE_OPTION_TABLE = {
     onlyWithTrue: 'cache',
     resolvedAs: 'cacheTtlS',
   }),
+  extract: option(
+    z
+      .array(z.enum(EXTRACT_KINDS, `must be one of ${EXTRACT_KINDS.join(', ')}`), 'must be an array')
+      .min(1, 'must have at least 1 value')
+      .max(EXTRACT_KINDS.length, `must have at most ${EXTRACT_KINDS.length} values`)
+      .refine((kinds) => new Set(kinds).size === kinds.length, 'must not repeat a value'),
+    {
+      doc: 'Also extract the page, from the same page load (after the waits and scripts, before the image): markdown, html, text, links and/or metadata. The job then has extracted (docs/extract.md).',
+      example: ['markdown', 'metadata'],
+      resolve: (kinds): (typeof EXTRACT_KINDS)[number][] | null => (kinds ? [...kinds] : null),
+    },
+  ),
+  markdownMode: option(z.enum(MARKDOWN_MODES, `must be one of ${MARKDOWN_MODES.join(', ')}`), {
+    doc: 'Markdown of extract: readable (the main content as Mozilla Readability finds it, its title as the first heading) or full (the whole body).',
+    default: 'readable',
+    example: 'full',
+  }),
 } as const;
 
 type Table = typeof CAPTURE_OPTION_TABLE;
@@ -702,7 +723,7 @@ export type SessionOptions = { -readonly [K in SessionOptionName as ResolvedName
 /**
  * The combinations CONTRACT.md ("Capture options") refuses, as field errors (each naming the field
  * that may not be there, prefixed with `prefix`, e.g. `items[2].`); empty when the input is fine.
- * Derived from the entries' `notWith`, `formats` and `onlyWithTrue`, checked in that order, then
+ * Derived from the entries' `notWith`, `formats`, `onlyWithTrue` and `valueNeeds`, checked in that order, then
  * their `imagePixels` against `limits.maxImagePixels` (CONTRACT.md, "Capture options, second set":
  * image size cap), naming the option, or when it is not given the first given of its `imagePixelsFrom`.
  */
@@ -721,6 +742,10 @@ export function captureOptionConflicts(input: CaptureOptionsInput, limits: Confi
   }
   for (const [name, spec] of specs)
     if (spec.onlyWithTrue && given[spec.onlyWithTrue] !== true) refuse(name, `is only allowed with ${spec.onlyWithTrue} true`);
+  for (const [name, spec] of specs) {
+    const needed = spec.valueNeeds?.[String(given[name])];
+    if (needed && !isSet(needed)) refuse(name, `${String(given[name])} is only allowed with ${needed}`);
+  }
   const size = resolveNamed(input, ['width', 'height', 'scale']) as unknown as ImageSize;
   for (const name of CAPTURE_OPTION_NAMES) {
     const spec = captureOptionSpec(name);

@@ -1,4 +1,5 @@
-import type { ResultFormat } from '../results/result-formats';
+import type { ExtractedSummary } from '../results/extracted';
+import type { JobFormat } from '../results/result-formats';
 
 /**
  * Event types (spec section 6.1, plus CONTRACT.md "Webhooks": `endpoint.disabled`). Each has an
@@ -21,9 +22,9 @@ export interface ScreenshotCompletedData {
   screenshotId: string;
   /** The captured page URL (`upload:<sha256>` for an uploaded document). */
   url: string;
-  /** Result capability URL. */
-  publicUrl: string;
-  format: ResultFormat;
+  /** Result capability URL (null with `format: "none"`). */
+  publicUrl: string | null;
+  format: JobFormat;
   /** Viewport width, CSS px. */
   width: number;
   /** Viewport height, CSS px. */
@@ -31,6 +32,8 @@ export interface ScreenshotCompletedData {
   fullPage: boolean;
   /** True when a full-page capture was cut at the height cap. */
   clipped: boolean;
+  /** The job's `extracted` object (URLs, sizes, metadata; not the contents), null without `extract`. */
+  extracted: ExtractedSummary | null;
   /** HTTP status of the page's main document; null for an uploaded document. */
   targetStatus: number | null;
 }

@@ -36,6 +36,9 @@ export const JOB_POLL_INTERVAL_MS = 100;
  */
 export const INLINE_IMAGE_MAX_BYTES = 10 * 1024 * 1024;
 
+/** Most characters of markdown `read_page` returns inline (CONTRACT.md, "Extracted content"); more is cut and marked. */
+export const READ_PAGE_MARKDOWN_MAX_CHARS = 100_000;
+
 /** Name and version the server reports in `initialize`. */
 const SERVER_INFO = { name: 'glimpse', title: 'Glimpse screenshots', version: '1.0.0' };
 
@@ -46,7 +49,7 @@ const INSTRUCTIONS =
   'Failed calls return isError with a stable code such as VALIDATION_FAILED, TARGET_NOT_ALLOWED, PLAN_QUOTA_EXCEEDED or NOT_FOUND.';
 
 /**
- * The MCP tools (`take_screenshot`, `get_screenshot`, `get_quota`, `run_browser_session`, `get_run`) for one authenticated API key.
+ * The MCP tools (`take_screenshot`, `read_page`, `get_screenshot`, `get_quota`, `run_browser_session`, `get_run`) for one authenticated API key.
  * They go through the same services as the REST API, so captures get the same validation, SSRF
  * guard, quota count and events as `POST /v1/screenshot`. Every failure is a tool result with
  * `isError: true` whose first text is `<CODE>: <message>` (CONTRACT.md's codes).
@@ -88,6 +91,22 @@ export class McpToolsService {
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       },
       (args, extra) => this.asToolResult(() => this.takeScreenshot(caller, args, extra.signal)),
+    );
+    server.registerTool(
+      'read_page',
+      {
+        title: 'Read a web page',
+        description:
+          'Loads a web page (http or https URL reachable from the public internet) in a real browser and returns its content as markdown ' +
+          `(the main content as Mozilla Readability finds it, its title as the first heading; markdownMode full: the whole body; at most ${READ_PAGE_MARKDOWN_MAX_CHARS.toLocaleString('en-US')} characters, then …[truncated]) ` +
+          'and the page metadata as structured content {title, description, lang, canonicalUrl, siteName, image, favicon, openGraph, twitter, statusCode, finalUrl}. ' +
+          'Takes the same arguments as take_screenshot (waits, scripts, cookies, headers, …); no image unless format is given. ' +
+          `Waits up to timeoutSeconds (${SCREENSHOT_WAIT_S.min}-${SCREENSHOT_WAIT_S.max}, default ${SCREENSHOT_WAIT_S.default}). ` +
+          'Counts one screenshot against the monthly quota of this API key.',
+        inputSchema: TAKE_SCREENSHOT_INPUT_SCHEMA,
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+      },
+      (args, extra) => this.asToolResult(() => this.readPage(caller, args, extra.signal)),
     );
     server.registerTool(
       'get_screenshot',
@@ -217,6 +236,31 @@ export class McpToolsService {
     return this.jobResult(caller, job, true);
   }
 
+  /**
+   * `read_page`: a capture with `extract` markdown and metadata (added to any `extract` given) and
+   * `format: "none"` unless a format is given, validated and counted as `take_screenshot`; returns the
+   * markdown as text (cut at {@link READ_PAGE_MARKDOWN_MAX_CHARS} characters, then `…[truncated]`) and
+   * the metadata as structured content (CONTRACT.md, "Extracted content"). A failed capture is an
+   * error result `CAPTURE_FAILED: …`; one not finished in time returns the job and a hint to poll.
+   */
+  async readPage(caller: AuthenticatedKey, args: unknown, signal?: AbortSignal): Promise<CallToolResult> {
+    const { timeoutSeconds = SCREENSHOT_WAIT_S.default, ...request } = validateToolInput(TakeScreenshotInput, args);
+    const extract = [...new Set([...(request.extract ?? []), 'markdown' as const, 'metadata' as const])];
+    let job = await this.screenshots.create(caller, { ...request, extract, format: request.format ?? 'none' });
+    const deadline = performance.now() + timeoutSeconds * 1000;
+    while (!hasEnded(job) && performance.now() < deadline && !signal?.aborted) {
+      await sleep(JOB_POLL_INTERVAL_MS, undefined, { signal }).catch(() => undefined);
+      job = await this.screenshots.get(caller, job.id);
+    }
+    if (job.status !== 'done') return this.jobResult(caller, job, false);
+    const markdown = (await this.screenshots.openExtracted(caller, job.id, 'markdown')) ?? '';
+    // Cut at a character boundary: never between the halves of a surrogate pair.
+    const cut = READ_PAGE_MARKDOWN_MAX_CHARS - (/[\uD800-\uDBFF]/.test(markdown.charAt(READ_PAGE_MARKDOWN_MAX_CHARS - 1)) ? 1 : 0);
+    const text = markdown.length > READ_PAGE_MARKDOWN_MAX_CHARS ? `${markdown.slice(0, cut)}…[truncated]` : markdown;
+    const metadata = (job.extracted?.metadata ?? {}) as unknown as Record<string, unknown>;
+    return { content: [{ type: 'text', text }], structuredContent: metadata };
+  }
+
   /** `get_screenshot`: the caller's job; throws 404 `NOT_FOUND` for an unknown id or another account's. */
   async getScreenshot(caller: AuthenticatedKey, args: unknown): Promise<CallToolResult> {
     const { id, includeImage = false } = validateToolInput(GetScreenshotInput, args);
@@ -245,7 +289,8 @@ export class McpToolsService {
       const hint = `The capture is not finished yet (status ${job.status}). Call get_screenshot with id "${job.id}" in a few seconds.`;
       return { content: [json, { type: 'text', text: hint }], structuredContent: brief };
     }
-    if (!includeImage) return { content: [json], structuredContent: brief };
+    // format none has no image: only the extracted content (its URLs are in the job).
+    if (!includeImage || job.url === null) return { content: [json], structuredContent: brief };
     const file = await this.screenshots.openResult(caller, job.id, INLINE_IMAGE_MAX_BYTES);
     if (!file) {
       return { content: [json, { type: 'text', text: 'The image file has expired and is no longer available.' }], structuredContent: brief };

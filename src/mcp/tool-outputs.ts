@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PLANS } from '../accounts/plan';
-import { RESULT_FORMATS } from '../results/result-formats';
+import { JOB_FORMATS } from '../results/result-formats';
 import { JOB_STATUSES } from '../screenshots/screenshot-job.entity';
 
 /** `structuredContent` of `take_screenshot` and `get_screenshot`: the job in brief. */
@@ -11,7 +11,7 @@ export const SCREENSHOT_OUTPUT_SCHEMA = z.object({
     .string()
     .nullable()
     .describe('Public URL of the image (no API key needed, expires after the retention period); null until status is done.'),
-  format: z.enum(RESULT_FORMATS).describe('Result format (an image, or pdf).'),
+  format: z.enum(JOB_FORMATS).describe('Result format (an image, or pdf; none: only extracted content, see extracted).'),
   width: z.number().int().describe('Viewport width in px.'),
   height: z.number().int().describe('Viewport height in px.'),
 });

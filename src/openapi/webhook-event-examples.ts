@@ -21,6 +21,7 @@ export const WEBHOOK_EVENT_EXAMPLES: { readonly [K in EventType]: EventEnvelope<
       height: 800,
       fullPage: false,
       clipped: false,
+      extracted: null,
       targetStatus: 200,
     },
   },

@@ -14,6 +14,13 @@ export type ImageFormat = (typeof IMAGE_FORMATS)[number];
 export const RESULT_FORMATS = [...IMAGE_FORMATS, 'pdf'] as const;
 export type ResultFormat = (typeof RESULT_FORMATS)[number];
 
+/**
+ * What a job's `format` can be: a result format, or `none` (no image: only the extracted content,
+ * docs/CONTRACT.md "Extracted content").
+ */
+export const JOB_FORMATS = [...RESULT_FORMATS, 'none'] as const;
+export type JobFormat = (typeof JOB_FORMATS)[number];
+
 /** MIME type per result format (the `Content-Type` of `/files/…`). */
 export const RESULT_CONTENT_TYPES: Record<ResultFormat, string> = {
   png: 'image/png',

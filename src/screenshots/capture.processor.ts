@@ -7,9 +7,11 @@ import { BrowserPool } from '../browser/browser-pool';
 import { CaptureEngine, CaptureError } from '../capture/capture-engine';
 import { captureBudgetMs } from '../capture/capture-options';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { ExtractedContent, ExtractionService } from '../extract/extraction.service';
 import { Metrics } from '../metrics/metrics';
 import { WorkProcessor } from '../queue/queue-processor';
 import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload } from '../queue/queues';
+import type { StoredExtracted } from '../results/extracted';
 import { ResultFilesService } from '../storage/result-files.service';
 import { jobCaptureOptions, ScreenshotJob } from './screenshot-job.entity';
 import { CaptureOutcome, CustomerMessage, ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
@@ -50,6 +52,7 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
     private readonly engine: CaptureEngine,
     private readonly pool: BrowserPool,
     private readonly files: ResultFilesService,
+    private readonly extraction: ExtractionService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly metrics: Metrics,
   ) {
@@ -91,9 +94,21 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
     try {
       const upload = job.source === 'upload' ? await this.write(`read the upload of ${job.id}`, () => this.uploads.findOneBy({ jobId: job.id })) : null;
       if (job.source === 'upload' && !upload) throw new CaptureError('the uploaded document is no longer available');
-      const result = await this.engine.capture({ url: job.targetUrl, document: upload?.document, options: jobCaptureOptions(job) });
-      const resultFile = await this.files.save(result.image, result.format);
-      return { ok: true, resultFile, clipped: result.clipped, targetStatus: result.targetStatus, stopTimer };
+      const options = jobCaptureOptions(job);
+      let content: ExtractedContent | null = null;
+      const result = await this.engine.capture({
+        url: job.targetUrl,
+        document: upload?.document,
+        options,
+        beforeImage: options.extract
+          ? async (page, navigation) => {
+              content = await this.extraction.extract(page, navigation, options);
+            }
+          : undefined,
+      });
+      const resultFile = result.image && result.format ? await this.files.save(result.image, result.format) : null;
+      const extracted = content ? await this.extraction.store(content) : null;
+      return { ok: true, resultFile, clipped: result.clipped, targetStatus: result.targetStatus, extracted, stopTimer };
     } catch (cause) {
       return { ok: false, cause, stopTimer };
     }

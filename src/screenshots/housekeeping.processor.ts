@@ -10,6 +10,7 @@ import { HOUSEKEEPING_QUEUE, HOUSEKEEPING_SWEEP_JOB } from '../queue/queues';
 import { ResultFilesService } from '../storage/result-files.service';
 import { captureBudgetMs } from '../capture/capture-options';
 import { CustomerMessage, ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
+import { storedExtractedFiles } from '../results/extracted';
 import { ScreenshotJob } from './screenshot-job.entity';
 
 /** Result files deleted at most per sweep (a backlog is worked off over several sweeps). */
@@ -50,13 +51,16 @@ export class HousekeepingProcessor extends QueueProcessor {
    */
   private async deleteExpiredResults(now: Date): Promise<number> {
     const expired = await this.jobs.find({
-      select: { id: true, resultFile: true },
-      where: { resultFile: Not(IsNull()), resultDeletedAt: IsNull(), completedAt: LessThan(this.files.expiredBefore(now)) },
+      select: { id: true, resultFile: true, extracted: true },
+      where: [
+        { resultFile: Not(IsNull()), resultDeletedAt: IsNull(), completedAt: LessThan(this.files.expiredBefore(now)) },
+        { extracted: Not(IsNull()), resultDeletedAt: IsNull(), completedAt: LessThan(this.files.expiredBefore(now)) },
+      ],
       order: { completedAt: 'ASC' },
       take: EXPIRY_BATCH,
     });
     for (const job of expired) {
-      await this.files.deleteFile(job.resultFile as string);
+      for (const file of [job.resultFile, ...storedExtractedFiles(job.extracted)]) if (file) await this.files.deleteFile(file);
       await this.jobs.update({ id: job.id }, { resultDeletedAt: now });
     }
     return expired.length;

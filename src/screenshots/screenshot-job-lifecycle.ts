@@ -5,6 +5,7 @@ import { CaptureError, redactInternals } from '../capture/capture-engine';
 import { Clock } from '../common/clock';
 import { EventsService } from '../events/events.service';
 import { WorkLifecycle } from '../queue/work-lifecycle';
+import { extractedSummary, StoredExtracted } from '../results/extracted';
 import { ResultFilesService } from '../storage/result-files.service';
 import { ScreenshotJob } from './screenshot-job.entity';
 import { ScreenshotUpload } from './screenshot-upload.entity';
@@ -37,11 +38,13 @@ export function customerSafeError(cause: unknown): string {
 
 /** A job's outcome once the capture succeeded. */
 export interface CaptureOutcome {
-  /** Name of the stored result file. */
-  resultFile: string;
+  /** Name of the stored result file (null with `format: "none"`). */
+  resultFile: string | null;
   clipped: boolean;
   /** HTTP status of the page's main document; null for an upload. */
   targetStatus: number | null;
+  /** The extracted content's files and metadata (null without `extract`). */
+  extracted?: StoredExtracted | null;
 }
 
 /** States a screenshot job can still move from. */
@@ -82,6 +85,7 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
       status: 'done',
       resultFile: outcome.resultFile,
       clipped: outcome.clipped,
+      extracted: outcome.extracted ?? null,
       targetStatus: outcome.targetStatus,
       completedAt: this.clock.now(),
     });
@@ -119,12 +123,13 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
       return this.events.publishWithin(manager, job.accountId, 'screenshot.completed', {
         screenshotId: job.id,
         url: job.targetUrl,
-        publicUrl: this.files.publicUrl(job.resultFile as string),
+        publicUrl: job.resultFile ? this.files.publicUrl(job.resultFile) : null,
         format: job.format,
         width: job.width,
         height: job.height,
         fullPage: job.fullPage,
         clipped: job.clipped,
+        extracted: extractedSummary(job.extracted, (file) => this.files.publicUrl(file)),
         targetStatus: job.targetStatus,
       });
     }

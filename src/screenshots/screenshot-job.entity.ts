@@ -1,7 +1,8 @@
 import { Column, CreateDateColumn, Entity, Index } from 'typeorm';
 import { KeyOwnedWork } from '../auth/key-owned-work.entity';
 import { CaptureOptions, CaptureOptionsInput, DEFAULT_CAPTURE_OPTIONS } from '../capture/capture-options';
-import type { ResultFormat } from '../results/result-formats';
+import type { StoredExtracted } from '../results/extracted';
+import type { JobFormat } from '../results/result-formats';
 
 /** Job states (spec section 3.1): `pending` → `processing` → `done` | `failed`, never back. */
 export const JOB_STATUSES = ['pending', 'processing', 'done', 'failed'] as const;
@@ -44,7 +45,7 @@ export class ScreenshotJob extends KeyOwnedWork {
   fullPage: boolean;
 
   @Column({ type: 'varchar', length: 8 })
-  format: ResultFormat;
+  format: JobFormat;
 
   /** Wait after load, ms. */
   @Column({ name: 'delay_ms', type: 'int' })
@@ -81,6 +82,10 @@ export class ScreenshotJob extends KeyOwnedWork {
   /** Name of the result file in storage, once done. */
   @Column({ name: 'result_file', type: 'varchar', length: 64, nullable: true })
   resultFile: string | null;
+
+  /** The extracted content (CONTRACT.md, "Extracted content"): file names, sizes, metadata; null until done or without `extract`. */
+  @Column({ type: 'jsonb', nullable: true })
+  extracted: StoredExtracted | null;
 
   @Column({ type: 'text', nullable: true })
   error: string | null;

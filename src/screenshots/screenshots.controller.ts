@@ -53,6 +53,7 @@ const PENDING_JOB_EXAMPLE: ScreenshotJobDto = {
   targetStatus: null,
   cached: false,
   options: {},
+  extracted: null,
 };
 const DONE_JOB_EXAMPLE: ScreenshotJobDto = {
   ...PENDING_JOB_EXAMPLE,

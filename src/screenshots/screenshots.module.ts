@@ -6,6 +6,7 @@ import { AuthModule } from '../auth/auth.module';
 import { CaptureModule } from '../capture/capture.module';
 import { EgressModule } from '../egress/egress.module';
 import { EventsModule } from '../events/events.module';
+import { ExtractModule } from '../extract/extract.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { CAPTURE_QUEUE, HOUSEKEEPING_QUEUE } from '../queue/queues';
 import { QuotaModule } from '../quota/quota.module';
@@ -27,6 +28,7 @@ import { ScreenshotsService } from './screenshots.service';
     CaptureModule,
     EgressModule,
     StorageModule,
+    ExtractModule,
     EventsModule,
     QuotaModule,
     IdempotencyModule,

@@ -1,4 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { ExtractionService } from '../extract/extraction.service';
+import { EXTRACT_CAPS, extractedSummary } from '../results/extracted';
 import { InjectRepository } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
 import { Repository } from 'typeorm';
@@ -50,6 +52,7 @@ export class ScreenshotsService {
     private readonly files: ResultFilesService,
     private readonly clock: Clock,
     private readonly lifecycle: ScreenshotJobLifecycle,
+    private readonly extraction: ExtractionService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -175,7 +178,13 @@ export class ScreenshotsService {
   /** Ends a cached job `done` with a copy of `source`'s file; when the file is gone after all, the job is captured as usual instead. */
   private async completeFromCache(job: ScreenshotJob, source: ScreenshotJob): Promise<void> {
     const resultFile = await this.files.copy(source.resultFile as string);
-    if (resultFile && (await this.lifecycle.complete(job.id, { resultFile, clipped: source.clipped, targetStatus: source.targetStatus }))) return;
+    const extracted = resultFile ? await this.extraction.copy(source.extracted) : null;
+    if (
+      resultFile &&
+      extracted !== undefined &&
+      (await this.lifecycle.complete(job.id, { resultFile, clipped: source.clipped, targetStatus: source.targetStatus, extracted }))
+    )
+      return;
     this.logger.warn(`The cached capture of ${job.id} (${source.id}) is gone; capturing instead`);
     await this.jobs.update({ id: job.id }, { cached: false });
     await this.queues.enqueue(this.captureWork.work, job.id);
@@ -208,6 +217,7 @@ export class ScreenshotsService {
       targetStatus: null,
       createdAt: this.clock.now(),
       resultFile: null,
+      extracted: null,
       error: null,
       startedAt: null,
       completedAt: null,
@@ -227,6 +237,18 @@ export class ScreenshotsService {
   async openResult(caller: AuthenticatedKey, id: string, maxBytes: number): Promise<ServedFile | null> {
     const job = await this.findOwn(caller, id);
     return job.status === 'done' && job.resultFile ? this.files.open(job.resultFile, maxBytes) : null;
+  }
+
+  /**
+   * The text of one extracted file of the caller's done job (`markdown`, `html`, `text`, or `links` as
+   * JSON), or null when the job did not extract it or the file expired. Throws 404 `NOT_FOUND` as {@link get}.
+   */
+  async openExtracted(caller: Pick<AuthenticatedKey, 'accountId'>, id: string, kind: 'markdown' | 'html' | 'text' | 'links'): Promise<string | null> {
+    const job = await this.findOwn(caller, id);
+    const file = job.status === 'done' ? job.extracted?.[kind]?.file : undefined;
+    if (!file) return null;
+    // Extracted files are at most their caps (html's, 10 MiB, is the largest).
+    return (await this.files.open(file, EXTRACT_CAPS.html))?.data?.toString('utf8') ?? null;
   }
 
   private async findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<ScreenshotJob> {
@@ -261,6 +283,7 @@ export class ScreenshotsService {
       targetStatus: job.targetStatus,
       cached: job.cached,
       options: job.requestedOptions ?? {},
+      extracted: job.status === 'done' ? extractedSummary(job.extracted, (file) => this.files.publicUrl(file)) : null,
     };
   }
 }

@@ -18,12 +18,24 @@ export interface ByteRange {
   end: number;
 }
 
-/** Extensions of result files: what a screenshot job produces, and browser session run videos. */
-export const RESULT_FILE_EXTENSIONS = [...RESULT_FORMATS, 'webm'] as const;
+/** Extensions of the extracted content's files and their MIME types (CONTRACT.md, "Extracted content"). */
+export const EXTRACTED_FILE_CONTENT_TYPES = {
+  md: 'text/markdown; charset=utf-8',
+  html: 'text/html; charset=utf-8',
+  txt: 'text/plain; charset=utf-8',
+  json: 'application/json',
+} as const;
+
+/** Extensions of result files: what a screenshot job produces (image or PDF, extracted content), and browser session run videos. */
+export const RESULT_FILE_EXTENSIONS = [...RESULT_FORMATS, 'webm', 'md', 'html', 'txt', 'json'] as const;
 export type ResultFileExtension = (typeof RESULT_FILE_EXTENSIONS)[number];
 
 /** MIME type per result file extension (the `Content-Type` of `/files/…`). */
-export const RESULT_FILE_CONTENT_TYPES: Record<ResultFileExtension, string> = { ...RESULT_CONTENT_TYPES, webm: 'video/webm' };
+export const RESULT_FILE_CONTENT_TYPES: Record<ResultFileExtension, string> = {
+  ...RESULT_CONTENT_TYPES,
+  webm: 'video/webm',
+  ...EXTRACTED_FILE_CONTENT_TYPES,
+};
 
 /** Pattern of a result file name: a 256-bit base64url token and a result file extension. */
 export const RESULT_FILE_NAME = new RegExp(`^[A-Za-z0-9_-]{43}\\.(${RESULT_FILE_EXTENSIONS.join('|')})$`);

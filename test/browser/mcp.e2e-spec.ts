@@ -69,7 +69,7 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
     expect(client.getServerVersion()).toMatchObject({ name: 'glimpse' });
     const { tools } = await client.listTools();
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
-    expect(Object.keys(byName).sort()).toEqual(['get_quota', 'get_run', 'get_screenshot', 'run_browser_session', 'take_screenshot']);
+    expect(Object.keys(byName).sort()).toEqual(['get_quota', 'get_run', 'get_screenshot', 'read_page', 'run_browser_session', 'take_screenshot']);
 
     const take = byName.take_screenshot;
     expect(take.description).toMatch(/px/);
@@ -82,7 +82,7 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
         width: { type: 'integer', minimum: 100, maximum: 3840, default: 1280 },
         height: { type: 'integer', minimum: 100, maximum: 4320, default: 800 },
         fullPage: { type: 'boolean', default: false },
-        format: { type: 'string', enum: ['png', 'jpeg', 'webp', 'pdf'], default: 'png' },
+        format: { type: 'string', enum: ['png', 'jpeg', 'webp', 'pdf', 'none'], default: 'png' },
         delay: { type: 'integer', minimum: 0, maximum: 10000, default: 0 },
         scale: { type: 'number', minimum: 1, maximum: 3, default: 1 },
         clip: { type: 'object', required: ['x', 'y', 'width', 'height'], additionalProperties: false },
@@ -99,7 +99,7 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
       [
         'url', 'width', 'height', 'fullPage', 'format', 'delay', 'selector', 'clip', 'scale', 'quality', 'waitUntil', 'waitForSelector',
         'hideSelectors', 'css', 'javascript', 'darkMode', 'reducedMotion', 'device', 'userAgent', 'headers', 'cookies', 'timezone', 'locale',
-        'blockAds', 'blockTrackers', 'blockCookieBanners', 'pdf', 'cache', 'cacheTtl', 'omitBackground', 'timeoutSeconds',
+        'blockAds', 'blockTrackers', 'blockCookieBanners', 'pdf', 'cache', 'cacheTtl', 'omitBackground', 'extract', 'markdownMode', 'timeoutSeconds',
         'failOnHttpError', 'blockResources', 'blockUrls', 'mask', 'maskColor', 'disableAnimations', 'geolocation',
       ].sort(),
     );
@@ -304,7 +304,7 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
     expect(initialized.status).toBe(202);
     const list = await post(`/mcp/${key}`, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, headers);
     expect(list.status).toBe(200);
-    expect(list.body.result.tools.map((tool: { name: string }) => tool.name).sort()).toEqual(['get_quota', 'get_run', 'get_screenshot', 'run_browser_session', 'take_screenshot']);
+    expect(list.body.result.tools.map((tool: { name: string }) => tool.name).sort()).toEqual(['get_quota', 'get_run', 'get_screenshot', 'read_page', 'run_browser_session', 'take_screenshot']);
     const quota = await post(`/mcp/${key}`, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'get_quota', arguments: {} } }, headers);
     expect(quota.body).toMatchObject({ id: 3, result: { structuredContent: { plan: 'pro', limit: 10000 } } });
   });

@@ -1,9 +1,11 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, getSchemaPath } from '@nestjs/swagger';
 import { CAPTURE_LIMITS, CAPTURE_OPTION_NAMES, captureOptionJsonSchema, CaptureOptionsInput } from '../../capture/capture-options';
-import { RESULT_FORMATS, ResultFormat } from '../../results/result-formats';
+import { ExtractedDto } from '../../results/extracted.dto';
+import { JOB_FORMATS, JobFormat } from '../../results/result-formats';
 import { JOB_STATUSES, JobStatus } from '../screenshot-job.entity';
 
 /** A screenshot job as returned by the API (spec section 2.1 plus CONTRACT.md's extra fields). */
+@ApiExtraModels(ExtractedDto)
 export class ScreenshotJobDto {
   @ApiProperty({ description: 'Job id', example: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4' })
   id: string;
@@ -28,8 +30,8 @@ export class ScreenshotJobDto {
   @ApiProperty({ type: 'string', nullable: true, description: 'When the job reached done or failed (ISO 8601 UTC)' })
   completedAt: string | null;
 
-  @ApiProperty({ enum: RESULT_FORMATS })
-  format: ResultFormat;
+  @ApiProperty({ enum: JOB_FORMATS })
+  format: JobFormat;
 
   @ApiProperty({ description: 'Viewport width in px', type: 'integer' })
   width: number;
@@ -64,4 +66,11 @@ export class ScreenshotJobDto {
     example: { width: 390, height: 844, fullPage: true, format: 'jpeg', quality: 70 },
   })
   options: CaptureOptionsInput;
+
+  @ApiProperty({
+    oneOf: [{ $ref: getSchemaPath(ExtractedDto) }, { type: 'null' }],
+    description:
+      'The extracted content (docs/CONTRACT.md, "Extracted content"): result files of what extract asked for, metadata inline; null until done, and without extract',
+  })
+  extracted: ExtractedDto | null;
 }

@@ -1,6 +1,7 @@
 import { Type } from '@nestjs/common';
-import { ApiProperty } from '@nestjs/swagger';
-import { FULL_PAGE_MAX_HEIGHT_PX, RESULT_FORMATS, ResultFormat } from '../../results/result-formats';
+import { ApiExtraModels, ApiProperty, getSchemaPath } from '@nestjs/swagger';
+import { ExtractedDto } from '../../results/extracted.dto';
+import { FULL_PAGE_MAX_HEIGHT_PX, JOB_FORMATS, JobFormat } from '../../results/result-formats';
 import type {
   EndpointDisabledData,
   EventDataMap,
@@ -22,15 +23,21 @@ import type {
  */
 
 /** `data` of `screenshot.completed`. */
+@ApiExtraModels(ExtractedDto)
 export class ScreenshotCompletedDataDto implements ScreenshotCompletedData {
   @ApiProperty({ description: 'Screenshot job id', example: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4' })
   screenshotId: string;
   @ApiProperty({ description: 'The captured page URL', example: 'https://example.com' })
   url: string;
-  @ApiProperty({ description: 'Result URL (capability URL, no API key needed)', example: 'https://glimpse.example.com/files/2vQd…x1.png' })
-  publicUrl: string;
-  @ApiProperty({ enum: RESULT_FORMATS })
-  format: ResultFormat;
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'Result URL (capability URL, no API key needed); null with format none',
+    example: 'https://glimpse.example.com/files/2vQd…x1.png',
+  })
+  publicUrl: string | null;
+  @ApiProperty({ enum: JOB_FORMATS })
+  format: JobFormat;
   @ApiProperty({ type: 'integer', description: 'Viewport width in px' })
   width: number;
   @ApiProperty({ type: 'integer', description: 'Viewport height in px' })
@@ -41,6 +48,11 @@ export class ScreenshotCompletedDataDto implements ScreenshotCompletedData {
     description: `True when a full-page capture was cut: at the height cap of ${FULL_PAGE_MAX_HEIGHT_PX.toLocaleString('en-US')} image px, or where width × height × scale² reaches MAX_IMAGE_PIXELS (the image size cap)`,
   })
   clipped: boolean;
+  @ApiProperty({
+    oneOf: [{ $ref: getSchemaPath(ExtractedDto) }, { type: 'null' }],
+    description: "The job's extracted object (URLs, sizes, metadata; not the contents); null without extract",
+  })
+  extracted: ExtractedDto | null;
   @ApiProperty({
     type: 'integer',
     nullable: true,
@@ -56,7 +68,7 @@ export class ScreenshotFailedDataDto implements ScreenshotFailedData {
   screenshotId: string;
   @ApiProperty({ description: 'The page URL that could not be captured' })
   url: string;
-  @ApiProperty({ description: 'Failure description (as the job\'s `error`)', example: 'net::ERR_CONNECTION_REFUSED' })
+  @ApiProperty({ description: "Failure description (as the job's `error`)", example: 'net::ERR_CONNECTION_REFUSED' })
   error: string;
   @ApiProperty({
     type: 'integer',

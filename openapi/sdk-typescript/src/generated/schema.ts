@@ -744,18 +744,26 @@ export interface components {
              */
             disableAnimations?: boolean;
             /**
+             * @description Also extract the page, from the same page load (after the waits and scripts, before the image): markdown, html, text, links and/or metadata. The job then has extracted (docs/extract.md).
+             * @example [
+             *       "markdown",
+             *       "metadata"
+             *     ]
+             */
+            extract?: ("markdown" | "html" | "text" | "links" | "metadata")[];
+            /**
              * @description Fail the job ("target answered HTTP 404") when the page's main document answers 4xx or 5xx, instead of capturing the error page.
              * @default false
              * @example true
              */
             failOnHttpError?: boolean;
             /**
-             * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality).
+             * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality), or none (no image, only with extract).
              * @default png
              * @example webp
              * @enum {string}
              */
-            format?: "png" | "jpeg" | "webp" | "pdf";
+            format?: "png" | "jpeg" | "webp" | "pdf" | "none";
             /**
              * @description Capture the whole scrollable page instead of the viewport only (height capped at 16,384 px; the job then says `clipped`). Not with selector or clip.
              * @default false
@@ -813,6 +821,13 @@ export interface components {
              * @example de-DE
              */
             locale?: string;
+            /**
+             * @description Markdown of extract: readable (the main content as Mozilla Readability finds it, its title as the first heading) or full (the whole body).
+             * @default readable
+             * @example full
+             * @enum {string}
+             */
+            markdownMode?: "readable" | "full";
             /**
              * @description Elements covered with a solid box of maskColor in the image (the page layout does not change).
              * @example [
@@ -1087,6 +1102,86 @@ export interface components {
              * @default 10000
              */
             timeoutMs?: number;
+        };
+        ExtractedDto: {
+            /** @description The DOM after scripts with its doctype (text/html) */
+            html?: components["schemas"]["ExtractedFileDto"];
+            links?: components["schemas"]["ExtractedLinksDto"];
+            /** @description Markdown (text/markdown) */
+            markdown?: components["schemas"]["ExtractedFileDto"];
+            metadata?: components["schemas"]["ExtractedMetadataDto"];
+            /** @description The body's innerText (text/plain) */
+            text?: components["schemas"]["ExtractedFileDto"];
+        };
+        ExtractedFileDto: {
+            /**
+             * @description Size of the file in bytes (UTF-8)
+             * @example 5120
+             */
+            bytes: number;
+            /** @description True when the content was cut at its cap (html 10485760 bytes, markdown and text 5242880 bytes) */
+            truncated: boolean;
+            /**
+             * @description Result file (capability URL, no API key needed)
+             * @example https://glimpse.example.com/files/Xq2vQd8Lr0tYb3nWc5mKz7hJf1pSg4aDe6uVi9oRl2x.md
+             */
+            url: string;
+        };
+        ExtractedLinksDto: {
+            /**
+             * @description Number of links
+             * @example 42
+             */
+            count: number;
+            /**
+             * @description JSON file of [{ url, text, rel }]: every a[href], absolute, de-duplicated by URL, at most 5000
+             * @example https://glimpse.example.com/files/Xq2vQd8Lr0tYb3nWc5mKz7hJf1pSg4aDe6uVi9oRl2x.json
+             */
+            url: string;
+        };
+        ExtractedMetadataDto: {
+            /** @description link rel=canonical, absolute */
+            canonicalUrl: string | null;
+            /** @description meta name=description (else og:description) */
+            description: string | null;
+            /** @description link rel=icon, absolute */
+            favicon: string | null;
+            /** @description URL of the page after redirects */
+            finalUrl: string | null;
+            /** @description og:image (else twitter:image), absolute */
+            image: string | null;
+            /**
+             * @description lang of the html element
+             * @example en
+             */
+            lang: string | null;
+            /**
+             * @description og:* properties, prefix dropped
+             * @example {
+             *       "title": "Example"
+             *     }
+             */
+            openGraph: {
+                [key: string]: string;
+            };
+            /** @description og:site_name */
+            siteName: string | null;
+            /**
+             * @description HTTP status of the main document
+             * @example 200
+             */
+            statusCode: number | null;
+            /** @example Example Domain */
+            title: string | null;
+            /**
+             * @description twitter:* properties, prefix dropped
+             * @example {
+             *       "card": "summary"
+             *     }
+             */
+            twitter: {
+                [key: string]: string;
+            };
         };
         FillStepDto: {
             /**
@@ -1419,17 +1514,19 @@ export interface components {
         ScreenshotCompletedDataDto: {
             /** @description True when a full-page capture was cut: at the height cap of 16,384 image px, or where width × height × scale² reaches MAX_IMAGE_PIXELS (the image size cap) */
             clipped: boolean;
+            /** @description The job's extracted object (URLs, sizes, metadata; not the contents); null without extract */
+            extracted: components["schemas"]["ExtractedDto"] | null;
             /** @enum {string} */
-            format: "png" | "jpeg" | "webp" | "pdf";
+            format: "png" | "jpeg" | "webp" | "pdf" | "none";
             /** @description Whether the full scrollable page was captured */
             fullPage: boolean;
             /** @description Viewport height in px */
             height: number;
             /**
-             * @description Result URL (capability URL, no API key needed)
+             * @description Result URL (capability URL, no API key needed); null with format none
              * @example https://glimpse.example.com/files/2vQd…x1.png
              */
-            publicUrl: string;
+            publicUrl: string | null;
             /**
              * @description Screenshot job id
              * @example scr_8cV1nQw3ZrT5yU7iO9pA2sD4
@@ -1511,8 +1608,10 @@ export interface components {
             createdAt: string;
             /** @description Failure description; null unless status is failed */
             error: string | null;
+            /** @description The extracted content (docs/CONTRACT.md, "Extracted content"): result files of what extract asked for, metadata inline; null until done, and without extract */
+            extracted: components["schemas"]["ExtractedDto"] | null;
             /** @enum {string} */
-            format: "png" | "jpeg" | "webp" | "pdf";
+            format: "png" | "jpeg" | "webp" | "pdf" | "none";
             fullPage: boolean;
             /** @description Viewport height in px */
             height: number;
@@ -1651,18 +1750,26 @@ export interface components {
                  */
                 disableAnimations?: boolean;
                 /**
+                 * @description Also extract the page, from the same page load (after the waits and scripts, before the image): markdown, html, text, links and/or metadata. The job then has extracted (docs/extract.md).
+                 * @example [
+                 *       "markdown",
+                 *       "metadata"
+                 *     ]
+                 */
+                extract?: ("markdown" | "html" | "text" | "links" | "metadata")[];
+                /**
                  * @description Fail the job ("target answered HTTP 404") when the page's main document answers 4xx or 5xx, instead of capturing the error page.
                  * @default false
                  * @example true
                  */
                 failOnHttpError?: boolean;
                 /**
-                 * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality).
+                 * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality), or none (no image, only with extract).
                  * @default png
                  * @example webp
                  * @enum {string}
                  */
-                format?: "png" | "jpeg" | "webp" | "pdf";
+                format?: "png" | "jpeg" | "webp" | "pdf" | "none";
                 /**
                  * @description Capture the whole scrollable page instead of the viewport only (height capped at 16,384 px; the job then says `clipped`). Not with selector or clip.
                  * @default false
@@ -1720,6 +1827,13 @@ export interface components {
                  * @example de-DE
                  */
                 locale?: string;
+                /**
+                 * @description Markdown of extract: readable (the main content as Mozilla Readability finds it, its title as the first heading) or full (the whole body).
+                 * @default readable
+                 * @example full
+                 * @enum {string}
+                 */
+                markdownMode?: "readable" | "full";
                 /**
                  * @description Elements covered with a solid box of maskColor in the image (the page layout does not change).
                  * @example [
@@ -2115,6 +2229,14 @@ export interface components {
              */
             disableAnimations?: boolean;
             /**
+             * @description Also extract the page, from the same page load (after the waits and scripts, before the image): markdown, html, text, links and/or metadata. The job then has extracted (docs/extract.md).
+             * @example [
+             *       "markdown",
+             *       "metadata"
+             *     ]
+             */
+            extract?: ("markdown" | "html" | "text" | "links" | "metadata")[];
+            /**
              * @description Fail the job ("target answered HTTP 404") when the page's main document answers 4xx or 5xx, instead of capturing the error page.
              * @default false
              * @example true
@@ -2126,12 +2248,12 @@ export interface components {
              */
             file: string;
             /**
-             * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality).
+             * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality), or none (no image, only with extract).
              * @default png
              * @example webp
              * @enum {string}
              */
-            format?: "png" | "jpeg" | "webp" | "pdf";
+            format?: "png" | "jpeg" | "webp" | "pdf" | "none";
             /**
              * @description Capture the whole scrollable page instead of the viewport only (height capped at 16,384 px; the job then says `clipped`). Not with selector or clip.
              * @default false
@@ -2189,6 +2311,13 @@ export interface components {
              * @example de-DE
              */
             locale?: string;
+            /**
+             * @description Markdown of extract: readable (the main content as Mozilla Readability finds it, its title as the first heading) or full (the whole body).
+             * @default readable
+             * @example full
+             * @enum {string}
+             */
+            markdownMode?: "readable" | "full";
             /**
              * @description Elements covered with a solid box of maskColor in the image (the page layout does not change).
              * @example [
@@ -3852,6 +3981,7 @@ export interface operations {
                      *       "completedAt": null,
                      *       "createdAt": "2026-11-20T12:00:00.000Z",
                      *       "error": null,
+                     *       "extracted": null,
                      *       "format": "png",
                      *       "fullPage": false,
                      *       "height": 800,
@@ -4228,6 +4358,7 @@ export interface operations {
                      *           "completedAt": null,
                      *           "createdAt": "2026-11-20T12:00:00.000Z",
                      *           "error": null,
+                     *           "extracted": null,
                      *           "format": "png",
                      *           "fullPage": false,
                      *           "height": 800,
@@ -4244,6 +4375,7 @@ export interface operations {
                      *           "completedAt": null,
                      *           "createdAt": "2026-11-20T12:00:00.000Z",
                      *           "error": null,
+                     *           "extracted": null,
                      *           "format": "png",
                      *           "fullPage": false,
                      *           "height": 800,
@@ -4620,6 +4752,7 @@ export interface operations {
                      *       "completedAt": null,
                      *       "createdAt": "2026-11-20T12:00:00.000Z",
                      *       "error": null,
+                     *       "extracted": null,
                      *       "format": "png",
                      *       "fullPage": false,
                      *       "height": 800,
@@ -4989,6 +5122,7 @@ export interface operations {
                      *       "completedAt": "2026-11-20T12:00:02.418Z",
                      *       "createdAt": "2026-11-20T12:00:00.000Z",
                      *       "error": null,
+                     *       "extracted": null,
                      *       "format": "png",
                      *       "fullPage": false,
                      *       "height": 800,
@@ -7975,6 +8109,7 @@ export interface operations {
                  *       "createdAt": "2026-11-20T12:00:02.420Z",
                  *       "data": {
                  *         "clipped": false,
+                 *         "extracted": null,
                  *         "format": "png",
                  *         "fullPage": false,
                  *         "height": 800,
