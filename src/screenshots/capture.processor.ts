@@ -11,7 +11,6 @@ import { ExtractedContent, ExtractionService } from '../extract/extraction.servi
 import { Metrics } from '../metrics/metrics';
 import { WorkProcessor } from '../queue/queue-processor';
 import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload } from '../queue/queues';
-import type { StoredExtracted } from '../results/extracted';
 import { ResultFilesService } from '../storage/result-files.service';
 import { jobCaptureOptions, ScreenshotJob } from './screenshot-job.entity';
 import { CaptureOutcome, CustomerMessage, ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
