@@ -1,4 +1,5 @@
 import { InjectQueue } from '@nestjs/bull';
+import { notifyWorkEnded } from '../queue/work-ended';
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
@@ -311,6 +312,7 @@ export class RunsService implements OnModuleInit {
       if (!result.affected) return null;
       const run = await manager.findOneByOrFail(Run, { id: runId });
       const { afterCommit } = await this.publishEnd(manager, run);
+      await notifyWorkEnded(manager, run.id);
       return { run, afterCommit };
     });
     if (!ended) return null;

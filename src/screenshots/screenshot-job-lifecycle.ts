@@ -4,6 +4,7 @@ import { EntityManager, Repository } from 'typeorm';
 import { CaptureError, redactInternals } from '../capture/capture-engine';
 import { Clock } from '../common/clock';
 import { EventsService } from '../events/events.service';
+import { notifyWorkEnded } from '../queue/work-ended';
 import { ResultFilesService } from '../storage/result-files.service';
 import { ScreenshotJob } from './screenshot-job.entity';
 import { ScreenshotUpload } from './screenshot-upload.entity';
@@ -107,6 +108,7 @@ export class ScreenshotJobLifecycle {
       const job = this.first(result.raw);
       if (!job) return null;
       const { afterCommit } = await this.publishWithin(manager, job);
+      await notifyWorkEnded(manager, job.id);
       return { job, afterCommit };
     });
     if (!ended) return false;

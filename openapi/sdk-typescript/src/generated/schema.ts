@@ -2465,6 +2465,8 @@ export interface operations {
             header?: {
                 /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
                 "Idempotency-Key"?: string;
+                /** @description `wait=N` (RFC 7240; N whole seconds 1–60): answer 200 with the ended object when it ends within N seconds, else 202 as without it. Any other value is ignored. */
+                Prefer?: string;
                 /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
@@ -2479,6 +2481,108 @@ export interface operations {
             };
         };
         responses: {
+            /** @description With `Prefer: wait=N`: it ended within N seconds (a replay of such a request answers the same) */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key` */
+                    "Idempotency-Replayed"?: "true";
+                    /** @description The honoured preference, e.g. `wait=30` */
+                    "Preference-Applied"?: string;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "completedAt": "2026-11-20T12:00:03.904Z",
+                     *       "consoleErrorCount": 1,
+                     *       "consoleErrors": [
+                     *         {
+                     *           "lineNumber": 12,
+                     *           "text": "chart failed to render",
+                     *           "url": "https://app.example.com/dashboard"
+                     *         }
+                     *       ],
+                     *       "createdAt": "2026-11-20T12:00:00.000Z",
+                     *       "failure": null,
+                     *       "finalUrl": "https://app.example.com/dashboard",
+                     *       "finalizationError": null,
+                     *       "id": "run_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *       "networkErrorCount": 1,
+                     *       "networkErrors": [
+                     *         {
+                     *           "failure": null,
+                     *           "method": "GET",
+                     *           "status": 404,
+                     *           "url": "https://app.example.com/missing.png"
+                     *         }
+                     *       ],
+                     *       "pageTitle": "Dashboard",
+                     *       "startedAt": "2026-11-20T12:00:00.210Z",
+                     *       "status": "completed",
+                     *       "steps": [
+                     *         {
+                     *           "action": "fill",
+                     *           "durationMs": 48,
+                     *           "error": null,
+                     *           "index": 0,
+                     *           "result": null,
+                     *           "screenshotUrl": null,
+                     *           "status": "ok"
+                     *         },
+                     *         {
+                     *           "action": "fill",
+                     *           "durationMs": 31,
+                     *           "error": null,
+                     *           "index": 1,
+                     *           "result": null,
+                     *           "screenshotUrl": null,
+                     *           "status": "ok"
+                     *         },
+                     *         {
+                     *           "action": "click",
+                     *           "durationMs": 95,
+                     *           "error": null,
+                     *           "index": 2,
+                     *           "result": null,
+                     *           "screenshotUrl": null,
+                     *           "status": "ok"
+                     *         },
+                     *         {
+                     *           "action": "waitForUrl",
+                     *           "durationMs": 210,
+                     *           "error": null,
+                     *           "index": 3,
+                     *           "result": null,
+                     *           "screenshotUrl": null,
+                     *           "status": "ok"
+                     *         },
+                     *         {
+                     *           "action": "screenshot",
+                     *           "durationMs": 120,
+                     *           "error": null,
+                     *           "index": 4,
+                     *           "result": null,
+                     *           "screenshotUrl": "https://glimpse.example.com/files/Pz4mWq9Kc2xVb7nLr5tYd1hJf8sGa3eUo6iQl0wRk2y.png",
+                     *           "status": "ok"
+                     *         }
+                     *       ],
+                     *       "url": "https://app.example.com/login",
+                     *       "videoUrl": "https://glimpse.example.com/files/Xq2vQd8Lr0tYb3nWc5mKz7hJf1pSg4aDe6uVi9oRl2x.webm"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RunDto"];
+                };
+            };
             /** @description Run accepted and counted against the monthly quota (a replay is not counted again) */
             202: {
                 headers: {
@@ -3409,6 +3513,8 @@ export interface operations {
             header?: {
                 /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
                 "Idempotency-Key"?: string;
+                /** @description `wait=N` (RFC 7240; N whole seconds 1–60): answer 200 with the ended object when it ends within N seconds, else 202 as without it. Any other value is ignored. */
+                Prefer?: string;
                 /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
@@ -3423,6 +3529,46 @@ export interface operations {
             };
         };
         responses: {
+            /** @description With `Prefer: wait=N`: it ended within N seconds (a replay of such a request answers the same) */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key` */
+                    "Idempotency-Replayed"?: "true";
+                    /** @description The honoured preference, e.g. `wait=30` */
+                    "Preference-Applied"?: string;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "cached": false,
+                     *       "clipped": false,
+                     *       "completedAt": "2026-11-20T12:00:02.418Z",
+                     *       "createdAt": "2026-11-20T12:00:00.000Z",
+                     *       "error": null,
+                     *       "format": "png",
+                     *       "fullPage": false,
+                     *       "height": 800,
+                     *       "id": "scr_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *       "options": {},
+                     *       "status": "done",
+                     *       "url": "https://glimpse.example.com/files/Xq2vQd8Lr0tYb3nWc5mKz7hJf1pSg4aDe6uVi9oRl2x.png",
+                     *       "width": 1280
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ScreenshotJobDto"];
+                };
+            };
             /** @description Job accepted and counted against the monthly quota (a replay is not counted again) */
             202: {
                 headers: {
@@ -4116,6 +4262,8 @@ export interface operations {
             header?: {
                 /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
                 "Idempotency-Key"?: string;
+                /** @description `wait=N` (RFC 7240; N whole seconds 1–60): answer 200 with the ended object when it ends within N seconds, else 202 as without it. Any other value is ignored. */
+                Prefer?: string;
                 /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
@@ -4130,6 +4278,46 @@ export interface operations {
             };
         };
         responses: {
+            /** @description With `Prefer: wait=N`: it ended within N seconds (a replay of such a request answers the same) */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key` */
+                    "Idempotency-Replayed"?: "true";
+                    /** @description The honoured preference, e.g. `wait=30` */
+                    "Preference-Applied"?: string;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "cached": false,
+                     *       "clipped": false,
+                     *       "completedAt": "2026-11-20T12:00:02.418Z",
+                     *       "createdAt": "2026-11-20T12:00:00.000Z",
+                     *       "error": null,
+                     *       "format": "png",
+                     *       "fullPage": false,
+                     *       "height": 800,
+                     *       "id": "scr_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *       "options": {},
+                     *       "status": "done",
+                     *       "url": "https://glimpse.example.com/files/Xq2vQd8Lr0tYb3nWc5mKz7hJf1pSg4aDe6uVi9oRl2x.png",
+                     *       "width": 1280
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ScreenshotJobDto"];
+                };
+            };
             /** @description Job accepted and counted against the monthly quota (a replay is not counted again) */
             202: {
                 headers: {
