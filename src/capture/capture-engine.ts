@@ -205,6 +205,10 @@ export class CaptureEngine {
         mobile: options.isMobile,
       });
     }
+    if (options.omitBackground) {
+      // Transparent default background, as Playwright's `omitBackground` (the context serves this capture only).
+      await cdp.send('Emulation.setDefaultBackgroundColorOverride', { color: { r: 0, g: 0, b: 0, a: 0 } });
+    }
     const format = options.format as ImageFormat;
     const image = await captureScreenshot(cdp, {
       format,

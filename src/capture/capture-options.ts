@@ -5,20 +5,17 @@ import type { FieldError } from '../common/api-error';
 import { FULL_PAGE_MAX_HEIGHT_PX, RESULT_FORMATS, ResultFormat } from '../results/result-formats';
 
 /**
- * The capture options: one value type, its limits and defaults, read by the REST DTOs, the MCP tool
- * schema, the job entity mapping, the capture engine and the event payloads (issue 10, issue 11;
- * CONTRACT.md, "Capture options").
+ * The capture options (CONTRACT.md, "Capture options"), declared once in {@link CAPTURE_OPTION_TABLE}:
+ * each entry gives an option's type and limits, default, one-line doc, example, whether browser
+ * session runs take it too, its conflicts with other options and how it resolves. The REST DTOs,
+ * OpenAPI properties, upload form fields, MCP arguments and tool text, the session options of runs,
+ * the resolved {@link CaptureOptions} and (through the OpenAPI document) the SDK CLI's flags are all
+ * derived from it: docs/capture-options.md says how, and how to add an option. The job stores the
+ * resolved options in its `options` jsonb column, so a new option needs no migration.
  *
- * Adding an option: add it to {@link CaptureOptions} (resolved value, internal name and unit), to
- * {@link CAPTURE_OPTION_FIELDS} (its public schema with description and example, from which the
- * validation, the OpenAPI property, the MCP argument and {@link CaptureOptionsInput} are derived), to
- * {@link resolveCaptureOptions} (and {@link captureOptionConflicts} when it excludes another), a
- * `@CaptureOption.x()` line in the two screenshot DTOs, and its use in the capture engine. The job
- * stores the resolved options in its `options` jsonb column, so no migration is needed.
- *
- * The options a browser session needs (viewport, scale, device, identity, headers, cookies, media,
- * blockers) form {@link SessionOptions}, which browser session runs reuse (CONTRACT.md, "Browser
- * session runs"); `session-options.ts` applies them to a context.
+ * The session options (viewport, scale, device, identity, headers, cookies, media, blockers) form
+ * {@link SessionOptions}, which browser session runs reuse (CONTRACT.md, "Browser session runs");
+ * `session-options.ts` applies them to a context.
  */
 
 /** Limits of the capture options (CONTRACT.md, "Screenshot jobs" and "Capture options"). Sizes in CSS px, times in ms. */
@@ -94,30 +91,28 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 /** A string of well-formed Unicode (no lone surrogates: PostgreSQL and the browser cannot take them). */
 const text = () => z.string('must be a string').refine((s) => !LONE_SURROGATE.test(s), 'must be well-formed Unicode (no lone surrogates)');
 
-const selectorSchema = (description: string, example: string) =>
-  text().min(1, 'must not be empty').max(L.selectorMaxLength, `must be at most ${L.selectorMaxLength} characters`).meta({ description, example });
+const selectorSchema = () =>
+  text().min(1, 'must not be empty').max(L.selectorMaxLength, `must be at most ${L.selectorMaxLength} characters`);
 
 const int = (min: number, max: number) =>
   z.int('must be an integer').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
 
-const clipSchema = z
-  .strictObject({
-    x: int(0, L.clipMaxOffset).meta({ description: 'Left edge, CSS px from the page origin.' }),
-    y: int(0, L.clipMaxOffset).meta({ description: 'Top edge, CSS px from the page origin.' }),
-    width: int(1, L.clipMaxSize).meta({ description: 'CSS px.' }),
-    height: int(1, L.clipMaxSize).meta({ description: 'CSS px.' }),
-  })
-  .meta({
-    description: `Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px). Not with selector or fullPage.`,
-    example: { x: 0, y: 0, width: 600, height: 400 },
-  });
+const clipSchema = z.strictObject({
+  x: int(0, L.clipMaxOffset).meta({ description: 'Left edge, CSS px from the page origin.' }),
+  y: int(0, L.clipMaxOffset).meta({ description: 'Top edge, CSS px from the page origin.' }),
+  width: int(1, L.clipMaxSize).meta({ description: 'CSS px.' }),
+  height: int(1, L.clipMaxSize).meta({ description: 'CSS px.' }),
+});
 
 const cookieSchema = z.strictObject({
   name: z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters').regex(TOKEN, 'must be a token (RFC 9110)'),
   value: z
     .string()
     .max(L.cookieValueMaxLength, `must be at most ${L.cookieValueMaxLength} characters`)
-    .regex(/^[\x21\x23-\x2b\x2d-\x3a\x3c-\x5b\x5d-\x7e]*$/, 'must be printable ASCII without spaces, quotes, commas, semicolons or backslashes (RFC 6265)'),
+    .regex(
+      /^[\x21\x23-\x2b\x2d-\x3a\x3c-\x5b\x5d-\x7e]*$/,
+      'must be printable ASCII without spaces, quotes, commas, semicolons or backslashes (RFC 6265)',
+    ),
   domain: z
     .string()
     .min(1, 'must not be empty')
@@ -125,7 +120,12 @@ const cookieSchema = z.strictObject({
     .regex(/^\.?[A-Za-z0-9.-]+$/, 'must be a host name, optionally with a leading dot')
     .optional()
     .meta({ description: 'Default: the host of url (a host-only cookie).' }),
-  path: z.string().startsWith('/', 'must start with /').max(1024, 'must be at most 1024 characters').regex(/^[\x21-\x3a\x3c-\x7e]*$/, 'must not contain spaces, controls or semicolons').optional(),
+  path: z
+    .string()
+    .startsWith('/', 'must start with /')
+    .max(1024, 'must be at most 1024 characters')
+    .regex(/^[\x21-\x3a\x3c-\x7e]*$/, 'must not contain spaces, controls or semicolons')
+    .optional(),
   secure: z.boolean('must be a boolean').optional(),
   httpOnly: z.boolean('must be a boolean').optional(),
   sameSite: z.enum(['Strict', 'Lax', 'None'], 'must be one of Strict, Lax, None').optional(),
@@ -136,157 +136,331 @@ const headersSchema = z
     z
       .string()
       .regex(TOKEN, 'must be a header name (an RFC 9110 token)')
-      .refine((name) => !FORBIDDEN_HEADER.test(name), 'may not be set: Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused'),
+      .refine(
+        (name) => !FORBIDDEN_HEADER.test(name),
+        'may not be set: Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused',
+      ),
     z
       .string('must be a string')
       .max(L.headerValueMaxLength, `must be at most ${L.headerValueMaxLength} characters`)
       .regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'must not contain control characters'),
   )
   .refine((h) => Object.keys(h).length <= L.headersMax, `must have at most ${L.headersMax} entries`)
-  .meta({
-    maxProperties: L.headersMax,
-    description: `Extra request headers (at most ${L.headersMax}; values up to ${L.headerValueMaxLength} characters), sent only to the origin of url, never to other origins the page loads from. Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused.`,
-    example: { Authorization: 'Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig', 'X-Preview': '1' },
-  });
+  .meta({ maxProperties: L.headersMax });
 
-const pdfSchema = z
-  .strictObject({
-    paper: z.enum(PDF_PAPERS, `must be one of ${PDF_PAPERS.join(', ')}`).optional().meta({ description: 'Paper size (default A4).' }),
-    landscape: z.boolean('must be a boolean').optional().meta({ description: 'Landscape orientation (default false).' }),
-    printBackground: z.boolean('must be a boolean').optional().meta({ description: 'Print background colours and images (default true).' }),
-  })
-  .meta({ description: 'PDF settings; only with format pdf.', example: { paper: 'Letter', landscape: true } });
+const pdfSchema = z.strictObject({
+  paper: z
+    .enum(PDF_PAPERS, `must be one of ${PDF_PAPERS.join(', ')}`)
+    .optional()
+    .meta({ description: 'Paper size (default A4).' }),
+  landscape: z.boolean('must be a boolean').optional().meta({ description: 'Landscape orientation (default false).' }),
+  printBackground: z.boolean('must be a boolean').optional().meta({ description: 'Print background colours and images (default true).' }),
+});
+
+/** What an option's resolution may look at besides its own value: the emulated device and the result format. */
+export interface ResolveContext {
+  /** Playwright's descriptor of `device`, when one is given. */
+  device: (typeof devices)[string] | undefined;
+  format: ResultFormat;
+}
 
 /**
- * The public schema of every option, keyed by its public name (CONTRACT.md's table): the single
- * source of the REST validation and OpenAPI properties (`CaptureOption` decorators, `MatchesSchema`),
- * of the MCP `take_screenshot` arguments and of {@link CaptureOptionsInput}.
+ * One capture option, declared once (docs/capture-options.md). Everything else about the option is
+ * derived from this entry: the REST DTOs and their OpenAPI properties, the upload form's field
+ * conversion, the MCP arguments and tool text, the session options of runs, the resolved
+ * {@link CaptureOptions} and the SDK CLI's flag (through the OpenAPI document).
  */
-export const CAPTURE_OPTION_FIELDS = {
-  width: int(L.width.min, L.width.max).meta({ description: 'Viewport width in CSS px.', default: L.width.default, example: 1440 }),
-  height: int(L.height.min, L.height.max).meta({
-    description: 'Viewport height in CSS px (with fullPage the image is as tall as the page).',
+export interface CaptureOptionSpec<S extends z.ZodType = z.ZodType> {
+  /** Type, limits and the validation messages (`details.fields[].message`). */
+  schema: S;
+  /** One-line doc: the OpenAPI `description`, the MCP argument's description, the CLI flag's help (first sentence). */
+  doc: string;
+  /** Example value shown in the OpenAPI document and the MCP schema (valid against `schema`: a unit test checks it). */
+  example: unknown;
+  /** Value when the option is not given (also the advertised `default`); an option without one resolves to null. */
+  default?: z.output<S>;
+  /** A session option: taken by browser session runs too (CONTRACT.md, "Browser session runs"). */
+  session?: true;
+  /** Refused together with these options (when they are given and not false): "is not allowed with X". */
+  notWith?: readonly string[];
+  /** The result formats the option is allowed with; another format is a 400 naming this option. */
+  formats?: readonly ResultFormat[];
+  /** Allowed only when this boolean option is true: "is only allowed with X true". */
+  onlyWithTrue?: string;
+  /** Name of the resolved value in {@link CaptureOptions} when it differs (to carry the unit: `delayMs`). */
+  resolvedAs?: string;
+  /** The resolved value, when it is not simply the value given or the default. */
+  resolve?: (value: z.output<S> | undefined, context: ResolveContext) => unknown;
+}
+
+/** Declares one option: its schema, and the rest of its entry (typed against that schema). */
+function option<S extends z.ZodType, const E extends Omit<CaptureOptionSpec<S>, 'schema'>>(schema: S, spec: E): E & { schema: S } {
+  return { ...spec, schema };
+}
+
+/** The image formats (every result format but pdf). */
+const IMAGE_FORMATS = RESULT_FORMATS.filter((f) => f !== 'pdf');
+
+/**
+ * The options table: every capture option, keyed by its public name (CONTRACT.md, "Capture options"),
+ * in the order the documents list them. See docs/capture-options.md for how to add one.
+ */
+export const CAPTURE_OPTION_TABLE = {
+  width: option(int(L.width.min, L.width.max), {
+    doc: 'Viewport width in CSS px.',
+    default: L.width.default,
+    example: 1440,
+    session: true,
+    resolve: (width, { device }): number => width ?? device?.viewport.width ?? L.width.default,
+  }),
+  height: option(int(L.height.min, L.height.max), {
+    doc: 'Viewport height in CSS px (with fullPage the image is as tall as the page).',
     default: L.height.default,
     example: 900,
+    session: true,
+    resolve: (height, { device }): number => height ?? device?.viewport.height ?? L.height.default,
   }),
-  fullPage: z.boolean('must be a boolean').meta({
-    description: `Capture the whole scrollable page instead of the viewport only (height capped at ${L.fullPageMaxHeightPx.toLocaleString('en-US')} px; the job then says \`clipped\`). Not with selector or clip.`,
+  fullPage: option(z.boolean('must be a boolean'), {
+    doc: `Capture the whole scrollable page instead of the viewport only (height capped at ${L.fullPageMaxHeightPx.toLocaleString('en-US')} px; the job then says \`clipped\`). Not with selector or clip.`,
     default: false,
     example: true,
   }),
-  format: z.enum(RESULT_FORMATS, `must be one of ${RESULT_FORMATS.join(', ')}`).meta({
-    description: 'Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality).',
+  format: option(z.enum(RESULT_FORMATS, `must be one of ${RESULT_FORMATS.join(', ')}`), {
+    doc: 'Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality).',
     default: 'png',
     example: 'webp',
   }),
-  delay: int(L.delayMs.min, L.delayMs.max).meta({
-    description: 'Milliseconds to wait after the page has loaded (and after css and javascript) before capturing.',
+  delay: option(int(L.delayMs.min, L.delayMs.max), {
+    doc: 'Milliseconds to wait after the page has loaded (and after css and javascript) before capturing.',
     default: L.delayMs.default,
     example: 500,
+    resolvedAs: 'delayMs',
   }),
-  selector: selectorSchema(
-    'Capture the box of the first element matching this CSS selector (not found within the capture timeout: the job fails with "selector not found"). Not with fullPage or clip.',
-    '#pricing-table',
+  selector: option(selectorSchema(), {
+    doc: 'Capture the box of the first element matching this CSS selector (not found within the capture timeout: the job fails with "selector not found"). Not with fullPage or clip.',
+    example: '#pricing-table',
+    notWith: ['fullPage'],
+    formats: IMAGE_FORMATS,
+  }),
+  clip: option(clipSchema, {
+    doc: `Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px). Not with selector or fullPage.`,
+    example: { x: 0, y: 0, width: 600, height: 400 },
+    notWith: ['fullPage', 'selector'],
+    formats: IMAGE_FORMATS,
+    resolve: (clip): ClipRect | null => (clip ? { ...clip } : null),
+  }),
+  scale: option(
+    z.number('must be a number').min(L.scale.min, `must be at least ${L.scale.min}`).max(L.scale.max, `must be at most ${L.scale.max}`),
+    {
+      doc: 'Device scale factor: the image is width × scale by height × scale px.',
+      default: L.scale.default,
+      example: 2,
+      session: true,
+      formats: IMAGE_FORMATS,
+      resolve: (scale, { device }): number => scale ?? device?.deviceScaleFactor ?? L.scale.default,
+    },
   ),
-  clip: clipSchema,
-  scale: z
-    .number('must be a number')
-    .min(L.scale.min, `must be at least ${L.scale.min}`)
-    .max(L.scale.max, `must be at most ${L.scale.max}`)
-    .meta({ description: 'Device scale factor: the image is width × scale by height × scale px.', default: L.scale.default, example: 2 }),
-  quality: int(L.quality.min, L.quality.max).meta({
-    description: `Compression quality of jpeg and webp (not with png or pdf).`,
+  quality: option(int(L.quality.min, L.quality.max), {
+    doc: `Compression quality of jpeg and webp (not with png or pdf).`,
     default: L.quality.default,
     example: 70,
+    formats: ['jpeg', 'webp'],
+    resolve: (quality, { format }): number | null => (format === 'jpeg' || format === 'webp' ? (quality ?? L.quality.default) : null),
   }),
-  waitUntil: z.enum(WAIT_UNTIL, `must be one of ${WAIT_UNTIL.join(', ')}`).meta({
-    description: 'Navigation milestone to wait for before the rest; networkidle = no request for 500 ms.',
+  omitBackground: option(z.boolean('must be a boolean'), {
+    doc: 'Transparent background instead of white where the page paints none (png and webp only).',
+    default: false,
+    example: true,
+    formats: ['png', 'webp'],
+  }),
+  waitUntil: option(z.enum(WAIT_UNTIL, `must be one of ${WAIT_UNTIL.join(', ')}`), {
+    doc: 'Navigation milestone to wait for before the rest; networkidle = no request for 500 ms.',
     default: 'load',
     example: 'networkidle',
   }),
-  waitForSelector: selectorSchema(
-    'After waitUntil, wait until an element matching this CSS selector is visible (not within the capture timeout: the job fails with "selector not visible").',
-    '.chart[data-ready]',
+  waitForSelector: option(selectorSchema(), {
+    doc: 'After waitUntil, wait until an element matching this CSS selector is visible (not within the capture timeout: the job fails with "selector not visible").',
+    example: '.chart[data-ready]',
+  }),
+  hideSelectors: option(
+    z
+      .array(selectorSchema().meta({ description: 'A CSS selector.', example: '#cookie-banner' }), 'must be an array of CSS selectors')
+      .min(1, 'must have at least 1 selector')
+      .max(L.hideSelectorsMax, `must have at most ${L.hideSelectorsMax} selectors`),
+    {
+      doc: 'Elements hidden (visibility: hidden !important) before the capture.',
+      example: ['#cookie-banner', '.chat-widget'],
+      resolve: (selectors): string[] | null => (selectors ? [...selectors] : null),
+    },
   ),
-  hideSelectors: z
-    .array(selectorSchema('A CSS selector.', '#cookie-banner'), 'must be an array of CSS selectors')
-    .min(1, 'must have at least 1 selector')
-    .max(L.hideSelectorsMax, `must have at most ${L.hideSelectorsMax} selectors`)
-    .meta({ description: 'Elements hidden (visibility: hidden !important) before the capture.', example: ['#cookie-banner', '.chat-widget'] }),
-  css: text()
-    .max(L.codeMaxLength, `must be at most ${L.codeMaxLength} characters`)
-    .meta({ description: 'Style sheet added to the page after load.', example: 'body { font-family: serif !important; }' }),
-  javascript: text()
-    .max(L.codeMaxLength, `must be at most ${L.codeMaxLength} characters`)
-    .meta({
-      description:
-        'Script run in the page after load, as the body of an async function (so `await` works); awaited, bounded by the capture timeout. A throw fails the job with "javascript failed: …".',
-      example: "document.querySelector('#promo')?.remove();",
-    }),
-  darkMode: z.boolean('must be a boolean').meta({ description: 'Emulate prefers-color-scheme: dark.', default: false, example: true }),
-  reducedMotion: z.boolean('must be a boolean').meta({ description: 'Emulate prefers-reduced-motion: reduce.', default: false, example: true }),
-  device: z.enum(DEVICE_NAMES as [string, ...string[]], 'must be one of Playwright\'s device names, e.g. "iPhone 15" or "Pixel 7"').meta({
-    description: "Emulate a device (Playwright's device list): its viewport, scale, user agent, mobile and touch. Explicit width, height, scale and userAgent win.",
-    example: 'iPhone 15',
+  css: option(text().max(L.codeMaxLength, `must be at most ${L.codeMaxLength} characters`), {
+    doc: 'Style sheet added to the page after load.',
+    example: 'body { font-family: serif !important; }',
+    resolve: (css): string | null => css || null,
   }),
-  userAgent: z
-    .string('must be a string')
-    .min(1, 'must not be empty')
-    .max(L.userAgentMaxLength, `must be at most ${L.userAgentMaxLength} characters`)
-    .regex(/^[\x20-\x7e]+$/, 'must be printable ASCII')
-    .meta({ description: 'User-Agent of every request (default: the browser\'s).', example: 'Mozilla/5.0 (compatible; AcmePreview/1.0)' }),
-  headers: headersSchema,
-  cookies: z
-    .array(cookieSchema, 'must be an array of cookies')
-    .max(L.cookiesMax, `must have at most ${L.cookiesMax} cookies`)
-    .meta({
-      description: `Cookies set before navigation (at most ${L.cookiesMax}); domain defaults to the host of url.`,
-      example: [{ name: 'session', value: 'abc123', httpOnly: true, secure: true, sameSite: 'Lax' }],
-    }),
-  timezone: z
-    .string('must be a string')
-    .max(64, 'must be at most 64 characters')
-    .refine(isTimeZone, 'must be an IANA time zone name, e.g. Europe/Berlin')
-    .meta({ description: "IANA time zone of Intl and Date in the page (default: the server's).", example: 'America/New_York' }),
-  locale: z
-    .string('must be a string')
-    .max(35, 'must be at most 35 characters')
-    .refine(isLocale, 'must be a BCP 47 language tag, e.g. de-DE')
-    .meta({ description: 'navigator.language and Accept-Language.', default: DEFAULT_LOCALE, example: 'de-DE' }),
-  blockAds: z.boolean('must be a boolean').meta({ description: 'Do not make requests that match the shipped ad lists (EasyList).', default: false, example: true }),
-  blockTrackers: z
-    .boolean('must be a boolean')
-    .meta({ description: 'Do not make requests that match the shipped tracker lists (EasyPrivacy).', default: false, example: true }),
-  blockCookieBanners: z.boolean('must be a boolean').meta({
-    description: 'Dismiss or hide cookie consent banners (rules shipped with the service, never fetched at capture time).',
+  javascript: option(text().max(L.codeMaxLength, `must be at most ${L.codeMaxLength} characters`), {
+    doc: 'Script run in the page after load, as the body of an async function (so `await` works); awaited, bounded by the capture timeout. A throw fails the job with "javascript failed: …".',
+    example: "document.querySelector('#promo')?.remove();",
+    resolve: (javascript): string | null => javascript || null,
+  }),
+  darkMode: option(z.boolean('must be a boolean'), {
+    doc: 'Emulate prefers-color-scheme: dark.',
+    default: false,
+    example: true,
+    session: true,
+  }),
+  reducedMotion: option(z.boolean('must be a boolean'), {
+    doc: 'Emulate prefers-reduced-motion: reduce.',
+    default: false,
+    example: true,
+    session: true,
+  }),
+  device: option(
+    z.enum(DEVICE_NAMES as [string, ...string[]], 'must be one of Playwright\'s device names, e.g. "iPhone 15" or "Pixel 7"'),
+    {
+      doc: "Emulate a device (Playwright's device list): its viewport, scale, user agent, mobile and touch. Explicit width, height, scale and userAgent win.",
+      example: 'iPhone 15',
+      session: true,
+    },
+  ),
+  userAgent: option(
+    z
+      .string('must be a string')
+      .min(1, 'must not be empty')
+      .max(L.userAgentMaxLength, `must be at most ${L.userAgentMaxLength} characters`)
+      .regex(/^[\x20-\x7e]+$/, 'must be printable ASCII'),
+    {
+      doc: "User-Agent of every request (default: the browser's).",
+      example: 'Mozilla/5.0 (compatible; AcmePreview/1.0)',
+      session: true,
+      resolve: (userAgent, { device }): string | null => userAgent ?? device?.userAgent ?? null,
+    },
+  ),
+  headers: option(headersSchema, {
+    doc: `Extra request headers (at most ${L.headersMax}; values up to ${L.headerValueMaxLength} characters), sent only to the origin of url, never to other origins the page loads from. Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused.`,
+    example: { Authorization: 'Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig', 'X-Preview': '1' },
+    session: true,
+    resolve: (headers): Record<string, string> | null => (headers && Object.keys(headers).length ? { ...headers } : null),
+  }),
+  cookies: option(z.array(cookieSchema, 'must be an array of cookies').max(L.cookiesMax, `must have at most ${L.cookiesMax} cookies`), {
+    doc: `Cookies set before navigation (at most ${L.cookiesMax}); domain defaults to the host of url.`,
+    example: [{ name: 'session', value: 'abc123', httpOnly: true, secure: true, sameSite: 'Lax' }],
+    session: true,
+    resolve: (cookies): CaptureCookie[] | null => (cookies?.length ? cookies.map((c) => ({ ...c })) : null),
+  }),
+  timezone: option(
+    z
+      .string('must be a string')
+      .max(64, 'must be at most 64 characters')
+      .refine(isTimeZone, 'must be an IANA time zone name, e.g. Europe/Berlin'),
+    {
+      doc: "IANA time zone of Intl and Date in the page (default: the server's).",
+      example: 'America/New_York',
+      session: true,
+    },
+  ),
+  locale: option(
+    z.string('must be a string').max(35, 'must be at most 35 characters').refine(isLocale, 'must be a BCP 47 language tag, e.g. de-DE'),
+    {
+      doc: 'navigator.language and Accept-Language.',
+      default: DEFAULT_LOCALE,
+      example: 'de-DE',
+      session: true,
+      resolve: (locale): string => (locale ? Intl.getCanonicalLocales(locale)[0] : DEFAULT_LOCALE),
+    },
+  ),
+  blockAds: option(z.boolean('must be a boolean'), {
+    doc: 'Do not make requests that match the shipped ad lists (EasyList).',
+    default: false,
+    example: true,
+    session: true,
+  }),
+  blockTrackers: option(z.boolean('must be a boolean'), {
+    doc: 'Do not make requests that match the shipped tracker lists (EasyPrivacy).',
+    default: false,
+    example: true,
+    session: true,
+  }),
+  blockCookieBanners: option(z.boolean('must be a boolean'), {
+    doc: 'Dismiss or hide cookie consent banners (rules shipped with the service, never fetched at capture time).',
+    default: false,
+    example: true,
+    session: true,
+  }),
+  pdf: option(pdfSchema, {
+    doc: 'PDF settings; only with format pdf.',
+    example: { paper: 'Letter', landscape: true },
+    formats: ['pdf'],
+    resolve: (pdf, { format }): PdfOptions | null =>
+      format === 'pdf'
+        ? { paper: pdf?.paper ?? 'A4', landscape: pdf?.landscape ?? false, printBackground: pdf?.printBackground ?? true }
+        : null,
+  }),
+  cache: option(z.boolean('must be a boolean'), {
+    doc: 'Reuse a recent identical capture of the same account: the job ends done at once with cached true and is not counted against the quota.',
     default: false,
     example: true,
   }),
-  pdf: pdfSchema,
-  cache: z.boolean('must be a boolean').meta({
-    description: 'Reuse a recent identical capture of the same account: the job ends done at once with cached true and is not counted against the quota.',
-    default: false,
-    example: true,
-  }),
-  cacheTtl: int(L.cacheTtlS.min, L.cacheTtlS.max).meta({
-    description: 'How old a reused capture may be, in seconds. Only with cache true.',
+  cacheTtl: option(int(L.cacheTtlS.min, L.cacheTtlS.max), {
+    doc: 'How old a reused capture may be, in seconds. Only with cache true.',
     default: L.cacheTtlS.default,
     example: 3600,
+    onlyWithTrue: 'cache',
+    resolvedAs: 'cacheTtlS',
   }),
 } as const;
 
-/** The options as a customer sends them (REST body, upload form fields, MCP arguments, batch items), all optional. */
-export type CaptureOptionsInput = { [K in keyof typeof CAPTURE_OPTION_FIELDS]?: z.output<(typeof CAPTURE_OPTION_FIELDS)[K]> };
+type Table = typeof CAPTURE_OPTION_TABLE;
 
 /** A capture option's public name. */
-export type CaptureOptionName = keyof typeof CAPTURE_OPTION_FIELDS;
+export type CaptureOptionName = keyof Table;
+
+/** Every option's public name, in the table's order. */
+export const CAPTURE_OPTION_NAMES = Object.keys(CAPTURE_OPTION_TABLE) as CaptureOptionName[];
+
+/** The session options' public names (entries with `session: true`), in the table's order. */
+export type SessionOptionName = { [K in CaptureOptionName]: Table[K] extends { session: true } ? K : never }[CaptureOptionName];
+
+/** The session options' public names, in the table's order. */
+export const SESSION_OPTION_NAMES = CAPTURE_OPTION_NAMES.filter(
+  (name) => (CAPTURE_OPTION_TABLE[name] as CaptureOptionSpec).session,
+) as SessionOptionName[];
+
+/** The entry of `name`, with the common type. */
+export function captureOptionSpec(name: CaptureOptionName): CaptureOptionSpec {
+  return CAPTURE_OPTION_TABLE[name] as CaptureOptionSpec;
+}
+
+/**
+ * The public schema of every option with its doc, default and example as JSON Schema annotations:
+ * the REST validation and OpenAPI properties (`CaptureOption` decorators, `MatchesSchema`), the MCP
+ * arguments and {@link CaptureOptionsInput} come from it.
+ */
+export const CAPTURE_OPTION_FIELDS = Object.fromEntries(
+  CAPTURE_OPTION_NAMES.map((name) => {
+    const spec = captureOptionSpec(name);
+    return [
+      name,
+      spec.schema.meta({ description: spec.doc, ...(spec.default !== undefined ? { default: spec.default } : {}), example: spec.example }),
+    ];
+  }),
+) as { readonly [K in CaptureOptionName]: Table[K]['schema'] };
+
+/** The options as a customer sends them (REST body, upload form fields, MCP arguments, batch items), all optional. */
+export type CaptureOptionsInput = { [K in CaptureOptionName]?: z.output<Table[K]['schema']> };
+
+/** The session options as a customer sends them (run bodies). */
+export type SessionOptionsInput = Pick<CaptureOptionsInput, SessionOptionName>;
 
 /**
  * JSON Schema (2020-12, OpenAPI 3.1 and MCP `inputSchema` alike) of one option, with its description,
  * default and example.
  */
 export function captureOptionJsonSchema(name: CaptureOptionName): Record<string, unknown> {
-  const { $schema: _ignored, ...schema } = z.toJSONSchema(CAPTURE_OPTION_FIELDS[name], { target: 'draft-2020-12', unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(CAPTURE_OPTION_FIELDS[name], {
+    target: 'draft-2020-12',
+    unrepresentable: 'any',
+  }) as Record<string, unknown>;
   return schema;
 }
 
@@ -301,163 +475,99 @@ export interface PdfOptions {
   printBackground: boolean;
 }
 
+/** An entry's resolved value: what its `resolve` returns, else its output type (null when it has no default). */
+type ResolvedValue<E> = E extends { resolve: (...args: never[]) => infer R }
+  ? R
+  : E extends { schema: infer S extends z.ZodType; default: unknown }
+    ? z.output<S>
+    : E extends { schema: infer S extends z.ZodType }
+      ? z.output<S> | null
+      : never;
+
+/** An entry's resolved name: `resolvedAs`, else its public name. */
+type ResolvedName<K extends string, E> = E extends { resolvedAs: infer A extends string } ? A : K;
+
+/** What a `device` implies beyond the options of the table (Playwright's descriptor). */
+export interface DeviceTraits {
+  /** Mobile meta-viewport. */
+  isMobile: boolean;
+  /** Touch events. */
+  hasTouch: boolean;
+}
+
+/**
+ * The options of one capture with every default applied, derived from the table: each option under
+ * its resolved name (`delay` → `delayMs` ms, `cacheTtl` → `cacheTtlS` s) plus the device's traits.
+ * Sizes in CSS px.
+ */
+export type CaptureOptions = { -readonly [K in CaptureOptionName as ResolvedName<K, Table[K]>]: ResolvedValue<Table[K]> } & DeviceTraits;
+
 /**
  * The options of a browser session, shared by captures and browser session runs (CONTRACT.md,
- * "Browser session runs": the session options). Sizes in CSS px.
+ * "Browser session runs": the session options): the session options resolved, plus the device's traits.
  */
-export interface SessionOptions {
-  /** Viewport width. */
-  width: number;
-  /** Viewport height (with `fullPage` the image is as tall as the page, up to the cap). */
-  height: number;
-  /** Device scale factor. */
-  scale: number;
-  /** Playwright device name, or null. */
-  device: string | null;
-  /** Mobile meta-viewport and touch events (from `device`). */
-  isMobile: boolean;
-  hasTouch: boolean;
-  /** `User-Agent` (explicit, or the device's), or null for the browser's. */
-  userAgent: string | null;
-  /** Extra headers for the origin of the target URL only. */
-  headers: Record<string, string> | null;
-  cookies: CaptureCookie[] | null;
-  locale: string;
-  /** IANA zone, or null for the server's. */
-  timezone: string | null;
-  darkMode: boolean;
-  reducedMotion: boolean;
-  blockAds: boolean;
-  blockTrackers: boolean;
-  blockCookieBanners: boolean;
-}
-
-/** The options of one capture with every default applied. Sizes in CSS px, times in ms. */
-export interface CaptureOptions extends SessionOptions {
-  fullPage: boolean;
-  format: ResultFormat;
-  /** Wait after load (and css, javascript), ms. */
-  delayMs: number;
-  selector: string | null;
-  clip: ClipRect | null;
-  /** 1-100 for jpeg and webp; null for png and pdf. */
-  quality: number | null;
-  waitUntil: WaitUntil;
-  waitForSelector: string | null;
-  hideSelectors: string[] | null;
-  css: string | null;
-  javascript: string | null;
-  /** Set when `format` is `pdf`. */
-  pdf: PdfOptions | null;
-  cache: boolean;
-  /** Seconds. */
-  cacheTtlS: number;
-}
-
-/** Every default of {@link CaptureOptions}. */
-export const DEFAULT_CAPTURE_OPTIONS: Readonly<CaptureOptions> = Object.freeze({
-  width: L.width.default,
-  height: L.height.default,
-  scale: L.scale.default,
-  device: null,
-  isMobile: false,
-  hasTouch: false,
-  userAgent: null,
-  headers: null,
-  cookies: null,
-  locale: DEFAULT_LOCALE,
-  timezone: null,
-  darkMode: false,
-  reducedMotion: false,
-  blockAds: false,
-  blockTrackers: false,
-  blockCookieBanners: false,
-  fullPage: false,
-  format: 'png',
-  delayMs: L.delayMs.default,
-  selector: null,
-  clip: null,
-  quality: null,
-  waitUntil: 'load',
-  waitForSelector: null,
-  hideSelectors: null,
-  css: null,
-  javascript: null,
-  pdf: null,
-  cache: false,
-  cacheTtlS: L.cacheTtlS.default,
-});
+export type SessionOptions = { -readonly [K in SessionOptionName as ResolvedName<K, Table[K]>]: ResolvedValue<Table[K]> } & DeviceTraits;
 
 /**
  * The combinations CONTRACT.md ("Capture options") refuses, as field errors (each naming the field
  * that may not be there, prefixed with `prefix`, e.g. `items[2].`); empty when the input is fine.
+ * Derived from the entries' `notWith`, `formats` and `onlyWithTrue`, checked in that order.
  */
 export function captureOptionConflicts(input: CaptureOptionsInput, prefix = ''): FieldError[] {
+  const given = input as Record<string, unknown>;
+  const isSet = (name: string) => given[name] != null;
+  const isOn = (name: string) => isSet(name) && given[name] !== false;
+  const format = input.format ?? DEFAULT_FORMAT;
   const errors: FieldError[] = [];
   const refuse = (field: string, message: string) => errors.push({ field: prefix + field, message });
-  const format = input.format ?? DEFAULT_CAPTURE_OPTIONS.format;
-  if (input.selector != null && input.fullPage) refuse('selector', 'is not allowed with fullPage');
-  if (input.clip != null && input.fullPage) refuse('clip', 'is not allowed with fullPage');
-  if (input.clip != null && input.selector != null) refuse('clip', 'is not allowed with selector');
-  if (format === 'pdf') {
-    for (const field of ['selector', 'clip', 'scale', 'quality'] as const) {
-      if (input[field] != null) refuse(field, 'is not allowed with format pdf');
-    }
-  } else {
-    if (input.quality != null && format === 'png') refuse('quality', 'is only allowed with format jpeg or webp');
-    if (input.pdf != null) refuse('pdf', 'is only allowed with format pdf');
+  const specs = CAPTURE_OPTION_NAMES.map((name) => [name, captureOptionSpec(name)] as const).filter(([name]) => isSet(name));
+  for (const [name, spec] of specs) for (const other of spec.notWith ?? []) if (isOn(other)) refuse(name, `is not allowed with ${other}`);
+  for (const [name, spec] of specs) {
+    if (!spec.formats || spec.formats.includes(format)) continue;
+    refuse(name, format === 'pdf' ? 'is not allowed with format pdf' : `is only allowed with format ${spec.formats.join(' or ')}`);
   }
-  if (input.cacheTtl != null && input.cache !== true) refuse('cacheTtl', 'is only allowed with cache true');
+  for (const [name, spec] of specs)
+    if (spec.onlyWithTrue && given[spec.onlyWithTrue] !== true) refuse(name, `is only allowed with ${spec.onlyWithTrue} true`);
   return errors;
 }
 
+const DEFAULT_FORMAT = CAPTURE_OPTION_TABLE.format.default;
+
 /**
- * Applies the defaults to validated input: a `device` supplies viewport, scale, user agent, mobile and
- * touch, and explicit `width`, `height`, `scale` and `userAgent` win over it (CONTRACT.md). Call
- * {@link captureOptionConflicts} first.
+ * Applies the defaults to validated input: each option's `resolve`, else its value, else its default,
+ * else null; a `device` supplies viewport, scale, user agent, mobile and touch, and explicit `width`,
+ * `height`, `scale` and `userAgent` win over it (CONTRACT.md). Call {@link captureOptionConflicts} first.
  */
 export function resolveCaptureOptions(input: CaptureOptionsInput): CaptureOptions {
-  const d = DEFAULT_CAPTURE_OPTIONS;
-  const device = input.device ? devices[input.device] : undefined;
-  const format = input.format ?? d.format;
-  return {
-    width: input.width ?? device?.viewport.width ?? d.width,
-    height: input.height ?? device?.viewport.height ?? d.height,
-    scale: input.scale ?? device?.deviceScaleFactor ?? d.scale,
-    device: input.device ?? null,
-    isMobile: device?.isMobile ?? false,
-    hasTouch: device?.hasTouch ?? false,
-    userAgent: input.userAgent ?? device?.userAgent ?? null,
-    headers: input.headers && Object.keys(input.headers).length ? { ...input.headers } : null,
-    cookies: input.cookies?.length ? input.cookies.map((c) => ({ ...c })) : null,
-    locale: input.locale ? Intl.getCanonicalLocales(input.locale)[0] : d.locale,
-    timezone: input.timezone ?? null,
-    darkMode: input.darkMode ?? d.darkMode,
-    reducedMotion: input.reducedMotion ?? d.reducedMotion,
-    blockAds: input.blockAds ?? d.blockAds,
-    blockTrackers: input.blockTrackers ?? d.blockTrackers,
-    blockCookieBanners: input.blockCookieBanners ?? d.blockCookieBanners,
-    fullPage: input.fullPage ?? d.fullPage,
-    format,
-    delayMs: input.delay ?? d.delayMs,
-    selector: input.selector ?? null,
-    clip: input.clip ? { ...input.clip } : null,
-    quality: format === 'jpeg' || format === 'webp' ? (input.quality ?? L.quality.default) : null,
-    waitUntil: input.waitUntil ?? d.waitUntil,
-    waitForSelector: input.waitForSelector ?? null,
-    hideSelectors: input.hideSelectors ? [...input.hideSelectors] : null,
-    css: input.css || null,
-    javascript: input.javascript || null,
-    pdf: format === 'pdf' ? { paper: input.pdf?.paper ?? 'A4', landscape: input.pdf?.landscape ?? false, printBackground: input.pdf?.printBackground ?? true } : null,
-    cache: input.cache ?? d.cache,
-    cacheTtlS: input.cacheTtl ?? d.cacheTtlS,
-  };
+  return resolveNamed(input, CAPTURE_OPTION_NAMES) as unknown as CaptureOptions;
 }
+
+/** The session options of `input` resolved as a capture's (same defaults; a `device` fills viewport, scale and user agent). */
+export function resolveSessionOptions(input: SessionOptionsInput): SessionOptions {
+  return resolveNamed(input, SESSION_OPTION_NAMES) as unknown as SessionOptions;
+}
+
+function resolveNamed(input: CaptureOptionsInput, names: readonly CaptureOptionName[]): Record<string, unknown> {
+  const device = input.device ? devices[input.device] : undefined;
+  const context: ResolveContext = { device, format: input.format ?? DEFAULT_FORMAT };
+  const resolved: Record<string, unknown> = {};
+  for (const name of names) {
+    const spec = captureOptionSpec(name);
+    const value = input[name];
+    resolved[spec.resolvedAs ?? name] = spec.resolve ? spec.resolve(value, context) : (value ?? spec.default ?? null);
+  }
+  resolved.isMobile = device?.isMobile ?? false;
+  resolved.hasTouch = device?.hasTouch ?? false;
+  return resolved;
+}
+
+/** Every default of {@link CaptureOptions}. */
+export const DEFAULT_CAPTURE_OPTIONS: Readonly<CaptureOptions> = Object.freeze(resolveCaptureOptions({}));
 
 /** The options as given, public names only, `undefined`s dropped: the job's `options` echo (CONTRACT.md). */
 export function givenCaptureOptions(input: CaptureOptionsInput): CaptureOptionsInput {
   const given: Record<string, unknown> = {};
-  for (const name of Object.keys(CAPTURE_OPTION_FIELDS) as CaptureOptionName[]) {
+  for (const name of CAPTURE_OPTION_NAMES) {
     if (input[name] != null) given[name] = input[name];
   }
   return given as CaptureOptionsInput;
@@ -476,7 +586,9 @@ export function captureCacheKey(target: string, options: CaptureOptions): string
     /* validated earlier; keep as is */
   }
   const { cache: _cache, cacheTtlS: _ttl, ...shaping } = options;
-  return createHash('sha256').update(canonicalJson({ target: canonicalTarget, options: shaping })).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson({ target: canonicalTarget, options: shaping }))
+    .digest('hex');
 }
 
 /** JSON with object keys sorted at every level (arrays keep their order). */
@@ -501,6 +613,8 @@ export function captureBudgetMs(
   captureTimeoutMs: number,
   options?: Pick<CaptureOptions, 'delayMs' | 'waitForSelector' | 'javascript' | 'selector'>,
 ): number {
-  const waits = options ? [options.waitForSelector, options.javascript, options.selector].filter((o) => o !== null && o !== undefined).length : 3;
+  const waits = options
+    ? [options.waitForSelector, options.javascript, options.selector].filter((o) => o !== null && o !== undefined).length
+    : 3;
   return captureTimeoutMs * (2 + waits) + (options?.delayMs ?? L.delayMs.max);
 }

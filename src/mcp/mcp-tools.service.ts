@@ -4,7 +4,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiError, ErrorCode } from '../common/api-error';
-import { CAPTURE_LIMITS } from '../capture/capture-options';
+import { CAPTURE_LIMITS, CAPTURE_OPTION_NAMES, SESSION_OPTION_NAMES } from '../capture/capture-options';
 import { ScreenshotJobDto } from '../screenshots/dto/screenshot-job.dto';
 import { ScreenshotsService } from '../screenshots/screenshots.service';
 import { QuotaService } from '../quota/quota.service';
@@ -78,10 +78,7 @@ export class McpToolsService {
           `Viewport: width ${L.width.min}-${L.width.max} px (default ${L.width.default}), height ${L.height.min}-${L.height.max} px ` +
           `(default ${L.height.default}); fullPage captures the whole scrollable page; format png (default), jpeg or webp; ` +
           `delay waits ${L.delayMs.min}-${L.delayMs.max} ms after the page load (default ${L.delayMs.default}). ` +
-          'More options: selector or clip (one element or region), scale (1-3), quality, waitUntil, waitForSelector, hideSelectors, css, javascript, ' +
-          "darkMode, reducedMotion, device (Playwright's device names such as \"iPhone 15\"), userAgent, headers and cookies (sent to the page's own origin), " +
-          'timezone, locale, blockAds, blockTrackers, blockCookieBanners, format pdf with pdf {paper, landscape, printBackground}, and cache with cacheTtl ' +
-          '(reuse a recent identical capture of this account without counting it). ' +
+          `Every capture option is an argument, described in the input schema: ${CAPTURE_OPTION_NAMES.join(', ')}. ` +
           `Waits up to timeoutSeconds (${SCREENSHOT_WAIT_S.min}-${SCREENSHOT_WAIT_S.max}, default ${SCREENSHOT_WAIT_S.default}) for the capture; ` +
           'if it is not finished by then, returns the id with status pending or processing: call get_screenshot with that id later. ' +
           'Each accepted capture counts one screenshot against the monthly quota of this API key, also when the capture ' +
@@ -128,7 +125,8 @@ export class McpToolsService {
           'Opens a fresh browser session on url, performs the steps in order (fill, click, waitForUrl, screenshot, …), records a WebM video and ' +
           'collects the console and network errors of the page; returns the run object as JSON (status completed or failed, finalUrl, pageTitle, ' +
           'videoUrl, consoleErrors, networkErrors, steps with their status, error, screenshotUrl and result, finalizationError) and the step ' +
-          'screenshots as images. A failed step fails the run (later steps skipped) unless it has optional: true. Same arguments as POST /v1/runs, ' +
+          'screenshots as images. A failed step fails the run (later steps skipped) unless it has optional: true. Same arguments as POST /v1/runs ' +
+          `(the session options ${SESSION_OPTION_NAMES.join(', ')} as in take_screenshot), ` +
           `plus timeoutSeconds (${RUN_WAIT_S.min}-${RUN_WAIT_S.max}, default ${RUN_WAIT_S.default}): if the run has not ended by then, returns it ` +
           'as it is; call get_run with its id later. Counts one screenshot against the monthly quota of this API key.',
         inputSchema: RUN_BROWSER_SESSION_INPUT_SCHEMA,

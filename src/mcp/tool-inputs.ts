@@ -1,7 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { IsBoolean, IsInt, IsOptional, IsString, Max, Min, validateSync } from 'class-validator';
 import { z } from 'zod';
-import { CAPTURE_LIMITS, CAPTURE_OPTION_FIELDS, captureOptionJsonSchema, CaptureOptionName } from '../capture/capture-options';
+import { CAPTURE_LIMITS, CAPTURE_OPTION_NAMES, captureOptionJsonSchema, SESSION_OPTION_NAMES } from '../capture/capture-options';
 import { ApiError } from '../common/api-error';
 import { assertAcceptableBody } from '../common/request-body-rules';
 import { toFieldErrors } from '../common/validation';
@@ -64,13 +64,18 @@ function advertisedObject(shape: Record<string, z.ZodType>) {
 
 const L = CAPTURE_LIMITS;
 
-/** Input schema of `take_screenshot`: `url`, every capture option of {@link CAPTURE_OPTION_FIELDS}, and `timeoutSeconds`. */
+/** Input schema of `take_screenshot`: `url`, every capture option of the options table (`CAPTURE_OPTION_TABLE`), and `timeoutSeconds`. */
 export const TAKE_SCREENSHOT_INPUT_SCHEMA = advertisedObject({
   url: advertised(
-    { type: 'string', format: 'uri', maxLength: L.urlMaxLength, description: `Absolute http(s) URL of the page to capture (at most ${L.urlMaxLength} characters).` },
+    {
+      type: 'string',
+      format: 'uri',
+      maxLength: L.urlMaxLength,
+      description: `Absolute http(s) URL of the page to capture (at most ${L.urlMaxLength} characters).`,
+    },
     true,
   ),
-  ...Object.fromEntries(Object.keys(CAPTURE_OPTION_FIELDS).map((name) => [name, advertised(captureOptionJsonSchema(name as CaptureOptionName))])),
+  ...Object.fromEntries(CAPTURE_OPTION_NAMES.map((name) => [name, advertised(captureOptionJsonSchema(name))])),
   timeoutSeconds: advertised({
     type: 'integer',
     minimum: SCREENSHOT_WAIT_S.min,
@@ -114,29 +119,14 @@ export class GetRunInput {
   includeScreenshots?: boolean;
 }
 
-/** The session options a run takes (the capture options of these names). */
-const SESSION_OPTION_NAMES: CaptureOptionName[] = [
-  'width',
-  'height',
-  'scale',
-  'device',
-  'userAgent',
-  'headers',
-  'cookies',
-  'locale',
-  'timezone',
-  'darkMode',
-  'reducedMotion',
-  'blockAds',
-  'blockTrackers',
-  'blockCookieBanners',
-];
-
 const R = RUN_LIMITS;
 
-/** Input schema of `run_browser_session`: the body of `POST /v1/runs` and `timeoutSeconds`, self-contained (no `$ref`s). */
+/** Input schema of `run_browser_session`: the body of `POST /v1/runs` (its session options from the options table) and `timeoutSeconds`, self-contained (no `$ref`s). */
 export const RUN_BROWSER_SESSION_INPUT_SCHEMA = advertisedObject({
-  url: advertised({ type: 'string', format: 'uri', maxLength: L.urlMaxLength, description: 'Absolute http(s) URL of the first page.' }, true),
+  url: advertised(
+    { type: 'string', format: 'uri', maxLength: L.urlMaxLength, description: 'Absolute http(s) URL of the first page.' },
+    true,
+  ),
   steps: advertised({
     type: 'array',
     maxItems: R.maxSteps,

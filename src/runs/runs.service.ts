@@ -15,11 +15,11 @@ import { RUN_JOB, RUN_QUEUE, RunPayload } from '../queue/queues';
 import { AcceptanceService } from '../acceptance/acceptance.service';
 import { DurableQueueService, ENQUEUE_TIMEOUT_MS } from '../queue/durable-queue.service';
 import { ResultFilesService, ServedFile } from '../storage/result-files.service';
-import { resolveCaptureOptions } from '../capture/capture-options';
-import { CreateRunDto, sessionInputOf } from './dto/create-run.dto';
+import { resolveSessionOptions } from '../capture/capture-options';
+import { CreateRunDto } from './dto/create-run.dto';
 import { ListRunsQueryDto, RunDto, RunListDto } from './dto/run.dto';
 import { RUN_LIMITS, RunStep, stepLabel, withoutSecrets } from './run-steps';
-import { Run, RunSessionOptions } from './run.entity';
+import { Run } from './run.entity';
 
 /** How a run ends: the fields written with its final status. */
 export type RunEnding = Partial<Pick<Run, 'finalUrl' | 'pageTitle' | 'videoFile' | 'consoleErrorCount' | 'networkErrorCount' | 'consoleErrors' | 'networkErrors' | 'stepResults'>> &
@@ -101,7 +101,7 @@ export class RunsService implements OnModuleInit {
       apiKeyId: caller.apiKeyId,
       status: 'pending',
       url: dto.url,
-      options: sessionOptions(dto),
+      options: resolveSessionOptions(dto),
       video: dto.video ?? true,
       timeoutMs: dto.timeoutMs ?? RUN_LIMITS.timeoutMs.default,
       steps: stored,
@@ -388,29 +388,6 @@ export class RunsService implements OnModuleInit {
       completedAt: run.completedAt?.toISOString() ?? null,
     };
   }
-}
-
-/** The session options of a request with the capture options' defaults (a `device` fills viewport, scale and user agent). */
-function sessionOptions(dto: CreateRunDto): RunSessionOptions {
-  const o = resolveCaptureOptions(sessionInputOf(dto));
-  return {
-    width: o.width,
-    height: o.height,
-    scale: o.scale,
-    device: o.device,
-    isMobile: o.isMobile,
-    hasTouch: o.hasTouch,
-    userAgent: o.userAgent,
-    headers: o.headers,
-    cookies: o.cookies,
-    locale: o.locale,
-    timezone: o.timezone,
-    darkMode: o.darkMode,
-    reducedMotion: o.reducedMotion,
-    blockAds: o.blockAds,
-    blockTrackers: o.blockTrackers,
-    blockCookieBanners: o.blockCookieBanners,
-  };
 }
 
 /** Every step of a run that never started, as `skipped`. */

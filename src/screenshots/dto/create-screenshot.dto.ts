@@ -4,15 +4,11 @@ import { IsOptional } from 'class-validator';
 import {
   CAPTURE_LIMITS,
   CAPTURE_OPTION_FIELDS,
+  CAPTURE_OPTION_NAMES,
   captureOptionJsonSchema,
   CaptureOptionName,
   CaptureOptionsInput,
-  CaptureCookie,
-  ClipRect,
-  PdfPaper,
-  WaitUntil,
 } from '../../capture/capture-options';
-import type { ResultFormat } from '../../results/result-formats';
 import { IsHttpUrl, MatchesSchema } from '../../common/validation';
 
 /** OpenAPI property and validation of one option, both derived from its schema in {@link CAPTURE_OPTION_FIELDS}. */
@@ -25,100 +21,27 @@ function optionDecorators(name: CaptureOptionName): PropertyDecorator {
  * `POST /v1/screenshot`, batch items, the form fields of `POST /v1/screenshot/upload` and the MCP tool,
  * all derived from {@link CAPTURE_OPTION_FIELDS}, so the rules live once.
  */
-export const CaptureOption = Object.fromEntries(
-  Object.keys(CAPTURE_OPTION_FIELDS).map((name) => [name, () => optionDecorators(name as CaptureOptionName)]),
-) as { [K in CaptureOptionName]: () => PropertyDecorator };
+export const CaptureOption = Object.fromEntries(CAPTURE_OPTION_NAMES.map((name) => [name, () => optionDecorators(name)])) as {
+  [K in CaptureOptionName]: () => PropertyDecorator;
+};
 
 /**
- * The capture options as DTO properties (CONTRACT.md, "Capture options"). Combinations the contract
- * refuses (`selector` with `fullPage`, `quality` with `png`, …) are checked by the service with
- * `captureOptionConflicts`.
+ * A DTO base class with one optional property per option of `names` (in the table's order), each with
+ * its {@link CaptureOption} decorators; typed as the options as sent. Request DTOs extend it.
  */
-export class CaptureOptionsDto implements CaptureOptionsInput {
-  @CaptureOption.width()
-  width?: number;
-
-  @CaptureOption.height()
-  height?: number;
-
-  @CaptureOption.fullPage()
-  fullPage?: boolean;
-
-  @CaptureOption.format()
-  format?: ResultFormat;
-
-  @CaptureOption.delay()
-  delay?: number;
-
-  @CaptureOption.selector()
-  selector?: string;
-
-  @CaptureOption.clip()
-  clip?: ClipRect;
-
-  @CaptureOption.scale()
-  scale?: number;
-
-  @CaptureOption.quality()
-  quality?: number;
-
-  @CaptureOption.waitUntil()
-  waitUntil?: WaitUntil;
-
-  @CaptureOption.waitForSelector()
-  waitForSelector?: string;
-
-  @CaptureOption.hideSelectors()
-  hideSelectors?: string[];
-
-  @CaptureOption.css()
-  css?: string;
-
-  @CaptureOption.javascript()
-  javascript?: string;
-
-  @CaptureOption.darkMode()
-  darkMode?: boolean;
-
-  @CaptureOption.reducedMotion()
-  reducedMotion?: boolean;
-
-  @CaptureOption.device()
-  device?: string;
-
-  @CaptureOption.userAgent()
-  userAgent?: string;
-
-  @CaptureOption.headers()
-  headers?: Record<string, string>;
-
-  @CaptureOption.cookies()
-  cookies?: CaptureCookie[];
-
-  @CaptureOption.timezone()
-  timezone?: string;
-
-  @CaptureOption.locale()
-  locale?: string;
-
-  @CaptureOption.blockAds()
-  blockAds?: boolean;
-
-  @CaptureOption.blockTrackers()
-  blockTrackers?: boolean;
-
-  @CaptureOption.blockCookieBanners()
-  blockCookieBanners?: boolean;
-
-  @CaptureOption.pdf()
-  pdf?: { paper?: PdfPaper; landscape?: boolean; printBackground?: boolean };
-
-  @CaptureOption.cache()
-  cache?: boolean;
-
-  @CaptureOption.cacheTtl()
-  cacheTtl?: number;
+export function captureOptionsDtoOf<N extends CaptureOptionName>(names: readonly N[]): new () => Pick<CaptureOptionsInput, N> {
+  class OptionsDto {}
+  for (const name of names) CaptureOption[name]()(OptionsDto.prototype, name);
+  return OptionsDto as new () => Pick<CaptureOptionsInput, N>;
 }
+
+/**
+ * The capture options as DTO properties (CONTRACT.md, "Capture options"), one per entry of
+ * `CAPTURE_OPTION_TABLE`. Combinations the contract refuses (`selector` with `fullPage`, `quality` with
+ * `png`, …) are checked by the service with `captureOptionConflicts`.
+ */
+export const CaptureOptionsDto = captureOptionsDtoOf(CAPTURE_OPTION_NAMES);
+export type CaptureOptionsDto = CaptureOptionsInput;
 
 /** Body of `POST /v1/screenshot` (spec section 2.1, CONTRACT.md "Capture options"). Unknown fields are rejected. */
 export class CreateScreenshotDto extends CaptureOptionsDto {

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { CAPTURE_LIMITS, CAPTURE_OPTION_FIELDS, captureOptionJsonSchema, CaptureOptionName, CaptureOptionsInput } from '../../capture/capture-options';
+import { CAPTURE_LIMITS, CAPTURE_OPTION_NAMES, captureOptionJsonSchema, CaptureOptionsInput } from '../../capture/capture-options';
 import { RESULT_FORMATS, ResultFormat } from '../../results/result-formats';
 import { JOB_STATUSES, JobStatus } from '../screenshot-job.entity';
 
@@ -49,7 +49,7 @@ export class ScreenshotJobDto {
   @ApiProperty({
     type: 'object',
     description: 'The capture options the job was given (as sent, without url and without defaults)',
-    properties: Object.fromEntries(Object.keys(CAPTURE_OPTION_FIELDS).map((name) => [name, captureOptionJsonSchema(name as CaptureOptionName)])),
+    properties: Object.fromEntries(CAPTURE_OPTION_NAMES.map((name) => [name, captureOptionJsonSchema(name)])),
     additionalProperties: false,
     example: { width: 390, height: 844, fullPage: true, format: 'jpeg', quality: 70 },
   })

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { captureOptionJsonSchema, CAPTURE_OPTION_FIELDS, CaptureOptionName } from '../../capture/capture-options';
+import { captureOptionJsonSchema, CAPTURE_OPTION_NAMES, CaptureOptionName } from '../../capture/capture-options';
 import { CaptureOptionsDto } from './create-screenshot.dto';
 
 /** Largest uploaded HTML document, bytes (10 MiB: CONTRACT.md, "Rate limits and back-pressure"). */
@@ -17,7 +17,8 @@ type FormTransform = (params: { value: unknown }) => unknown;
 /** A decimal integer form field becomes a number; anything else is left for the validator to reject. */
 const formInt: FormTransform = ({ value }) => (typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value);
 /** A decimal number form field becomes a number. */
-const formNumber: FormTransform = ({ value }) => (typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : value);
+const formNumber: FormTransform = ({ value }) =>
+  typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : value;
 /** `true`/`false` form fields become booleans; anything else is left for the validator to reject. */
 const formBool: FormTransform = ({ value }) => (value === 'true' ? true : value === 'false' ? false : value);
 /** An object or array option arrives as JSON text (CONTRACT.md, "Capture options"); text that is not JSON is left for the validator to reject. */
@@ -47,13 +48,13 @@ function formTransformOf(name: CaptureOptionName): FormTransform | null {
  */
 export class UploadScreenshotDto extends CaptureOptionsDto {}
 
-for (const name of Object.keys(CAPTURE_OPTION_FIELDS) as CaptureOptionName[]) {
+for (const name of CAPTURE_OPTION_NAMES) {
   const transform = formTransformOf(name);
   if (transform) Transform(transform)(UploadScreenshotDto.prototype, name);
 }
 
 /** Form fields the upload route accepts: every capture option plus `file`. */
-export const UPLOAD_FORM_FIELDS_MAX = Object.keys(CAPTURE_OPTION_FIELDS).length;
+export const UPLOAD_FORM_FIELDS_MAX = CAPTURE_OPTION_NAMES.length;
 
 /** The multipart form as documented in OpenAPI: the options plus the `file` part. */
 export class UploadScreenshotFormDto extends UploadScreenshotDto {

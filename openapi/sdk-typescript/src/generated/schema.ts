@@ -736,6 +736,12 @@ export interface components {
              */
             locale?: string;
             /**
+             * @description Transparent background instead of white where the page paints none (png and webp only).
+             * @default false
+             * @example true
+             */
+            omitBackground?: boolean;
+            /**
              * @description PDF settings; only with format pdf.
              * @example {
              *       "landscape": true,
@@ -1553,6 +1559,12 @@ export interface components {
                  */
                 locale?: string;
                 /**
+                 * @description Transparent background instead of white where the page paints none (png and webp only).
+                 * @default false
+                 * @example true
+                 */
+                omitBackground?: boolean;
+                /**
                  * @description PDF settings; only with format pdf.
                  * @example {
                  *       "landscape": true,
@@ -1936,6 +1948,12 @@ export interface components {
              * @example de-DE
              */
             locale?: string;
+            /**
+             * @description Transparent background instead of white where the page paints none (png and webp only).
+             * @default false
+             * @example true
+             */
+            omitBackground?: boolean;
             /**
              * @description PDF settings; only with format pdf.
              * @example {

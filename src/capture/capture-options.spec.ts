@@ -1,0 +1,123 @@
+import { devices } from 'playwright';
+import { RESULT_FORMATS } from '../results/result-formats';
+import {
+  CAPTURE_OPTION_FIELDS,
+  CAPTURE_OPTION_NAMES,
+  captureOptionConflicts,
+  CaptureOptionName,
+  CaptureOptionsInput,
+  captureOptionSpec,
+  DEFAULT_CAPTURE_OPTIONS,
+  resolveCaptureOptions,
+  resolveSessionOptions,
+  SESSION_OPTION_NAMES,
+} from './capture-options';
+
+// The DTOs, OpenAPI, MCP and CLI derived from the table are checked in src/openapi/capture-options-derived.spec.ts.
+
+describe('the options table', () => {
+  it.each(CAPTURE_OPTION_NAMES)('%s: its example and its default are valid values of its schema', (name) => {
+    const spec = captureOptionSpec(name);
+    expect(spec.doc.length).toBeGreaterThan(0);
+    expect(spec.schema.safeParse(spec.example).success).toBe(true);
+    if (spec.default !== undefined) expect(spec.schema.safeParse(spec.default).success).toBe(true);
+  });
+
+  it('names the options it conflicts with in its doc, and only options of the table', () => {
+    for (const name of CAPTURE_OPTION_NAMES) {
+      const spec = captureOptionSpec(name);
+      for (const other of [...(spec.notWith ?? []), ...(spec.onlyWithTrue ? [spec.onlyWithTrue] : [])]) {
+        expect(CAPTURE_OPTION_NAMES).toContain(other);
+        expect(`${name}: ${spec.doc}`).toContain(other);
+      }
+      for (const format of spec.formats ?? []) expect(RESULT_FORMATS).toContain(format);
+    }
+  });
+});
+
+describe('resolution', () => {
+  it('a run resolves its session options exactly as a capture resolves them', () => {
+    const input: CaptureOptionsInput = { device: 'iPhone 15', width: 500, locale: 'de-de', headers: {}, blockAds: true };
+    const session = resolveSessionOptions(input) as unknown as Record<string, unknown>;
+    const capture = resolveCaptureOptions(input) as unknown as Record<string, unknown>;
+    const sessionKeys = SESSION_OPTION_NAMES.map((name) => captureOptionSpec(name).resolvedAs ?? name);
+    expect(Object.keys(session).sort()).toEqual([...sessionKeys, 'isMobile', 'hasTouch'].sort());
+    for (const key of Object.keys(session)) expect(session[key]).toEqual(capture[key]);
+    expect(session).toMatchObject({
+      width: 500,
+      height: devices['iPhone 15'].viewport.height,
+      isMobile: true,
+      hasTouch: true,
+      locale: 'de-DE',
+      headers: null,
+      blockAds: true,
+    });
+  });
+
+  it('resolves defaults under their resolved names', () => {
+    expect(DEFAULT_CAPTURE_OPTIONS).toMatchObject({
+      width: 1280,
+      height: 800,
+      format: 'png',
+      delayMs: 0,
+      cacheTtlS: 14_400,
+      quality: null,
+      pdf: null,
+      locale: 'en-US',
+      selector: null,
+    });
+    expect(resolveCaptureOptions({ format: 'jpeg' }).quality).toBe(85);
+    expect(resolveCaptureOptions({ format: 'pdf' }).pdf).toEqual({ paper: 'A4', landscape: false, printBackground: true });
+    expect(resolveCaptureOptions({ delay: 250, cache: true, cacheTtl: 60 })).toMatchObject({ delayMs: 250, cacheTtlS: 60 });
+    for (const name of CAPTURE_OPTION_NAMES) expect(CAPTURE_OPTION_FIELDS[name]).toBeDefined();
+  });
+});
+
+describe('captureOptionConflicts', () => {
+  it('refuses every declared conflict, naming the option, and accepts the option alone', () => {
+    for (const name of CAPTURE_OPTION_NAMES) {
+      const spec = captureOptionSpec(name);
+      const alone: Record<string, unknown> = { [name]: spec.example };
+      if (spec.formats) alone.format = spec.formats[0];
+      if (spec.onlyWithTrue) alone[spec.onlyWithTrue] = true;
+      expect(captureOptionConflicts(alone as CaptureOptionsInput)).toEqual([]);
+      for (const other of spec.notWith ?? []) {
+        const both = { ...alone, [other]: captureOptionSpec(other as CaptureOptionName).example };
+        expect(captureOptionConflicts(both as CaptureOptionsInput)).toContainEqual({
+          field: name,
+          message: `is not allowed with ${other}`,
+        });
+      }
+      for (const format of RESULT_FORMATS.filter((f) => spec.formats && !spec.formats.includes(f))) {
+        expect(captureOptionConflicts({ ...alone, format } as CaptureOptionsInput).map((e) => e.field)).toContain(name);
+      }
+      if (spec.onlyWithTrue) {
+        expect(captureOptionConflicts({ ...alone, [spec.onlyWithTrue]: false } as CaptureOptionsInput)).toEqual([
+          { field: name, message: `is only allowed with ${spec.onlyWithTrue} true` },
+        ]);
+      }
+    }
+  });
+
+  it("keeps the messages and order of CONTRACT.md's rules", () => {
+    expect(
+      captureOptionConflicts(
+        { format: 'pdf', selector: '#a', clip: { x: 0, y: 0, width: 1, height: 1 }, fullPage: true, scale: 2, quality: 50 },
+        'items[1].',
+      ),
+    ).toEqual([
+      { field: 'items[1].selector', message: 'is not allowed with fullPage' },
+      { field: 'items[1].clip', message: 'is not allowed with fullPage' },
+      { field: 'items[1].clip', message: 'is not allowed with selector' },
+      { field: 'items[1].selector', message: 'is not allowed with format pdf' },
+      { field: 'items[1].clip', message: 'is not allowed with format pdf' },
+      { field: 'items[1].scale', message: 'is not allowed with format pdf' },
+      { field: 'items[1].quality', message: 'is not allowed with format pdf' },
+    ]);
+    expect(captureOptionConflicts({ quality: 50, pdf: {} })).toEqual([
+      { field: 'quality', message: 'is only allowed with format jpeg or webp' },
+      { field: 'pdf', message: 'is only allowed with format pdf' },
+    ]);
+    expect(captureOptionConflicts({ fullPage: false, selector: '#a', cache: true, cacheTtl: 60 })).toEqual([]);
+  });
+});

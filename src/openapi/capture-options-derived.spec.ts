@@ -1,0 +1,111 @@
+import 'reflect-metadata';
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CAPTURE_FLAGS, RUN_FLAGS } from '../../openapi/sdk-typescript/src/cli-options';
+import {
+  CAPTURE_OPTION_NAMES,
+  captureOptionJsonSchema,
+  CaptureOptionName,
+  captureOptionSpec,
+  SESSION_OPTION_NAMES,
+} from '../capture/capture-options';
+import { toFieldErrors } from '../common/validation';
+import { RUN_BROWSER_SESSION_INPUT_SCHEMA, TAKE_SCREENSHOT_INPUT_SCHEMA } from '../mcp/tool-inputs';
+import { CreateRunDto } from '../runs/dto/create-run.dto';
+import { CreateScreenshotDto } from '../screenshots/dto/create-screenshot.dto';
+import { UploadScreenshotDto } from '../screenshots/dto/upload-screenshot.dto';
+
+/*
+ * Everything derived from the options table (docs/capture-options.md) takes every option as declared:
+ * the request DTOs and their validation, the committed OpenAPI document, the MCP tools' input
+ * schemas and the SDK CLI's flags. The table's own rules are tested in src/capture/capture-options.spec.ts.
+ */
+
+/** The OpenAPI document as committed (`npm run openapi:check` keeps it equal to the code's). */
+const document = JSON.parse(readFileSync(join(__dirname, '../../openapi/openapi.json'), 'utf8')) as {
+  components: { schemas: Record<string, { properties: Record<string, Record<string, unknown>> }> };
+};
+
+const NON_SESSION = CAPTURE_OPTION_NAMES.filter((name) => !SESSION_OPTION_NAMES.includes(name as never));
+
+/** A value of the wrong JSON type for `name`. */
+function wrongTypeFor(name: CaptureOptionName): unknown {
+  return captureOptionJsonSchema(name).type === 'string' ? 12345 : 'not a valid value';
+}
+
+function fieldErrors<T extends object>(type: new () => T, body: object) {
+  return toFieldErrors(validateSync(plainToInstance(type, body), { whitelist: true, forbidNonWhitelisted: true }));
+}
+
+describe('derived from the table', () => {
+  it('every option is a validated, documented property of the screenshot body, batch item and upload form; the run body has exactly the session options', () => {
+    const documented = (type: object) =>
+      (Reflect.getMetadata('swagger/apiModelPropertiesArray', (type as { prototype: object }).prototype) as string[]).map((p) =>
+        p.slice(1),
+      );
+    expect(documented(CreateScreenshotDto)).toEqual(expect.arrayContaining(CAPTURE_OPTION_NAMES));
+    expect(documented(UploadScreenshotDto)).toEqual(expect.arrayContaining(CAPTURE_OPTION_NAMES));
+    expect(
+      documented(CreateRunDto)
+        .filter((p) => CAPTURE_OPTION_NAMES.includes(p as CaptureOptionName))
+        .sort(),
+    ).toEqual([...SESSION_OPTION_NAMES].sort());
+
+    for (const name of CAPTURE_OPTION_NAMES) {
+      const spec = captureOptionSpec(name);
+      expect(fieldErrors(CreateScreenshotDto, { url: 'https://example.com', [name]: spec.example })).toEqual([]);
+      expect(fieldErrors(CreateScreenshotDto, { url: 'https://example.com', [name]: wrongTypeFor(name) }).map((e) => e.field)).toEqual([
+        name,
+      ]);
+      const run = fieldErrors(CreateRunDto, { url: 'https://example.com', [name]: spec.example });
+      expect(run.map((e) => e.field)).toEqual(spec.session ? [] : [name]);
+    }
+  });
+
+  it('upload form fields arrive as text and become the option values', () => {
+    const form: Record<string, string> = {};
+    for (const name of CAPTURE_OPTION_NAMES) {
+      const example = captureOptionSpec(name).example;
+      form[name] = typeof example === 'string' ? example : JSON.stringify(example);
+    }
+    const dto = plainToInstance(UploadScreenshotDto, form) as Record<string, unknown>;
+    for (const name of CAPTURE_OPTION_NAMES) expect(dto[name]).toEqual(captureOptionSpec(name).example);
+  });
+
+  it('the OpenAPI document shows every option with its doc, default and example; the run body the session options only', () => {
+    const screenshot = document.components.schemas.CreateScreenshotDto.properties;
+    const uploadForm = document.components.schemas.UploadScreenshotFormDto.properties;
+    const run = document.components.schemas.CreateRunDto.properties;
+    for (const name of CAPTURE_OPTION_NAMES) {
+      const spec = captureOptionSpec(name);
+      expect(screenshot[name]).toMatchObject({
+        description: spec.doc,
+        example: spec.example,
+        ...(spec.default !== undefined ? { default: spec.default } : {}),
+      });
+      expect(uploadForm[name]).toEqual(screenshot[name]);
+      if (spec.session) expect(run[name]).toEqual(screenshot[name]);
+      else expect(run[name]).toBeUndefined();
+    }
+  });
+
+  it('the MCP tools take every option (take_screenshot) and the session options (run_browser_session) with the same JSON Schema', () => {
+    for (const name of CAPTURE_OPTION_NAMES) {
+      expect(TAKE_SCREENSHOT_INPUT_SCHEMA.shape[name]?.meta()).toEqual(captureOptionJsonSchema(name));
+    }
+    for (const name of SESSION_OPTION_NAMES)
+      expect(RUN_BROWSER_SESSION_INPUT_SCHEMA.shape[name]?.meta()).toEqual(captureOptionJsonSchema(name));
+    for (const name of NON_SESSION) expect(RUN_BROWSER_SESSION_INPUT_SCHEMA.shape[name]).toBeUndefined();
+  });
+
+  it('the SDK CLI has a flag for every option, and the run command for every session option only', () => {
+    for (const name of CAPTURE_OPTION_NAMES) expect(Object.keys(CAPTURE_FLAGS)).toContain(name);
+    for (const name of SESSION_OPTION_NAMES) expect(Object.keys(RUN_FLAGS)).toContain(name);
+    for (const name of NON_SESSION) expect(Object.keys(RUN_FLAGS)).not.toContain(name);
+    expect(CAPTURE_FLAGS.hideSelectors.kind).toBe('list');
+    expect(CAPTURE_FLAGS.clip.kind).toBe('json');
+    expect(CAPTURE_FLAGS.scale.kind).toBe('number');
+  });
+});
