@@ -200,6 +200,25 @@ const RECIPES: Record<string, Recipe> = {
       ...idempotencyScenarios('resend', { pathParams: idempotentTargets.retryWebhookDelivery }, 202, { note: 'other' }),
     ],
   },
+  createRenderKey: {
+    valid: () => ({ body: { description: 'contract test', allowedHosts: ['example.com', '*.example.com'] } }),
+    scenarios: (_ctx, valid) => idempotencyScenarios('render-key', valid, 201, { description: 'other' }),
+    notExercised: {
+      403: 'PLAN_LIMIT_REACHED needs an account at its plan limit; test/render-keys.e2e-spec.ts provokes it',
+      409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it',
+    },
+  },
+  listRenderKeys: { valid: () => ({}) },
+  rotateRenderKey: {
+    valid: async (ctx) => ({ pathParams: { id: (await ctx.t.request('POST', '/v1/render-keys', { key: ctx.key, body: {} })).body.id }, body: { expiresInSeconds: 60 } }),
+    unknownPathParams: { id: 'rk_000000000000000000000000' },
+    scenarios: (_ctx, valid) => idempotencyScenarios('render-key-rotate', valid, 200, { expiresInSeconds: 120 }),
+    notExercised: { 409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it' },
+  },
+  deleteRenderKey: {
+    valid: async (ctx) => ({ pathParams: { id: (await ctx.t.request('POST', '/v1/render-keys', { key: ctx.key, body: {} })).body.id } }),
+    unknownPathParams: { id: 'rk_000000000000000000000000' },
+  },
   deleteWebhookEndpoint: {
     valid: async (ctx) => ({ pathParams: { id: await ctx.newWebhookEndpointId() } }),
     unknownPathParams: { id: 'we_000000000000000000000000' },

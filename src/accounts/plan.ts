@@ -13,3 +13,9 @@ export function isPlan(value: string): value is Plan {
 export function monthlyCap(plan: Plan, legacyFreeCap: number): number {
   return plan === 'legacy_free' ? legacyFreeCap : PLAN_CAPS[plan];
 }
+
+/**
+ * Render keys an account may have per plan (CONTRACT.md, "Organizations and plan limits": 2 / 10 / 50);
+ * `legacy_free` has the free plan's. Kept here beside the caps until a table of every plan limit exists.
+ */
+export const PLAN_RENDER_KEY_LIMITS: Record<Plan, number> = { free: 2, starter: 10, pro: 50, legacy_free: 2 };

@@ -1,3 +1,4 @@
+import { RenderKeys1795600000000 } from './1795600000000-RenderKeys';
 import { Initial1795217803145 } from './1795217803145-Initial';
 import { Quotas1795218034281 } from './1795218034281-Quotas';
 import { Webhooks1795218228183 } from './1795218228183-Webhooks';
@@ -31,4 +32,5 @@ export const MIGRATIONS: Function[] = [
   ResultExpiry1795500000000,
   SignInFailuresByIp1795510000000,
   OpenWorkCounter1795520000000,
+  RenderKeys1795600000000,
 ];

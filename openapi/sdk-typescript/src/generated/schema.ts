@@ -4,6 +4,70 @@
  */
 
 export interface paths {
+    "/v1/render-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List render keys
+         * @description The account's render keys, oldest first, without secrets.
+         */
+        get: operations["listRenderKeys"];
+        put?: never;
+        /**
+         * Create a render key
+         * @description Creates a key that signs render links (`GET /v1/render/{renderKeyId}.{ext}`). It belongs to the calling API key: its renders count against that key's quota, and its links stop working when that key is revoked. The secret is shown only here and on rotation; sign links on a server, never in a browser. Send an `Idempotency-Key` to retry safely.
+         */
+        post: operations["createRenderKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/render-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a render key
+         * @description Deletes the key; its links answer 401 `INVALID_SIGNATURE` at once.
+         */
+        delete: operations["deleteRenderKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/render-keys/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a render key's secret
+         * @description Replaces the secret; the new one is shown only in this response. With `expiresInSeconds` (at most 7 days) links signed with the old secret stay valid until then. Send an `Idempotency-Key` to retry safely: a retry gets the same new secret back.
+         */
+        post: operations["rotateRenderKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/runs": {
         parameters: {
             query?: never;
@@ -465,6 +529,21 @@ export interface components {
              */
             timeoutMs?: number;
         };
+        CreateRenderKeyDto: {
+            /**
+             * @description Hosts the links of this key may capture: exact (`example.com`) or with one leading wildcard (`*.example.com`: any subdomain, not the apex), lower case. Absent or empty: any host.
+             * @example [
+             *       "example.com",
+             *       "*.example.com"
+             *     ]
+             */
+            allowedHosts?: string[];
+            /**
+             * @description Free-text label
+             * @default
+             */
+            description?: string;
+        };
         CreateRunDto: {
             /**
              * @description Do not make requests that match the shipped ad lists (EasyList).
@@ -845,6 +924,24 @@ export interface components {
              */
             url: string;
         };
+        CreatedRenderKeyDto: {
+            allowedHosts: string[];
+            /**
+             * @description The API key whose quota the renders use; revoking it stops the links
+             * @example key_8cV1nQw3ZrT5yU7iO9pA2sD4
+             */
+            apiKeyId: string;
+            /** Format: date-time */
+            createdAt: string;
+            description: string;
+            /** @example rk_4fQx9LmZ2pRt7YvB1nKc3sDw */
+            id: string;
+            /**
+             * @description `rks_` + 40 base62 characters; shown only here and on rotation
+             * @example rks_Jd0aZxY2mNw8PqRs4kq1Jd0aZxY2mNw8PqRs4kq1
+             */
+            secret: string;
+        };
         CreatedWebhookEndpointDto: {
             /**
              * @description ISO 8601 UTC with milliseconds
@@ -1110,12 +1207,35 @@ export interface components {
             /** @enum {string} */
             type: "quota.warning";
         };
+        RenderKeyDto: {
+            allowedHosts: string[];
+            /**
+             * @description The API key whose quota the renders use; revoking it stops the links
+             * @example key_8cV1nQw3ZrT5yU7iO9pA2sD4
+             */
+            apiKeyId: string;
+            /** Format: date-time */
+            createdAt: string;
+            description: string;
+            /** @example rk_4fQx9LmZ2pRt7YvB1nKc3sDw */
+            id: string;
+        };
+        RenderKeyListDto: {
+            data: components["schemas"]["RenderKeyDto"][];
+        };
         ResentWebhookDeliveryDto: {
             /**
              * @description Id of the resent delivery: the same `Webhook-Id` as before, attempted again now
              * @example dlv_7hT2kP9mQ4xW1vB8nR3sL6cZ
              */
             deliveryId: string;
+        };
+        RotateRenderKeyDto: {
+            /**
+             * @description Seconds the old secret keeps signing valid links (0: it stops at once)
+             * @default 0
+             */
+            expiresInSeconds?: number;
         };
         RotateWebhookSecretDto: {
             /**
@@ -1124,6 +1244,12 @@ export interface components {
              * @example 86400
              */
             expiresInSeconds?: number;
+        };
+        RotatedRenderKeyDto: {
+            /** @example rk_4fQx9LmZ2pRt7YvB1nKc3sDw */
+            id: string;
+            /** @description The new secret, shown only here */
+            secret: string;
         };
         RotatedWebhookSecretDto: {
             /**
@@ -2200,6 +2326,1124 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listRenderKeys: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                "X-Organization-ID"?: string;
+                /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
+                "X-Request-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The render keys */
+            200: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "allowedHosts": [
+                     *             "example.com",
+                     *             "*.example.com"
+                     *           ],
+                     *           "apiKeyId": "key_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *           "createdAt": "2026-11-20T12:00:00.000Z",
+                     *           "description": "Open Graph images",
+                     *           "id": "rk_4fQx9LmZ2pRt7YvB1nKc3sDw"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RenderKeyListDto"];
+                };
+            };
+            /** @description Invalid request. Codes: INVALID_ORGANIZATION_ID */
+            400: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INVALID_ORGANIZATION_ID",
+                     *       "error": "Invalid request",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INVALID_ORGANIZATION_ID";
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. Codes: UNAUTHENTICATED, INVALID_API_KEY, API_KEY_REVOKED */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHENTICATED",
+                     *       "error": "Missing, unknown or revoked API key",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected failure. Codes: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_ERROR",
+                     *       "error": "Unexpected failure",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createRenderKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
+                "Idempotency-Key"?: string;
+                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                "X-Organization-ID"?: string;
+                /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
+                "X-Request-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateRenderKeyDto"];
+            };
+        };
+        responses: {
+            /** @description Created; `secret` is shown only here */
+            201: {
+                headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key` */
+                    "Idempotency-Replayed"?: "true";
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "allowedHosts": [
+                     *         "example.com",
+                     *         "*.example.com"
+                     *       ],
+                     *       "apiKeyId": "key_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *       "createdAt": "2026-11-20T12:00:00.000Z",
+                     *       "description": "Open Graph images",
+                     *       "id": "rk_4fQx9LmZ2pRt7YvB1nKc3sDw",
+                     *       "secret": "rks_Jd0aZxY2mNw8PqRs4kq1Jd0aZxY2mNw8PqRs4kq1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreatedRenderKeyDto"];
+                };
+            };
+            /** @description Invalid request. Codes: VALIDATION_FAILED, INVALID_JSON, TARGET_NOT_ALLOWED, INVALID_IDEMPOTENCY_KEY, INVALID_ORGANIZATION_ID */
+            400: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "VALIDATION_FAILED",
+                     *       "error": "Invalid request",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "INVALID_IDEMPOTENCY_KEY" | "INVALID_ORGANIZATION_ID";
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. Codes: UNAUTHENTICATED, INVALID_API_KEY, API_KEY_REVOKED */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHENTICATED",
+                     *       "error": "Missing, unknown or revoked API key",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Not allowed. Codes: PLAN_LIMIT_REACHED */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "PLAN_LIMIT_REACHED",
+                     *       "error": "Not allowed",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "PLAN_LIMIT_REACHED";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running. Codes: IDEMPOTENCY_IN_FLIGHT */
+            409: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_IN_FLIGHT",
+                     *       "error": "A request with the same Idempotency-Key is still running",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_IN_FLIGHT";
+                    };
+                };
+            };
+            /** @description Body too large. Codes: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "error": "Body too large",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description Body is not of a supported media type. Codes: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "error": "Body is not of a supported media type",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Idempotency-Key reused with a different body. Codes: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "error": "Idempotency-Key reused with a different body",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected failure. Codes: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_ERROR",
+                     *       "error": "Unexpected failure",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    deleteRenderKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                "X-Organization-ID"?: string;
+                /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description Render key id (`rk_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request. Codes: INVALID_ORGANIZATION_ID */
+            400: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INVALID_ORGANIZATION_ID",
+                     *       "error": "Invalid request",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INVALID_ORGANIZATION_ID";
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. Codes: UNAUTHENTICATED, INVALID_API_KEY, API_KEY_REVOKED */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHENTICATED",
+                     *       "error": "Missing, unknown or revoked API key",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Unknown id, or an id of another account. Codes: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "error": "Unknown id, or an id of another account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected failure. Codes: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_ERROR",
+                     *       "error": "Unexpected failure",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    rotateRenderKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
+                "Idempotency-Key"?: string;
+                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                "X-Organization-ID"?: string;
+                /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description Render key id (`rk_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateRenderKeyDto"];
+            };
+        };
+        responses: {
+            /** @description The new secret, shown only here */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key` */
+                    "Idempotency-Replayed"?: "true";
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "rk_4fQx9LmZ2pRt7YvB1nKc3sDw",
+                     *       "secret": "rks_Jd0aZxY2mNw8PqRs4kq1Jd0aZxY2mNw8PqRs4kq1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RotatedRenderKeyDto"];
+                };
+            };
+            /** @description Invalid request. Codes: VALIDATION_FAILED, INVALID_JSON, TARGET_NOT_ALLOWED, INVALID_IDEMPOTENCY_KEY, INVALID_ORGANIZATION_ID */
+            400: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "VALIDATION_FAILED",
+                     *       "error": "Invalid request",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "INVALID_IDEMPOTENCY_KEY" | "INVALID_ORGANIZATION_ID";
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. Codes: UNAUTHENTICATED, INVALID_API_KEY, API_KEY_REVOKED */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHENTICATED",
+                     *       "error": "Missing, unknown or revoked API key",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Unknown id, or an id of another account. Codes: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "error": "Unknown id, or an id of another account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running. Codes: IDEMPOTENCY_IN_FLIGHT */
+            409: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_IN_FLIGHT",
+                     *       "error": "A request with the same Idempotency-Key is still running",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_IN_FLIGHT";
+                    };
+                };
+            };
+            /** @description Body too large. Codes: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "error": "Body too large",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description Body is not of a supported media type. Codes: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "error": "Body is not of a supported media type",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Idempotency-Key reused with a different body. Codes: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "error": "Idempotency-Key reused with a different body",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected failure. Codes: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_ERROR",
+                     *       "error": "Unexpected failure",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
     listRuns: {
         parameters: {
             query?: {
