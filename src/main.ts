@@ -6,6 +6,7 @@ import { ConfigError, loadConfigFromProcessEnv } from './config/app-config';
 import { configureApp } from './configure-app';
 import { runMigrationsUnderLock } from './database/migrate';
 import { drainHttpAndClose, onTerminationSignals } from './health/graceful-shutdown';
+import { startOpsHttpServer } from './health/ops-http-server';
 
 /**
  * The HTTP API; with `WORKER_MODE=inline` (default) it also runs the queue processors. With
@@ -25,6 +26,8 @@ async function bootstrap(): Promise<void> {
     logger.log(applied.length ? `Applied migrations ${applied.join(', ')}` : 'Database schema is up to date');
   }
   await app.listen(config.port);
+  // A separate port for scrapers inside the network (CONTRACT.md, "Health and readiness").
+  if (config.metricsPort) await startOpsHttpServer(app, config.metricsPort);
   onTerminationSignals((signal) => drainHttpAndClose(app, config.shutdownDelayMs, signal));
   logger.log(`API listening on ${config.publicBaseUrl} (workers: ${config.workerMode}); docs at /docs`);
 }

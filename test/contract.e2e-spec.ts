@@ -81,6 +81,7 @@ let retryingDelivery: Record<string, string> = {};
  * other code for the operation.
  */
 const PIPELINE_WIDE: Record<number, { codes: string[]; where: string }> = {
+  403: { codes: ['ORGANIZATION_MISMATCH'], where: 'test/organization-id.e2e-spec.ts (X-Organization-ID naming another account)' },
   429: { codes: ['RATE_LIMITED'], where: 'test/abuse-limits.e2e-spec.ts (RATE_LIMIT_PER_SECOND on an instance of its own)' },
 };
 
@@ -162,7 +163,10 @@ const RECIPES: Record<string, Recipe> = {
   createWebhookEndpoint: {
     valid: ({ pages }) => ({ body: { url: `${pages.url}/hook`, events: ['screenshot.completed'], description: 'contract test' } }),
     scenarios: (ctx, valid) => idempotencyScenarios('webhook', valid, 201, { url: `${ctx.pages.url}/hook?other` }),
-    notExercised: { 409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it' },
+    notExercised: {
+      409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it',
+      403: 'PLAN_LIMIT_REACHED needs an account at its plan limit; test/plan-limits.e2e-spec.ts provokes it',
+    },
   },
   updateWebhookEndpoint: {
     valid: async (ctx) => ({ pathParams: { id: await ctx.webhookEndpointId() }, body: { description: 'contract test, patched', enabled: true } }),

@@ -105,7 +105,7 @@ describe('SSRF guard: every request the page makes goes through the checking pro
     const before = internal.connections();
     const job = await capture(`http://allowed.test:${site.port}/redirect`);
     expect(job.status).toBe('failed');
-    expect(job.error).toMatch(/^Target not allowed: 127\.0\.0\.1 resolves to 127\.0\.0\.1 \(loopback\)/);
+    expect(job.error).toMatch(/^Target not allowed: 127\.0\.0\.1 is a blocked address \(loopback\)/);
     expect(internal.connections()).toBe(before);
   });
 
@@ -133,7 +133,7 @@ describe('SSRF guard: every request the page makes goes through the checking pro
     const job = await capture(`http://rebind.test:${internal.port}/`);
     expect(rebindLookups).toBeGreaterThanOrEqual(2);
     expect(job.status).toBe('failed');
-    expect(job.error).toMatch(/^Target not allowed: rebind\.test resolves to 127\.0\.0\.1/);
+    expect(job.error).toMatch(/^Target not allowed: rebind\.test resolves to a blocked address \(loopback\)/);
     expect(internal.connections()).toBe(before);
   });
 

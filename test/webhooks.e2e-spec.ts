@@ -42,6 +42,9 @@ describe('webhooks', () => {
   }
 
   async function ping(endpointId: string, as = key): Promise<string> {
+    // Test pings are limited to 10 per endpoint per minute (CONTRACT.md, "Organizations and plan
+    // limits"; test/plan-limits.e2e-spec.ts): this file pings more to fill the delivery log.
+    await t.get(DataSource).query(`DELETE FROM rate_limits WHERE key = $1`, [`webhook-test:${endpointId}`]);
     const res = await t.request('POST', `/v1/webhooks/${endpointId}/test`, { key: as });
     expect(res.status).toBe(202);
     expect(Object.keys(res.body)).toEqual(['deliveryId']);
@@ -430,7 +433,7 @@ describe('webhook targets under the SSRF guard (https only, private ranges block
       d = (await t.request('GET', `/v1/webhooks/${created.body.id}/deliveries`, { key })).body.data.find((x: any) => x.id === deliveryId);
     } while (d.status === 'pending' && Date.now() < deadline);
     expect(d).toMatchObject({ status: 'retrying', attempts: 1, responseCode: null });
-    expect(d.errorMessage).toMatch(/^Target not allowed: hooks\.example\.test resolves to 127\.0\.0\.1/);
+    expect(d.errorMessage).toMatch(/^Target not allowed: hooks\.example\.test resolves to a blocked address \(loopback\)/);
     expect(new Date(d.nextAttemptAt).getTime() - new Date(d.lastAttemptAt).getTime()).toBeGreaterThanOrEqual(30_000);
     expect((await t.request('DELETE', `/v1/webhooks/${created.body.id}`, { key })).status).toBe(204);
   });

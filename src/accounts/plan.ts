@@ -14,8 +14,24 @@ export function monthlyCap(plan: Plan, legacyFreeCap: number): number {
   return plan === 'legacy_free' ? legacyFreeCap : PLAN_CAPS[plan];
 }
 
+/** What a plan limits the number of (CONTRACT.md, "Organizations and plan limits"); the `resource` of `PLAN_LIMIT_REACHED`. */
+export const LIMITED_RESOURCES = ['api_keys', 'webhook_endpoints', 'render_keys', 'monitors', 'storage_destinations'] as const;
+export type LimitedResource = (typeof LIMITED_RESOURCES)[number];
+
 /**
- * Render keys an account may have per plan (CONTRACT.md, "Organizations and plan limits": 2 / 10 / 50);
- * `legacy_free` has the free plan's. Kept here beside the caps until a table of every plan limit exists.
+ * How many of each resource an account may have per plan (CONTRACT.md, "Organizations and plan
+ * limits"): active (unrevoked) API keys, webhook endpoints, render keys, monitors, storage
+ * destinations. `legacy_free` has the `free` limits. The one place these numbers live.
  */
-export const PLAN_RENDER_KEY_LIMITS: Record<Plan, number> = { free: 2, starter: 10, pro: 50, legacy_free: 2 };
+export const PLAN_LIMITS: Record<LimitedResource, Record<Exclude<Plan, 'legacy_free'>, number>> = {
+  api_keys: { free: 2, starter: 10, pro: 50 },
+  webhook_endpoints: { free: 2, starter: 10, pro: 50 },
+  render_keys: { free: 2, starter: 10, pro: 50 },
+  monitors: { free: 3, starter: 50, pro: 500 },
+  storage_destinations: { free: 1, starter: 5, pro: 20 },
+};
+
+/** How many of `resource` an account on `plan` may have. */
+export function planLimit(plan: Plan, resource: LimitedResource): number {
+  return PLAN_LIMITS[resource][plan === 'legacy_free' ? 'free' : plan];
+}

@@ -1,13 +1,14 @@
-import { type Algorithm, hash, verify } from '@node-rs/argon2';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { createHash, randomBytes } from 'node:crypto';
+import { isEmail } from 'class-validator';
 import { IsNull, MoreThan, Repository } from 'typeorm';
 import { Clock } from '../common/clock';
 import { newId } from '../common/ids';
 import { APP_CONFIG, AppConfig, dashboardUrlOf } from '../config/app-config';
 import { Account } from './account.entity';
 import { AccountError, AccountsService, normalizeEmail } from './accounts.service';
+import { PasswordHasher } from './password-hasher';
 import { PasswordLink } from './password-link.entity';
 import { User, UserRole } from './user.entity';
 
@@ -18,12 +19,7 @@ export const PASSWORD_MAX_LENGTH = 256;
 /** Lifetime of a set-password link, ms (CONTRACT.md, "Dashboard": 24 h). */
 export const PASSWORD_LINK_TTL_MS = 24 * 3600 * 1000;
 
-/**
- * argon2id parameters: OWASP Password Storage Cheat Sheet's first recommended configuration
- * (m = 19 MiB, t = 2, p = 1), the minimum the issue allows.
- */
-// `2` is `Algorithm.Argon2id` (an ambient const enum, unusable under isolatedModules).
-export const ARGON2_OPTIONS = { algorithm: 2 satisfies Algorithm.Argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
+export { ARGON2_OPTIONS } from './password-hasher';
 
 /** Thrown by the users service for a rule a person broke (duplicate email, short password, used link…); its message is shown as is. */
 export class UserError extends Error {}
@@ -51,6 +47,9 @@ export interface UserWithLink extends UserView {
  */
 export const INVITE_REFUSED = 'No invite link was created for that email. Ask the person for another email address, or check the members listed here.';
 
+/** A set-password link that is unknown, used or expired. */
+const LINK_GONE = 'This link has expired or was already used. Ask for a new one.';
+
 /**
  * Dashboard users (CONTRACT.md, "Dashboard"): creation by the CLI, invites and sign-up, one-time
  * set-password links, argon2id password hashes, credential checks and membership.
@@ -58,13 +57,14 @@ export const INVITE_REFUSED = 'No invite link was created for that email. Ask th
 @Injectable()
 export class UsersService {
   /** A hash verified when the email is unknown, so that case takes as long as a wrong password. */
-  private readonly dummyHash = hash(randomBytes(16).toString('hex'), ARGON2_OPTIONS);
+  private dummyHash: Promise<string> | null = null;
 
   constructor(
     @InjectRepository(User) private readonly users: Repository<User>,
     @InjectRepository(PasswordLink) private readonly links: Repository<PasswordLink>,
     private readonly accounts: AccountsService,
     private readonly clock: Clock,
+    private readonly hasher: PasswordHasher,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -81,21 +81,25 @@ export class UsersService {
 
   /**
    * Sign-up (`DASHBOARD_SIGNUP=true`): a new account on the `free` plan with this user as its owner.
-   * Throws {@link UserError} for a taken email or a password outside the rules.
+   * Null, with nothing created, when the email already has a user or an account: the caller answers
+   * that case exactly as a success, so sign-up never tells whether an email is known (CONTRACT.md,
+   * "Dashboard"). The password is hashed in both cases, so both take as long.
+   * Throws {@link UserError} for an invalid email or a password outside the rules.
    */
-  async signUp(email: string, password: string): Promise<UserView> {
-    assertPasswordRules(password);
+  async signUp(email: string, password: string): Promise<UserView | null> {
     const normalized = normalizeEmail(email);
-    if (!/^[^\s@]+@[^\s@]+$/.test(normalized)) throw new UserError('Enter a valid email address.');
-    if (await this.users.existsBy({ email: normalized })) throw new UserError('That email already has a user; sign in instead.');
+    assertEmail(normalized);
+    assertPasswordRules(password);
+    const passwordHash = await this.hasher.hash(password);
+    if (await this.users.existsBy({ email: normalized })) return null;
     let account: Account;
     try {
       account = await this.accounts.create(normalized, 'free');
     } catch (err) {
-      if (err instanceof AccountError) throw new UserError('That email already has an account; ask its owner for an invite.');
+      if (err instanceof AccountError) return null;
       throw err;
     }
-    return toView(await this.insert(account, normalized, 'owner', await hash(password, ARGON2_OPTIONS)));
+    return toView(await this.insert(account, normalized, 'owner', passwordHash));
   }
 
   /** A new set-password link for the user with this email (`user:reset-password`). Throws {@link UserError}. */
@@ -119,8 +123,11 @@ export class UsersService {
    * Throws {@link UserError} for a used, expired or unknown link, or a password outside the rules.
    */
   async setPasswordWithLink(token: string, password: string): Promise<UserView> {
+    // The token is checked before any hashing (CONTRACT.md, "Dashboard"): an unknown token costs a
+    // lookup, never an argon2 computation.
+    if (!(await this.userOfLink(token))) throw new UserError(LINK_GONE);
     assertPasswordRules(password);
-    const passwordHash = await hash(password, ARGON2_OPTIONS);
+    const passwordHash = await this.hasher.hash(password);
     const now = this.clock.now();
     // The postgres driver answers an UPDATE with [rows, affected].
     const [used]: [{ user_id: string }[], number] = await this.links.query(
@@ -128,7 +135,7 @@ export class UsersService {
       [sha256(token), now],
     );
     const userId = used[0]?.user_id;
-    if (!userId) throw new UserError('This link has expired or was already used. Ask for a new one.');
+    if (!userId) throw new UserError(LINK_GONE);
     await this.users.update({ id: userId }, { passwordHash });
     return toView(await this.users.findOneByOrFail({ id: userId }));
   }
@@ -139,18 +146,19 @@ export class UsersService {
    */
   async verifyCredentials(email: string, password: string): Promise<UserView | null> {
     const user = await this.users.findOneBy({ email: normalizeEmail(email) });
-    const ok = await verify(user?.passwordHash ?? (await this.dummyHash), password.slice(0, PASSWORD_MAX_LENGTH)).catch(() => false);
+    this.dummyHash ??= this.hasher.hash(randomBytes(16).toString('hex'));
+    const ok = await this.hasher.verify(user?.passwordHash ?? (await this.dummyHash), password.slice(0, PASSWORD_MAX_LENGTH));
     return user?.passwordHash && ok ? toView(user) : null;
   }
 
   /** Changes a signed-in user's password after checking the current one. Throws {@link UserError}. */
   async changePassword(userId: string, current: string, next: string): Promise<void> {
     const user = await this.users.findOneByOrFail({ id: userId });
-    if (!user.passwordHash || !(await verify(user.passwordHash, current).catch(() => false))) {
+    if (!user.passwordHash || !(await this.hasher.verify(user.passwordHash, current))) {
       throw new UserError('The current password is not correct.');
     }
     assertPasswordRules(next);
-    await this.users.update({ id: userId }, { passwordHash: await hash(next, ARGON2_OPTIONS) });
+    await this.users.update({ id: userId }, { passwordHash: await this.hasher.hash(next) });
   }
 
   /** The user with this email (trimmed, case-insensitive), or null. */
@@ -192,7 +200,7 @@ export class UsersService {
   async invite(actor: UserView, email: string): Promise<UserWithLink> {
     if (actor.role !== 'owner') throw new UserError('Only owners can invite members.');
     const normalized = normalizeEmail(email);
-    if (!/^[^\s@]+@[^\s@]+$/.test(normalized)) throw new UserError('Enter a valid email address.');
+    assertEmail(normalized);
     if (await this.users.existsBy({ email: normalized })) throw new UserError(INVITE_REFUSED);
     return this.create(actor.accountId, normalized, 'member');
   }
@@ -217,6 +225,13 @@ export class UsersService {
 export function assertPasswordRules(password: string): void {
   if ([...password].length < PASSWORD_MIN_LENGTH) throw new UserError(`Use at least ${PASSWORD_MIN_LENGTH} characters.`);
   if (password.length > PASSWORD_MAX_LENGTH) throw new UserError(`Use at most ${PASSWORD_MAX_LENGTH} characters.`);
+}
+
+/** Throws {@link UserError} unless the (normalised) email is a valid address of at most 254 characters (RFC 5321). */
+export function assertEmail(email: string): void {
+  if (email.length > 254 || !isEmail(email, { allow_display_name: false, require_tld: false, allow_ip_domain: false })) {
+    throw new UserError('Enter a valid email address.');
+  }
 }
 
 /** Hex SHA-256 of a link or session token: what is stored instead of the token. */

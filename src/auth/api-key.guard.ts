@@ -1,6 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { ApiError, ErrorCode } from '../common/api-error';
+import { assertOrganizationOf } from '../common/organization-id';
 import { ApiKeysService, AuthenticatedKey } from './api-keys.service';
 
 const AUTHENTICATED_KEY = Symbol('authenticatedKey');
@@ -19,7 +20,9 @@ export function bearerToken(header: string | undefined): string | null {
 
 /**
  * Guard of every `/v1` route: requires `Authorization: Bearer <key>` (spec section 5).
- * Throws 401 `UNAUTHENTICATED` (missing or malformed header), `INVALID_API_KEY` or `API_KEY_REVOKED`.
+ * Throws 401 `UNAUTHENTICATED` (missing or malformed header), `INVALID_API_KEY` or `API_KEY_REVOKED`,
+ * and 403 `ORGANIZATION_MISMATCH` when `X-Organization-ID` names another account (CONTRACT.md,
+ * "Organizations and plan limits"), before the route runs.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -31,7 +34,9 @@ export class ApiKeyGuard implements CanActivate {
     if (!token) {
       throw new ApiError(ErrorCode.UNAUTHENTICATED, 401, 'Send the API key as "Authorization: Bearer <API_KEY>"');
     }
-    req[AUTHENTICATED_KEY] = await this.apiKeys.authenticate(token);
+    const caller = await this.apiKeys.authenticate(token);
+    assertOrganizationOf(req.headers['x-organization-id'], caller.accountId);
+    req[AUTHENTICATED_KEY] = caller;
     return true;
   }
 }

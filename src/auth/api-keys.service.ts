@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { AccountsService } from '../accounts/accounts.service';
 import { Plan } from '../accounts/plan';
+import { assertBelowPlanLimit } from '../accounts/plan-limits';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { isId, newId } from '../common/ids';
@@ -32,6 +33,9 @@ export interface CreatedApiKey {
   accountId: string;
 }
 
+/** Counts an account's active (unrevoked) keys, the plan-limited number. */
+const ACTIVE_KEYS_SQL = `SELECT count(*)::int AS n FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL`;
+
 /** Granularity of {@link ApiKey.lastUsedAt}, ms. */
 export const LAST_USED_RESOLUTION_MS = 60_000;
 
@@ -47,20 +51,27 @@ export class ApiKeysService {
     private readonly clock: Clock,
   ) {}
 
-  /** Creates a key for an account (by id or email). The returned `key` is the secret, shown once. */
-  async create(accountIdOrEmail: string, name?: string): Promise<CreatedApiKey> {
+  /**
+   * Creates a key for an account (by id or email). The returned `key` is the secret, shown once.
+   * Operators (the CLI) are not limited; with `withinPlan` (the dashboard) the account's active keys
+   * stay within its plan (CONTRACT.md, "Organizations and plan limits"), else 403 `PLAN_LIMIT_REACHED`.
+   */
+  async create(accountIdOrEmail: string, name?: string, { withinPlan = false }: { withinPlan?: boolean } = {}): Promise<CreatedApiKey> {
     const account = await this.accounts.get(accountIdOrEmail);
     const secret = newApiKeySecret();
-    const record = await this.keys.save(
-      this.keys.create({
-        id: newId('apiKey'),
-        accountId: account.id,
-        name: name ?? null,
-        prefix: displayPrefix(secret),
-        secretHash: hashApiKeySecret(secret),
-        revokedAt: null,
-      }),
-    );
+    const record = await this.keys.manager.transaction(async (manager) => {
+      if (withinPlan) await assertBelowPlanLimit(manager, account.id, 'api_keys', ACTIVE_KEYS_SQL);
+      return manager.save(
+        this.keys.create({
+          id: newId('apiKey'),
+          accountId: account.id,
+          name: name ?? null,
+          prefix: displayPrefix(secret),
+          secretHash: hashApiKeySecret(secret),
+          revokedAt: null,
+        }),
+      );
+    });
     return { id: record.id, key: secret, prefix: record.prefix, accountId: account.id };
   }
 

@@ -4,6 +4,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EgressProxy } from '../egress/egress-proxy';
 import { Metrics } from '../metrics/metrics';
 import { BrowserGoneError, BrowserPoolClosedError, BrowserUnavailableError, LeaseBudgetExceededError } from './browser-errors';
+import { sandboxSupport } from './browser-sandbox';
 import { resolveChromiumExecutable } from './chromium-executable';
 import { BROWSER_LAUNCHER, BrowserLauncher, launchChromium } from './chromium-launch';
 
@@ -134,6 +135,8 @@ export class BrowserPool implements OnApplicationShutdown {
   private readonly slots = new Set<BrowserSlot>();
   private closing = false;
   private executable: string | null = null;
+  /** Whether the newest browser runs with Chromium's sandbox (null before the first launch); `/ready` reports it. */
+  sandboxed: boolean | null = null;
   /** Leases running and waiting per lane. */
   private readonly lanes = new Map<LeaseLane, { running: number; waiting: { admit: () => void; refuse: (err: Error) => void }[] }>();
 
@@ -289,13 +292,25 @@ export class BrowserPool implements OnApplicationShutdown {
   private async launch(): Promise<BrowserSlot> {
     const executablePath = this.executablePath();
     const proxy = await this.proxy.start();
+    // Chromium's sandbox where it can work (docs/security.md); a sandboxed launch that fails is
+    // retried without, and the reason logged.
+    const support = sandboxSupport();
     let browser: Browser;
     try {
-      browser = await this.launcher({ executablePath, proxyServer: proxy });
+      const request = { executablePath, proxyServer: proxy };
+      browser = await this.launcher(support.possible ? { ...request, sandbox: true } : request).catch((err: Error) => {
+        if (!support.possible) throw err;
+        Object.assign(support, { possible: false, reason: `the sandbox did not start (${err.message.split('\n')[0]})` });
+        return this.launcher(request);
+      });
     } catch (err) {
       this.logger.error(`Could not launch ${executablePath}: ${(err as Error).message}`);
       throw new BrowserUnavailableError('the browser could not be started');
     }
+    if (this.sandboxed !== support.possible) {
+      this.logger.log(support.possible ? 'Chromium runs with its sandbox' : `Chromium runs without its sandbox: ${support.reason}`);
+    }
+    this.sandboxed = support.possible;
     const slot: BrowserSlot = { browser, launchedAt: Date.now(), leases: 0, inFlight: 0, retired: false, warm: [] };
     this.slots.add(slot);
     this.metrics.browsersRunning.set(this.slots.size);

@@ -1,12 +1,12 @@
 import { Browser, chromium, LaunchOptions } from 'playwright';
+import { browserEnvironment } from './browser-sandbox';
 
 /**
- * Flags for a headless Chromium on a server: no sandbox (root in containers), no GPU, none of the
+ * Flags for a headless Chromium on a server (the sandbox is `LaunchRequest.sandbox`, see `sandboxSupport`): no GPU, none of the
  * background traffic (updates, sync, QUIC) a capture service must not make, and no WebRTC UDP
  * outside the proxy (it would bypass the SSRF guard).
  */
 export const CHROMIUM_ARGS = [
-  '--no-sandbox',
   '--disable-gpu',
   '--disable-dev-shm-usage',
   '--disable-quic',
@@ -27,6 +27,8 @@ export interface LaunchRequest {
   executablePath: string;
   /** The egress proxy every request goes through, `host:port`. */
   proxyServer: string;
+  /** Chromium's sandbox on (where {@link sandboxSupport} says it can work); off (`--no-sandbox`) by default. */
+  sandbox?: boolean;
 }
 
 /** Launches one browser for the pool; rejects when it cannot be started. */
@@ -37,13 +39,17 @@ export const BROWSER_LAUNCHER = Symbol('BROWSER_LAUNCHER');
 
 /**
  * The launch options of every capture browser, in one place (ARCHITECTURE.md, "Real parts": Chromium):
- * headless, {@link CHROMIUM_ARGS}, and every request, loopback included, through the egress proxy.
+ * headless, {@link CHROMIUM_ARGS}, every request, loopback included, through the egress proxy, the
+ * sandbox as requested, and an environment of its own ({@link browserEnvironment}: none of the
+ * service's credentials reach a process that runs pages of anyone's choosing; docs/security.md).
  */
 export function chromiumLaunchOptions(request: LaunchRequest): LaunchOptions {
   return {
     executablePath: request.executablePath,
     headless: true,
     args: CHROMIUM_ARGS,
+    chromiumSandbox: request.sandbox ?? false,
+    env: browserEnvironment(),
     // Playwright's proxy option (it adds `--proxy-bypass-list=<-loopback>`, so loopback goes through
     // the proxy too) rather than a bare `--proxy-server` flag: requests Playwright makes for the
     // page (`route.fetch`, used by the `headers` option) then take the same proxy.

@@ -83,7 +83,11 @@ export const ERROR_CODES_BY_STATUS: Record<ErrorStatus, StatusDefaults> = {
     codes: ['UNAUTHENTICATED', 'INVALID_API_KEY', 'API_KEY_REVOKED'],
     headers: REQUEST_ID_RESPONSE_HEADER,
   },
-  403: { description: 'Not allowed', codes: ['PLAN_LIMIT_REACHED'], headers: AUTHENTICATED_RESPONSE_HEADERS },
+  403: {
+    description: "X-Organization-ID names another organization than the API key's account",
+    codes: ['ORGANIZATION_MISMATCH'],
+    headers: AUTHENTICATED_RESPONSE_HEADERS,
+  },
   404: { description: 'Unknown id, or an id of another account', codes: ['NOT_FOUND'], headers: AUTHENTICATED_RESPONSE_HEADERS },
   409: {
     description: 'A request with the same Idempotency-Key is still running',

@@ -22,12 +22,31 @@ export function organizationIdMiddleware(req: Request, res: Response, next: Next
   );
 }
 
+/**
+ * After authentication (REST guard and MCP endpoint): an account is an organization, so an
+ * `X-Organization-ID` of the account-id form (`acc_…`) must be the API key's own account id
+ * (CONTRACT.md, "Organizations and plan limits"). Throws 400 `INVALID_ORGANIZATION_ID` for a value
+ * of the wrong shape and 403 `ORGANIZATION_MISMATCH` for another account's id, before anything is
+ * done; an absent header, or a well-formed value of another form, changes nothing.
+ */
+export function assertOrganizationOf(header: string | string[] | undefined, accountId: string): void {
+  if (header === undefined) return;
+  const value = String(header);
+  if (!ORGANIZATION_ID_PATTERN.test(value)) {
+    throw new ApiError(ErrorCode.INVALID_ORGANIZATION_ID, 400, 'X-Organization-ID must match [A-Za-z0-9_-]{6,64}');
+  }
+  if (value.startsWith('acc_') && value !== accountId) {
+    throw new ApiError(ErrorCode.ORGANIZATION_MISMATCH, 403, "X-Organization-ID names another organization than this API key's account");
+  }
+}
+
 /** Documents the optional `X-Organization-ID` request header with its pattern. */
 export function ApiOrganizationIdHeader() {
   return ApiHeader({
     name: 'X-Organization-ID',
     required: false,
-    description: 'Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now',
+    description:
+      "Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored",
     schema: { type: 'string', pattern: ORGANIZATION_ID_PATTERN.source },
   });
 }

@@ -13,6 +13,10 @@ export const MAX_BODY_DEPTH = 32;
  */
 export const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 
+/** A UTF-16 surrogate without its pair: not a character, so not valid Unicode text. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const LONE_SURROGATE_MESSAGE = 'must be valid Unicode text (a lone surrogate such as \\ud800 is not a character)';
+
 /** What is wrong with a body: too deep (`INVALID_JSON`), or one field (`VALIDATION_FAILED`). */
 export type BodyProblem = { kind: 'tooDeep' } | { kind: 'field'; field: string; message: string };
 
@@ -22,13 +26,16 @@ export type BodyProblem = { kind: 'tooDeep' } | { kind: 'field'; field: string; 
  * - nesting deeper than {@link MAX_BODY_DEPTH} (the walk stops there, so a body nested 10,000 deep
  *   costs 33 steps and no stack);
  * - a key in {@link RESERVED_KEYS};
- * - a key or string containing U+0000, which PostgreSQL cannot store in text and no field needs.
+ * - a key or string containing U+0000, which PostgreSQL cannot store in text and no field needs;
+ * - a key or string with a lone UTF-16 surrogate (`"\ud800"` in JSON), which is no character and
+ *   would be stored as U+FFFD.
  * Fields are named with dots and brackets (`items[3].url`), as `details.fields` names them.
  */
 export function findBodyProblem(value: unknown, maxDepth = MAX_BODY_DEPTH): BodyProblem | null {
   const walk = (node: unknown, path: string, depth: number): BodyProblem | null => {
     if (typeof node === 'string') {
-      return node.includes('\u0000') ? { kind: 'field', field: path || 'body', message: 'must not contain the NUL character (U+0000)' } : null;
+      if (node.includes('\u0000')) return { kind: 'field', field: path || 'body', message: 'must not contain the NUL character (U+0000)' };
+      return LONE_SURROGATE.test(node) ? { kind: 'field', field: path || 'body', message: LONE_SURROGATE_MESSAGE } : null;
     }
     if (node === null || typeof node !== 'object' || ArrayBuffer.isView(node)) return null;
     if (depth >= maxDepth) return { kind: 'tooDeep' };
@@ -44,6 +51,7 @@ export function findBodyProblem(value: unknown, maxDepth = MAX_BODY_DEPTH): Body
       const field = path ? `${path}.${key}` : key;
       if (RESERVED_KEYS.has(key)) return { kind: 'field', field, message: 'is a reserved name and not a field of this request' };
       if (key.includes('\u0000')) return { kind: 'field', field: field.replace(/\u0000/g, '\\u0000'), message: 'must not contain the NUL character (U+0000)' };
+      if (LONE_SURROGATE.test(key)) return { kind: 'field', field: field.replace(/[\ud800-\udfff]/g, '\ufffd'), message: LONE_SURROGATE_MESSAGE };
       const problem = walk((node as Record<string, unknown>)[key], field, depth + 1);
       if (problem) return problem;
     }

@@ -80,6 +80,7 @@ class EnvironmentVariables {
   @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   DASHBOARD_URL?: string;
   @Transform(toBool) @IsBoolean() DASHBOARD_SIGNUP = false;
+  @Transform(toInt) @IsInt() @Min(1) @Max(64) PASSWORD_HASH_CONCURRENCY = 2;
   /** Which proxies' `X-Forwarded-For` names the client: unset/`false`, a hop count, or addresses/subnets. */
   @IsOptional() @IsString() TRUST_PROXY?: string;
   @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
@@ -91,6 +92,7 @@ class EnvironmentVariables {
   @IsOptional() @IsString() @Matches(/^\S{16,}$/, { message: 'must be at least 16 characters without spaces' }) METRICS_TOKEN?: string;
   @IsOptional() @IsString() @Matches(/^\S{16,}$/, { message: 'must be at least 16 characters without spaces' }) ADMIN_TOKEN?: string;
   @Transform(toInt) @IsInt() @Min(0) @Max(65535) WORKER_HEALTH_PORT = 3001;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(65535) METRICS_PORT?: number;
   @Transform(toBool) @IsBoolean() MIGRATE_ON_START = true;
   @Transform(toInt) @IsInt() @Min(0) @Max(120000) SHUTDOWN_DELAY_MS = 0;
   @IsIn(['local', 's3']) STORAGE_DRIVER: 'local' | 's3' = 'local';
@@ -216,6 +218,8 @@ export interface AppConfig {
   dashboardUrl: string | null;
   /** `DASHBOARD_SIGNUP=true`: anyone may create an account (plan `free`) at `/dashboard/signup`. */
   dashboardSignup: boolean;
+  /** argon2 password hashes (and checks) run at once by this process (CONTRACT.md, "Dashboard"; default 2). */
+  passwordHashConcurrency: number;
   /**
    * Express's `trust proxy` setting from `TRUST_PROXY` (https://expressjs.com/en/guide/behind-proxies.html):
    * false (the connection's address is the client's), a number of proxy hops in front of the app, or
@@ -236,8 +240,16 @@ export interface AppConfig {
   mcpAllowedOrigins: string[];
   /** `json`: one JSON object per line (default when stdout is not a terminal); `pretty`: coloured text. */
   logFormat: 'json' | 'pretty';
-  /** Bearer token required by `GET /metrics`; null: the endpoint is open (keep it off the public network). */
+  /**
+   * Bearer token required by `GET /metrics`; null: the endpoint is open, except on the API's public
+   * port with `NODE_ENV=production`, where it is then 404 (CONTRACT.md, "Health and readiness").
+   */
   metricsToken: string | null;
+  /**
+   * `METRICS_PORT`: a separate port on which the API also serves `/health`, `/ready` and `/metrics`
+   * (for a scraper inside the network); null: none.
+   */
+  metricsPort: number | null;
   /** Bearer token of the queue dashboard at `/admin/queues`; null: the dashboard is off. */
   adminToken: string | null;
   /** Port of `/health`, `/ready` and `/metrics` of the worker process (`worker.ts`). */
@@ -344,11 +356,13 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
     dependencyTimeoutMs: raw.DEPENDENCY_TIMEOUT_MS,
     dashboardUrl: raw.DASHBOARD_URL ? raw.DASHBOARD_URL.replace(/\/+$/, '') : null,
     dashboardSignup: raw.DASHBOARD_SIGNUP,
+    passwordHashConcurrency: raw.PASSWORD_HASH_CONCURRENCY,
     trustProxy: trustProxy as AppConfig['trustProxy'],
     oidc: oidcSet === 3 ? { issuer: raw.OIDC_ISSUER as string, clientId: raw.OIDC_CLIENT_ID as string, clientSecret: raw.OIDC_CLIENT_SECRET as string } : null,
     mcpAllowedOrigins: mcpAllowedOrigins as string[],
     logFormat: raw.LOG_FORMAT ?? (stdoutIsTerminal ? 'pretty' : 'json'),
     metricsToken: raw.METRICS_TOKEN ?? null,
+    metricsPort: raw.METRICS_PORT ?? null,
     adminToken: raw.ADMIN_TOKEN ?? null,
     workerHealthPort: raw.WORKER_HEALTH_PORT,
     migrateOnStart: raw.MIGRATE_ON_START,

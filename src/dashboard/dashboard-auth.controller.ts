@@ -42,7 +42,7 @@ export class DashboardAuthController {
     const outcome = await this.signIn.signIn(form.email ?? '', form.password ?? '', req.dashboard.sessionToken, client(req));
     if (outcome.kind === 'limited') {
       res.setHeader('Retry-After', String(outcome.retryAfterS));
-      const error = outcome.limit === 'ip' ? 'Too many failed sign-ins from your network.' : 'Too many failed sign-ins for this email from your network.';
+      const error = outcome.limit === 'ip' ? 'Too many failed sign-ins from your network.' : 'Too many failed sign-ins for this email.';
       return this.views.send(res, 429, 'login', this.anonymous(req, { email: form.email ?? '', error: `${error} Wait 15 minutes and try again.` }));
     }
     if (outcome.kind === 'failed') {
@@ -71,8 +71,14 @@ export class DashboardAuthController {
   async signup(@Req() req: DashboardRequest, @Res() res: Response, @Body() form: Form): Promise<void> {
     if (!this.config.dashboardSignup) throw DashboardError.notFound();
     const outcome = await this.signIn.signUp(form.email ?? '', form.password ?? '', req.dashboard.sessionToken, client(req));
+    if ('kind' in outcome) {
+      res.setHeader('Retry-After', String(outcome.retryAfterS));
+      return this.views.send(res, 429, 'signup', this.anonymous(req, { email: form.email ?? '', error: 'Too many sign-ups from your network. Try again later.' }));
+    }
     if (!outcome.ok) return this.views.send(res, 400, 'signup', this.anonymous(req, { email: form.email ?? '', error: outcome.error }));
-    res.setHeader('Set-Cookie', sessionCookie(this.config, outcome.value));
+    // An email that already had an account gets the same redirect, without a session: the
+    // dashboard then asks its owner to sign in.
+    if (outcome.value) res.setHeader('Set-Cookie', sessionCookie(this.config, outcome.value));
     res.redirect(303, '/dashboard');
   }
 

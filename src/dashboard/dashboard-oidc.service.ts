@@ -18,7 +18,7 @@ export const OIDC_FLOW_TTL_S = 600;
 export class OidcSignInError extends Error {}
 
 /**
- * Optional OpenID Connect sign-in (issue 13: `OIDC_ISSUER`, `OIDC_CLIENT_ID`, `OIDC_CLIENT_SECRET`):
+ * Optional OpenID Connect sign-in (docs/dashboard.md, "Single sign-on": `OIDC_ISSUER`, `OIDC_CLIENT_ID`, `OIDC_CLIENT_SECRET`):
  * authorization code flow with PKCE, state and nonce, through `openid-client`. The provider's verified
  * email picks the Glimpse user; nobody is created this way (users come from the CLI, invites or
  * sign-up). openid-client 5 is used because 6 is ESM-only and the service and its tests are CommonJS.
@@ -59,7 +59,8 @@ export class DashboardOidcService {
 
   /**
    * Completes a sign-in at the callback: exchanges the code, checks state, nonce and the ID token, and
-   * returns the user whose email the provider verified. Throws {@link OidcSignInError}.
+   * returns the user whose email the provider verified (`email_verified: true`, not merely absent).
+   * Throws {@link OidcSignInError}.
    */
   async finish(req: IncomingMessage, flow: OidcFlow | null): Promise<UserView> {
     if (!flow) throw new OidcSignInError('This sign-in took too long or was started in another browser. Try again.');
@@ -79,7 +80,10 @@ export class DashboardOidcService {
       throw err;
     }
     const email = typeof claims.email === 'string' ? claims.email : null;
-    if (!email || claims.email_verified === false) throw new OidcSignInError('The identity provider did not share a verified email address.');
+    // Only an explicit `email_verified: true` links the provider's account to a Glimpse user
+    // (CONTRACT.md, "Dashboard"): providers that omit the claim, or send it as a string, may let
+    // anyone type any address.
+    if (!email || claims.email_verified !== true) throw new OidcSignInError('The identity provider did not share a verified email address.');
     const user = await this.users.findByEmail(email);
     if (!user) throw new OidcSignInError(`There is no Glimpse user for ${email}. Ask an owner of your account for an invite.`);
     return user;

@@ -12,7 +12,7 @@ import { DashboardService } from './dashboard.service';
 type Form = Record<string, unknown>;
 
 /**
- * The signed-in pages (issue 13): Overview, API keys, Webhooks, Screenshots, Runs, Account. Each handler
+ * The signed-in pages (docs/dashboard.md): Overview, API keys, Webhooks, Screenshots, Runs, Account. Each handler
  * makes one {@link DashboardService} call and renders a template; POSTs need the CSRF token (checked
  * by the dashboard middleware). Secrets (a new key, a webhook signing secret) are rendered in the
  * POST's response only, never stored in a page that can be reloaded.
@@ -44,7 +44,7 @@ export class DashboardPagesController {
     const result = await this.dashboard.createKey(user(req), String(form.name ?? ''));
     const keys = await this.dashboard.keys(user(req));
     const data = result.ok ? { created: result.value, error: null } : { created: null, error: result.error, name: form.name };
-    this.views.send(res, result.ok ? 201 : 400, 'keys', page(req, 'keys', 'API keys', { keys, revoked: null, ...data }));
+    this.views.send(res, result.ok ? 201 : (result.status ?? 400), 'keys', page(req, 'keys', 'API keys', { keys, revoked: null, ...data }));
   }
 
   @Post('keys/:id/revoke')
@@ -64,7 +64,7 @@ export class DashboardPagesController {
     const result = await this.dashboard.createEndpoint(user(req), form);
     const endpoints = await this.dashboard.endpoints(user(req));
     const data = result.ok ? { created: result.value, error: null, form: {} } : { created: null, error: result.error, form };
-    this.views.send(res, result.ok ? 201 : 400, 'webhooks', page(req, 'webhooks', 'Webhooks', { endpoints, ...data }));
+    this.views.send(res, result.ok ? 201 : (result.status ?? 400), 'webhooks', page(req, 'webhooks', 'Webhooks', { endpoints, ...data }));
   }
 
   @Get('webhooks/:id')
@@ -160,7 +160,7 @@ export class DashboardPagesController {
 
   @Post('account/password')
   async changePassword(@Req() req: DashboardRequest, @Res() res: Response, @Body() form: Form): Promise<void> {
-    const result = await this.dashboard.changePassword(user(req), form);
+    const result = await this.dashboard.changePassword(req.dashboard.signedIn as SignedIn, form);
     await this.renderAccount(req, res, result.ok ? 200 : 400, result.ok ? { notice: 'Password changed.' } : { passwordError: result.error });
   }
 

@@ -1,28 +1,36 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { LessThan, MoreThan, Repository } from 'typeorm';
+import { LessThan, MoreThan, Not, Repository } from 'typeorm';
 import { sha256, UserView, UsersService } from '../accounts/users.service';
 import { Clock } from '../common/clock';
 import { newId } from '../common/ids';
 import { DashboardSession } from './dashboard-session.entity';
 import { SignInFailure } from './sign-in-failure.entity';
+import { signInClientKey } from './sign-in-client-key';
 
 /** A session ends after this long without a request, ms (CONTRACT.md, "Dashboard": 12 h idle). */
 export const SESSION_IDLE_MS = 12 * 3600 * 1000;
+/** A session ends this long after it started, whatever its activity, ms (CONTRACT.md, "Dashboard": 7 days). */
+export const SESSION_MAX_AGE_MS = 7 * 24 * 3600 * 1000;
 /** `last_seen_at` is written at most this often per session, ms. */
 const TOUCH_RESOLUTION_MS = 60_000;
-/** Sign-in failures counted per IP and email (issue 13: 429 after 10 failures in 15 min). */
+/** Failed sign-ins per email address, whatever the IP (CONTRACT.md, "Dashboard": 10 in 15 min). */
 export const SIGN_IN_MAX_FAILURES = 10;
 /**
- * Sign-in failures counted per IP alone, whatever the emails (one address spraying many emails), in
- * the same window: ten people behind one NAT each mistyping ten times stay under it.
+ * Failed sign-ins per client (an IPv4 address, an IPv6 /64), whatever the emails (one address
+ * spraying many emails), in the same window (CONTRACT.md, "Dashboard": 50 in 15 min).
  */
-export const SIGN_IN_MAX_FAILURES_PER_IP = 100;
+export const SIGN_IN_MAX_FAILURES_PER_IP = 50;
 export const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
+/** First key of the PostgreSQL advisory locks that serialise sign-in attempts per email and per client. */
+const SIGN_IN_LOCK_CLASS = 0x5167;
 
-/** Which sign-in limit a request hit: this IP with this email, or this IP whatever the email. */
-export type SignInLimit = 'ip-and-email' | 'ip';
+/** Which sign-in limit a request hit: this email (from any client), or this client (any emails). */
+export type SignInLimit = 'email' | 'ip';
+
+/** A sign-in attempt counted as a failure before its password is checked; released when it succeeds. */
+export type SignInClaim = { attemptId: string } | { limited: SignInLimit };
 
 /** Where a request comes from, as recorded with a session. */
 export interface ClientInfo {
@@ -68,6 +76,7 @@ export class DashboardSessionsService {
     const now = this.clock.now();
     // Expired sessions (anyone's) are removed here rather than by a timer: sign-ins are rare.
     await this.sessions.delete({ lastSeenAt: LessThan(new Date(now.getTime() - SESSION_IDLE_MS)) });
+    await this.sessions.delete({ createdAt: LessThan(new Date(now.getTime() - SESSION_MAX_AGE_MS)) });
     await this.sessions.insert({
       id: newId('session'),
       tokenHash: sha256(token),
@@ -81,10 +90,17 @@ export class DashboardSessionsService {
     return token;
   }
 
-  /** The signed-in identity of a cookie token, or null (unknown, idle-expired, or the user is gone). */
+  /**
+   * The signed-in identity of a cookie token, or null (unknown, idle-expired, older than
+   * {@link SESSION_MAX_AGE_MS}, or the user is gone).
+   */
   async resolve(token: string): Promise<SignedIn | null> {
     const now = this.clock.now();
-    const session = await this.sessions.findOneBy({ tokenHash: sha256(token), lastSeenAt: MoreThan(new Date(now.getTime() - SESSION_IDLE_MS)) });
+    const session = await this.sessions.findOneBy({
+      tokenHash: sha256(token),
+      lastSeenAt: MoreThan(new Date(now.getTime() - SESSION_IDLE_MS)),
+      createdAt: MoreThan(new Date(now.getTime() - SESSION_MAX_AGE_MS)),
+    });
     if (!session) return null;
     const user = await this.users.find(session.userId);
     if (!user) return null;
@@ -99,10 +115,21 @@ export class DashboardSessionsService {
     await this.sessions.delete({ tokenHash: sha256(token) });
   }
 
+  /**
+   * Ends every session of the user (a password set through a link) or every one but `keepSessionId`
+   * (a password changed while signed in); CONTRACT.md, "Dashboard".
+   */
+  async endAllOf(userId: string, keepSessionId?: string): Promise<void> {
+    await this.sessions.delete(keepSessionId ? { userId, id: Not(keepSessionId) } : { userId });
+  }
+
   /** The user's active sessions, most recently used first. */
   async list(userId: string, currentSessionId: string): Promise<SessionView[]> {
-    const since = new Date(this.clock.now().getTime() - SESSION_IDLE_MS);
-    const rows = await this.sessions.find({ where: { userId, lastSeenAt: MoreThan(since) }, order: { lastSeenAt: 'DESC' } });
+    const now = this.clock.now().getTime();
+    const rows = await this.sessions.find({
+      where: { userId, lastSeenAt: MoreThan(new Date(now - SESSION_IDLE_MS)), createdAt: MoreThan(new Date(now - SESSION_MAX_AGE_MS)) },
+      order: { lastSeenAt: 'DESC' },
+    });
     return rows.map((s) => ({ id: s.id, userAgent: s.userAgent, ip: s.ip, createdAt: s.createdAt, lastSeenAt: s.lastSeenAt, current: s.id === currentSessionId }));
   }
 
@@ -121,30 +148,42 @@ export class DashboardSessionsService {
   }
 
   /**
-   * The sign-in limit this IP and email are over, or null: {@link SIGN_IN_MAX_FAILURES} failures of
-   * the pair, or {@link SIGN_IN_MAX_FAILURES_PER_IP} failures of the IP with any emails, in the last
-   * {@link SIGN_IN_WINDOW_MS} (issue 13: "rate-limited per IP and email").
+   * Counts one sign-in attempt as a failure, before its password is checked, unless the email or the
+   * client is already at its limit ({@link SIGN_IN_MAX_FAILURES} per email from any client,
+   * {@link SIGN_IN_MAX_FAILURES_PER_IP} per client key from {@link signInClientKey}, in the last
+   * {@link SIGN_IN_WINDOW_MS}; CONTRACT.md, "Dashboard"). The check and the count are one transaction
+   * serialised per email and per client by advisory locks (email first, then client, in every
+   * attempt: no deadlock), so concurrent attempts never get more checks than the limit. A limited
+   * attempt is counted nowhere. Call {@link releaseSignInAttempt} when the password was right.
    */
-  async signInLimited(ip: string, email: string): Promise<SignInLimit | null> {
-    const since = new Date(this.clock.now().getTime() - SIGN_IN_WINDOW_MS);
-    const [counts]: { pair: number; ip: number }[] = await this.failures.query(
-      `SELECT count(*) FILTER (WHERE email = $2)::int AS pair, count(*)::int AS ip FROM sign_in_failures WHERE ip = $1 AND failed_at > $3`,
-      [ip.slice(0, 64), email.trim().toLowerCase().slice(0, 320), since],
-    );
-    if (counts.pair >= SIGN_IN_MAX_FAILURES) return 'ip-and-email';
-    return counts.ip >= SIGN_IN_MAX_FAILURES_PER_IP ? 'ip' : null;
-  }
-
-  /** Records a failed sign-in (and forgets every failure older than the window). */
-  async recordFailure(ip: string, email: string): Promise<void> {
+  async claimSignInAttempt(ip: string, email: string): Promise<SignInClaim> {
+    const key = { ip: signInClientKey(ip), email: email.trim().toLowerCase().slice(0, 320) };
     const now = this.clock.now();
-    const key = { ip: ip.slice(0, 64), email: email.trim().toLowerCase().slice(0, 320) };
-    await this.failures.delete({ failedAt: LessThan(new Date(now.getTime() - SIGN_IN_WINDOW_MS)) });
-    await this.failures.insert({ ...key, failedAt: now });
+    const since = new Date(now.getTime() - SIGN_IN_WINDOW_MS);
+    const claim = await this.failures.manager.transaction(async (m): Promise<SignInClaim> => {
+      await m.query(`SELECT pg_advisory_xact_lock($1::int, hashtext($2))`, [SIGN_IN_LOCK_CLASS, `email:${key.email}`]);
+      await m.query(`SELECT pg_advisory_xact_lock($1::int, hashtext($2))`, [SIGN_IN_LOCK_CLASS, `ip:${key.ip}`]);
+      const [counts]: { email: number; ip: number }[] = await m.query(
+        `SELECT (SELECT count(*) FROM sign_in_failures WHERE email = $1 AND failed_at > $3)::int AS email,
+                (SELECT count(*) FROM sign_in_failures WHERE ip = $2 AND failed_at > $3)::int AS ip`,
+        [key.email, key.ip, since],
+      );
+      if (counts.email >= SIGN_IN_MAX_FAILURES) return { limited: 'email' };
+      if (counts.ip >= SIGN_IN_MAX_FAILURES_PER_IP) return { limited: 'ip' };
+      const [row]: { id: string }[] = await m.query(`INSERT INTO sign_in_failures (email, ip, failed_at) VALUES ($1, $2, $3) RETURNING id`, [key.email, key.ip, now]);
+      return { attemptId: String(row.id) };
+    });
+    // Failures older than the window (anyone's) are removed here rather than by a timer.
+    if ('attemptId' in claim) await this.failures.delete({ failedAt: LessThan(since) });
+    return claim;
   }
 
-  /** Forgets an IP and email's failures after a successful sign-in. */
-  async clearFailures(ip: string, email: string): Promise<void> {
-    await this.failures.delete({ ip: ip.slice(0, 64), email: email.trim().toLowerCase().slice(0, 320) });
+  /**
+   * After a right password: forgets the attempt counted by {@link claimSignInAttempt} and the earlier
+   * failures of this email from this client.
+   */
+  async releaseSignInAttempt(ip: string, email: string, attemptId: string): Promise<void> {
+    await this.failures.delete({ id: attemptId });
+    await this.failures.delete({ ip: signInClientKey(ip), email: email.trim().toLowerCase().slice(0, 320) });
   }
 }

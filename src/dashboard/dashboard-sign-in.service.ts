@@ -1,7 +1,16 @@
 import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { PostgresRateLimiter } from '../common/postgres-rate-limiter';
 import { UserError, UsersService, UserView } from '../accounts/users.service';
 import { ClientInfo, DashboardSessionsService, SIGN_IN_WINDOW_MS, SignInLimit } from './dashboard-sessions.service';
 import type { FormResult } from './dashboard.service';
+import { signInClientKey } from './sign-in-client-key';
+
+/** Sign-up attempts per client (IPv4 address or IPv6 /64) per hour, whatever their outcome. */
+export const SIGN_UP_LIMIT = { name: 'signup', points: 10, durationS: 3600 };
+
+/** Outcome of a sign-up: a session token (null when the email was already known), a form error, or limited. */
+export type SignUpOutcome = FormResult<string | null> | { kind: 'limited'; retryAfterS: number };
 
 /** Outcome of a sign-in attempt. */
 export type SignInOutcome = { kind: 'signed-in'; token: string } | { kind: 'failed' } | { kind: 'limited'; limit: SignInLimit; retryAfterS: number };
@@ -13,33 +22,43 @@ export type SignInOutcome = { kind: 'signed-in'; token: string } | { kind: 'fail
  */
 @Injectable()
 export class DashboardSignInService {
+  private readonly signUpLimiter: PostgresRateLimiter;
+
   constructor(
     private readonly users: UsersService,
     private readonly sessions: DashboardSessionsService,
-  ) {}
+    dataSource: DataSource,
+  ) {
+    this.signUpLimiter = new PostgresRateLimiter(dataSource, SIGN_UP_LIMIT);
+  }
 
   /**
-   * Checks the credentials, rate-limited per IP and email (10 failures in 15 min, issue 13) and per
-   * IP (100 failures in 15 min, any emails), and starts a session on success. A limited attempt is
-   * not checked at all, so even the right password is refused until the window has passed.
+   * Checks the credentials and starts a session on success. The attempt is counted as a failure
+   * before the password is checked (per email and per client, CONTRACT.md, "Dashboard"), and released
+   * when it was right; past a limit the password is not checked at all, so even the right one is
+   * refused until the window has passed.
    */
   async signIn(email: string, password: string, previousToken: string | null, client: ClientInfo): Promise<SignInOutcome> {
-    const limit = await this.sessions.signInLimited(client.ip, email);
-    if (limit) return { kind: 'limited', limit, retryAfterS: SIGN_IN_WINDOW_MS / 1000 };
+    const claim = await this.sessions.claimSignInAttempt(client.ip, email);
+    if ('limited' in claim) return { kind: 'limited', limit: claim.limited, retryAfterS: SIGN_IN_WINDOW_MS / 1000 };
     const user = await this.users.verifyCredentials(email, password);
-    if (!user) {
-      await this.sessions.recordFailure(client.ip, email);
-      return { kind: 'failed' };
-    }
-    await this.sessions.clearFailures(client.ip, email);
+    if (!user) return { kind: 'failed' };
+    await this.sessions.releaseSignInAttempt(client.ip, email, claim.attemptId);
     return { kind: 'signed-in', token: await this.replaceSession(user, previousToken, client) };
   }
 
-  /** Sign-up (when `DASHBOARD_SIGNUP=true`): a new free account, its owner user, and a session. */
-  async signUp(email: string, password: string, previousToken: string | null, client: ClientInfo): Promise<FormResult<string>> {
+  /**
+   * Sign-up (when `DASHBOARD_SIGNUP=true`): a new free account, its owner user, and a session, at most
+   * {@link SIGN_UP_LIMIT} attempts per client. An email that already has a user or an account gets
+   * the same answer as a new one, without a session (value null): sign-up never tells whether an
+   * email is known (CONTRACT.md, "Dashboard").
+   */
+  async signUp(email: string, password: string, previousToken: string | null, client: ClientInfo): Promise<SignUpOutcome> {
+    const decision = await this.signUpLimiter.consume(signInClientKey(client.ip));
+    if (!decision.allowed) return { kind: 'limited', retryAfterS: decision.retryAfterS };
     try {
       const user = await this.users.signUp(email, password);
-      return { ok: true, value: await this.replaceSession(user, previousToken, client) };
+      return { ok: true, value: user ? await this.replaceSession(user, previousToken, client) : null };
     } catch (err) {
       if (err instanceof UserError) return { ok: false, error: err.message };
       throw err;
@@ -51,11 +70,15 @@ export class DashboardSignInService {
     return this.users.userOfLink(token);
   }
 
-  /** Sets the password through a one-time link and signs the user in. */
+  /**
+   * Sets the password through a one-time link, ends every session the user had (a reset: CONTRACT.md,
+   * "Dashboard"), and signs the user in.
+   */
   async setPassword(token: string, password: string, confirmation: string, previousToken: string | null, client: ClientInfo): Promise<FormResult<string>> {
     if (password !== confirmation) return { ok: false, error: 'The passwords do not match.' };
     try {
       const user = await this.users.setPasswordWithLink(token, password);
+      await this.sessions.endAllOf(user.id);
       return { ok: true, value: await this.replaceSession(user, previousToken, client) };
     } catch (err) {
       if (err instanceof UserError) return { ok: false, error: err.message };

@@ -30,7 +30,7 @@ export function sessionCookie(config: AppConfig, token: string | null): string {
 }
 
 /**
- * Every dashboard request passes here (CONTRACT.md, "Dashboard"; issue 13):
+ * Every dashboard request passes here (CONTRACT.md, "Dashboard"):
  * 1. security headers (helmet): a CSP without inline script or style, `frame-ancestors 'none'`,
  *    `Referrer-Policy: no-referrer` (set-password links carry their token in the path), nosniff;
  * 2. form bodies (`application/x-www-form-urlencoded`, at most 64 KiB);

@@ -20,7 +20,7 @@ import { DashboardService } from './dashboard.service';
 import { SignInFailure } from './sign-in-failure.entity';
 
 /**
- * The dashboard under `/dashboard` (issue 13, CONTRACT.md "Dashboard"): server-rendered Eta pages
+ * The dashboard under `/dashboard` (CONTRACT.md "Dashboard"): server-rendered Eta pages
  * with htmx, sessions and CSRF, calling the same services as the REST API.
  */
 @Module({

@@ -49,7 +49,8 @@ export interface UsageOverview {
 }
 
 /** Result of a form action: either done (with what to show once) or the form's error message. */
-export type FormResult<T> = { ok: true; value: T } | { ok: false; error: string };
+/** A form action's outcome; a refusal may carry its status (default 400), e.g. 403 for a plan limit. */
+export type FormResult<T> = { ok: true; value: T } | { ok: false; error: string; status?: number };
 
 /** Overlaps offered when rotating a webhook secret, s: at once, 1 h, 24 h. */
 export const ROTATION_OVERLAPS_S = [0, 3600, 86_400] as const;
@@ -64,7 +65,7 @@ export const RUNS_PAGE_SIZE = 25;
 export type RunRow = RunOverview & { keyLabel: string };
 
 /**
- * Page data and actions of the dashboard (issue 13). It only calls the services the REST API uses
+ * Page data and actions of the dashboard (docs/dashboard.md). It only calls the services the REST API uses
  * (API keys, quotas, screenshots, webhooks, users), always scoped to the signed-in user's account:
  * another account's ids are {@link DashboardError.notFound}.
  */
@@ -132,7 +133,7 @@ export class DashboardService {
     const trimmed = name.trim();
     if (!trimmed) return { ok: false, error: 'Give the key a name, such as "production".' };
     if (trimmed.length > 100) return { ok: false, error: 'Use at most 100 characters for the name.' };
-    return { ok: true, value: await this.apiKeys.create(user.accountId, trimmed) };
+    return this.formAction(() => this.apiKeys.create(user.accountId, trimmed, { withinPlan: true }));
   }
 
   /** Revokes one of the account's keys at once. Throws 404 for another account's key. */
@@ -300,10 +301,15 @@ export class DashboardService {
     return result.ok ? { ok: true, value: undefined } : result;
   }
 
-  /** Changes the user's password after checking the current one. */
-  async changePassword(user: UserView, form: Record<string, unknown>): Promise<FormResult<void>> {
+  /**
+   * Changes the user's password after checking the current one, and ends the user's other sessions
+   * (CONTRACT.md, "Dashboard"); the session that changed it stays.
+   */
+  async changePassword(signedIn: SignedIn, form: Record<string, unknown>): Promise<FormResult<void>> {
     if (String(form.newPassword ?? '') !== String(form.confirmPassword ?? '')) return { ok: false, error: 'The new passwords do not match.' };
-    return this.formAction(() => this.users.changePassword(user.id, String(form.currentPassword ?? ''), String(form.newPassword ?? '')));
+    const result = await this.formAction(() => this.users.changePassword(signedIn.user.id, String(form.currentPassword ?? ''), String(form.newPassword ?? '')));
+    if (result.ok) await this.sessions.endAllOf(signedIn.user.id, signedIn.sessionId);
+    return result;
   }
 
   /** Ends one of the user's sessions (404 otherwise). */
@@ -317,7 +323,7 @@ export class DashboardService {
       return { ok: true, value: await action() };
     } catch (err) {
       if (err instanceof UserError) return { ok: false, error: err.message };
-      if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 404) return { ok: false, error: err.message };
+      if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 404) return { ok: false, error: err.message, status: err.status };
       throw err;
     }
   }

@@ -1,6 +1,9 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
-/** One failed dashboard sign-in; the sign-in rate limits count these per IP and email, and per IP, over 15 min. */
+/**
+ * One failed dashboard sign-in (counted before its password is checked, removed when it was right);
+ * the sign-in limits count these per email and per client key (IPv4 address or IPv6 /64) over 15 min.
+ */
 @Entity({ name: 'sign_in_failures' })
 @Index(['email', 'ip', 'failedAt'])
 @Index(['ip', 'failedAt'])

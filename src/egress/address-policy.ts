@@ -8,9 +8,10 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
  * Blocks everything that is not global unicast (CONTRACT.md, "SSRF guard"): loopback, RFC 1918,
  * link-local 169.254.0.0/16 (cloud metadata), CGNAT 100.64.0.0/10, `0.0.0.0/8`, multicast, broadcast,
  * reserved and benchmarking ranges; IPv6 loopback, unspecified, unique-local fc00::/7, link-local
- * fe80::/10, multicast, and IPv6 forms that embed an IPv4 address (IPv4-mapped ::ffff:0:0/96, NAT64,
- * 6to4, Teredo), which are judged by the embedded IPv4 address when it can be extracted.
- * An unparseable string is blocked.
+ * fe80::/10, multicast, and IPv6 forms that embed an IPv4 address: IPv4-mapped ::ffff:0:0/96 is judged
+ * by its IPv4 address; IPv4-compatible ::/96 and NAT64 64:ff9b::/96 are always blocked, with the
+ * embedded IPv4 address's kind when that is blocked (`::7f00:1` is `loopback`), else `ipv4Compatible`
+ * or `rfc6052`; 6to4 and Teredo are blocked. An unparseable string is blocked.
  */
 export function blockedAddressReason(address: string): string | null {
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
@@ -19,11 +20,33 @@ export function blockedAddressReason(address: string): string | null {
   } catch {
     return 'not an IP address';
   }
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
-    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) {
+      parsed = v6.toIPv4Address();
+    } else {
+      const embedding = ipv4Embedding(v6.parts);
+      if (embedding) {
+        const [hi, lo] = [v6.parts[6], v6.parts[7]];
+        const inner = new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]).range();
+        return inner === 'unicast' ? embedding : inner;
+      }
+    }
   }
   const range = parsed.range();
   return range === 'unicast' ? null : range;
+}
+
+/**
+ * `ipv4Compatible` for ::/96 (but `::` and `::1`, which are unspecified and loopback) and `rfc6052`
+ * for the NAT64 prefix 64:ff9b::/96: the two IPv6 forms whose last 32 bits are an IPv4 address the
+ * host or a NAT64 gateway may reach. Null for any other address.
+ */
+function ipv4Embedding(parts: number[]): 'ipv4Compatible' | 'rfc6052' | null {
+  const zeros = (from: number, to: number) => parts.slice(from, to).every((p) => p === 0);
+  if (zeros(0, 6) && !(parts[6] === 0 && parts[7] <= 1)) return 'ipv4Compatible';
+  if (parts[0] === 0x64 && parts[1] === 0xff9b && zeros(2, 6)) return 'rfc6052';
+  return null;
 }
 
 /**

@@ -44,7 +44,7 @@ const FAILURE_MEMORY = 256;
 /**
  * How much longer than the navigation timeout (`CAPTURE_TIMEOUT_MS`) an upstream dial may take, ms.
  * The dial must outlast the navigation, so that a host that never answers fails a capture with the
- * README's `navigation timed out after … ms`, not an earlier `net::ERR_CONNECTION_TIMED_OUT` (issue 16);
+ * README's `navigation timed out after … ms`, not an earlier `net::ERR_CONNECTION_TIMED_OUT`;
  * a dial still pending when its page is closed is dropped with the page's connection.
  */
 const CONNECT_TIMEOUT_MARGIN_MS = 5_000;
@@ -189,7 +189,7 @@ export class EgressProxy implements OnApplicationShutdown {
         return void upstream.destroy(invalidResponse());
       }
       try {
-        res.writeHead(answer.status, answer.reason, forwardableHeaders(answer.rawHeaders));
+        res.writeHead(answer.status, answer.reason, forwardableHeaders(answer.rawHeaders, { fromSite: true }));
       } catch {
         return void upstream.destroy(invalidResponse());
       }
@@ -312,10 +312,15 @@ export class EgressProxy implements OnApplicationShutdown {
 }
 
 /** Raw header pairs minus hop-by-hop ones, as a flat `[name, value, …]` list (keeps case and order). */
-function forwardableHeaders(raw: string[]): string[] {
+/**
+ * The headers to pass on: all but hop-by-hop ones; from a site's answer (`fromSite`) also without
+ * {@link EGRESS_ERROR_HEADER}, so a page cannot dress its own text up as a Glimpse refusal.
+ */
+function forwardableHeaders(raw: string[], { fromSite = false } = {}): string[] {
   const out: string[] = [];
   for (let i = 0; i < raw.length; i += 2) {
-    if (!HOP_BY_HOP.has(raw[i].toLowerCase())) out.push(raw[i], raw[i + 1]);
+    const name = raw[i].toLowerCase();
+    if (!HOP_BY_HOP.has(name) && !(fromSite && name === EGRESS_ERROR_HEADER)) out.push(raw[i], raw[i + 1]);
   }
   return out;
 }

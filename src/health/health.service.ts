@@ -60,7 +60,17 @@ export class HealthService {
     ];
     if (this.runProcessors) {
       checks.push(redisCheck);
-      checks.push(() => this.probe('browser', () => this.browsers.ensureBrowser(), BROWSER_CHECK_TIMEOUT_MS));
+      // The browser check also says whether Chromium's sandbox is on (docs/security.md).
+      checks.push(() =>
+        this.probe(
+          'browser',
+          async () => {
+            await this.browsers.ensureBrowser();
+            return { sandbox: this.browsers.sandboxed ? 'on' : 'off' };
+          },
+          BROWSER_CHECK_TIMEOUT_MS,
+        ),
+      );
     }
     let answer: HealthAnswer;
     try {
@@ -78,18 +88,21 @@ export class HealthService {
     return answer;
   }
 
-  /** Runs `fn` as indicator `name`: up when it resolves within `timeoutMs`, down with its message otherwise. */
-  private async probe<Key extends string>(name: Key, fn: () => Promise<void>, timeoutMs: number): Promise<HealthIndicatorResult<Key>> {
+  /**
+   * Runs `fn` as indicator `name`: up (with what `fn` resolved to, if anything) when it resolves within
+   * `timeoutMs`, down with its message otherwise.
+   */
+  private async probe<Key extends string>(name: Key, fn: () => Promise<void | Record<string, unknown>>, timeoutMs: number): Promise<HealthIndicatorResult<Key>> {
     const session = this.indicators.check(name);
     let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([
+      const data = await Promise.race([
         fn(),
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
         }),
       ]);
-      return session.up();
+      return session.up(data ?? undefined);
     } catch (err) {
       return session.down({ message: (err as Error).message });
     } finally {

@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import { bearerToken } from '../auth/api-key.guard';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { ApiError, ErrorCode } from '../common/api-error';
+import { assertOrganizationOf } from '../common/organization-id';
 import { RequestRateLimiter } from '../quota/request-rate-limiter';
 import { JsonRpcErrorCode, MCP_SERVER_ERROR, sendJsonRpcError } from './json-rpc-error';
 import { redactMcpPath } from './mcp-http.middleware';
@@ -30,11 +31,14 @@ export class McpEndpointService {
    * Serves one JSON-RPC POST for the key `secret` (its body already parsed by the MCP middleware).
    * An unknown or revoked key is HTTP 401 with `error.data.code` `INVALID_API_KEY` or `API_KEY_REVOKED`,
    * and no tool runs; a key over `RATE_LIMIT_PER_SECOND` is HTTP 429 with `Retry-After` and
-   * `error.data` `{ code: "RATE_LIMITED", limit, windowSeconds }`. Never throws: unexpected failures are logged (path redacted) and answered 500.
+   * `error.data` `{ code: "RATE_LIMITED", limit, windowSeconds }`; an `X-Organization-ID` naming another
+   * account is HTTP 403 with `error.data.code` `ORGANIZATION_MISMATCH` (400 `INVALID_ORGANIZATION_ID`
+   * for a malformed one). Never throws: unexpected failures are logged (path redacted) and answered 500.
    */
   async handlePost(secret: string, req: Request, res: Response): Promise<void> {
     try {
       const caller = await this.apiKeys.authenticate(secret);
+      assertOrganizationOf(req.headers['x-organization-id'], caller.accountId);
       await this.rateLimiter.consume(caller);
       const server = this.tools.createServer(caller);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -47,6 +51,9 @@ export class McpEndpointService {
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) {
         return sendJsonRpcError(res, 401, MCP_SERVER_ERROR, err.message, err.code);
+      }
+      if (err instanceof ApiError && (err.code === ErrorCode.ORGANIZATION_MISMATCH || err.code === ErrorCode.INVALID_ORGANIZATION_ID)) {
+        return sendJsonRpcError(res, err.status, MCP_SERVER_ERROR, err.message, err.code);
       }
       if (err instanceof ApiError && err.code === ErrorCode.RATE_LIMITED) {
         return sendJsonRpcError(res, 429, MCP_SERVER_ERROR, err.message, err.code, err.headers, err.details);

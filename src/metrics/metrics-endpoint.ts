@@ -10,7 +10,7 @@ const QUEUE_COUNT_TIMEOUT_MS = 1000;
 
 /** An answer of the metrics endpoint. */
 export interface MetricsAnswer {
-  status: 200 | 401;
+  status: 200 | 401 | 404;
   contentType: string;
   body: string;
 }
@@ -24,6 +24,8 @@ export interface MetricsAnswer {
 export class MetricsEndpoint {
   private readonly logger = new Logger(MetricsEndpoint.name);
   private readonly expectedTokenHash: Buffer | null;
+  /** Whether the API's public port may serve the scrape (not in production without a token). */
+  private readonly onPublicPort: boolean;
 
   constructor(
     private readonly metrics: Metrics,
@@ -31,10 +33,18 @@ export class MetricsEndpoint {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.expectedTokenHash = config.metricsToken ? sha256(config.metricsToken) : null;
+    this.onPublicPort = !(config.production && !config.metricsToken);
   }
 
-  /** `authorization`: the request's `Authorization` header. */
-  async scrape(authorization: string | undefined): Promise<MetricsAnswer> {
+  /**
+   * `authorization`: the request's `Authorization` header; `port`: `public` for the API's own port,
+   * `ops` for a separate one (`METRICS_PORT`, the worker's health port). With `NODE_ENV=production`
+   * and no `METRICS_TOKEN`, the public port answers 404 (CONTRACT.md, "Health and readiness").
+   */
+  async scrape(authorization: string | undefined, port: 'public' | 'ops' = 'ops'): Promise<MetricsAnswer> {
+    if (port === 'public' && !this.onPublicPort) {
+      return { status: 404, contentType: 'text/plain; charset=utf-8', body: 'Not found\n' };
+    }
     if (this.expectedTokenHash) {
       const token = bearerToken(authorization);
       if (!token || !timingSafeEqual(sha256(token), this.expectedTokenHash)) {

@@ -28,6 +28,9 @@ const BEFORE_AUTHENTICATION = new Set(['401']);
  *   rate-limit interceptor sets them whenever the key is known;
  * - 400 `INVALID_ORGANIZATION_ID` on every operation taking `X-Organization-ID` (a global middleware
  *   checks it), added to the operation's 400 codes or as a 400 of its own;
+ * - 403 `ORGANIZATION_MISMATCH` on every authenticated operation (the API key guard compares an
+ *   account id in `X-Organization-ID` with the key's account), added to the operation's 403 codes or
+ *   as a 403 of its own;
  * - 429 `RATE_LIMITED` on every authenticated operation (the global per-second rate limit,
  *   `RATE_LIMIT_PER_SECOND`), added to the operation's 429 codes or as a 429 of its own;
  * - `Retry-After` on every 429;
@@ -53,6 +56,7 @@ export function addOperationalHeaders(doc: OpenAPIObject): void {
       addErrorCode(operation, 422, 'IDEMPOTENCY_KEY_REUSED');
     }
     const authenticated = (operation.security ?? doc.security ?? []).some((requirement) => Object.keys(requirement).length > 0);
+    if (authenticated) addErrorCode(operation, 403, 'ORGANIZATION_MISMATCH');
     if (authenticated) addRateLimitedCode(operation);
     if (!names.includes('x-request-id')) {
       parameters.push({
@@ -86,7 +90,7 @@ export function addOperationalHeaders(doc: OpenAPIObject): void {
  * Makes `code` one of the documented codes of `status` on `operation`: appended to the `code` enum of
  * its error schema (as written by `ApiErrorResponses`), or as a new error response with that code.
  */
-function addErrorCode(operation: OperationObject, status: 400 | 409 | 422, code: ErrorCode): void {
+function addErrorCode(operation: OperationObject, status: 400 | 403 | 409 | 422, code: ErrorCode): void {
   const responses = (operation.responses ??= {});
   const existing = responses[String(status)];
   if (!existing) {

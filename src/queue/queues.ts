@@ -30,6 +30,9 @@ export interface CapturePayload {
  */
 export interface RunPayload {
   runId: string;
+  /** The values sealed (src/runs/sealed-run-values.ts): what new entries carry. */
+  sealedValues?: string;
+  /** Unsealed values of an entry queued before sealing existed. */
   sensitiveValues?: Record<number, string>;
 }
 

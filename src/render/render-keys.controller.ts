@@ -47,7 +47,14 @@ export class RenderKeysController {
     description: 'Created; `secret` is shown only here',
     example: { ...KEY_EXAMPLE, secret: SECRET_EXAMPLE },
   })
-  @ApiErrorResponses(400, 401, 403, 413, 415, 500)
+  @ApiErrorResponses(
+    400,
+    401,
+    { status: 403, codes: ['PLAN_LIMIT_REACHED'], description: 'The account already has as many render keys as its plan allows (free 2, starter 10, pro 50)' },
+    413,
+    415,
+    500,
+  )
   createRenderKey(@CurrentApiKey() caller: AuthenticatedKey, @Body() dto: CreateRenderKeyDto): Promise<CreatedRenderKeyDto> {
     return this.renderKeys.create(caller, dto);
   }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { PLAN_RENDER_KEY_LIMITS } from '../accounts/plan';
+import { assertBelowPlanLimit } from '../accounts/plan-limits';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { ApiError, ErrorCode } from '../common/api-error';
@@ -17,6 +17,9 @@ import {
   RotateRenderKeyDto,
 } from './dto/render-key.dto';
 import { RenderKey } from './render-key.entity';
+
+/** Counts the account's render keys for {@link assertBelowPlanLimit}. */
+const RENDER_KEYS_SQL = `SELECT count(*)::int AS n FROM render_keys WHERE account_id = $1`;
 
 /** Base62 characters after `rks_` in a render key secret (CONTRACT.md asks for at least 32). */
 const SECRET_LENGTH = 40;
@@ -34,7 +37,7 @@ export interface RenderKeyVerifier {
 /**
  * Render keys (CONTRACT.md, "Render links"): created by an API key and bound to it, secrets sealed
  * with {@link SecretCipher} (bound to the key's id) and shown only at creation and rotation, at most
- * {@link PLAN_RENDER_KEY_LIMITS} per account.
+ * the plan's limit per account (CONTRACT.md, "Organizations and plan limits").
  */
 @Injectable()
 export class RenderKeysService {
@@ -50,18 +53,8 @@ export class RenderKeysService {
    * limit, plan }`) when the account already has its plan's number of render keys.
    */
   async create(caller: AuthenticatedKey, dto: CreateRenderKeyDto): Promise<CreatedRenderKeyDto> {
-    const limit = PLAN_RENDER_KEY_LIMITS[caller.plan];
     return this.keys.manager.transaction(async (manager) => {
-      // One creation per account at a time, so concurrent requests cannot both take the last place.
-      await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`render_keys:${caller.accountId}`]);
-      const count = await manager.countBy(RenderKey, { accountId: caller.accountId });
-      if (count >= limit) {
-        throw new ApiError(ErrorCode.PLAN_LIMIT_REACHED, 403, `The ${caller.plan} plan allows ${limit} render keys`, {
-          resource: 'render_keys',
-          limit,
-          plan: caller.plan,
-        });
-      }
+      await assertBelowPlanLimit(manager, caller.accountId, 'render_keys', RENDER_KEYS_SQL);
       const id = newId('renderKey');
       const secret = newSecret();
       const key = manager.create(RenderKey, {

@@ -407,14 +407,22 @@ function interrupter(page: Page, deadline: number, signal?: AbortSignal) {
 }
 
 /**
- * A function removing every sensitive value from a text: the value as typed, URL-encoded, and
- * form-encoded (a GET form puts it in the query string).
+ * A function removing every sensitive value from a text: the value as typed, URL-encoded,
+ * form-encoded (a GET form puts it in the query string), and JSON-escaped once and twice (an
+ * `evaluate` result is redacted as JSON text, and a page may return a JSON string of its own).
  */
 export function redactor(values: string[]): (text: string) => string {
-  const needles = [...new Set(values.filter((v) => v.length > 0).flatMap((v) => [v, encodeURIComponent(v), encodeURIComponent(v).replace(/%20/g, '+')]))]
+  const needles = [...new Set(values.filter((v) => v.length > 0).flatMap((v) => [v, encodeURIComponent(v), encodeURIComponent(v).replace(/%20/g, '+'), ...jsonEscaped(v)]))]
     .sort((a, b) => b.length - a.length);
   if (!needles.length) return (text) => text;
   return (text) => needles.reduce((out, needle) => out.split(needle).join('[redacted]'), text);
+}
+
+/** `value` as it appears inside a JSON string, escaped once and twice (only the forms that differ from it). */
+function jsonEscaped(value: string): string[] {
+  const once = JSON.stringify(value).slice(1, -1);
+  const twice = JSON.stringify(once).slice(1, -1);
+  return [once, twice].filter((form) => form !== value);
 }
 
 /** `value` with sensitive values removed from every string in it. */

@@ -13,6 +13,8 @@ import { DurableQueueService } from '../queue/durable-queue.service';
 import { ResultFilesService } from '../storage/result-files.service';
 import { RunFailure, runSession, RunSessionOutcome } from './run-session';
 import { withSecrets } from './run-steps';
+import { openRunValues } from './sealed-run-values';
+import { SecretCipher } from '../common/secret-cipher';
 import { Run } from './run.entity';
 import { RunEnding, RunsService, skippedSteps } from './runs.service';
 
@@ -65,6 +67,7 @@ export class RunProcessor implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(RUN_PROCESSORS) private readonly runProcessors: boolean,
     private readonly durableQueues: DurableQueueService,
+    private readonly cipher: SecretCipher,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -118,6 +121,7 @@ export class RunProcessor implements OnApplicationBootstrap, OnModuleDestroy {
     }, CANCEL_POLL_MS);
     let ending: RunEnding;
     try {
+      const sensitiveValues = openRunValues(this.cipher, payload);
       const outcome = await this.pool.withLease(
         { budgetMs: run.timeoutMs + this.config.captureTimeoutMs, graceMs: LEASE_GRACE_MS, context: sessionContextOptions(run.options) },
         async (lease) => {
@@ -128,11 +132,11 @@ export class RunProcessor implements OnApplicationBootstrap, OnModuleDestroy {
             lease.page,
             {
               url: run.url,
-              steps: withSecrets(run.steps, payload.sensitiveValues ?? {}),
+              steps: withSecrets(run.steps, sensitiveValues),
               timeoutMs: run.timeoutMs,
               navigationTimeoutMs: this.config.captureTimeoutMs,
               video: run.video ? { ffmpegPath: this.config.ffmpegPath, width: run.options.width, height: run.options.height } : null,
-              sensitiveValues: Object.values(payload.sensitiveValues ?? {}),
+              sensitiveValues: Object.values(sensitiveValues),
             },
             {
               signal: abort.signal,

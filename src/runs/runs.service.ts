@@ -20,6 +20,8 @@ import { CreateRunDto } from './dto/create-run.dto';
 import { ListRunsQueryDto, RunDto, RunListDto } from './dto/run.dto';
 import { RUN_LIMITS, RunStep, stepLabel, withoutSecrets } from './run-steps';
 import { Run } from './run.entity';
+import { sealedRunPayload } from './sealed-run-values';
+import { SecretCipher } from '../common/secret-cipher';
 
 /** How a run ends: the fields written with its final status. */
 export type RunEnding = Partial<Pick<Run, 'finalUrl' | 'pageTitle' | 'videoFile' | 'consoleErrorCount' | 'networkErrorCount' | 'consoleErrors' | 'networkErrors' | 'stepResults'>> &
@@ -55,6 +57,7 @@ export class RunsService implements OnModuleInit {
     private readonly events: EventsService,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly cipher: SecretCipher,
   ) {}
 
   /** Registers runs with the reconciler: pending runs without a live queue entry are queued again. */
@@ -134,10 +137,10 @@ export class RunsService implements OnModuleInit {
 
   /**
    * Puts a run on the queue (the queue job id is the run id, so a second enqueue is harmless). The
-   * entry is removed when it ends, with the sensitive values it carries.
+   * entry is removed when it ends, with the sensitive values it carries (sealed).
    */
   async enqueue(runId: string, sensitiveValues: Record<number, string> = {}): Promise<void> {
-    const payload: RunPayload = Object.keys(sensitiveValues).length ? { runId, sensitiveValues } : { runId };
+    const payload: RunPayload = sealedRunPayload(this.cipher, runId, sensitiveValues);
     await this.queue.add(RUN_JOB, payload, { jobId: runId, removeOnComplete: true, removeOnFail: true });
   }
 

@@ -96,7 +96,7 @@ describe('WebhookSender: pinned delivery transport', () => {
     const first = await sender.send(url, '{}', HEADERS, 5_000);
     expect(first).toEqual({ ok: true, responseCode: 204, errorMessage: null });
     const second = await sender.send(url, '{}', HEADERS, 5_000);
-    expect(second).toEqual({ ok: false, responseCode: null, errorMessage: `Target not allowed: ${HOST} resolves to 10.0.0.7 (private)` });
+    expect(second).toEqual({ ok: false, responseCode: null, errorMessage: `Target not allowed: ${HOST} resolves to a blocked address (private)` });
 
     const hits = server.received.filter((r) => r.url === '/rebind');
     expect(hits).toHaveLength(1);
@@ -119,7 +119,7 @@ describe('WebhookSender: pinned delivery transport', () => {
   it('refuses blocked IP literals and names that do not resolve', async () => {
     const sender = senderWith(new ScriptedResolver([[]]));
     expect((await sender.send(`http://127.0.0.2:${server.port}/literal`, '{}', HEADERS, 5_000)).errorMessage).toBe(
-      'Target not allowed: 127.0.0.2 resolves to 127.0.0.2 (loopback)',
+      'Target not allowed: 127.0.0.2 is a blocked address (loopback)',
     );
     expect((await sender.send(`http://${HOST}:${server.port}/literal`, '{}', HEADERS, 5_000)).errorMessage).toBe(
       `request failed: ${HOST} does not resolve`,

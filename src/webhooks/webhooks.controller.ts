@@ -60,7 +60,7 @@ export class WebhooksController {
     summary: 'Create a webhook endpoint',
     description:
       'Registers a URL that receives signed event deliveries. The response carries the signing secret, shown only here and on rotation. ' +
-      'The URL must be https and must not point at a private or loopback address. Send an `Idempotency-Key` to retry safely.',
+      'The URL must be https and must not point at a private or loopback address. An account has at most as many endpoints as its plan allows (free 2, starter 10, pro 50; 403 `PLAN_LIMIT_REACHED`). Send an `Idempotency-Key` to retry safely.',
   })
   @ApiBody({
     type: CreateWebhookEndpointDto,
@@ -77,7 +77,14 @@ export class WebhooksController {
     },
   })
   @ApiCreatedResponse({ type: CreatedWebhookEndpointDto, description: 'Created; `secret` is shown only here', example: { ...ENDPOINT_EXAMPLE, secret: SECRET_EXAMPLE } })
-  @ApiErrorResponses(400, 401, 413, 415, 500)
+  @ApiErrorResponses(
+    400,
+    401,
+    { status: 403, codes: ['PLAN_LIMIT_REACHED'], description: 'The account already has as many endpoints as its plan allows (free 2, starter 10, pro 50)' },
+    413,
+    415,
+    500,
+  )
   createWebhookEndpoint(@CurrentApiKey() caller: AuthenticatedKey, @Body() dto: CreateWebhookEndpointDto): Promise<CreatedWebhookEndpointDto> {
     return this.webhooks.create(caller, dto);
   }
@@ -158,10 +165,15 @@ export class WebhooksController {
     operationId: 'testWebhookEndpoint',
     summary: 'Send a test.ping event',
     description:
-      'Queues a `test.ping` delivery to this endpoint (whatever it subscribes to); follow it in the delivery log. Send an `Idempotency-Key` to retry safely.',
+      'Queues a `test.ping` delivery to this endpoint (whatever it subscribes to); follow it in the delivery log. At most 10 per endpoint per minute (429 `RATE_LIMITED`). Send an `Idempotency-Key` to retry safely.',
   })
   @ApiAcceptedResponse({ type: TestWebhookDeliveryDto, description: 'Delivery queued', example: { deliveryId: DELIVERY_EXAMPLE.id } })
-  @ApiErrorResponses(401, 404, 500)
+  @ApiErrorResponses(
+    401,
+    404,
+    { status: 429, codes: ['RATE_LIMITED'], description: 'More than 10 test pings to this endpoint in the last minute (or over the per-second rate); retry after `Retry-After` seconds' },
+    500,
+  )
   testWebhookEndpoint(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string): Promise<TestWebhookDeliveryDto> {
     return this.webhooks.test(caller, id);
   }

@@ -2,7 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, MoreThan, Repository } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
-import { ApiError } from '../common/api-error';
+import { assertBelowPlanLimit } from '../accounts/plan-limits';
+import { ApiError, ErrorCode } from '../common/api-error';
+import { PostgresRateLimiter } from '../common/postgres-rate-limiter';
 import { Clock } from '../common/clock';
 import { isId, newId } from '../common/ids';
 import { EventsService } from '../events/events.service';
@@ -36,6 +38,12 @@ export interface ResealReport {
 /** Thrown by {@link WebhooksService.resealSecrets} when no secret key is configured. */
 export class NoSecretKeyError extends Error {}
 
+/** `POST /v1/webhooks/:id/test` per endpoint (CONTRACT.md, "Organizations and plan limits": 10 per minute). */
+export const TEST_PING_LIMIT = { name: 'webhook-test', points: 10, durationS: 60 };
+
+/** Counts an account's webhook endpoints (enabled or not), the plan-limited number. */
+const ENDPOINTS_SQL = `SELECT count(*)::int AS n FROM webhook_endpoints WHERE account_id = $1`;
+
 /** Message of every `test.ping` event. */
 export const TEST_PING_MESSAGE = 'Test event from Glimpse';
 
@@ -55,12 +63,17 @@ export class WebhooksService {
     private readonly events: EventsService,
     private readonly deliveryService: WebhookDeliveriesService,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.testPingLimiter = new PostgresRateLimiter(dataSource, TEST_PING_LIMIT);
+  }
+
+  private readonly testPingLimiter: PostgresRateLimiter;
 
   /**
    * Creates an enabled endpoint with a new signing secret. `events` defaults to `["*"]` (duplicates
    * dropped), `description` to '', `signatureScheme` to `glimpse-v1`. Throws 400 `TARGET_NOT_ALLOWED` when the URL is not https (unless
-   * `WEBHOOK_ALLOW_HTTP`) or fails the SSRF guard.
+   * `WEBHOOK_ALLOW_HTTP`) or fails the SSRF guard, 403 `PLAN_LIMIT_REACHED` when the account already
+   * has as many endpoints as its plan allows (CONTRACT.md, "Organizations and plan limits").
    */
   async create(caller: Pick<AuthenticatedKey, 'accountId'>, dto: CreateWebhookEndpointDto): Promise<CreatedWebhookEndpointDto> {
     await this.targets.assertAllowed(dto.url);
@@ -84,7 +97,10 @@ export class WebhooksService {
       createdAt: now,
       updatedAt: now,
     });
-    await this.endpoints.insert(endpoint);
+    await this.dataSource.transaction(async (manager) => {
+      await assertBelowPlanLimit(manager, caller.accountId, 'webhook_endpoints', ENDPOINTS_SQL);
+      await manager.insert(WebhookEndpoint, endpoint);
+    });
     return { ...this.toDto(endpoint), secret };
   }
 
@@ -166,10 +182,22 @@ export class WebhooksService {
 
   /**
    * Publishes a `test.ping` event `{ endpointId, message }` delivered to this endpoint only (whatever
-   * it subscribes to) and returns the delivery id. Throws 404 `NOT_FOUND`.
+   * it subscribes to) and returns the delivery id, at most {@link TEST_PING_LIMIT} per endpoint per
+   * minute (CONTRACT.md, "Organizations and plan limits"). Throws 404 `NOT_FOUND` and 429
+   * `RATE_LIMITED` (with `Retry-After`; nothing is published).
    */
   async test(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<TestWebhookDeliveryDto> {
     const endpoint = await this.find(caller, id);
+    const decision = await this.testPingLimiter.consume(endpoint.id);
+    if (!decision.allowed) {
+      throw new ApiError(
+        ErrorCode.RATE_LIMITED,
+        429,
+        `Too many test pings: an endpoint may get ${TEST_PING_LIMIT.points} per minute; retry after ${decision.retryAfterS} s`,
+        { limit: TEST_PING_LIMIT.points, windowSeconds: TEST_PING_LIMIT.durationS },
+        { 'Retry-After': String(decision.retryAfterS) },
+      );
+    }
     const event = await this.events.publish(caller.accountId, 'test.ping', { endpointId: endpoint.id, message: TEST_PING_MESSAGE });
     const delivery = await this.deliveries.findOne({ select: { id: true }, where: { eventId: event.id, endpointId: endpoint.id } });
     // The endpoint was deleted between the lookup and the fan-out.

@@ -35,7 +35,12 @@ export function proxyFailureFor(lookup: EgressFailureLookup | undefined, url: st
   return target ? lookup.recentFailure(target.host, target.port) : undefined;
 }
 
-/** The egress proxy's refusal of a plain-http request, from the answer it wrote itself (its {@link EGRESS_ERROR_HEADER}). */
-export function egressRefusal(response: Pick<Response, 'headers'> | null | undefined): string | undefined {
+/**
+ * The egress proxy's refusal of a plain-http request, from the answer it wrote itself (its
+ * {@link EGRESS_ERROR_HEADER}; the proxy strips that header from sites' answers). An https answer
+ * comes from the site through a tunnel, so the header there is the site's own and is ignored.
+ */
+export function egressRefusal(response: (Pick<Response, 'headers'> & Partial<Pick<Response, 'url'>>) | null | undefined): string | undefined {
+  if (response?.url && !response.url().startsWith('http:')) return undefined;
   return response?.headers()[EGRESS_ERROR_HEADER] || undefined;
 }

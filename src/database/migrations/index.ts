@@ -14,6 +14,7 @@ import { DurabilityIndexes1795442000000 } from './1795442000000-DurabilityIndexe
 import { ResultExpiry1795500000000 } from './1795500000000-ResultExpiry';
 import { SignInFailuresByIp1795510000000 } from './1795510000000-SignInFailuresByIp';
 import { OpenWorkCounter1795520000000 } from './1795520000000-OpenWorkCounter';
+import { RateLimits1795530000000 } from './1795530000000-RateLimits';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
 export const MIGRATIONS: Function[] = [
@@ -32,5 +33,6 @@ export const MIGRATIONS: Function[] = [
   ResultExpiry1795500000000,
   SignInFailuresByIp1795510000000,
   OpenWorkCounter1795520000000,
+  RateLimits1795530000000,
   RenderKeys1795600000000,
 ];

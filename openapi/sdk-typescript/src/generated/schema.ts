@@ -227,7 +227,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description Registers a URL that receives signed event deliveries. The response carries the signing secret, shown only here and on rotation. The URL must be https and must not point at a private or loopback address. Send an `Idempotency-Key` to retry safely.
+         * @description Registers a URL that receives signed event deliveries. The response carries the signing secret, shown only here and on rotation. The URL must be https and must not point at a private or loopback address. An account has at most as many endpoints as its plan allows (free 2, starter 10, pro 50; 403 `PLAN_LIMIT_REACHED`). Send an `Idempotency-Key` to retry safely.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -331,7 +331,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test.ping event
-         * @description Queues a `test.ping` delivery to this endpoint (whatever it subscribes to); follow it in the delivery log. Send an `Idempotency-Key` to retry safely.
+         * @description Queues a `test.ping` delivery to this endpoint (whatever it subscribes to); follow it in the delivery log. At most 10 per endpoint per minute (429 `RATE_LIMITED`). Send an `Idempotency-Key` to retry safely.
          */
         post: operations["testWebhookEndpoint"];
         delete?: never;
@@ -2330,7 +2330,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
                 "X-Request-ID"?: string;
@@ -2422,6 +2422,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
                     };
                 };
             };
@@ -2534,7 +2563,7 @@ export interface operations {
             header?: {
                 /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
                 "Idempotency-Key"?: string;
-                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
                 "X-Request-ID"?: string;
@@ -2632,7 +2661,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Not allowed. Codes: PLAN_LIMIT_REACHED */
+            /** @description The account already has as many render keys as its plan allows (free 2, starter 10, pro 50). Codes: PLAN_LIMIT_REACHED, ORGANIZATION_MISMATCH */
             403: {
                 headers: {
                     /** @description Monthly screenshot cap of the key's plan */
@@ -2651,13 +2680,29 @@ export interface operations {
                     /**
                      * @example {
                      *       "code": "PLAN_LIMIT_REACHED",
-                     *       "error": "Not allowed",
+                     *       "details": {
+                     *         "limit": 2,
+                     *         "plan": "free",
+                     *         "resource": "webhook_endpoints"
+                     *       },
+                     *       "error": "The account already has as many render keys as its plan allows (free 2, starter 10, pro 50)",
                      *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
-                        code: "PLAN_LIMIT_REACHED";
+                        code: "PLAN_LIMIT_REACHED" | "ORGANIZATION_MISMATCH";
+                        details: {
+                            /** @description How many of it the plan allows */
+                            limit: number;
+                            /** @enum {string} */
+                            plan: "free" | "starter" | "pro" | "legacy_free";
+                            /**
+                             * @description What the plan limits the number of
+                             * @enum {string}
+                             */
+                            resource: "api_keys" | "webhook_endpoints" | "render_keys" | "monitors" | "storage_destinations";
+                        };
                     };
                 };
             };
@@ -2884,7 +2929,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
                 "X-Request-ID"?: string;
@@ -2961,6 +3006,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
                     };
                 };
             };
@@ -3102,7 +3176,7 @@ export interface operations {
             header?: {
                 /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
                 "Idempotency-Key"?: string;
-                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
                 "X-Request-ID"?: string;
@@ -3193,6 +3267,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
                     };
                 };
             };
@@ -3455,7 +3558,7 @@ export interface operations {
                 status?: "pending" | "running" | "completed" | "failed";
             };
             header?: {
-                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
                 "X-Request-ID"?: string;
@@ -3618,6 +3721,35 @@ export interface operations {
                     };
                 };
             };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
+                    };
+                };
+            };
             /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
             429: {
                 headers: {
@@ -3729,7 +3861,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description `wait=N` (RFC 7240; N whole seconds 1–60): answer 200 with the ended object when it ends within N seconds, else 202 as without it. Any other value is ignored. */
                 Prefer?: string;
-                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
                 "X-Request-ID"?: string;
@@ -3933,6 +4065,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
                     };
                 };
             };
@@ -4176,7 +4337,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
                 "X-Request-ID"?: string;
@@ -4337,6 +4498,35 @@ export interface operations {
                     };
                 };
             };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
+                    };
+                };
+            };
             /** @description Unknown id, or an id of another account. Codes: NOT_FOUND */
             404: {
                 headers: {
@@ -4475,7 +4665,7 @@ export interface operations {
             header?: {
                 /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
                 "Idempotency-Key"?: string;
-                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
                 "X-Request-ID"?: string;
@@ -4576,6 +4766,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
                     };
                 };
             };
@@ -4777,7 +4996,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description `wait=N` (RFC 7240; N whole seconds 1–60): answer 200 with the ended object when it ends within N seconds, else 202 as without it. Any other value is ignored. */
                 Prefer?: string;
-                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
                 "X-Request-ID"?: string;
@@ -4916,6 +5135,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
                     };
                 };
             };
@@ -5161,7 +5409,7 @@ export interface operations {
             header?: {
                 /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
                 "Idempotency-Key"?: string;
-                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
                 "X-Request-ID"?: string;
@@ -5279,6 +5527,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
                     };
                 };
             };
@@ -5526,7 +5803,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description `wait=N` (RFC 7240; N whole seconds 1–60): answer 200 with the ended object when it ends within N seconds, else 202 as without it. Any other value is ignored. */
                 Prefer?: string;
-                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
                 "X-Request-ID"?: string;
@@ -5665,6 +5942,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
                     };
                 };
             };
@@ -5908,7 +6214,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
                 "X-Request-ID"?: string;
@@ -6004,6 +6310,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
                     };
                 };
             };
@@ -6143,7 +6478,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
                 "X-Request-ID"?: string;
@@ -6239,6 +6574,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
                     };
                 };
             };
@@ -6351,7 +6715,7 @@ export interface operations {
             header?: {
                 /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
                 "Idempotency-Key"?: string;
-                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
                 "X-Request-ID"?: string;
@@ -6450,6 +6814,51 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description The account already has as many endpoints as its plan allows (free 2, starter 10, pro 50). Codes: PLAN_LIMIT_REACHED, ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "PLAN_LIMIT_REACHED",
+                     *       "details": {
+                     *         "limit": 2,
+                     *         "plan": "free",
+                     *         "resource": "webhook_endpoints"
+                     *       },
+                     *       "error": "The account already has as many endpoints as its plan allows (free 2, starter 10, pro 50)",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "PLAN_LIMIT_REACHED" | "ORGANIZATION_MISMATCH";
+                        details: {
+                            /** @description How many of it the plan allows */
+                            limit: number;
+                            /** @enum {string} */
+                            plan: "free" | "starter" | "pro" | "legacy_free";
+                            /**
+                             * @description What the plan limits the number of
+                             * @enum {string}
+                             */
+                            resource: "api_keys" | "webhook_endpoints" | "render_keys" | "monitors" | "storage_destinations";
+                        };
                     };
                 };
             };
@@ -6676,7 +7085,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
                 "X-Request-ID"?: string;
@@ -6753,6 +7162,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
                     };
                 };
             };
@@ -6894,7 +7332,7 @@ export interface operations {
             header?: {
                 /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
                 "Idempotency-Key"?: string;
-                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
                 "X-Request-ID"?: string;
@@ -6995,6 +7433,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
                     };
                 };
             };
@@ -7250,7 +7717,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
                 "X-Request-ID"?: string;
@@ -7347,6 +7814,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
                     };
                 };
             };
@@ -7488,7 +7984,7 @@ export interface operations {
             header?: {
                 /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
                 "Idempotency-Key"?: string;
-                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
                 "X-Request-ID"?: string;
@@ -7576,6 +8072,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
                     };
                 };
             };
@@ -7775,7 +8300,7 @@ export interface operations {
             header?: {
                 /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
                 "Idempotency-Key"?: string;
-                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
                 "X-Request-ID"?: string;
@@ -7866,6 +8391,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
                     };
                 };
             };
@@ -8123,7 +8677,7 @@ export interface operations {
             header?: {
                 /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
                 "Idempotency-Key"?: string;
-                /** @description Optional organization id; pattern-checked (400 `INVALID_ORGANIZATION_ID`), otherwise ignored for now */
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
                 "X-Organization-ID"?: string;
                 /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
                 "X-Request-ID"?: string;
@@ -8209,6 +8763,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
                     };
                 };
             };
@@ -8299,7 +8882,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            /** @description More than 10 test pings to this endpoint in the last minute (or over the per-second rate); retry after `Retry-After` seconds. Codes: RATE_LIMITED */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
@@ -8324,7 +8907,7 @@ export interface operations {
                      *         "limit": 20,
                      *         "windowSeconds": 1
                      *       },
-                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "error": "More than 10 test pings to this endpoint in the last minute (or over the per-second rate); retry after `Retry-After` seconds",
                      *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
                      *     }
                      */
