@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ContractValidator, DocOperation, Json, loadCommittedDocument, OPENAPI_PATH, operationsOf, resolveRef } from './support/openapi-contract';
 import { ApiKeysService } from '../src/auth/api-keys.service';
@@ -23,6 +24,8 @@ interface RequestParts {
   headers?: Record<string, string>;
   /** false: send no Authorization header; a string: send it instead of the test key. */
   auth?: false | string;
+  /** Query string appended to the path as it is (starting with `?`). */
+  query?: string;
 }
 
 /** A request with the status (and optionally header values) it must get. */
@@ -110,6 +113,21 @@ function idempotencyScenarios(name: string, first: RequestParts, status: number,
 
 /** A second resource per idempotent route, so its keyed requests act on something the valid request left alone. */
 const idempotentTargets: Record<string, Record<string, string>> = {};
+
+/** Statuses of a render link that test/render-links.e2e-spec.ts provokes (each needs its own setup). */
+const RENDER_LINK_ELSEWHERE: Record<number, string> = Object.fromEntries(
+  [304, 400, 403, 414, 422, 429, 503].map((status) => [status, 'test/render-links.e2e-spec.ts provokes it (with its own keys, pages and RENDER_WAIT_MS)']),
+);
+
+/** A signed render link of a new render key of the test key (CONTRACT.md, "Render links"), as path parameters and query. */
+async function renderLinkParts(ctx: Context): Promise<RequestParts> {
+  const rk = (await ctx.t.request('POST', '/v1/render-keys', { key: ctx.key, body: {} })).body;
+  const url = `${ctx.pages.url}/page`;
+  const enc = (v: string) => encodeURIComponent(v).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+  const canonical = `height=240&url=${enc(url)}&width=320`;
+  const signature = createHmac('sha256', rk.secret).update(`GET\n/v1/render/${rk.id}.png\n${canonical}`).digest('hex');
+  return { auth: false, pathParams: { file: `${rk.id}.png` }, query: `?${canonical}&signature=${signature}` };
+}
 
 /** How to build a valid request per operationId. Add an entry for each new operation. */
 const RECIPES: Record<string, Recipe> = {
@@ -223,6 +241,12 @@ const RECIPES: Record<string, Recipe> = {
     valid: async (ctx) => ({ pathParams: { id: (await ctx.t.request('POST', '/v1/render-keys', { key: ctx.key, body: {} })).body.id } }),
     unknownPathParams: { id: 'rk_000000000000000000000000' },
   },
+  getRenderLink: {
+    valid: (ctx) => renderLinkParts(ctx),
+    scenarios: (_ctx, valid) => [{ name: 'wrong signature', parts: { ...valid, query: valid.query!.replace(/signature=[0-9a-f]/, 'signature=g') }, status: 401 }],
+    notExercised: RENDER_LINK_ELSEWHERE,
+  },
+
   deleteWebhookEndpoint: {
     valid: async (ctx) => ({ pathParams: { id: await ctx.newWebhookEndpointId() } }),
     unknownPathParams: { id: 'we_000000000000000000000000' },
@@ -366,7 +390,7 @@ describe('contract: every operation of openapi/openapi.json against the running 
       body = parts.rawBody ?? JSON.stringify(parts.body);
       headers['content-type'] = parts.contentType ?? 'application/json';
     }
-    const res = await fetch(t.baseUrl + path, { method: op.method.toUpperCase(), headers, body });
+    const res = await fetch(t.baseUrl + path + (parts.query ?? ''), { method: op.method.toUpperCase(), headers, body });
     const received = { status: res.status, headers: res.headers, text: await res.text() };
     const problems = validator.problems(op, received);
     if (received.status !== expectStatus) problems.unshift(`expected ${expectStatus}, got ${received.status}: ${received.text.slice(0, 300)}`);
@@ -464,7 +488,9 @@ describe('contract: every operation of openapi/openapi.json against the running 
     expect(ui.headers.get('content-type')).toMatch(/^text\/html/);
     // "Authorize" offers the Bearer scheme, every operation requires it, and "Try it out" targets this server.
     expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
-    for (const op of operations) expect(op.operation.security).toEqual([{ apiKey: [] }]);
+    // Render links are signed instead (CONTRACT.md, "Render links"): no API key.
+    for (const op of operations.filter((o) => !o.path.startsWith('/v1/render/'))) expect(op.operation.security).toEqual([{ apiKey: [] }]);
+    for (const op of operations.filter((o) => o.path.startsWith('/v1/render/'))) expect(op.operation.security).toEqual([]);
     expect(doc.servers).toEqual([{ url: '/', description: expect.any(String) }]);
   });
 

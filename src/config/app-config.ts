@@ -67,6 +67,7 @@ class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(0) LEGACY_FREE_CAP = 1000;
   @IsIn(['inline', 'off']) WORKER_MODE: 'inline' | 'off' = 'inline';
   @Transform(toInt) @IsInt() @Min(1000) @Max(120000) CAPTURE_TIMEOUT_MS = 30000;
+  @Transform(toInt) @IsInt() @Min(0) @Max(120000) RENDER_WAIT_MS = 25000;
   @Transform(toInt) @IsInt() @Min(1) @Max(32) CAPTURE_CONCURRENCY = 2;
   @Transform(toInt) @IsInt() @Min(0) @Max(32) CAPTURE_WARM_CONTEXTS = 2;
   @Transform(toInt) @IsInt() @Min(1) @Max(1000000) CAPTURE_BROWSER_RECYCLE_AFTER = 500;
@@ -189,6 +190,8 @@ export interface AppConfig {
   workerMode: 'inline' | 'off';
   /** Navigation timeout of one capture, in ms. */
   captureTimeoutMs: number;
+  /** How long a render link that missed the cache waits for its render before 503 `RENDER_PENDING`, ms (CONTRACT.md, "Render links"). */
+  renderWaitMs: number;
   /** Captures run at once by one worker process. */
   captureConcurrency: number;
   /**
@@ -346,6 +349,7 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
     legacyFreeCap: raw.LEGACY_FREE_CAP,
     workerMode: raw.WORKER_MODE,
     captureTimeoutMs: raw.CAPTURE_TIMEOUT_MS,
+    renderWaitMs: raw.RENDER_WAIT_MS,
     captureConcurrency: raw.CAPTURE_CONCURRENCY,
     captureWarmContexts: raw.CAPTURE_WARM_CONTEXTS,
     captureBrowserRecycleAfter: raw.CAPTURE_BROWSER_RECYCLE_AFTER,

@@ -50,7 +50,11 @@ export class RenderKeysController {
   @ApiErrorResponses(
     400,
     401,
-    { status: 403, codes: ['PLAN_LIMIT_REACHED'], description: 'The account already has as many render keys as its plan allows (free 2, starter 10, pro 50)' },
+    {
+      status: 403,
+      codes: ['PLAN_LIMIT_REACHED'],
+      description: 'The account already has as many render keys as its plan allows (free 2, starter 10, pro 50)',
+    },
     413,
     415,
     500,

@@ -4,7 +4,7 @@ import { Repository } from 'typeorm';
 import { assertBelowPlanLimit } from '../accounts/plan-limits';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiKeysService } from '../auth/api-keys.service';
-import { ApiError, ErrorCode } from '../common/api-error';
+import { ApiError } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { isId, newId, randomBase62 } from '../common/ids';
 import { SecretCipher } from '../common/secret-cipher';
