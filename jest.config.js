@@ -1,23 +1,68 @@
-/** Two projects: pure unit tests next to the code, end-to-end tests against real PostgreSQL, Redis and Chromium. */
+/**
+ * Tests in layers (docs/ARCHITECTURE.md, "One way to do a thing"), one jest project each:
+ * - `unit`: pure rules, next to the code (`src/**\/*.spec.ts`, the SDK's `openapi/sdk-typescript/src`)
+ *   and `test/unit/` (checks of files in the repository). No database, no network.
+ * - `service`: services on a real PostgreSQL, without an HTTP app (`test/service/`).
+ * - `api`: the app in process over HTTP, on real PostgreSQL and Redis, no capture (`test/api/`).
+ * - `browser`: the same, with captures and runs in Chromium (`test/browser/`).
+ * - `system`: real processes (the service's entry points, PostgreSQL clusters, redis-server, npm,
+ *   ffmpeg) and wall-clock measurements (`test/system/`).
+ *
+ * One runner for all (test/support/lanes-runner.js), two lanes at the same time: the `system` files on
+ * GLIMPSE_TEST_SYSTEM_WORKERS workers of their own (at most that many at once), the other projects'
+ * files on `maxWorkers` workers. Each worker has a database of its own, cloned from a template the
+ * global setup migrates once, and a Redis key prefix of its own (test/support/worker-env.ts); a file
+ * starts from empty tables (test/support/fresh-state.ts). See docs/testing.md.
+ *
+ * ts-jest only transpiles (tsconfig.json sets `isolatedModules`, which ts-jest follows): the types are
+ * checked once, by `npm run typecheck`.
+ */
 const common = {
+  rootDir: '.',
   moduleFileExtensions: ['js', 'json', 'ts'],
   transform: { '^.+\\.ts$': 'ts-jest' },
   testEnvironment: 'node',
+  runner: '<rootDir>/test/support/lanes-runner.js',
 };
+
+/** The projects that need the run's databases and Redis prefix. */
+const e2e = {
+  ...common,
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+  setupFiles: ['<rootDir>/test/support/worker-env.ts'],
+  setupFilesAfterEnv: ['<rootDir>/test/support/fresh-state.ts'],
+};
+
+/**
+ * Workers of the parallel lane (GLIMPSE_TEST_WORKERS overrides). 3 measured faster than 2 on 2 cores
+ * (docs/testing.md, "Measured"): the files spend much of their time waiting on Chromium and the network.
+ */
+const workers = Number(process.env.GLIMPSE_TEST_WORKERS) || 3;
+/** Workers of the system lane, read by the runner and the global setup (GLIMPSE_TEST_SYSTEM_WORKERS overrides). */
+process.env.GLIMPSE_TEST_SYSTEM_WORKERS ||= '2';
+
 module.exports = {
   testTimeout: 60000,
+  maxWorkers: workers,
+  reporters: ['default', '<rootDir>/scripts/jest-project-times.js'],
   projects: [
-    // Unit tests of the service (src/) and of the SDK (openapi/sdk-typescript/src).
-    { ...common, displayName: 'unit', rootDir: '.', roots: ['<rootDir>/src', '<rootDir>/openapi'], testRegex: '.*\\.spec\\.ts$' },
     {
       ...common,
-      displayName: 'e2e',
-      rootDir: '.',
-      testRegex: 'test/.*\\.e2e-spec\\.ts$',
-      globalSetup: '<rootDir>/test/support/global-setup.ts',
-      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-      // Each file starts with empty tables (the files share the run's database, one after another).
-      setupFilesAfterEnv: ['<rootDir>/test/support/fresh-state.ts'],
+      displayName: 'unit',
+      roots: ['<rootDir>/src', '<rootDir>/openapi', '<rootDir>/test/unit'],
+      testRegex: '.*\\.spec\\.ts$',
+    },
+    { ...e2e, displayName: 'service', testRegex: 'test/service/.*\\.e2e-spec\\.ts$' },
+    { ...e2e, displayName: 'api', testRegex: 'test/api/.*\\.e2e-spec\\.ts$' },
+    { ...e2e, displayName: 'browser', testRegex: 'test/browser/.*\\.e2e-spec\\.ts$' },
+    {
+      ...e2e,
+      displayName: 'system',
+      testRegex: 'test/system/.*\\.e2e-spec\\.ts$',
+      // Its own lane of workers and databases (test/support/test-run.ts, SYSTEM_LANE).
+      globals: { GLIMPSE_TEST_LANE: 's' },
+      setupFilesAfterEnv: [...e2e.setupFilesAfterEnv, '<rootDir>/test/support/system-timeout.ts'],
     },
   ],
 };

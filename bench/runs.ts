@@ -1,5 +1,5 @@
 /*
- * Browser session run figures (issue 14): wall time of a three-step run (fill, click, waitForUrl) with
+ * Browser session run figures (docs/runs.md#cost): wall time of a three-step run (fill, click, waitForUrl) with
  * and without video, and the CPU the video costs (ffmpeg's CPU time, read from this process's reaped
  * children, plus Chromium's screencast overhead measured as the difference in wall time). Drives the
  * step executor directly on Debian's Chromium against a page served on 127.0.0.1.

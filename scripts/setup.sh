@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One-time (and repeatable) local set-up: system packages, build, database, migrations, and a
 # development account with a fresh API key, printed once, and its dashboard owner with a set-password link. Configuration comes from the environment
-# (see README, Configuration); defaults suit a single machine with PostgreSQL and Redis on localhost.
+# (see docs/configuration.md); defaults suit a single machine with PostgreSQL and Redis on localhost.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

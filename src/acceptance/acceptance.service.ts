@@ -47,8 +47,8 @@ interface AcceptanceOutcome {
 
 /**
  * The one way work (capture jobs, batches, browser session runs) is accepted (CONTRACT.md, "Rate
- * limits and back-pressure", Durability), in ONE PostgreSQL statement (one round trip; README,
- * "Capture engine": Accept path) whose parts run all or not at all:
+ * limits and back-pressure", Durability), in ONE PostgreSQL statement (one round trip;
+ * docs/performance.md#accept-path) whose parts run all or not at all:
  * - the account's work not yet ended ({@link PendingJobsLimit}) must leave room for `incoming`;
  * - with an `Idempotency-Key`, the request must still hold its lease ({@link IdempotencyService.acceptanceParts});
  * - then the quota is counted ({@link QuotaService.reservation}), and only when it was, the rows are

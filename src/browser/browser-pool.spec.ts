@@ -11,7 +11,7 @@ import { BrowserLauncher, LaunchRequest } from './chromium-launch';
 /**
  * The pool's own rules (leasing, lanes, recycling, crash retry, budget, shutdown) with a fake launcher:
  * the browsers below keep the books a real one would (contexts, pages, connection), without Chromium.
- * The pool with Chromium is tested in test/browser-pool.e2e-spec.ts and the capture e2e tests.
+ * The pool with Chromium is tested in test/browser/browser-pool.e2e-spec.ts and the capture e2e tests.
  */
 
 class FakePage extends EventEmitter {

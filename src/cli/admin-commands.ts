@@ -23,7 +23,7 @@ function parseRole(value: string): UserRole {
 
 /**
  * The admin commands of CONTRACT.md, "Admin CLI": `account:create`, `account:plan`, `key:create`,
- * `key:revoke`, `key:list`, `webhook:reseal` (README, "Webhooks": key rotation), and the dashboard's
+ * `key:revoke`, `key:list`, `webhook:reseal` (docs/webhooks.md#configuration: key rotation), and the dashboard's
  * `user:create` and `user:reset-password` (CONTRACT.md, "Dashboard"). `app` is resolved lazily so
  * `--help` needs no database.
  */

@@ -12,7 +12,7 @@ export function secretKeyId(key: Buffer): string {
 }
 
 /**
- * Seals secrets for storage under `WEBHOOK_SECRET_KEY(S)` (README, "Webhooks"): webhook signing secrets,
+ * Seals secrets for storage under `WEBHOOK_SECRET_KEY(S)` (docs/webhooks.md#configuration): webhook signing secrets,
  * and the stored responses of `Idempotency-Key` requests (which can hold a signing secret). With keys:
  * AES-256-GCM under the first key with a random 12-byte IV and a context as associated data (the
  * endpoint id, or the key's scope: a sealed value copied to another row does not open), stored as

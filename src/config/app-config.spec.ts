@@ -100,7 +100,7 @@ describe('loadConfig', () => {
     });
   });
 
-  describe('operations settings (issue 12)', () => {
+  describe('operations settings (docs/configuration.md)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'glimpse-config-'));
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -173,7 +173,7 @@ export interface AppConfig {
    * AES-256-GCM keys (32 bytes each) for webhook signing secrets at rest, newest first: the first seals,
    * every one opens (rotation). From `WEBHOOK_SECRET_KEYS` (comma-separated) or `WEBHOOK_SECRET_KEY`
    * (one key), 64 hex characters or base64 each. Empty when neither is set: secrets are then stored
-   * unencrypted and a warning is logged at start-up (see README, "Webhooks"); refused in production.
+   * unencrypted and a warning is logged at start-up (docs/webhooks.md#configuration); refused in production.
    */
   webhookSecretKeys: Buffer[];
   /**

@@ -4,7 +4,7 @@ import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 
 /**
  * Runs one parameterised statement on TypeORM's own `pg` pool: one round trip and none of the query
- * builder's work, for the hot path of `POST /v1/screenshot` (README, "Capture engine": Accept path). Returns the rows
+ * builder's work, for the hot path of `POST /v1/screenshot` (docs/performance.md#accept-path). Returns the rows
  * as `pg` gives them (database column names; `RETURNING` rows for writes). Throws what `pg` throws.
  */
 export async function sqlRows<T>(dataSource: DataSource, text: string, params: unknown[]): Promise<T[]> {

@@ -44,7 +44,7 @@ const FAILURE_MEMORY = 256;
 /**
  * How much longer than the navigation timeout (`CAPTURE_TIMEOUT_MS`) an upstream dial may take, ms.
  * The dial must outlast the navigation, so that a host that never answers fails a capture with the
- * README's `navigation timed out after … ms`, not an earlier `net::ERR_CONNECTION_TIMED_OUT`;
+ * `navigation timed out after … ms` (docs/capture-engine.md#time-budget), not an earlier `net::ERR_CONNECTION_TIMED_OUT`;
  * a dial still pending when its page is closed is dropped with the page's connection.
  */
 const CONNECT_TIMEOUT_MARGIN_MS = 5_000;
@@ -158,7 +158,7 @@ export class EgressProxy implements OnApplicationShutdown {
    * chunked framing and ends when the site closes) and relays the answer: its head is parsed here,
    * its body bytes go to Chromium as they come, framed by Node's HTTP server. Not Node's HTTP client:
    * it copies every body chunk; relaying 2 MB answers through it measured twice this relay's CPU,
-   * plus full garbage collections that this relay does not cause (README, "SSRF guard").
+   * plus full garbage collections that this relay does not cause (docs/capture-engine.md#ssrf-guard).
    */
   private relay(req: IncomingMessage, res: ServerResponse, target: URL, address: string, port: number): void {
     const upstream = connect({ host: address, port, timeout: this.connectTimeoutMs });

@@ -173,7 +173,7 @@ export class IdempotencyService {
 
   /**
    * A response body as stored: sealed with the key's scope as context when `WEBHOOK_SECRET_KEY(S)` is
-   * set (README, "Idempotent retries"), else as it is.
+   * set (docs/idempotency.md), else as it is.
    */
   private sealBody(scope: IdempotencyScope, body: string): string {
     return this.cipher.encrypts ? this.cipher.seal(body, sealingContext(scope)) : body;

@@ -1,5 +1,5 @@
 /**
- * Patterns of values that never reach a log line (README, "Logs"): API key secrets (`sk_live_…`),
+ * Patterns of values that never reach a log line (docs/operations.md#health-metrics-logs): API key secrets (`sk_live_…`),
  * webhook signing secrets (`whsec_…`), the key in an MCP path (`/mcp/<API_KEY>`, which may be any
  * string a client sent) and the token of a dashboard set-password link (`/set-password/<token>`, live
  * for 24 h).

@@ -8,7 +8,7 @@ export type WebhookAttemptOutcome = 'success' | 'http_error' | 'network_error';
 /**
  * The process's Prometheus instruments, in a registry of their own (one per app instance, so
  * several instances in one process, as in the tests, do not collide). Names and labels are listed
- * in the README, "Metrics". Durations are in seconds, as Prometheus expects.
+ * in docs/operations.md#metrics. Durations are in seconds, as Prometheus expects.
  */
 @Injectable()
 export class Metrics {

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { JobOptions, Queue } from 'bull';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, EntityTarget, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { RUN_PROCESSORS } from './queues';
 
@@ -47,6 +47,28 @@ export interface DurableWorkDefinition<P = unknown> {
   pendingIds(manager: EntityManager, afterId: string | null, limit: number): Promise<string[]>;
 }
 
+/**
+ * The {@link DurableWorkDefinition.pendingIds} of rows of `entity` (a table with `id` and `status`
+ * columns) in status `pending`, in ascending id order; `narrow` adds conditions on the alias `work`
+ * (e.g. leave out rows that only their request may queue), built anew on every call.
+ */
+export function pendingRowIds(
+  entity: EntityTarget<ObjectLiteral>,
+  narrow?: (query: SelectQueryBuilder<ObjectLiteral>) => void,
+): DurableWorkDefinition['pendingIds'] {
+  return async (manager, afterId, limit) => {
+    const query = manager
+      .createQueryBuilder(entity, 'work')
+      .select('work.id', 'id')
+      .where('work.status = :status', { status: 'pending' })
+      .orderBy('work.id', 'ASC')
+      .limit(limit);
+    if (afterId !== null) query.andWhere('work.id > :afterId', { afterId });
+    narrow?.(query);
+    return (await query.getRawMany<{ id: string }>()).map((row) => row.id);
+  };
+}
+
 /** A registered {@link DurableWorkDefinition}; pass it to {@link DurableQueueService.enqueue}. */
 export type DurableWork<P = unknown> = Readonly<DurableWorkDefinition<P>>;
 
@@ -90,6 +112,8 @@ export class DurableQueueService implements OnApplicationBootstrap, OnModuleDest
   private readonly repeatables: RepeatableWork[] = [];
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<ReconcileResult> | null = null;
+  /** The pass queued behind {@link running} by calls made during it. */
+  private following: Promise<ReconcileResult> | null = null;
   /** When the next reconciliation is due (epoch ms); 0: as soon as Redis is reachable. */
   private nextDueAt = 0;
   private readonly watched = new Set<Queue>();
@@ -127,17 +151,18 @@ export class DurableQueueService implements OnApplicationBootstrap, OnModuleDest
   }
 
   /**
-   * Queues the row `id` of `work` (call it after the commit that stored the row). Returns true when
-   * queued, false when Redis could not take it within {@link ENQUEUE_TIMEOUT_MS} (or is known to be
-   * away: its connection was lost and is being retried): the row stays `pending` and the reconciler
-   * queues it when Redis is back. Never throws.
+   * Queues the row `id` of `work` (call it after the commit that stored the row), with `payload`
+   * (default `work.payload(id)`; a payload may carry what is never stored, e.g. a run's sensitive
+   * values). Returns true when queued, false when Redis could not take it within
+   * {@link ENQUEUE_TIMEOUT_MS} (or is known to be away: its connection was lost and is being retried):
+   * the row stays `pending` and the reconciler queues it when Redis is back. Never throws.
    */
-  async enqueue<P>(work: DurableWork<P>, id: string): Promise<boolean> {
+  async enqueue<P>(work: DurableWork<P>, id: string, payload: P = work.payload(id)): Promise<boolean> {
     if (redisAway(work.queue)) {
       this.logger.warn(`Redis unreachable: ${work.kind} ${id} stays pending in PostgreSQL until the reconciler queues it`);
       return false;
     }
-    const adding = this.add(work, id);
+    const adding = this.add(work, id, payload);
     adding.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), Math.min(ENQUEUE_TIMEOUT_MS, this.config.dependencyTimeoutMs))));
@@ -154,13 +179,23 @@ export class DurableQueueService implements OnApplicationBootstrap, OnModuleDest
   }
 
   /**
-   * One reconciliation (see the class comment). Skipped, with `ran: false`, while Redis is unreachable
-   * or another process holds the lock. Throws when PostgreSQL or Redis fails mid-pass (the next pass
-   * repeats it). Concurrent calls in one process share one pass.
+   * One reconciliation (see the class comment) that starts after this call, so it sees every row
+   * committed before it. Skipped, with `ran: false`, while Redis is unreachable or another process
+   * holds the lock. Throws when PostgreSQL or Redis fails mid-pass (the next pass repeats it). Calls
+   * made while a pass runs share the one pass that follows it.
    */
   reconcile(): Promise<ReconcileResult> {
-    this.running ??= this.pass().finally(() => (this.running = null));
-    return this.running;
+    if (!this.running) {
+      this.running = this.pass().finally(() => (this.running = null));
+      return this.running;
+    }
+    this.following ??= this.running
+      .catch(() => undefined)
+      .then(() => {
+        this.following = null;
+        return this.reconcile();
+      });
+    return this.following;
   }
 
   /** Runs a reconciliation when one is due and Redis answers; watches each queue's connection for its return. */
@@ -229,8 +264,8 @@ export class DurableQueueService implements OnApplicationBootstrap, OnModuleDest
     }
   }
 
-  private async add<P>(work: DurableWork<P>, id: string): Promise<void> {
-    await work.queue.add(work.jobName, work.payload(id), { ...work.jobOptions, jobId: id });
+  private async add<P>(work: DurableWork<P>, id: string, payload: P = work.payload(id)): Promise<void> {
+    await work.queue.add(work.jobName, payload, { ...work.jobOptions, jobId: id });
   }
 }
 

@@ -31,7 +31,7 @@ export interface DailyUsage {
   used: number;
 }
 
-/** Months of usage rows kept, the current one included (README, "Data retention"). */
+/** Months of usage rows kept, the current one included (docs/durability.md#data-retention). */
 export const USAGE_RETENTION_MONTHS = 13;
 
 /** The key a quota belongs to, with its account's current plan. */

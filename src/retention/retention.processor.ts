@@ -1,11 +1,11 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { IdempotencyService } from '../idempotency/idempotency.service';
-import { DurableQueueService } from '../queue/durable-queue.service';
-import { RETENTION_QUEUE, RETENTION_JOB, RUN_PROCESSORS } from '../queue/queues';
+import { PeriodicJob, QueueProcessor } from '../queue/queue-processor';
+import { RETENTION_QUEUE, RETENTION_JOB } from '../queue/queues';
 import { QuotaService } from '../quota/quota.service';
-import { WebhookDeliveriesService } from '../webhooks/webhook-deliveries.service';
+import { WebhookRecovery } from '../webhooks/webhook-deliveries-recovery';
 
 /** How often the retention job runs, ms. */
 export const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
@@ -22,33 +22,31 @@ export interface RetentionResult {
 }
 
 /**
- * Deletes rows past their retention (README, "Data retention"), in bounded batches
+ * Deletes rows past their retention (docs/durability.md#data-retention), in bounded batches
  * ({@link RETENTION_BATCH_SIZE} rows per statement, at most {@link RETENTION_MAX_BATCHES} per kind and
  * run), each through the service that owns it and an index on its cut-off column:
  * - idempotency records past their 24 hours (or a lease that ran out);
  * - webhook deliveries created more than 30 days ago;
  * - monthly usage rows (and quota warning claims) older than 13 months.
- * Runs as a repeatable job on the `retention` queue (one worker per interval), registered by the
- * reconciler. Browser session runs are not purged here: their files (screenshots, video) expire after
- * `RESULT_TTL_DAYS` through the run processor's sweep (`RunsService.purgeExpiredFiles`); their rows stay.
+ * Runs as a {@link PeriodicJob} on the `retention` queue (one worker per interval). Browser session
+ * runs are not purged here: their files (screenshots, video) expire after `RESULT_TTL_DAYS` through
+ * the run processor's sweep (`RunLifecycle.purgeExpiredFiles`); their rows stay.
  */
 @Injectable()
-export class RetentionProcessor implements OnApplicationBootstrap {
-  private readonly logger = new Logger(RetentionProcessor.name);
+export class RetentionProcessor extends QueueProcessor {
+  protected readonly logger = new Logger(RetentionProcessor.name);
 
   constructor(
-    @InjectQueue(RETENTION_QUEUE) private readonly queue: Queue,
+    @InjectQueue(RETENTION_QUEUE) protected readonly queue: Queue,
     private readonly idempotency: IdempotencyService,
-    private readonly deliveries: WebhookDeliveriesService,
+    private readonly deliveries: WebhookRecovery,
     private readonly quota: QuotaService,
-    private readonly durableQueues: DurableQueueService,
-    @Inject(RUN_PROCESSORS) private readonly runProcessors: boolean,
-  ) {}
+  ) {
+    super();
+  }
 
-  onApplicationBootstrap(): void {
-    if (!this.runProcessors) return;
-    void this.queue.process(RETENTION_JOB, 1, () => this.run());
-    this.durableQueues.registerRepeatable({ queue: this.queue, jobName: RETENTION_JOB, everyMs: RETENTION_INTERVAL_MS });
+  protected override periodicJobs(): PeriodicJob[] {
+    return [{ jobName: RETENTION_JOB, everyMs: RETENTION_INTERVAL_MS, run: () => this.run() }];
   }
 
   /** One retention run; returns how many rows of each kind it deleted. */

@@ -1,6 +1,6 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import type { Job, Queue } from 'bull';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { Queue } from 'bull';
 import { readFile } from 'node:fs/promises';
 import { BrowserGoneError, BrowserPoolClosedError } from '../browser/browser-errors';
 import { BrowserPool } from '../browser/browser-pool';
@@ -8,23 +8,21 @@ import { SessionSetup, sessionContextOptions } from '../capture/session-options'
 import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EgressProxy } from '../egress/egress-proxy';
-import { RUN_JOB, RUN_PROCESSORS, RUN_QUEUE, RunPayload } from '../queue/queues';
-import { DurableQueueService } from '../queue/durable-queue.service';
+import { RUN_JOB, RUN_QUEUE, RunPayload } from '../queue/queues';
+import { PeriodicJob, WorkProcessor } from '../queue/queue-processor';
 import { ResultFilesService } from '../storage/result-files.service';
 import { RunFailure, runSession, RunSessionOutcome } from './run-session';
+import { RunEnding, RunLifecycle, skippedSteps } from './run-lifecycle';
 import { withSecrets } from './run-steps';
 import { openRunValues } from './sealed-run-values';
 import { SecretCipher } from '../common/secret-cipher';
 import { Run } from './run.entity';
-import { RunEnding, RunsService, skippedSteps } from './runs.service';
 
-/** Queue job name of the runs reconciler (a repeatable job: one worker runs it per interval). */
+/** Queue job name of the run sweep (a repeatable job: one worker runs it per interval). */
 export const RUN_SWEEP_JOB = 'run-sweep';
-/** How often the reconciler runs, ms (CONTRACT.md, "Rate limits and back-pressure", Durability). */
+/** How often the run sweep runs, ms (CONTRACT.md, "Rate limits and back-pressure", Durability). */
 export const RUN_SWEEP_INTERVAL_MS = 30_000;
-/** A `pending` run older than this without a queue entry is queued again, ms. */
-const PENDING_GRACE_MS = 30_000;
-/** Beyond its budget, the time a `running` run may take to finalize before the reconciler ends it, ms. */
+/** Beyond its budget, the time a `running` run may take to finalize before the run sweep ends it, ms. */
 const FINALIZE_SLACK_MS = 180_000;
 /** Time after the budget for stopping the video and reading the final page, before the context closes, ms. */
 const LEASE_GRACE_MS = 60_000;
@@ -39,87 +37,75 @@ const SHUTDOWN_WAIT_MS = 45_000;
 class SessionSetupError extends Error {}
 
 /**
- * Runs browser sessions from the `runs` queue, `RUN_CONCURRENCY` at once per worker (separate from
- * `CAPTURE_CONCURRENCY`, so runs never starve captures): claims the run (`pending` → `running`),
- * leases a fresh context from the {@link BrowserPool} (every request through the egress proxy and
- * its SSRF guard), runs {@link runSession}, stores the video and ends the run through
- * {@link RunsService.finish} (`run.completed` / `run.failed`).
+ * Runs browser sessions from the `runs` queue ({@link WorkProcessor}: claim, work, finish, retry),
+ * `RUN_CONCURRENCY` at once per worker (separate from `CAPTURE_CONCURRENCY`, so runs never starve
+ * captures): claims the run (`pending` → `running`), leases a fresh context from the
+ * {@link BrowserPool} (every request through the egress proxy and its SSRF guard), runs
+ * {@link runSession}, stores the video and ends the run through {@link RunLifecycle.finish}
+ * (`run.completed` / `run.failed`).
  *
  * Never stuck `running`: a run redelivered after its worker died is ended `failed` (stage
- * `worker`), never run twice; the reconciler (every 30 s, and at start) ends `running` runs far past
- * their budget and re-queues `pending` runs whose queue entry was lost (without their sensitive
- * values, which lived only there: such a run then fails at its sensitive step). On shutdown, running
- * sessions are interrupted and end `failed` (stage `worker`) with what they recorded.
+ * `worker`), never run twice; the run sweep (every 30 s, and at start) ends `running` runs far past
+ * their budget, and the reconciler (`DurableQueueService`) re-queues `pending` runs whose queue
+ * entry was lost (see `RunWork`). On shutdown, running sessions are interrupted and end `failed`
+ * (stage `worker`) with what they recorded.
  */
 @Injectable()
-export class RunProcessor implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger(RunProcessor.name);
-  private readonly inFlight = new Map<string, { abort: AbortController; done: Promise<void> }>();
+export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, RunEnding> {
+  protected readonly logger = new Logger(RunProcessor.name);
+  protected readonly jobName = RUN_JOB;
 
   constructor(
-    @InjectQueue(RUN_QUEUE) private readonly queue: Queue<RunPayload>,
-    private readonly runs: RunsService,
+    @InjectQueue(RUN_QUEUE) protected readonly queue: Queue<RunPayload>,
+    private readonly lifecycle: RunLifecycle,
     private readonly pool: BrowserPool,
     private readonly proxy: EgressProxy,
     private readonly files: ResultFilesService,
     private readonly session: SessionSetup,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(RUN_PROCESSORS) private readonly runProcessors: boolean,
-    private readonly durableQueues: DurableQueueService,
     private readonly cipher: SecretCipher,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (!this.runProcessors) return;
-    if (this.config.runConcurrency > 0) {
-      void this.queue.process(RUN_JOB, this.config.runConcurrency, (job: Job<RunPayload>) => this.process(job.data));
-    }
-    void this.queue.process(RUN_SWEEP_JOB, 1, () => this.sweep());
-    // A queue job that stalled more often than Bull allows (its workers died) ends here.
-    this.queue.on('failed', (job: Job<RunPayload>) => {
-      if (job.name !== RUN_JOB) return;
-      void this.runs.failStranded(job.data.runId).catch((e) => this.logger.error(`Could not end ${job.data.runId}`, (e as Error).stack));
-    });
-    // Registered (and re-registered after a Redis that restarted empty) by the reconciler; start-up never waits for Redis.
-    this.durableQueues.registerRepeatable({ queue: this.queue, jobName: RUN_SWEEP_JOB, everyMs: RUN_SWEEP_INTERVAL_MS });
-    void this.sweep().catch((err) => this.logger.error('Run reconciler failed', (err as Error).stack));
+  ) {
+    super();
   }
 
-  async onModuleDestroy(): Promise<void> {
-    if (!this.runProcessors) return;
-    await this.queue.pause(true, true).catch((err) => this.logger.warn(`Could not pause the run queue: ${(err as Error).message}`));
-    for (const { abort } of this.inFlight.values()) abort.abort('worker');
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.all([...this.inFlight.values()].map((r) => r.done)),
-      new Promise((resolve) => (timer = setTimeout(resolve, SHUTDOWN_WAIT_MS))),
-    ]);
-    clearTimeout(timer);
+  protected concurrency(): number {
+    return this.config.runConcurrency;
   }
 
-  /** Claims, runs and ends one run. Never throws for anything the page or the browser does. */
-  async process(payload: RunPayload): Promise<void> {
-    const run = await this.runs.claim(payload.runId);
-    if (!run) return;
+  protected shutdownWaitMs(): number {
+    return SHUTDOWN_WAIT_MS;
+  }
+
+  protected inputOf(payload: RunPayload): RunPayload {
+    return payload;
+  }
+
+  protected idOf(payload: RunPayload): string {
+    return payload.runId;
+  }
+
+  protected override periodicJobs(): PeriodicJob[] {
+    return [{ jobName: RUN_SWEEP_JOB, everyMs: RUN_SWEEP_INTERVAL_MS, run: () => this.sweep(), atStart: true }];
+  }
+
+  protected claim(payload: RunPayload): Promise<Run | null> {
+    return this.lifecycle.claim(payload.runId);
+  }
+
+  /** Runs the session; never throws for anything the page or the browser does (it becomes the ending). */
+  protected async work(run: Run, payload: RunPayload): Promise<RunEnding> {
     const abort = new AbortController();
-    const done = this.execute(run, payload, abort);
-    this.inFlight.set(run.id, { abort, done });
-    try {
-      await done;
-    } finally {
-      this.inFlight.delete(run.id);
-    }
-  }
-
-  private async execute(run: Run, payload: RunPayload, abort: AbortController): Promise<void> {
+    // Shutdown interrupts the session: it ends `failed` at stage `worker` with what it recorded.
+    const onStopping = () => abort.abort('worker');
+    if (this.stopping.signal.aborted) onStopping();
+    this.stopping.signal.addEventListener('abort', onStopping);
     const cancelPoll = setInterval(() => {
-      void this.runs.cancelRequested(run.id).then(
+      void this.lifecycle.cancelRequested(run.id).then(
         (requested) => requested && abort.abort('canceled'),
         () => undefined,
       );
     }, CANCEL_POLL_MS);
-    let ending: RunEnding;
     try {
       const sensitiveValues = openRunValues(this.cipher, payload);
       const outcome = await this.pool.withLease(
@@ -141,19 +127,28 @@ export class RunProcessor implements OnApplicationBootstrap, OnModuleDestroy {
             {
               signal: abort.signal,
               saveScreenshot: (image, format) => this.files.save(image, format),
-              onProgress: (steps) => this.runs.progress(run.id, steps),
+              onProgress: (steps) => this.lifecycle.progress(run.id, steps),
               egress: this.proxy,
             },
           );
         },
       );
-      ending = await this.finalize(run, outcome);
+      return await this.finalize(run, outcome);
     } catch (err) {
-      ending = this.browserFailure(run, err);
+      return this.browserFailure(run, err);
     } finally {
       clearInterval(cancelPoll);
+      this.stopping.signal.removeEventListener('abort', onStopping);
     }
-    await this.runs.finish(run.id, ending, ['running']);
+  }
+
+  protected finish(run: Run, ending: RunEnding): Promise<Run | null> {
+    return this.lifecycle.finish(run.id, ending, ['running']);
+  }
+
+  /** A run whose queue job stalled more often than Bull allows (its workers died) ends `failed` at stage `worker`. */
+  protected override abandon(payload: RunPayload): Promise<Run | null> {
+    return this.lifecycle.failStranded(payload.runId);
   }
 
   /** Stores the video (the screenshots are stored as they are taken) and decides how the run ends. */
@@ -203,23 +198,25 @@ export class RunProcessor implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * The reconciler: ends `running` runs far past their budget (their worker died and the queue lost
-   * them), re-queues `pending` runs without a queue entry, and deletes the videos and screenshots of
-   * runs past `RESULT_TTL_DAYS`. Returns what it did.
+   * The run sweep: ends `running` runs far past their budget (their worker died and the queue lost
+   * them), has the reconciler (`DurableQueueService.reconcile`) re-queue `pending` runs without
+   * a live queue entry, and deletes the videos and screenshots of runs past `RESULT_TTL_DAYS`.
+   * Returns what it did (`requeued`: runs the reconciler's pass queued again; 0 when the pass could
+   * not run or failed).
    */
   async sweep(): Promise<{ requeued: number; stranded: number; filesDeleted: number }> {
-    const before = new Date(this.clock.now().getTime() - PENDING_GRACE_MS);
-    const { pending, running } = await this.runs.strandedRuns(before, FINALIZE_SLACK_MS);
-    let requeued = 0;
-    for (const id of pending) {
-      if (await this.queue.getJob(id)) continue;
-      await this.runs.enqueue(id);
-      requeued++;
-    }
-    const stranded = running.filter((id) => !this.inFlight.has(id));
-    for (const id of stranded) await this.runs.failStranded(id);
-    if (requeued || stranded.length) this.logger.warn(`Run reconciler: ${requeued} re-queued, ${stranded.length} stranded runs failed`);
-    const filesDeleted = await this.runs.purgeExpiredFiles(this.files.expiredBefore(this.clock.now()), PURGE_BATCH);
+    const stranded = (await this.lifecycle.strandedRunning(FINALIZE_SLACK_MS)).filter((id) => !this.isInFlight(id));
+    for (const id of stranded) await this.lifecycle.failStranded(id);
+    // A pass that fails (Redis or PostgreSQL went away mid-pass) is repeated by the reconciler's own timer.
+    const requeued = await this.durableQueues.reconcile().then(
+      (pass) => pass.requeued.run ?? 0,
+      (err) => {
+        this.logger.warn(`Run sweep: the reconciler's pass failed: ${(err as Error).message}`);
+        return 0;
+      },
+    );
+    if (stranded.length) this.logger.warn(`Run sweep: ${stranded.length} stranded runs failed`);
+    const filesDeleted = await this.lifecycle.purgeExpiredFiles(this.files.expiredBefore(this.clock.now()), PURGE_BATCH);
     return { requeued, stranded: stranded.length, filesDeleted };
   }
 }

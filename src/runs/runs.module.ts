@@ -13,6 +13,8 @@ import { QuotaModule } from '../quota/quota.module';
 import { ScreenshotsModule } from '../screenshots/screenshots.module';
 import { StorageModule } from '../storage/storage.module';
 import { Run } from './run.entity';
+import { RunLifecycle } from './run-lifecycle';
+import { RunWork } from './run-work';
 import { RunsController } from './runs.controller';
 import { RunProcessor } from './run.processor';
 import { RunsService } from './runs.service';
@@ -34,7 +36,7 @@ import { RunsService } from './runs.service';
     ScreenshotsModule,
   ],
   controllers: [RunsController],
-  providers: [RunsService, RunProcessor],
+  providers: [RunsService, RunWork, RunLifecycle, RunProcessor],
   exports: [RunsService],
 })
 export class RunsModule {}

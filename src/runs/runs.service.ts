@@ -1,31 +1,27 @@
 import { InjectQueue } from '@nestjs/bull';
-import { notifyWorkEnded } from '../queue/work-ended';
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
-import { EntityManager, In, IsNull, LessThan, Repository } from 'typeorm';
+import { Repository } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { SsrfGuard } from '../egress/ssrf-guard';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { isId, newId } from '../common/ids';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { EventsService } from '../events/events.service';
-import { RUN_JOB, RUN_QUEUE, RunPayload } from '../queue/queues';
+import { RUN_QUEUE, RunPayload } from '../queue/queues';
 import { AcceptanceService } from '../acceptance/acceptance.service';
-import { DurableQueueService, ENQUEUE_TIMEOUT_MS } from '../queue/durable-queue.service';
+import { DurableQueueService } from '../queue/durable-queue.service';
 import { ResultFilesService, ServedFile } from '../storage/result-files.service';
 import { resolveSessionOptions } from '../capture/capture-options';
 import { CreateRunDto } from './dto/create-run.dto';
 import { ListRunsQueryDto, RunDto, RunListDto } from './dto/run.dto';
+import { RunLifecycle } from './run-lifecycle';
 import { RUN_LIMITS, RunStep, stepLabel, withoutSecrets } from './run-steps';
+import { RunWork } from './run-work';
 import { Run } from './run.entity';
 import { sealedRunPayload } from './sealed-run-values';
 import { SecretCipher } from '../common/secret-cipher';
-
-/** How a run ends: the fields written with its final status. */
-export type RunEnding = Partial<Pick<Run, 'finalUrl' | 'pageTitle' | 'videoFile' | 'consoleErrorCount' | 'networkErrorCount' | 'consoleErrors' | 'networkErrors' | 'stepResults'>> &
-  ({ status: 'completed' } | { status: 'failed'; finalizationError: string; failure: NonNullable<Run['failure']> });
 
 /**
  * A run as the dashboard's Runs page shows it: the public shape ({@link RunDto}) plus the key it
@@ -38,48 +34,26 @@ export type RunOverview = RunDto & { apiKeyId: string; plannedSteps: { label: st
 const DEFAULT_PAGE_SIZE = 20;
 
 /**
- * Browser session runs (CONTRACT.md, "Browser session runs"): accepts them (SSRF check of `url`,
- * one screenshot of quota, `pending` row, queue job), answers polls and lists, cancels, and ends
- * them exactly once with their `run.completed` / `run.failed` event. The session itself runs in
- * {@link RunProcessor}.
+ * The API side of browser session runs (CONTRACT.md, "Browser session runs"): accepts them (SSRF
+ * check of `url`, one screenshot of quota, `pending` row, queue job), answers polls and lists, and
+ * cancels; entities are mapped to {@link RunDto}s here. A run's states are written by the
+ * {@link RunLifecycle}; the session itself runs in `RunProcessor`.
  */
 @Injectable()
-export class RunsService implements OnModuleInit {
-  private readonly logger = new Logger(RunsService.name);
-
+export class RunsService {
   constructor(
     @InjectRepository(Run) private readonly runs: Repository<Run>,
     @InjectQueue(RUN_QUEUE) private readonly queue: Queue<RunPayload>,
     private readonly ssrfGuard: SsrfGuard,
     private readonly acceptance: AcceptanceService,
     private readonly durableQueues: DurableQueueService,
+    private readonly runWork: RunWork,
+    private readonly lifecycle: RunLifecycle,
     private readonly files: ResultFilesService,
-    private readonly events: EventsService,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly cipher: SecretCipher,
   ) {}
-
-  /** Registers runs with the reconciler: pending runs without a live queue entry are queued again. */
-  onModuleInit(): void {
-    // Pending runs without a live queue entry are queued again by the reconciler, except runs with
-    // sensitive `fill` steps: their values exist only in the queue entry, never in PostgreSQL.
-    this.durableQueues.register<RunPayload>({
-      kind: 'run',
-      queue: this.queue,
-      jobName: RUN_JOB,
-      payload: (runId) => ({ runId }),
-      jobOptions: { removeOnComplete: true, removeOnFail: true },
-      pendingIds: async (manager, afterId, limit) => {
-        const rows: { id: string }[] = await manager.query(
-          `SELECT id FROM runs WHERE status = 'pending' AND ($1::varchar IS NULL OR id > $1)
-             AND NOT (steps @> '[{"sensitive": true}]'::jsonb) ORDER BY id LIMIT $2`,
-          [afterId, limit],
-        );
-        return rows.map((row) => row.id);
-      },
-    });
-  }
 
   /**
    * Accepts a run: refuses `evaluate` steps when `RUNS_ALLOW_EVALUATE=false` (400
@@ -126,22 +100,10 @@ export class RunsService implements OnModuleInit {
       resultsDeletedAt: null,
     });
     const answer = await this.acceptance.accept({ caller, insert: [{ entity: Run, rows: [run] }], response: this.toDto(run), queue: [] });
-    // Bounded like every queueing after an acceptance (ENQUEUE_TIMEOUT_MS): the answer never waits for a Redis that is away.
-    const queued = this.enqueue(run.id, secrets).then(
-      () => true,
-      (err) => this.logger.warn(`Could not queue ${run.id} (${(err as Error).message}); it stays pending for the reconciler`),
-    );
-    await Promise.race([queued, new Promise((resolve) => setTimeout(resolve, ENQUEUE_TIMEOUT_MS).unref())]);
+    // Queued with the sensitive values, sealed, which only the queue entry carries (bounded by ENQUEUE_TIMEOUT_MS, never throws).
+    const payload: RunPayload = sealedRunPayload(this.cipher, run.id, secrets);
+    await this.durableQueues.enqueue(this.runWork.work, run.id, payload);
     return answer;
-  }
-
-  /**
-   * Puts a run on the queue (the queue job id is the run id, so a second enqueue is harmless). The
-   * entry is removed when it ends, with the sensitive values it carries (sealed).
-   */
-  async enqueue(runId: string, sensitiveValues: Record<number, string> = {}): Promise<void> {
-    const payload: RunPayload = sealedRunPayload(this.cipher, runId, sensitiveValues);
-    await this.queue.add(RUN_JOB, payload, { jobId: runId, removeOnComplete: true, removeOnFail: true });
   }
 
   /** The caller's run. Throws 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */
@@ -206,149 +168,17 @@ export class RunsService implements OnModuleInit {
   }
 
   /**
-   * Cancels the caller's run (`POST /v1/runs/:id/cancel`): a `pending` run ends `failed` with stage
-   * `canceled` at once; a `running` one is asked to stop, and its worker ends it `failed` / `canceled`
-   * once what was recorded is stored. Returns the run as it is now. Throws 404 `NOT_FOUND` as
-   * {@link get}, 409 `RUN_ALREADY_ENDED` for a run that already ended.
+   * Cancels the caller's run (`POST /v1/runs/:id/cancel`, {@link RunLifecycle.cancel}): a `pending`
+   * run ends `failed` with stage `canceled` at once (and leaves the queue); a `running` one is asked to
+   * stop, and its worker ends it `failed` / `canceled` once what was recorded is stored. Returns the
+   * run as it is now. Throws 404 `NOT_FOUND` as {@link get}, 409 `RUN_ALREADY_ENDED` for a run that
+   * already ended.
    */
   async cancel(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<RunDto> {
-    const run = await this.findOwn(caller, id);
-    if (run.status === 'pending') {
-      const ended = await this.finish(run.id, { status: 'failed', finalizationError: 'the run was canceled', failure: { stage: 'canceled', stepIndex: null }, stepResults: skippedSteps(run.steps) }, ['pending']);
-      if (ended) {
-        await this.queue.removeJobs(run.id).catch(() => undefined);
-        return this.toDto(ended);
-      }
-    }
-    const requested = await this.runs.update({ id: run.id, status: 'running' }, { cancelRequestedAt: this.clock.now() });
-    const now = await this.runs.findOneByOrFail({ id: run.id });
-    if (!requested.affected && (now.status === 'completed' || now.status === 'failed')) {
-      throw new ApiError(ErrorCode.RUN_ALREADY_ENDED, 409, `Run ${run.id} already ended (${now.status})`);
-    }
-    return this.toDto(now);
-  }
-
-  /**
-   * Moves a `pending` run to `running` for a worker and returns it. Returns null when the run is
-   * unknown or ended; a run found `running` was claimed before by a worker that died mid-run (its
-   * queue job was redelivered), so it is ended `failed` at stage `worker` rather than run again
-   * (its steps may have had effects, e.g. a purchase).
-   */
-  async claim(runId: string): Promise<Run | null> {
-    const result = await this.runs
-      .createQueryBuilder()
-      .update(Run)
-      .set({ status: 'running', startedAt: this.clock.now(), attempts: () => 'attempts + 1' })
-      .where({ id: runId, status: 'pending' })
-      .execute();
-    if (result.affected) return this.runs.findOneByOrFail({ id: runId });
-    await this.failStranded(runId);
-    return null;
-  }
-
-  /** Ends a `running` run whose worker stopped (crash, lost queue job) as `failed` at stage `worker`. */
-  async failStranded(runId: string): Promise<void> {
-    const run = await this.runs.findOneBy({ id: runId, status: 'running' });
-    if (!run) return;
-    const done = new Set(run.stepResults.map((s) => s.index));
-    const stepResults = [...run.stepResults, ...skippedSteps(run.steps).filter((s) => !done.has(s.index))];
-    const stepIndex = stepResults.find((s) => s.status === 'skipped')?.index ?? null;
-    await this.finish(runId, { status: 'failed', finalizationError: 'the worker stopped during the run', failure: { stage: 'worker', stepIndex }, stepResults }, ['running']);
-  }
-
-  /** Records the outcomes of the steps that ended so far (polling shows progress). */
-  async progress(runId: string, stepResults: Run['stepResults']): Promise<void> {
-    await this.runs.update({ id: runId, status: 'running' }, { stepResults });
-  }
-
-  /**
-   * `pending` runs created before `before` (for the reconciler), and `running` runs started before
-   * their own budget plus `slackMs` ago (their worker is gone).
-   */
-  async strandedRuns(before: Date, slackMs: number): Promise<{ pending: string[]; running: string[] }> {
-    const pending = await this.runs.find({ select: { id: true }, where: { status: 'pending', createdAt: LessThan(before) }, take: 1000 });
-    const running: { id: string }[] = await this.runs
-      .createQueryBuilder('run')
-      .select('run.id', 'id')
-      .where(`run.status = 'running'`)
-      .andWhere(`run.started_at < :now::timestamptz - make_interval(secs => (run.timeout_ms + :slackMs) / 1000.0)`, { now: this.clock.now(), slackMs })
-      .limit(1000)
-      .getRawMany();
-    return { pending: pending.map((r) => r.id), running: running.map((r) => r.id) };
-  }
-
-  /**
-   * Deletes the video and step screenshots of runs that ended before `before` (past
-   * `RESULT_TTL_DAYS`), at most `limit` runs per call; returns how many files were deleted.
-   */
-  async purgeExpiredFiles(before: Date, limit: number): Promise<number> {
-    const expired = await this.runs.find({
-      select: { id: true, videoFile: true, stepResults: true },
-      where: { status: In(['completed', 'failed']), resultsDeletedAt: IsNull(), completedAt: LessThan(before) },
-      take: limit,
-    });
-    let deleted = 0;
-    for (const run of expired) {
-      const names = [run.videoFile, ...run.stepResults.map((s) => s.screenshotFile)].filter((n): n is string => Boolean(n));
-      for (const name of names) await this.files.deleteFile(name);
-      deleted += names.length;
-      await this.runs.update({ id: run.id }, { resultsDeletedAt: this.clock.now() });
-    }
-    return deleted;
-  }
-
-  /** Whether the customer asked to cancel this running run. */
-  async cancelRequested(runId: string): Promise<boolean> {
-    const run = await this.runs.findOne({ select: { id: true, cancelRequestedAt: true }, where: { id: runId } });
-    return Boolean(run?.cancelRequestedAt);
-  }
-
-  /**
-   * Ends a run still in one of `from` (default: `pending` or `running`) with `ending`, and stores its
-   * `run.completed` or `run.failed` event (spec section 6.1) in the same transaction, so a run that
-   * reads ended always has its event; the webhook deliveries are enqueued after the commit. Returns the
-   * ended run, or null when it had already ended (nothing is published then).
-   */
-  async finish(runId: string, ending: RunEnding, from: Run['status'][] = ['pending', 'running']): Promise<Run | null> {
-    const ended = await this.runs.manager.transaction(async (manager) => {
-      const result = await manager.update(Run, { id: runId, status: In(from) }, { ...ending, completedAt: this.clock.now() });
-      if (!result.affected) return null;
-      const run = await manager.findOneByOrFail(Run, { id: runId });
-      const { afterCommit } = await this.publishEnd(manager, run);
-      await notifyWorkEnded(manager, run.id);
-      return { run, afterCommit };
-    });
-    if (!ended) return null;
-    await ended.afterCommit().catch((err) => this.logger.error(`Could not enqueue the deliveries of ${runId}`, (err as Error).stack));
-    return ended.run;
-  }
-
-  /** Stores the run's `run.completed` / `run.failed` event (CONTRACT.md, "Browser session runs", Events) in `manager`'s transaction. */
-  private publishEnd(manager: EntityManager, run: Run): ReturnType<EventsService['publishWithin']> {
-    const durationMs = run.startedAt && run.completedAt ? run.completedAt.getTime() - run.startedAt.getTime() : 0;
-    const common = {
-      runId: run.id,
-      videoUrl: run.videoFile ? this.files.publicUrl(run.videoFile) : null,
-      consoleErrorCount: run.consoleErrorCount,
-      networkErrorCount: run.networkErrorCount,
-      stepCount: run.steps.length,
-      durationMs,
-    };
-    if (run.status === 'completed') {
-      return this.events.publishWithin(manager, run.accountId, 'run.completed', {
-        ...common,
-        status: 'completed',
-        finalUrl: run.finalUrl ?? run.url,
-        pageTitle: run.pageTitle ?? '',
-      });
-    }
-    return this.events.publishWithin(manager, run.accountId, 'run.failed', {
-      ...common,
-      status: 'failed',
-      finalUrl: run.finalUrl,
-      pageTitle: run.pageTitle,
-      finalizationError: run.finalizationError ?? 'the run failed',
-    });
+    const { outcome, run } = await this.lifecycle.cancel(await this.findOwn(caller, id));
+    if (outcome === 'already-ended') throw new ApiError(ErrorCode.RUN_ALREADY_ENDED, 409, `Run ${run.id} already ended (${run.status})`);
+    if (outcome === 'ended') await this.queue.removeJobs(run.id).catch(() => undefined);
+    return this.toDto(run);
   }
 
   private async findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<Run> {
@@ -393,10 +223,6 @@ export class RunsService implements OnModuleInit {
   }
 }
 
-/** Every step of a run that never started, as `skipped`. */
-export function skippedSteps(steps: RunStep[]): Run['stepResults'] {
-  return steps.map((step, index) => ({ index, action: step.action, status: 'skipped', durationMs: 0, error: null, screenshotFile: null, result: null }));
-}
 
 function encodeCursor(run: Run): string {
   return Buffer.from(`${run.createdAt.toISOString()}|${run.id}`).toString('base64url');

@@ -1,7 +1,7 @@
 import { InjectQueue } from '@nestjs/bull';
 import { Injectable } from '@nestjs/common';
 import type { Queue } from 'bull';
-import { DurableQueueService, DurableWork } from '../queue/durable-queue.service';
+import { DurableQueueService, DurableWork, pendingRowIds } from '../queue/durable-queue.service';
 import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload } from '../queue/queues';
 import { ScreenshotJob } from './screenshot-job.entity';
 
@@ -23,16 +23,7 @@ export class CaptureWork {
       payload: (jobId) => ({ jobId }),
       // Kept a while after failing so operators can inspect it; the reconciler replaces it if the row is still pending.
       jobOptions: { removeOnComplete: true, removeOnFail: 1000 },
-      pendingIds: async (manager, afterId, limit) => {
-        const query = manager
-          .createQueryBuilder(ScreenshotJob, 'job')
-          .select('job.id', 'id')
-          .where('job.status = :status', { status: 'pending' })
-          .orderBy('job.id', 'ASC')
-          .limit(limit);
-        if (afterId !== null) query.andWhere('job.id > :afterId', { afterId });
-        return (await query.getRawMany<{ id: string }>()).map((row) => row.id);
-      },
+      pendingIds: pendingRowIds(ScreenshotJob),
     });
   }
 }

@@ -1,12 +1,12 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
 import { IsNull, LessThan, Not, Repository } from 'typeorm';
 import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { DurableQueueService } from '../queue/durable-queue.service';
-import { HOUSEKEEPING_QUEUE, HOUSEKEEPING_SWEEP_JOB, RUN_PROCESSORS } from '../queue/queues';
+import { PeriodicJob, QueueProcessor } from '../queue/queue-processor';
+import { HOUSEKEEPING_QUEUE, HOUSEKEEPING_SWEEP_JOB } from '../queue/queues';
 import { ResultFilesService } from '../storage/result-files.service';
 import { captureBudgetMs } from '../capture/capture-options';
 import { CustomerMessage, ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
@@ -19,32 +19,28 @@ const EXPIRY_BATCH = 1000;
 export const SWEEP_INTERVAL_MS = 60_000;
 
 /**
- * Periodic sweep (a repeatable Bull job, so one worker runs it per interval however many run;
- * registered by the reconciler of {@link DurableQueueService}):
+ * Periodic sweep (a {@link PeriodicJob}: one worker runs it per interval however many run):
  * fails jobs stuck in `processing` far beyond any capture's time budget (their worker died and the
  * queue lost them) and deletes result files past `RESULT_TTL_DAYS` (found by job row). (Rows past
  * their retention are deleted by the retention job, `src/retention/`.)
  */
 @Injectable()
-export class HousekeepingProcessor implements OnApplicationBootstrap {
-  private readonly logger = new Logger(HousekeepingProcessor.name);
+export class HousekeepingProcessor extends QueueProcessor {
+  protected readonly logger = new Logger(HousekeepingProcessor.name);
 
   constructor(
-    @InjectQueue(HOUSEKEEPING_QUEUE) private readonly queue: Queue,
+    @InjectQueue(HOUSEKEEPING_QUEUE) protected readonly queue: Queue,
     @InjectRepository(ScreenshotJob) private readonly jobs: Repository<ScreenshotJob>,
     private readonly files: ResultFilesService,
     private readonly lifecycle: ScreenshotJobLifecycle,
     private readonly clock: Clock,
-    private readonly durableQueues: DurableQueueService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(RUN_PROCESSORS) private readonly runProcessors: boolean,
-  ) {}
+  ) {
+    super();
+  }
 
-  /** Starts the processor; the repeatable job is (re-)registered by the reconciler, never blocking start-up. */
-  onApplicationBootstrap(): void {
-    if (!this.runProcessors) return;
-    void this.queue.process(HOUSEKEEPING_SWEEP_JOB, 1, () => this.sweep());
-    this.durableQueues.registerRepeatable({ queue: this.queue, jobName: HOUSEKEEPING_SWEEP_JOB, everyMs: SWEEP_INTERVAL_MS });
+  protected override periodicJobs(): PeriodicJob[] {
+    return [{ jobName: HOUSEKEEPING_SWEEP_JOB, everyMs: SWEEP_INTERVAL_MS, run: () => this.sweep() }];
   }
 
   /**

@@ -4,7 +4,7 @@ import { EntityManager, Repository } from 'typeorm';
 import { CaptureError, redactInternals } from '../capture/capture-engine';
 import { Clock } from '../common/clock';
 import { EventsService } from '../events/events.service';
-import { notifyWorkEnded } from '../queue/work-ended';
+import { WorkLifecycle } from '../queue/work-lifecycle';
 import { ResultFilesService } from '../storage/result-files.service';
 import { ScreenshotJob } from './screenshot-job.entity';
 import { ScreenshotUpload } from './screenshot-upload.entity';
@@ -42,42 +42,41 @@ export interface CaptureOutcome {
   clipped: boolean;
 }
 
+/** States a screenshot job can still move from. */
+const OPEN_JOB_STATUSES: ScreenshotJob['status'][] = ['pending', 'processing'];
+
 /**
  * The one owner of a screenshot job's state (spec section 3.1: `pending` → `processing` → `done` |
- * `failed`, never back). Each transition is one conditional `UPDATE … RETURNING` round trip, so a job
- * never ends twice whatever the queue redelivers; the call that ends a job publishes its
- * `screenshot.completed` or `screenshot.failed` event (spec section 6.1) and drops its upload.
+ * `failed`, never back). Each transition is one conditional `UPDATE … RETURNING` round trip
+ * ({@link WorkLifecycle}), so a job never ends twice whatever the queue redelivers; the call that
+ * ends a job stores its `screenshot.completed` or `screenshot.failed` event (spec section 6.1) in the
+ * same transaction and drops its upload.
  */
 @Injectable()
-export class ScreenshotJobLifecycle {
-  private readonly logger = new Logger(ScreenshotJobLifecycle.name);
+export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
+  protected readonly logger = new Logger(ScreenshotJobLifecycle.name);
 
   constructor(
-    @InjectRepository(ScreenshotJob) private readonly jobs: Repository<ScreenshotJob>,
+    @InjectRepository(ScreenshotJob) jobs: Repository<ScreenshotJob>,
     @InjectRepository(ScreenshotUpload) private readonly uploads: Repository<ScreenshotUpload>,
     private readonly files: ResultFilesService,
     private readonly events: EventsService,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    super(jobs);
+  }
 
   /**
    * Moves a `pending` (or, after a worker crash, `processing`) job to `processing` and counts the
    * attempt; returns the claimed job, or null when it already ended (or does not exist).
    */
-  async claim(jobId: string): Promise<ScreenshotJob | null> {
-    const result = await this.jobs
-      .createQueryBuilder()
-      .update(ScreenshotJob)
-      .set({ status: 'processing', startedAt: this.clock.now(), attempts: () => 'attempts + 1' })
-      .where('id = :jobId AND status IN (:...open)', { jobId, open: ['pending', 'processing'] })
-      .returning('*')
-      .execute();
-    return this.first(result.raw);
+  claim(jobId: string): Promise<ScreenshotJob | null> {
+    return this.transition(jobId, OPEN_JOB_STATUSES, { status: 'processing', startedAt: this.clock.now(), attempts: () => 'attempts + 1' });
   }
 
   /** Ends a job `done` with its result; false when it had already ended. */
   complete(jobId: string, outcome: CaptureOutcome): Promise<boolean> {
-    return this.end(jobId, { status: 'done', resultFile: outcome.resultFile, clipped: outcome.clipped, completedAt: this.clock.now() });
+    return this.endJob(jobId, { status: 'done', resultFile: outcome.resultFile, clipped: outcome.clipped, completedAt: this.clock.now() });
   }
 
   /**
@@ -88,34 +87,20 @@ export class ScreenshotJobLifecycle {
     if (!(cause instanceof CaptureError) && !(cause instanceof CustomerMessage)) {
       this.logger.error(`Job ${jobId} failed`, cause instanceof Error ? cause.stack : String(cause));
     }
-    return this.end(jobId, { status: 'failed', error: customerSafeError(cause), completedAt: this.clock.now() });
+    return this.endJob(jobId, { status: 'failed', error: customerSafeError(cause), completedAt: this.clock.now() });
   }
 
   /**
-   * Ends a still-open job and stores its `screenshot.*` event in the same transaction, so a job that
-   * reads `done` or `failed` always has its event (and its webhook deliveries); false when the job had
-   * already ended. The deliveries are enqueued and an upload is dropped after the commit.
+   * Ends a still-open job with its `screenshot.*` event in the same transaction, so a job that reads
+   * `done` or `failed` always has its event (and its webhook deliveries); false when the job had
+   * already ended. An upload is dropped after the commit.
    */
-  private async end(jobId: string, changes: Partial<ScreenshotJob> & { status: 'done' | 'failed' }): Promise<boolean> {
-    const ended = await this.jobs.manager.transaction(async (manager) => {
-      const result = await manager
-        .createQueryBuilder()
-        .update(ScreenshotJob)
-        .set(changes)
-        .where('id = :jobId AND status IN (:...open)', { jobId, open: ['pending', 'processing'] })
-        .returning('*')
-        .execute();
-      const job = this.first(result.raw);
-      if (!job) return null;
-      const { afterCommit } = await this.publishWithin(manager, job);
-      await notifyWorkEnded(manager, job.id);
-      return { job, afterCommit };
-    });
-    if (!ended) return false;
-    if (ended.job.source === 'upload') {
+  private async endJob(jobId: string, changes: Partial<ScreenshotJob> & { status: 'done' | 'failed' }): Promise<boolean> {
+    const job = await this.end(jobId, OPEN_JOB_STATUSES, changes, (manager, ended) => this.publishWithin(manager, ended));
+    if (!job) return false;
+    if (job.source === 'upload') {
       await this.uploads.delete({ jobId }).catch((err) => this.logger.error(`Could not delete the upload of ${jobId}`, (err as Error).stack));
     }
-    await ended.afterCommit().catch((err) => this.logger.error(`Could not enqueue the deliveries of ${jobId}`, (err as Error).stack));
     return true;
   }
 
@@ -138,16 +123,5 @@ export class ScreenshotJobLifecycle {
       url: job.targetUrl,
       error: job.error ?? INTERNAL_FAILURE_MESSAGE,
     });
-  }
-
-  /** The entity of the first `RETURNING *` row (database column names), or null. */
-  private first(rows: Record<string, unknown>[] | undefined): ScreenshotJob | null {
-    const row = rows?.[0];
-    if (!row) return null;
-    const job = this.jobs.create();
-    for (const column of this.jobs.metadata.columns) {
-      if (column.databaseName in row) (job as unknown as Record<string, unknown>)[column.propertyName] = row[column.databaseName];
-    }
-    return job;
   }
 }

@@ -6,7 +6,9 @@ import { EgressModule } from '../egress/egress.module';
 import { EventsModule } from '../events/events.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { WEBHOOK_QUEUE } from '../queue/queues';
-import { WebhookDeliveriesService } from './webhook-deliveries.service';
+import { WebhookAttempts } from './webhook-deliveries-attempts';
+import { WebhookFanOut } from './webhook-deliveries-fan-out';
+import { WebhookRecovery } from './webhook-deliveries-recovery';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookDeliveryProcessor } from './webhook-delivery.processor';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
@@ -31,11 +33,13 @@ import { WebhooksService } from './webhooks.service';
   controllers: [WebhooksController],
   providers: [
     WebhooksService,
-    WebhookDeliveriesService,
+    WebhookFanOut,
+    WebhookAttempts,
+    WebhookRecovery,
     WebhookDeliveryProcessor,
     WebhookSender,
     WebhookTargetPolicy,
   ],
-  exports: [WebhooksService, WebhookDeliveriesService],
+  exports: [WebhooksService, WebhookRecovery],
 })
 export class WebhooksModule {}

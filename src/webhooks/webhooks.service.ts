@@ -20,7 +20,8 @@ import {
 } from './dto/webhook-endpoint.dto';
 import { SecretCipher, SecretUnreadableError } from '../common/secret-cipher';
 import { isStandardWebhooksSecret, newSigningSecret } from './signing';
-import { DELIVERY_LOG_SIZE, WebhookDeliveriesService } from './webhook-deliveries.service';
+import { WebhookAttempts } from './webhook-deliveries-attempts';
+import { DELIVERY_LOG_SIZE } from './webhook-deliveries-fan-out';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 import { WebhookTargetPolicy } from './webhook-target';
@@ -61,7 +62,7 @@ export class WebhooksService {
     private readonly cipher: SecretCipher,
     private readonly targets: WebhookTargetPolicy,
     private readonly events: EventsService,
-    private readonly deliveryService: WebhookDeliveriesService,
+    private readonly deliveryService: WebhookAttempts,
     private readonly clock: Clock,
   ) {
     this.testPingLimiter = new PostgresRateLimiter(dataSource, TEST_PING_LIMIT);
@@ -169,7 +170,7 @@ export class WebhooksService {
   }
 
   /**
-   * Resends one of the endpoint's deliveries now (see {@link WebhookDeliveriesService.resend}).
+   * Resends one of the endpoint's deliveries now (see {@link WebhookAttempts.resend}).
    * Throws 404 `NOT_FOUND` (endpoint or delivery unknown, or another account's) and 409
    * `DELIVERY_IN_PROGRESS`.
    */
@@ -227,7 +228,7 @@ export class WebhooksService {
 
   /**
    * Re-seals every stored signing secret (the current one and, during a rotation's overlap, the
-   * previous one) with the first configured key (`WEBHOOK_SECRET_KEYS`, README "Webhooks": rotate the
+   * previous one) with the first configured key (`WEBHOOK_SECRET_KEYS`, docs/webhooks.md#configuration: rotate the
    * key, run this, then drop the old key). Reads endpoints in batches of
    * {@link RESEAL_BATCH_SIZE}; a row changed meanwhile (rotated) is left as it is, being current already.
    * Secrets no configured key opens are reported, not changed. Throws {@link NoSecretKeyError} without a key.

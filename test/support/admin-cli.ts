@@ -2,7 +2,7 @@ import { buildAdminProgram } from '../../src/cli/admin-commands';
 import type { TestApp } from './test-app';
 
 /**
- * Runs one admin CLI command (README, "CLI") in process against the test app, with `--json`, and
+ * Runs one admin CLI command (docs/admin-cli.md) in process against the test app, with `--json`, and
  * returns its JSON answer. Throws commander's error for a usage error.
  */
 export async function adminCliJson(t: TestApp, ...args: string[]): Promise<any> {

@@ -5,31 +5,53 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source';
+import { databaseUrl, laneDatabase, PARALLEL_LANE, SYSTEM_LANE, systemWorkers } from './test-run';
 
-/** Admin connection used to create and drop the run's database. */
+/** Admin connection used to create and drop the run's databases. */
 export const ADMIN_DATABASE_URL = process.env.TEST_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /**
- * Once per test run: a database of its own (`glimpse_test_<random>`) with every migration applied,
- * a Redis key prefix of its own and a directory for the apps' log files. Both are passed to the test files through the environment and
- * removed by the global teardown.
+ * Once per test run (jest `globalSetup`, in the main process, before any worker starts):
+ * - a template database `glimpse_test_<run>_template` with every migration applied, once;
+ * - one database per worker of each lane (test/support/lanes-runner.js): `glimpse_test_<run>_w<n>` for
+ *   the parallel projects' workers, `…_s<n>` for the system project's, cloned from the template with
+ *   `CREATE DATABASE … TEMPLATE …`. All are created here, up front and one after another: PostgreSQL
+ *   refuses to clone a template while another session is connected to it, so workers cannot clone lazily;
+ * - a Redis key prefix for the run (each lane and each test app adds its own part to it);
+ * - a directory for the test apps' log files (scanned for secrets by the teardown).
+ * The names go to the workers through the environment (see `worker-env.ts`); the global teardown removes
+ * everything whose name starts with the run's prefix.
  */
-export default async function globalSetup(): Promise<void> {
+export default async function globalSetup(globalConfig: { maxWorkers: number }): Promise<void> {
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
-  const database = `glimpse_test_${runId}`;
+  const run = `glimpse_test_${runId}`;
+  const template = `${run}_template`;
+  // Worker ids are 1..maxWorkers in the parallel lane, 1..systemWorkers() in the system lane, and 1
+  // for every file with `--runInBand`.
+  const workers = { [PARALLEL_LANE]: Math.max(1, globalConfig.maxWorkers), [SYSTEM_LANE]: systemWorkers() };
+
   const admin = new Client({ connectionString: ADMIN_DATABASE_URL });
   await admin.connect();
-  await admin.query(`CREATE DATABASE "${database}"`);
-  await admin.end();
-  const url = new URL(ADMIN_DATABASE_URL);
-  url.pathname = `/${database}`;
-  process.env.GLIMPSE_TEST_DATABASE_URL = url.toString();
-  process.env.GLIMPSE_TEST_DATABASE = database;
-  process.env.GLIMPSE_TEST_QUEUE_PREFIX = `glimpse_test_${runId}`;
+  try {
+    await admin.query(`CREATE DATABASE "${template}"`);
+    const dataSource = new DataSource(dataSourceOptions({ databaseUrl: databaseUrl(ADMIN_DATABASE_URL, template) }));
+    await dataSource.initialize();
+    try {
+      await dataSource.runMigrations();
+    } finally {
+      await dataSource.destroy();
+    }
+    for (const [lane, count] of Object.entries(workers)) {
+      for (let worker = 1; worker <= count; worker++) {
+        await admin.query(`CREATE DATABASE "${laneDatabase(run, lane, worker)}" TEMPLATE "${template}"`);
+      }
+    }
+  } finally {
+    await admin.end();
+  }
+
+  process.env.GLIMPSE_TEST_RUN = run;
+  process.env.GLIMPSE_TEST_ADMIN_DATABASE_URL = ADMIN_DATABASE_URL;
   // Every test app writes its log lines here; the teardown scans them for secrets.
   process.env.GLIMPSE_TEST_LOG_DIR = mkdtempSync(join(tmpdir(), `glimpse-logs-${runId}-`));
-  const dataSource = new DataSource(dataSourceOptions({ databaseUrl: url.toString() }));
-  await dataSource.initialize();
-  await dataSource.runMigrations();
-  await dataSource.destroy();
 }

@@ -129,13 +129,31 @@ function required(name: string): string {
   return value;
 }
 
+/**
+ * One poll: `GET path` with `key`, or null when the connection was reset (`ECONNRESET`: seen in the
+ * blockers test on a loaded machine, most likely a kept-alive connection closed by the app as the client
+ * reused it) and `deadline` (epoch ms) has not passed, so the caller polls again. Throws any other error.
+ */
+export async function pollGet(t: TestApp, path: string, key: string, deadline: number): Promise<TestResponse | null> {
+  try {
+    return await t.request('GET', path, { key });
+  } catch (err) {
+    if ((err as { cause?: { code?: string } }).cause?.code === 'ECONNRESET' && Date.now() < deadline) return null;
+    throw err;
+  }
+}
+
 /** Polls `GET /v1/screenshot/:id` until the job is `done` or `failed` (at most `timeoutMs`). */
 export async function waitForJob(t: TestApp, key: string, id: string, timeoutMs = 30000): Promise<any> {
   const deadline = Date.now() + timeoutMs;
+  let status = 'unknown';
   for (;;) {
-    const res = await t.request('GET', `/v1/screenshot/${id}`, { key });
-    if (res.body.status === 'done' || res.body.status === 'failed') return res.body;
-    if (Date.now() > deadline) throw new Error(`job ${id} still ${res.body.status} after ${timeoutMs} ms`);
+    const res = await pollGet(t, `/v1/screenshot/${id}`, key, deadline);
+    if (res) {
+      status = res.body.status;
+      if (status === 'done' || status === 'failed') return res.body;
+    }
+    if (Date.now() > deadline) throw new Error(`job ${id} still ${status} after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

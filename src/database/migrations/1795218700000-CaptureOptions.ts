@@ -1,6 +1,6 @@
 import { MigrationInterface, QueryRunner } from "typeorm";
 
-/** Issue 10: a job stores its resolved capture options as one jsonb value (null on older rows: the defaults). */
+/** A job stores its resolved capture options as one jsonb value (null on older rows: the defaults). */
 export class CaptureOptions1795218700000 implements MigrationInterface {
     name = 'CaptureOptions1795218700000'
 

@@ -1,6 +1,6 @@
 import { MigrationInterface, QueryRunner } from "typeorm";
 
-/** Issue 16: the open jobs of an account, counted against MAX_PENDING_JOBS_PER_ACCOUNT at every submission. */
+/** The open jobs of an account, counted against MAX_PENDING_JOBS_PER_ACCOUNT at every submission. */
 export class PendingJobsIndex1795438718378 implements MigrationInterface {
     name = 'PendingJobsIndex1795438718378'
 

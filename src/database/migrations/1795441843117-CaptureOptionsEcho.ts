@@ -1,6 +1,6 @@
 import { MigrationInterface, QueryRunner } from "typeorm";
 
-/** Issue 11: a job echoes the options it was given, says whether it came from the capture cache, and is found by its cache key. */
+/** A job echoes the options it was given, says whether it came from the capture cache, and is found by its cache key. */
 export class CaptureOptionsEcho1795441843117 implements MigrationInterface {
     name = 'CaptureOptionsEcho1795441843117'
 

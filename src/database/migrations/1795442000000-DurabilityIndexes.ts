@@ -1,6 +1,6 @@
 import { MigrationInterface, QueryRunner } from "typeorm";
 
-/** Issue 16: indexes for the reconciler (pending jobs by id) and the retention job (deliveries by age, usage by month or day). */
+/** Indexes for the reconciler (pending jobs by id) and the retention job (deliveries by age, usage by month or day). */
 export class DurabilityIndexes1795442000000 implements MigrationInterface {
     name = 'DurabilityIndexes1795442000000'
 

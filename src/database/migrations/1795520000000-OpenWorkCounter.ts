@@ -17,7 +17,7 @@ const EVENTS: [string, string][] = [
 ];
 
 /**
- * Issue 10 (accept path): each account's capture jobs and runs not yet ended, kept as one counter row
+ * The accept path (docs/performance.md#accept-path): each account's capture jobs and runs not yet ended, kept as one counter row
  * (`account_open_work`) by statement triggers on `screenshot_jobs` and `runs`, so the acceptance reads
  * one row instead of counting up to MAX_PENDING_JOBS_PER_ACCOUNT index entries (a cost that grew with
  * the backlog). Every INSERT, UPDATE and DELETE goes through the triggers, whatever code runs it; the

@@ -1,0 +1,168 @@
+import { Inject, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import type { Job, Queue } from 'bull';
+import { DurableQueueService } from './durable-queue.service';
+import { RUN_PROCESSORS } from './queues';
+import { retryStateWrite } from './state-writes';
+
+/** Bull's failure reason for a job whose workers died more often than `maxStalledCount` allows. */
+export const STALLED_TOO_OFTEN = 'job stalled more than allowable limit';
+
+/** A periodic job of a processor: a Bull repeatable (one worker runs it per interval), re-registered by the reconciler. */
+export interface PeriodicJob {
+  /** Bull job name within the processor's queue. */
+  jobName: string;
+  /** Interval, ms. */
+  everyMs: number;
+  /** The work of one run; its result is the queue job's return value. */
+  run(): Promise<unknown>;
+  /** Also run once when the process starts (e.g. to recover what a previous process left). */
+  atStart?: boolean;
+}
+
+/**
+ * The one way a queue processor is declared (ARCHITECTURE.md, "One way to do a thing"): a subclass
+ * (a Nest provider) names its `queue`, the {@link PeriodicJob}s it runs, and, when it works on rows
+ * one queue job at a time, extends {@link WorkProcessor}; the base's own dependencies are injected
+ * as properties, so a subclass's constructor lists only its own. This base
+ * - starts nothing unless this process runs the queue processors (`WORKER_MODE=inline` or `worker.ts`);
+ * - registers each periodic job with Bull (concurrency 1) and with the reconciler of
+ *   {@link DurableQueueService}, which (re-)adds the repeatable, so start-up never waits for Redis;
+ * - offers {@link write}: a state write retried with back-off while PostgreSQL is unreachable
+ *   (`retryStateWrite`, CONTRACT.md "Durability"), which stops retrying once the process is stopping.
+ */
+export abstract class QueueProcessor implements OnApplicationBootstrap, OnModuleDestroy {
+  protected abstract readonly logger: Logger;
+  /** The queue whose jobs this processor runs. */
+  protected abstract readonly queue: Queue;
+  /** Aborted when the process stops: state writes stop retrying (the reconciler or a sweep takes their rows). */
+  protected readonly stopping = new AbortController();
+  /** Whether this process runs the queue processors (injected). */
+  @Inject(RUN_PROCESSORS) protected readonly runProcessors!: boolean;
+  /** The reconciler, which registers the periodic jobs (injected). */
+  @Inject(DurableQueueService) protected readonly durableQueues!: DurableQueueService;
+
+  /** The periodic jobs of this processor (none by default). */
+  protected periodicJobs(): PeriodicJob[] {
+    return [];
+  }
+
+  /** Starts the processor's handlers when this process runs processors; never waits for Redis. */
+  onApplicationBootstrap(): void {
+    if (!this.runProcessors) return;
+    this.start();
+    for (const periodic of this.periodicJobs()) {
+      void this.queue.process(periodic.jobName, 1, () => periodic.run());
+      this.durableQueues.registerRepeatable({ queue: this.queue, jobName: periodic.jobName, everyMs: periodic.everyMs });
+      if (periodic.atStart)
+        void periodic.run().catch((err) => this.logger.error(`Start-up ${periodic.jobName} failed`, (err as Error).stack));
+    }
+  }
+
+  /** Where a subclass registers its own handlers (called at bootstrap, before the periodic jobs). */
+  protected start(): void {}
+
+  async onModuleDestroy(): Promise<void> {
+    if (!this.runProcessors) return;
+    this.stopping.abort();
+    await this.stop();
+  }
+
+  /** What a subclass does at shutdown, after {@link stopping} aborted (nothing by default). */
+  protected async stop(): Promise<void> {}
+
+  /** Runs the state write `write` ({@link retryStateWrite}); `what` names it in logs (e.g. `claim scr_…`). */
+  protected write<T>(what: string, write: () => Promise<T>): Promise<T> {
+    return retryStateWrite(what, write, this.logger, this.stopping.signal);
+  }
+}
+
+/**
+ * A {@link QueueProcessor} that works on one row per queue job, in four steps: **claim** the row with
+ * a guarded state write (null: nothing to do, e.g. it already ended), **work** on it (never throws for
+ * the work's own failures: they become the outcome), **finish** it with a guarded state write, and
+ * **retry**: the claim and the finish go through {@link write}, so a PostgreSQL outage delays them
+ * rather than losing them. A queue job Bull gave up on because its workers kept dying is handed to
+ * {@link abandon}.
+ *
+ * Shutdown: the queue is paused for this process, {@link stopping} aborts (work that listens to it
+ * stops early) and the jobs in flight are awaited for at most {@link shutdownWaitMs}; what is still
+ * running then is redelivered by Bull's stalled-job check or taken by the reconciler.
+ *
+ * `D` is the queue job's payload, `I` the input of one piece of work, `C` what the claim returns and
+ * `O` the work's outcome.
+ */
+export abstract class WorkProcessor<D, I, C, O> extends QueueProcessor {
+  private readonly inFlight = new Map<string, Promise<void>>();
+
+  /** Bull job name of one piece of work. */
+  protected abstract readonly jobName: string;
+  /** Pieces of work run at once by this process. */
+  protected abstract concurrency(): number;
+  /** Longest a shutdown waits for the work in flight, ms. */
+  protected abstract shutdownWaitMs(): number;
+  /** The work's input from a queue job's payload. */
+  protected abstract inputOf(data: D): I;
+  /** The id of the row the input names (logs, {@link isInFlight}). */
+  protected abstract idOf(input: I): string;
+  /** Claims the row (a guarded state write); null when there is nothing to do. */
+  protected abstract claim(input: I): Promise<C | null>;
+  /** The work on a claimed row; its failures are part of the outcome. */
+  protected abstract work(claimed: C, input: I): Promise<O>;
+  /** Ends the work with its outcome (a guarded state write). */
+  protected abstract finish(claimed: C, outcome: O, input: I): Promise<unknown>;
+  /** Ends a row whose queue job Bull gave up on (its workers died more often than allowed); nothing by default. */
+  protected abandon(_input: I): Promise<unknown> {
+    return Promise.resolve();
+  }
+
+  protected override start(): void {
+    if (this.concurrency() > 0) {
+      void this.queue.process(this.jobName, this.concurrency(), (job: Job<D>) => this.process(this.inputOf(job.data)));
+    }
+    this.queue.on('failed', (job: Job<D>, err: Error) => {
+      if (job.name !== this.jobName || err?.message !== STALLED_TOO_OFTEN) return;
+      const input = this.inputOf(job.data);
+      void this.write(`abandon ${this.idOf(input)}`, () => this.abandon(input)).catch((e) =>
+        this.logger.error(`Could not end ${this.idOf(input)}`, (e as Error).stack),
+      );
+    });
+  }
+
+  /**
+   * Claims, works on and finishes one piece of work (see the class comment). Never throws for the
+   * work's own failures; throws only when the process stops while PostgreSQL is unreachable (the row
+   * then stays as it was) or on an error that is not a dependency outage.
+   */
+  async process(input: I): Promise<void> {
+    const id = this.idOf(input);
+    const claimed = await this.write(`claim ${id}`, () => this.claim(input));
+    if (claimed === null) return;
+    const done = (async () => {
+      const outcome = await this.work(claimed, input);
+      await this.write(`finish ${id}`, () => this.finish(claimed, outcome, input));
+    })();
+    this.inFlight.set(id, done);
+    try {
+      await done;
+    } finally {
+      if (this.inFlight.get(id) === done) this.inFlight.delete(id);
+    }
+  }
+
+  /** Whether this process is working on the row `id` right now. */
+  protected isInFlight(id: string): boolean {
+    return this.inFlight.has(id);
+  }
+
+  protected override async stop(): Promise<void> {
+    await this.queue
+      .pause(true, true)
+      .catch((err) => this.logger.warn(`Could not pause the ${this.queue.name} queue: ${(err as Error).message}`));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.inFlight.values()]),
+      new Promise((resolve) => (timer = setTimeout(resolve, this.shutdownWaitMs()))),
+    ]);
+    clearTimeout(timer);
+  }
+}

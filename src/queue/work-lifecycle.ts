@@ -1,0 +1,83 @@
+import { Logger } from '@nestjs/common';
+import { EntityManager, ObjectLiteral, Repository } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { notifyWorkEnded } from './work-ended';
+
+/** What storing an event inside a transaction hands back (`EventsService.publishWithin`): the work to run after the commit. */
+export interface PublishedWithin {
+  afterCommit: () => Promise<void>;
+}
+
+/**
+ * The mechanics every lifecycle class of a kind of work shares (ARCHITECTURE.md, "One way to do a
+ * thing", Work lifecycle): each transition is one conditional `UPDATE … RETURNING` guarded by the
+ * row's current state, and the transition that ends the work stores its event in the same
+ * transaction, so a row that reads ended always has its event and never ends twice, whatever the
+ * queue redelivers. The subclass (e.g. `ScreenshotJobLifecycle`, `RunLifecycle`) names its states
+ * and events; its workers wrap every call in `retryStateWrite` (`./state-writes`).
+ *
+ * `T` is the entity; its `id` column is the primary key and `status` the state column.
+ */
+export abstract class WorkLifecycle<T extends ObjectLiteral & { id: string; status: string }> {
+  protected abstract readonly logger: Logger;
+
+  constructor(protected readonly rows: Repository<T>) {}
+
+  /**
+   * Moves the row `id` from one of the states `from` by writing `changes` (one `UPDATE … RETURNING *`
+   * round trip, in `manager`'s transaction when given); returns the row as written, or null when it
+   * is unknown or in none of `from`. Throws what the database throws.
+   */
+  protected async transition(
+    id: string,
+    from: readonly T['status'][],
+    changes: QueryDeepPartialEntity<T>,
+    manager: EntityManager = this.rows.manager,
+  ): Promise<T | null> {
+    const result = await manager
+      .createQueryBuilder()
+      .update(this.rows.target)
+      .set(changes)
+      .where('id = :id AND status IN (:...from)', { id, from })
+      .returning('*')
+      .execute();
+    return this.entityOf(result.raw as Record<string, unknown>[] | undefined);
+  }
+
+  /**
+   * Ends the row `id` (see {@link transition}) and, in the same transaction, stores its event through
+   * `publish` (given the ended row): both commit or neither does. After the commit the event's
+   * after-commit work runs (webhook deliveries are queued; a failure there is logged, the reconcilers
+   * of the deliveries take over). Returns the ended row, or null when it was not in one of `from`
+   * (nothing is published then). Announces the end on `LISTEN/NOTIFY` at the commit ({@link notifyWorkEnded}),
+   * which `Prefer: wait` and render links wait on. Throws what the database throws (nothing is written then).
+   */
+  protected async end(
+    id: string,
+    from: readonly T['status'][],
+    changes: QueryDeepPartialEntity<T>,
+    publish: (manager: EntityManager, row: T) => Promise<PublishedWithin>,
+  ): Promise<T | null> {
+    const ended = await this.rows.manager.transaction(async (manager) => {
+      const row = await this.transition(id, from, changes, manager);
+      if (!row) return null;
+      const { afterCommit } = await publish(manager, row);
+      await notifyWorkEnded(manager, row.id);
+      return { row, afterCommit };
+    });
+    if (!ended) return null;
+    await ended.afterCommit().catch((err) => this.logger.error(`Could not enqueue the deliveries of ${id}`, (err as Error).stack));
+    return ended.row;
+  }
+
+  /** The entity of the first `RETURNING *` row (database column names), or null. */
+  private entityOf(raw: Record<string, unknown>[] | undefined): T | null {
+    const row = raw?.[0];
+    if (!row) return null;
+    const entity = this.rows.create() as T;
+    for (const column of this.rows.metadata.columns) {
+      if (column.databaseName in row) (entity as Record<string, unknown>)[column.propertyName] = row[column.databaseName];
+    }
+    return entity;
+  }
+}

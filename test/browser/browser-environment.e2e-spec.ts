@@ -1,0 +1,71 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { sandboxSupport } from '../../src/browser/browser-sandbox';
+import { startTestApp, TestApp } from '../support/test-app';
+
+/** Pids of this process's descendants whose command line names Chromium. */
+function chromiumDescendants(): number[] {
+  const parentOf = new Map<number, number>();
+  for (const name of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      parentOf.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  const descends = (pid: number): boolean => {
+    for (let p = parentOf.get(pid); p !== undefined && p > 1; p = parentOf.get(p)) if (p === process.pid) return true;
+    return false;
+  };
+  return [...parentOf.keys()].filter((pid) => {
+    if (!descends(pid)) return false;
+    try {
+      return /chrom/i.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** docs/security.md, "The browser is an attacker-controlled process": no credentials in its environment; /ready says whether its sandbox is on. */
+describe('the browser’s environment and sandbox', () => {
+  let t: TestApp;
+  const saved = { ...process.env };
+
+  beforeAll(async () => {
+    process.env.DATABASE_URL = 'postgres://canary-user:canary-password@db/glimpse';
+    process.env.WEBHOOK_SECRET_KEY = 'c'.repeat(64);
+    process.env.S3_SECRET_ACCESS_KEY = 'canary-s3-secret';
+    t = await startTestApp();
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    process.env = saved;
+  });
+
+  it('/ready reports the browser up with whether its sandbox is on', async () => {
+    const ready = await fetch(`${t.baseUrl}/ready`);
+    expect(ready.status).toBe(200);
+    const body = await ready.json();
+    expect(body.details.browser).toEqual({ status: 'up', sandbox: sandboxSupport().possible ? 'on' : 'off' });
+  });
+
+  it('launches Chromium without the service’s credentials in any of its processes’ environment', async () => {
+    const pids = chromiumDescendants();
+    expect(pids.length).toBeGreaterThan(0);
+    for (const pid of pids) {
+      let environ: string;
+      try {
+        environ = readFileSync(`/proc/${pid}/environ`, 'utf8');
+      } catch {
+        continue; // ended meanwhile
+      }
+      const names = environ.split('\0').filter(Boolean).map((kv) => kv.split('=')[0]);
+      expect(names).not.toContain('DATABASE_URL');
+      expect(names).not.toContain('WEBHOOK_SECRET_KEY');
+      expect(names).not.toContain('S3_SECRET_ACCESS_KEY');
+      expect(environ).not.toContain('canary');
+    }
+  });
+});

@@ -1,0 +1,128 @@
+import { readFileSync } from 'node:fs';
+import { Browser, chromium, Page } from 'playwright';
+import { ImageFormat } from '../../src/results/result-formats';
+import { resolveChromiumExecutable } from '../../src/browser/chromium-executable';
+import { loadConfig } from '../../src/config/app-config';
+import { runSession, RunSessionSpec } from '../../src/runs/run-session';
+import { pngSize } from '../support/images';
+import { PageServer } from '../support/page-server';
+import { startRunPages } from '../support/run-pages';
+import { isWebm, probeVideo } from '../support/video';
+
+/** The step executor on its own: a fresh page of Debian's Chromium, pages served on loopback. */
+describe('runSession', () => {
+  const config = loadConfig(process.env);
+  let browser: Browser;
+  let pages: PageServer;
+  const saved: { image: Buffer; format: ImageFormat }[] = [];
+
+  beforeAll(async () => {
+    pages = await startRunPages();
+    browser = await chromium.launch({ executablePath: resolveChromiumExecutable(config.chromiumPath), headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+  });
+
+  afterAll(async () => {
+    await browser.close();
+    await pages.close();
+  });
+
+  async function session(spec: Partial<RunSessionSpec>, signal?: AbortSignal) {
+    const context = await browser.newContext({ viewport: { width: 640, height: 400 } });
+    const page: Page = await context.newPage();
+    try {
+      return await runSession(
+        page,
+        { url: `${pages.url}/login`, steps: [], timeoutMs: 20_000, navigationTimeoutMs: 5_000, video: null, sensitiveValues: [], ...spec },
+        {
+          signal,
+          saveScreenshot: async (image, format) => {
+            saved.push({ image, format });
+            return `shot-${saved.length - 1}`;
+          },
+        },
+      );
+    } finally {
+      await context.close();
+    }
+  }
+
+  it('runs the three-page flow: fill, click, waitForUrl, screenshot, then the report page with its errors', async () => {
+    const outcome = await session({
+      video: { ffmpegPath: config.ffmpegPath, width: 640, height: 400 },
+      sensitiveValues: ['hunter2 secret'],
+      steps: [
+        { action: 'fill', selector: '#user', value: 'ada' },
+        { action: 'fill', selector: '#password', value: 'hunter2 secret', sensitive: true },
+        { action: 'click', selector: '#submit' },
+        { action: 'waitForUrl', url: '**/welcome?*' },
+        { action: 'screenshot' },
+        { action: 'click', selector: '#next' },
+        { action: 'waitForSelector', selector: 'h1' },
+        { action: 'evaluate', script: 'document.title.length' },
+      ],
+    });
+    try {
+      expect(outcome.failure).toBeNull();
+      expect(outcome.steps.map((s) => s.status)).toEqual(Array(8).fill('ok'));
+      expect(outcome.finalUrl).toBe(`${pages.url}/report`);
+      expect(outcome.pageTitle).toBe('Quarterly report');
+      expect(outcome.steps[7].result).toBe('Quarterly report'.length);
+      expect(outcome.consoleErrorCount).toBe(1);
+      expect(outcome.consoleErrors).toEqual([{ text: 'chart failed to render', url: `${pages.url}/report`, lineNumber: expect.any(Number) }]);
+      expect(outcome.networkErrorCount).toBe(1);
+      expect(outcome.networkErrors).toEqual([{ url: `${pages.url}/missing.png`, method: 'GET', status: 404, failure: null }]);
+      const shot = saved[Number(outcome.steps[4].screenshotFile!.split('-')[1])];
+      expect(pngSize(shot.image)).toEqual({ width: 640, height: 400 });
+      expect(outcome.video).not.toBeNull();
+      const probe = probeVideo(outcome.video!.path);
+      expect(probe).toMatchObject({ width: 640, height: 400 });
+      expect(Math.abs(probe.durationS * 1000 - outcome.durationMs)).toBeLessThan(400);
+      expect(isWebm(readFileSync(outcome.video!.path))).toBe(true);
+      expect(JSON.stringify(outcome)).not.toContain('hunter2');
+    } finally {
+      await outcome.video?.dispose();
+    }
+  });
+
+  it('fails at a step whose selector never appears, skips the rest, keeps the video up to the failure', async () => {
+    const outcome = await session({
+      url: `${pages.url}/slow`,
+      video: { ffmpegPath: config.ffmpegPath, width: 640, height: 400 },
+      steps: [
+        { action: 'click', selector: '#never', timeoutMs: 1500 },
+        { action: 'screenshot' },
+      ],
+    });
+    try {
+      expect(outcome.failure).toEqual({ stage: 'step', stepIndex: 0, message: 'step 0 (click "#never"): selector not visible within 1500 ms' });
+      expect(outcome.steps.map((s) => s.status)).toEqual(['failed', 'skipped']);
+      expect(probeVideo(outcome.video!.path).durationS).toBeGreaterThan(1.2);
+    } finally {
+      await outcome.video?.dispose();
+    }
+  });
+
+  it('goes on after an optional step fails', async () => {
+    const outcome = await session({
+      steps: [{ action: 'click', selector: '#nope', optional: true, timeoutMs: 300 }, { action: 'fill', selector: '#user', value: 'x' }],
+    });
+    expect(outcome.failure).toBeNull();
+    expect(outcome.steps.map((s) => s.status)).toEqual(['failed', 'ok']);
+    expect(outcome.steps[0].error).toMatch(/^step 0 \(click "#nope"\): selector not visible within 300 ms$/);
+  });
+
+  it('ends at the budget with the budget message', async () => {
+    const outcome = await session({ timeoutMs: 1500, steps: [{ action: 'wait', ms: 1000 }, { action: 'waitForSelector', selector: '#never' }, { action: 'wait', ms: 10 }] });
+    expect(outcome.failure).toEqual({ stage: 'timeout', stepIndex: 1, message: 'run exceeded its time budget of 1500 ms (during step 1)' });
+    expect(outcome.steps.map((s) => s.status)).toEqual(['ok', 'failed', 'skipped']);
+  });
+
+  it('stops at once when canceled', async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 500);
+    const started = Date.now();
+    const outcome = await session({ steps: [{ action: 'wait', ms: 5000 }] }, controller.signal);
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(outcome.failure).toMatchObject({ stage: 'canceled', stepIndex: 0 });
+  });
+});
