@@ -50,7 +50,7 @@ async function main() {
       const started = performance.now();
       const outcome = await runSession(
         page,
-        { url, steps, timeoutMs: 60_000, navigationTimeoutMs: 30_000, video: video ? { ffmpegPath: config.ffmpegPath, width: 1280, height: 800 } : null, sensitiveValues: [] },
+        { url, steps, timeoutMs: 60_000, navigationTimeoutMs: 30_000, video: video ? { ffmpegPath: config.ffmpegPath, width: 1280, height: 800 } : null, sensitiveValues: [], imageCap: { deviceScale: 1, maxPixels: config.maxImagePixels } },
         { saveScreenshot: async () => 'unused' },
       );
       times.push(performance.now() - started);

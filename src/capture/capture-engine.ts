@@ -10,6 +10,7 @@ import {
   firstLine,
   fontsReady,
   fullPageHeight,
+  fullPageMaxHeight,
   navigate,
   PAGE_MESSAGES,
   PageBox,
@@ -40,7 +41,7 @@ export interface CaptureRequest {
 export interface CaptureResult {
   image: Buffer;
   format: ResultFormat;
-  /** True when a full-page capture was cut at {@link CAPTURE_LIMITS.fullPageMaxHeightPx}. */
+  /** True when a full-page capture was cut at {@link CAPTURE_LIMITS.fullPageMaxHeightPx} or at `MAX_IMAGE_PIXELS`. */
   clipped: boolean;
 }
 
@@ -180,10 +181,17 @@ export class CaptureEngine {
     let clipped = false;
     let beyondViewport = false;
     if (options.fullPage) {
-      // The cap is in image px: at scale 2 the page may be half as tall in CSS px.
-      const maxHeight = Math.floor(CAPTURE_LIMITS.fullPageMaxHeightPx / options.scale);
+      // The caps are in image px: at scale 2 the page may be half as tall in CSS px.
+      const bounds = {
+        viewportWidth: options.width,
+        viewportHeight: options.height,
+        scale: options.scale,
+        maxImageHeightPx: CAPTURE_LIMITS.fullPageMaxHeightPx,
+        maxImagePixels: this.config.maxImagePixels,
+      };
+      const maxHeight = fullPageMaxHeight(bounds);
       const scrolled = await scrollForLazyContent(page, { maxHeight, budgetMs: SCROLL_BUDGET_MS, pauseMs: SCROLL_STEP_PAUSE_MS, imagesWaitMs: LAZY_IMAGES_WAIT_MS });
-      const full = fullPageHeight(scrolled, options.height, CAPTURE_LIMITS.fullPageMaxHeightPx, options.scale);
+      const full = fullPageHeight(scrolled, bounds);
       clipped = full.clipped;
       clip = { ...clip, height: full.height };
       beyondViewport = true;
@@ -215,6 +223,7 @@ export class CaptureEngine {
       quality: options.quality,
       clip,
       beyondViewport,
+      cap: { deviceScale: options.scale, maxPixels: this.config.maxImagePixels },
     });
     return { image, format, clipped };
   }

@@ -13,6 +13,9 @@ import {
   SESSION_OPTION_NAMES,
 } from './capture-options';
 
+/** The configured limits of these tests: the contract's default image size cap. */
+const LIMITS = { maxImagePixels: 100_000_000 };
+
 // The DTOs, OpenAPI, MCP and CLI derived from the table are checked in src/openapi/capture-options-derived.spec.ts.
 
 describe('the options table', () => {
@@ -80,19 +83,19 @@ describe('captureOptionConflicts', () => {
       const alone: Record<string, unknown> = { [name]: spec.example };
       if (spec.formats) alone.format = spec.formats[0];
       if (spec.onlyWithTrue) alone[spec.onlyWithTrue] = true;
-      expect(captureOptionConflicts(alone as CaptureOptionsInput)).toEqual([]);
+      expect(captureOptionConflicts(alone as CaptureOptionsInput, LIMITS)).toEqual([]);
       for (const other of spec.notWith ?? []) {
         const both = { ...alone, [other]: captureOptionSpec(other as CaptureOptionName).example };
-        expect(captureOptionConflicts(both as CaptureOptionsInput)).toContainEqual({
+        expect(captureOptionConflicts(both as CaptureOptionsInput, LIMITS)).toContainEqual({
           field: name,
           message: `is not allowed with ${other}`,
         });
       }
       for (const format of RESULT_FORMATS.filter((f) => spec.formats && !spec.formats.includes(f))) {
-        expect(captureOptionConflicts({ ...alone, format } as CaptureOptionsInput).map((e) => e.field)).toContain(name);
+        expect(captureOptionConflicts({ ...alone, format } as CaptureOptionsInput, LIMITS).map((e) => e.field)).toContain(name);
       }
       if (spec.onlyWithTrue) {
-        expect(captureOptionConflicts({ ...alone, [spec.onlyWithTrue]: false } as CaptureOptionsInput)).toEqual([
+        expect(captureOptionConflicts({ ...alone, [spec.onlyWithTrue]: false } as CaptureOptionsInput, LIMITS)).toEqual([
           { field: name, message: `is only allowed with ${spec.onlyWithTrue} true` },
         ]);
       }
@@ -103,6 +106,7 @@ describe('captureOptionConflicts', () => {
     expect(
       captureOptionConflicts(
         { format: 'pdf', selector: '#a', clip: { x: 0, y: 0, width: 1, height: 1 }, fullPage: true, scale: 2, quality: 50 },
+        LIMITS,
         'items[1].',
       ),
     ).toEqual([
@@ -114,10 +118,10 @@ describe('captureOptionConflicts', () => {
       { field: 'items[1].scale', message: 'is not allowed with format pdf' },
       { field: 'items[1].quality', message: 'is not allowed with format pdf' },
     ]);
-    expect(captureOptionConflicts({ quality: 50, pdf: {} })).toEqual([
+    expect(captureOptionConflicts({ quality: 50, pdf: {} }, LIMITS)).toEqual([
       { field: 'quality', message: 'is only allowed with format jpeg or webp' },
       { field: 'pdf', message: 'is only allowed with format pdf' },
     ]);
-    expect(captureOptionConflicts({ fullPage: false, selector: '#a', cache: true, cacheTtl: 60 })).toEqual([]);
+    expect(captureOptionConflicts({ fullPage: false, selector: '#a', cache: true, cacheTtl: 60 }, LIMITS)).toEqual([]);
   });
 });

@@ -191,6 +191,35 @@ export interface CaptureOptionSpec<S extends z.ZodType = z.ZodType> {
   resolvedAs?: string;
   /** The resolved value, when it is not simply the value given or the default. */
   resolve?: (value: z.output<S> | undefined, context: ResolveContext) => unknown;
+  /**
+   * The device pixels of the image this option asks for, when known at submission (null: none), from
+   * its value as given and the resolved viewport and scale: more than `MAX_IMAGE_PIXELS` is a 400
+   * (CONTRACT.md, "Capture options, second set": image size cap; docs/capture-options.md).
+   */
+  imagePixels?: (value: z.output<S> | undefined, size: ImageSize) => number | null;
+  /** The other options {@link imagePixels} reads: the first of them given is named when this option is not. */
+  imagePixelsFrom?: readonly string[];
+}
+
+/** The resolved viewport (CSS px) and scale an image's size is computed from. */
+export interface ImageSize {
+  width: number;
+  height: number;
+  scale: number;
+}
+
+/**
+ * The limits of the capture options that are configuration (docs/CONTRACT.md, "Configuration"):
+ * {@link captureOptionConflicts} receives them from the service's `AppConfig`.
+ */
+export interface ConfiguredOptionLimits {
+  /** `MAX_IMAGE_PIXELS`: device pixels (width × height × scale²) one image may have. */
+  maxImagePixels: number;
+}
+
+/** Device pixels of an image of `width` × `height` CSS px at `scale` (device pixels per CSS px). */
+export function imagePixels(width: number, height: number, scale: number): number {
+  return Math.ceil(width * height * scale * scale);
 }
 
 /** Declares one option: its schema, and the rest of its entry (typed against that schema). */
@@ -212,6 +241,9 @@ export const CAPTURE_OPTION_TABLE = {
     example: 1440,
     session: true,
     resolve: (width, { device }): number => width ?? device?.viewport.width ?? L.width.default,
+    // The viewport is rendered at its scale whatever is captured of it.
+    imagePixels: (_width, size) => imagePixels(size.width, size.height, size.scale),
+    imagePixelsFrom: ['height', 'scale', 'device'],
   }),
   height: option(int(L.height.min, L.height.max), {
     doc: 'Viewport height in CSS px (with fullPage the image is as tall as the page).',
@@ -243,16 +275,18 @@ export const CAPTURE_OPTION_TABLE = {
     formats: IMAGE_FORMATS,
   }),
   clip: option(clipSchema, {
-    doc: `Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px). Not with selector or fullPage.`,
+    doc: `Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px, at most MAX_IMAGE_PIXELS device pixels, default 100,000,000). Not with selector or fullPage.`,
     example: { x: 0, y: 0, width: 600, height: 400 },
     notWith: ['fullPage', 'selector'],
     formats: IMAGE_FORMATS,
     resolve: (clip): ClipRect | null => (clip ? { ...clip } : null),
+    imagePixels: (clip, { scale }) => (clip ? imagePixels(clip.width, clip.height, scale) : null),
+    imagePixelsFrom: ['scale', 'device'],
   }),
   scale: option(
     z.number('must be a number').min(L.scale.min, `must be at least ${L.scale.min}`).max(L.scale.max, `must be at most ${L.scale.max}`),
     {
-      doc: 'Device scale factor: the image is width × scale by height × scale px.',
+      doc: 'Device scale factor: the image is width × scale by height × scale px (width × height × scale² at most MAX_IMAGE_PIXELS, default 100,000,000).',
       default: L.scale.default,
       example: 2,
       session: true,
@@ -511,9 +545,11 @@ export type SessionOptions = { -readonly [K in SessionOptionName as ResolvedName
 /**
  * The combinations CONTRACT.md ("Capture options") refuses, as field errors (each naming the field
  * that may not be there, prefixed with `prefix`, e.g. `items[2].`); empty when the input is fine.
- * Derived from the entries' `notWith`, `formats` and `onlyWithTrue`, checked in that order.
+ * Derived from the entries' `notWith`, `formats` and `onlyWithTrue`, checked in that order, then
+ * their `imagePixels` against `limits.maxImagePixels` (CONTRACT.md, "Capture options, second set":
+ * image size cap), naming the option, or when it is not given the first given of its `imagePixelsFrom`.
  */
-export function captureOptionConflicts(input: CaptureOptionsInput, prefix = ''): FieldError[] {
+export function captureOptionConflicts(input: CaptureOptionsInput, limits: ConfiguredOptionLimits, prefix = ''): FieldError[] {
   const given = input as Record<string, unknown>;
   const isSet = (name: string) => given[name] != null;
   const isOn = (name: string) => isSet(name) && given[name] !== false;
@@ -528,7 +564,21 @@ export function captureOptionConflicts(input: CaptureOptionsInput, prefix = ''):
   }
   for (const [name, spec] of specs)
     if (spec.onlyWithTrue && given[spec.onlyWithTrue] !== true) refuse(name, `is only allowed with ${spec.onlyWithTrue} true`);
+  const size = resolveNamed(input, ['width', 'height', 'scale']) as unknown as ImageSize;
+  for (const name of CAPTURE_OPTION_NAMES) {
+    const spec = captureOptionSpec(name);
+    const pixels = spec.imagePixels?.(given[name], size) ?? null;
+    if (pixels === null || pixels <= limits.maxImagePixels) continue;
+    const field = [name, ...(spec.imagePixelsFrom ?? [])].find(isSet) ?? name;
+    refuse(field, imageTooLargeMessage(pixels, limits.maxImagePixels));
+  }
   return errors;
+}
+
+/** The validation message of an image over the cap (pixels are device pixels). */
+function imageTooLargeMessage(pixels: number, maxImagePixels: number): string {
+  const n = (x: number) => x.toLocaleString('en-US');
+  return `asks for an image of ${n(pixels)} pixels (width × height × scale²), more than the ${n(maxImagePixels)} allowed (MAX_IMAGE_PIXELS)`;
 }
 
 const DEFAULT_FORMAT = CAPTURE_OPTION_TABLE.format.default;

@@ -69,6 +69,8 @@ class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(1000) @Max(120000) CAPTURE_TIMEOUT_MS = 30000;
   @Transform(toInt) @IsInt() @Min(0) @Max(120000) RENDER_WAIT_MS = 25000;
   @Transform(toInt) @IsInt() @Min(1) @Max(32) CAPTURE_CONCURRENCY = 2;
+  /** Device pixels one image may have (CONTRACT.md, "Capture options, second set": image size cap). */
+  @Transform(toInt) @IsInt() @Min(10000) @Max(1000000000) MAX_IMAGE_PIXELS = 100000000;
   @Transform(toInt) @IsInt() @Min(0) @Max(32) CAPTURE_WARM_CONTEXTS = 2;
   @Transform(toInt) @IsInt() @Min(1) @Max(1000000) CAPTURE_BROWSER_RECYCLE_AFTER = 500;
   @IsOptional() @IsString() FFMPEG_PATH?: string;
@@ -194,6 +196,12 @@ export interface AppConfig {
   renderWaitMs: number;
   /** Captures run at once by one worker process. */
   captureConcurrency: number;
+  /**
+   * Device pixels (width × height × scale²) one image may have (CONTRACT.md, "Capture options, second
+   * set": image size cap; default 100,000,000): larger sizes known at submission are a 400, larger
+   * pages are cut or fail in the page (docs/capture-options.md, "Image size cap").
+   */
+  maxImagePixels: number;
   /**
    * Fresh browser contexts (each with a page) created ahead of demand, each still used by one
    * capture only; 0 creates them on demand (the naive baseline of the benchmark).
@@ -351,6 +359,7 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
     captureTimeoutMs: raw.CAPTURE_TIMEOUT_MS,
     renderWaitMs: raw.RENDER_WAIT_MS,
     captureConcurrency: raw.CAPTURE_CONCURRENCY,
+    maxImagePixels: raw.MAX_IMAGE_PIXELS,
     captureWarmContexts: raw.CAPTURE_WARM_CONTEXTS,
     captureBrowserRecycleAfter: raw.CAPTURE_BROWSER_RECYCLE_AFTER,
     ffmpegPath: raw.FFMPEG_PATH ?? FFMPEG_CANDIDATES.find((p) => existsSync(p)) ?? 'ffmpeg',

@@ -185,13 +185,11 @@ export class McpToolsService {
       return { content, structuredContent: structured };
     }
     if (includeScreenshots) {
-      let budget = INLINE_IMAGE_MAX_BYTES;
-      for (const shot of await this.runs.stepScreenshots(caller, run.id)) {
-        if (shot.file.data.length > budget) {
+      for (const shot of await this.runs.stepScreenshots(caller, run.id, INLINE_IMAGE_MAX_BYTES)) {
+        if (!shot.file.data) {
           content.push({ type: 'text', text: `Screenshot of step ${shot.index} not inline (size limit): ${shot.url}` });
           continue;
         }
-        budget -= shot.file.data.length;
         content.push({ type: 'text', text: `Screenshot of step ${shot.index}:` });
         content.push({ type: 'image', data: shot.file.data.toString('base64'), mimeType: shot.file.contentType });
       }
@@ -248,12 +246,12 @@ export class McpToolsService {
       return { content: [json, { type: 'text', text: hint }], structuredContent: brief };
     }
     if (!includeImage) return { content: [json], structuredContent: brief };
-    const file = await this.screenshots.openResult(caller, job.id);
+    const file = await this.screenshots.openResult(caller, job.id, INLINE_IMAGE_MAX_BYTES);
     if (!file) {
       return { content: [json, { type: 'text', text: 'The image file has expired and is no longer available.' }], structuredContent: brief };
     }
-    if (file.data.length > INLINE_IMAGE_MAX_BYTES) {
-      const note = `The image is ${file.data.length} bytes, more than the ${INLINE_IMAGE_MAX_BYTES} bytes returned inline: download it from url.`;
+    if (!file.data) {
+      const note = `The image is ${file.size} bytes, more than the ${INLINE_IMAGE_MAX_BYTES} bytes returned inline: download it from url.`;
       return { content: [json, { type: 'text', text: note }], structuredContent: brief };
     }
     const data = file.data.toString('base64');

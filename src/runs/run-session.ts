@@ -9,6 +9,7 @@ import {
   elementPageBox,
   firstLine,
   fullPageHeight,
+  ImageCap,
   navigate,
   PageFailure,
   proxyFailureFor,
@@ -67,6 +68,11 @@ export interface RunSessionSpec {
   video: { ffmpegPath: string; width: number; height: number } | null;
   /** Sensitive values to remove from every text the run keeps (URLs, messages, results). */
   sensitiveValues: string[];
+  /**
+   * The session's scale (`deviceScale`, device px per CSS px) and `MAX_IMAGE_PIXELS`: the scale and
+   * size cap of step screenshots.
+   */
+  imageCap: ImageCap;
 }
 
 /** Hooks from the caller (the run processor). */
@@ -155,7 +161,7 @@ export async function runSession(page: Page, spec: RunSessionSpec, hooks: RunSes
       const outcome: StepOutcome = { index, action: step.action, status: 'ok', durationMs: 0, error: null, screenshotFile: null, result: null };
       try {
         const done = await interruption.race(
-          perform(page, step, timeout, hooks, async () => (cdp ??= await page.context().newCDPSession(page))),
+          perform(page, step, timeout, hooks, spec.imageCap, async () => (cdp ??= await page.context().newCDPSession(page))),
         );
         outcome.screenshotFile = done.screenshotFile ?? null;
         outcome.result = done.result === undefined ? null : redactJson(done.result, redact);
@@ -214,6 +220,7 @@ async function perform(
   step: RunStep,
   timeout: number,
   hooks: RunSessionHooks,
+  cap: ImageCap,
   cdp: () => Promise<CDPSession>,
 ): Promise<{ screenshotFile?: string; result?: JsonValue }> {
   try {
@@ -274,7 +281,7 @@ async function perform(
       case 'evaluate':
         return { result: await evaluate(page, step.script, timeout) };
       case 'screenshot':
-        return { screenshotFile: await hooks.saveScreenshot(await screenshot(page, await cdp(), step, timeout), step.format ?? 'png') };
+        return { screenshotFile: await hooks.saveScreenshot(await screenshot(page, await cdp(), step, timeout, cap), step.format ?? 'png') };
     }
   } catch (err) {
     if (err instanceof PageFailure || err instanceof RunInterrupted) throw err;
@@ -311,14 +318,16 @@ async function evaluate(page: Page, script: string, timeout: number): Promise<Js
 
 /**
  * A step screenshot with the toolkit's {@link captureScreenshot} (png, jpeg or webp, lossy ones at the
- * captures' default quality): the viewport where the page is scrolled to, the full page (capped as
- * captures are), or one element's box.
+ * captures' default quality): the viewport where the page is scrolled to, the full page (cut as
+ * captures' are, at the height cap divided by the scale and at `MAX_IMAGE_PIXELS`), or one element's
+ * box (over `MAX_IMAGE_PIXELS`: "image larger than N pixels").
  */
 async function screenshot(
   page: Page,
   cdp: CDPSession,
   step: Extract<RunStep, { action: 'screenshot' }>,
   timeout: number,
+  cap: ImageCap,
 ): Promise<Buffer> {
   const viewport = page.viewportSize() ?? { width: 1280, height: 800 };
   let clip = { x: 0, y: 0, width: viewport.width, height: viewport.height, scale: 1 };
@@ -329,18 +338,27 @@ async function screenshot(
     if (box.width < 1 || box.height < 1) throw new PageFailure('the element has no visible box');
     clip = { ...box, scale: 1 };
   } else if (step.fullPage) {
-    const full = fullPageHeight(await documentHeight(page), viewport.height, CAPTURE_LIMITS.fullPageMaxHeightPx);
+    const full = fullPageHeight(await documentHeight(page), {
+      viewportWidth: viewport.width,
+      viewportHeight: viewport.height,
+      scale: cap.deviceScale,
+      maxImageHeightPx: CAPTURE_LIMITS.fullPageMaxHeightPx,
+      maxImagePixels: cap.maxPixels,
+    });
     clip = { ...clip, height: full.height };
   } else {
     clip = { ...clip, ...(await scrollPosition(page)) };
   }
   const format = step.format ?? 'png';
+  // Device metrics are per DevTools session: the run's own session renders at scale 1, so the
+  // session's scale is the clip's (the image is width × scale by height × scale px, as a capture's).
   return captureScreenshot(cdp, {
     format,
     quality: CAPTURE_LIMITS.quality.default,
-    clip,
+    clip: { ...clip, scale: cap.deviceScale },
     beyondViewport: Boolean(step.fullPage || step.selector),
     timeoutMs: timeout,
+    cap: { deviceScale: 1, maxPixels: cap.maxPixels },
   });
 }
 

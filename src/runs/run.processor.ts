@@ -123,6 +123,7 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
               navigationTimeoutMs: this.config.captureTimeoutMs,
               video: run.video ? { ffmpegPath: this.config.ffmpegPath, width: run.options.width, height: run.options.height } : null,
               sensitiveValues: Object.values(sensitiveValues),
+              imageCap: { deviceScale: run.options.scale, maxPixels: this.config.maxImagePixels },
             },
             {
               signal: abort.signal,

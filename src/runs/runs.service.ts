@@ -13,7 +13,7 @@ import { RUN_QUEUE, RunPayload } from '../queue/queues';
 import { AcceptanceService } from '../acceptance/acceptance.service';
 import { DurableQueueService } from '../queue/durable-queue.service';
 import { ResultFilesService, ServedFile } from '../storage/result-files.service';
-import { resolveSessionOptions } from '../capture/capture-options';
+import { captureOptionConflicts, resolveSessionOptions } from '../capture/capture-options';
 import { CreateRunDto } from './dto/create-run.dto';
 import { ListRunsQueryDto, RunDto, RunListDto } from './dto/run.dto';
 import { RunLifecycle } from './run-lifecycle';
@@ -57,7 +57,8 @@ export class RunsService {
 
   /**
    * Accepts a run: refuses `evaluate` steps when `RUNS_ALLOW_EVALUATE=false` (400
-   * `VALIDATION_FAILED` naming `steps[i].action`), checks `url` with the SSRF guard (400
+   * `VALIDATION_FAILED` naming `steps[i].action`) and a viewport over `MAX_IMAGE_PIXELS` (400 naming
+   * `width`, {@link captureOptionConflicts}), checks `url` with the SSRF guard (400
    * `TARGET_NOT_ALLOWED`; the steps' own URLs are checked on the wire when the run goes there), then
    * accepts a `pending` run without the sensitive values ({@link AcceptanceService}: the account's open
    * work (429 `TOO_MANY_PENDING_JOBS`), quota count (429 `PLAN_QUOTA_EXCEEDED`), row and idempotency
@@ -70,6 +71,8 @@ export class RunsService {
       const refused = steps.flatMap((step, i) => (step.action === 'evaluate' ? [{ field: `steps[${i}].action`, message: 'evaluate steps are disabled on this server' }] : []));
       if (refused.length) throw ApiError.validation(refused);
     }
+    const conflicts = captureOptionConflicts(dto, this.config);
+    if (conflicts.length) throw ApiError.validation(conflicts);
     await this.ssrfGuard.assertAllowed(dto.url);
     const { stored, secrets } = withoutSecrets(steps);
     const run = this.runs.create({
@@ -117,16 +120,21 @@ export class RunsService {
   }
 
   /**
-   * The step screenshots of the caller's run, in step order, each read whole (for MCP); files past
+   * The step screenshots of the caller's run, in step order (for MCP), read while they fit in
+   * `budgetBytes` together: a file that does not fit in what is left is not read (its `data` is null),
+   * so memory stays bounded by `budgetBytes` however many and large the images. Files past
    * `RESULT_TTL_DAYS` are left out. Throws 404 `NOT_FOUND` as {@link get}.
    */
-  async stepScreenshots(caller: AuthenticatedKey, id: string): Promise<{ index: number; url: string; file: ServedFile }[]> {
+  async stepScreenshots(caller: AuthenticatedKey, id: string, budgetBytes: number): Promise<{ index: number; url: string; file: ServedFile }[]> {
     const run = await this.findOwn(caller, id);
     const shots: { index: number; url: string; file: ServedFile }[] = [];
+    let left = budgetBytes;
     for (const step of run.stepResults) {
       if (!step.screenshotFile) continue;
-      const file = await this.files.open(step.screenshotFile);
-      if (file) shots.push({ index: step.index, url: this.files.publicUrl(step.screenshotFile), file });
+      const file = await this.files.open(step.screenshotFile, left);
+      if (!file) continue;
+      if (file.data) left -= file.data.length;
+      shots.push({ index: step.index, url: this.files.publicUrl(step.screenshotFile), file });
     }
     return shots;
   }

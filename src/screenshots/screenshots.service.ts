@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
 import { Repository } from 'typeorm';
@@ -12,6 +12,7 @@ import {
   givenCaptureOptions,
   resolveCaptureOptions,
 } from '../capture/capture-options';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { SsrfGuard } from '../egress/ssrf-guard';
 import { Clock } from '../common/clock';
 import { ApiError, ErrorCode, FieldError } from '../common/api-error';
@@ -49,18 +50,20 @@ export class ScreenshotsService {
     private readonly files: ResultFilesService,
     private readonly clock: Clock,
     private readonly lifecycle: ScreenshotJobLifecycle,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
    * Checks the target against the SSRF guard, then accepts a `pending` job ({@link AcceptanceService}:
    * the account's pending jobs, quota count, row and idempotency record in one statement; queued
-   * after it). Throws 400 `TARGET_NOT_ALLOWED`, 429 `TOO_MANY_PENDING_JOBS` and 429
+   * after it). Throws 400 `VALIDATION_FAILED` for conflicting options or an image over `MAX_IMAGE_PIXELS`
+   * ({@link captureOptionConflicts}), 400 `TARGET_NOT_ALLOWED`, 429 `TOO_MANY_PENDING_JOBS` and 429
    * `PLAN_QUOTA_EXCEEDED` (nothing counted), 503 `SERVICE_UNAVAILABLE` (PostgreSQL unreachable). Redis
    * unreachable is no error: the job is queued when it is back. `jobId` (`scr_…`) is the new job's id
    * when the caller must know it before the job exists (a render link's single flight); default a new one.
    */
   async create(caller: AuthenticatedKey, dto: CreateScreenshotDto, jobId?: string): Promise<ScreenshotJobDto> {
-    assertNoConflicts(captureOptionConflicts(dto));
+    assertNoConflicts(captureOptionConflicts(dto, this.config));
     await this.ssrfGuard.assertAllowed(dto.url);
     const job = this.newJob(caller, dto, dto.url, 'url');
     if (jobId) job.id = jobId;
@@ -83,7 +86,7 @@ export class ScreenshotsService {
    * item order (the response, as stored for an `Idempotency-Key`).
    */
   async createBatch(caller: AuthenticatedKey, dto: CreateScreenshotBatchDto): Promise<ScreenshotBatchDto> {
-    assertNoConflicts(dto.items.flatMap((item, i) => captureOptionConflicts(item, `items[${i}].`)));
+    assertNoConflicts(dto.items.flatMap((item, i) => captureOptionConflicts(item, this.config, `items[${i}].`)));
     for (const [i, item] of dto.items.entries()) {
       await this.ssrfGuard.assertAllowed(item.url).catch((err: unknown) => {
         if (err instanceof ApiError && err.code === ErrorCode.TARGET_NOT_ALLOWED) {
@@ -124,7 +127,7 @@ export class ScreenshotsService {
     if (file.size > UPLOAD_MAX_BYTES) {
       throw new ApiError(ErrorCode.PAYLOAD_TOO_LARGE, 413, `The file exceeds ${UPLOAD_MAX_BYTES} bytes`);
     }
-    assertNoConflicts(captureOptionConflicts(dto));
+    assertNoConflicts(captureOptionConflicts(dto, this.config));
     const sha256 = uploadDigest(file.buffer);
     const job = this.newJob(caller, dto, `upload:${sha256}`, 'upload');
     const cached = await this.fromCache(caller, job);
@@ -236,11 +239,12 @@ export class ScreenshotsService {
 
   /**
    * The result image of the caller's job: null unless the job is `done` and its file still exists
-   * (not past `RESULT_TTL_DAYS`). Throws 404 `NOT_FOUND` as {@link get}.
+   * (not past `RESULT_TTL_DAYS`); read only when it has at most `maxBytes` bytes (else its `data` is
+   * null). Throws 404 `NOT_FOUND` as {@link get}.
    */
-  async openResult(caller: AuthenticatedKey, id: string): Promise<ServedFile | null> {
+  async openResult(caller: AuthenticatedKey, id: string, maxBytes: number): Promise<ServedFile | null> {
     const job = await this.findOwn(caller, id);
-    return job.status === 'done' && job.resultFile ? this.files.open(job.resultFile) : null;
+    return job.status === 'done' && job.resultFile ? this.files.open(job.resultFile, maxBytes) : null;
   }
 
   private async findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<ScreenshotJob> {

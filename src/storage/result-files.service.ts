@@ -6,10 +6,13 @@ import { ByteRange, newResultFileName, RESULT_FILE_CONTENT_TYPES, RESULT_FILE_NA
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** A result file read whole (small images returned inline by MCP). */
+/** A result file read whole when it fits a bound (small images returned inline by MCP). */
 export interface ServedFile {
-  data: Buffer;
+  /** The bytes; null when the file is larger than the bound it was opened with (then never read). */
+  data: Buffer | null;
   contentType: string;
+  /** Bytes. */
+  size: number;
 }
 
 /** A result file that may be served: what the response headers need (CONTRACT.md, "Result files"). */
@@ -76,13 +79,24 @@ export class ResultFilesService {
     return this.storage.createReadStream(file.name, range);
   }
 
-  /** A servable file read whole, or null; for small images (MCP inline results), never for `/files`. */
-  async open(name: string): Promise<ServedFile | null> {
+  /**
+   * A servable file read whole when it has at most `maxBytes` bytes (else `data` is null and nothing
+   * is read), or null (unknown or expired); for small images (MCP inline results), never for `/files`.
+   * Memory stays bounded by `maxBytes` whatever the file's size.
+   */
+  async open(name: string, maxBytes: number): Promise<ServedFile | null> {
     const file = await this.describe(name);
     if (!file) return null;
+    const served = { contentType: file.contentType, size: file.size };
+    if (file.size > maxBytes) return { ...served, data: null };
     const chunks: Buffer[] = [];
-    for await (const chunk of await this.stream(file)) chunks.push(chunk as Buffer);
-    return { data: Buffer.concat(chunks), contentType: file.contentType };
+    let read = 0;
+    for await (const chunk of await this.stream(file)) {
+      read += (chunk as Buffer).length;
+      if (read > maxBytes) return { ...served, data: null };
+      chunks.push(chunk as Buffer);
+    }
+    return { ...served, data: Buffer.concat(chunks) };
   }
 
   /**

@@ -57,6 +57,7 @@ describe('browser toolkit on a real page', () => {
         clip: { ...(options.clip ?? { x: 0, y: 0, width: 320, height: 240 }), scale: 1 },
         beyondViewport: false,
         omitBackground: options.omitBackground,
+        cap: { deviceScale: 1, maxPixels: 100_000_000 },
       }),
     );
 

@@ -32,7 +32,7 @@ describe('runSession', () => {
     try {
       return await runSession(
         page,
-        { url: `${pages.url}/login`, steps: [], timeoutMs: 20_000, navigationTimeoutMs: 5_000, video: null, sensitiveValues: [], ...spec },
+        { url: `${pages.url}/login`, steps: [], timeoutMs: 20_000, navigationTimeoutMs: 5_000, video: null, sensitiveValues: [], imageCap: { deviceScale: 1, maxPixels: 100_000_000 }, ...spec },
         {
           signal,
           saveScreenshot: async (image, format) => {

@@ -10,7 +10,8 @@ import { signedWith, startWebhookReceiver, verifyDelivery, WebhookReceiver } fro
 
 /** Retry delays of the test app, s: distinct, so their order shows in the gaps between attempts. */
 const DELAYS_S = [0.1, 0.2, 0.3, 0.4, 0.5];
-const TIMEOUT_MS = 1500;
+// Long enough that a loaded machine (the test files run in parallel) never times out a receiver that answers at once.
+const TIMEOUT_MS = 5000;
 
 describe('webhooks', () => {
   let t: TestApp;

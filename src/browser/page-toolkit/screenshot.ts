@@ -1,4 +1,5 @@
 import type { CDPSession, Locator, Page } from 'playwright';
+import { PageFailure } from './playwright-errors';
 import { withTimeLimit } from './time-budget';
 
 /** Image formats Chromium's DevTools screenshot writes. */
@@ -25,16 +26,35 @@ export interface ScreenshotParams {
   omitBackground?: boolean;
   /** Longest the capture may take; absent: no limit of its own. */
   timeoutMs?: number;
+  /** The image size cap: the page's device scale factor and the device pixels an image may have (`MAX_IMAGE_PIXELS`). */
+  cap: ImageCap;
+}
+
+/** What bounds an image's size (CONTRACT.md, "Capture options, second set": image size cap). */
+export interface ImageCap {
+  /** Device pixels per CSS px the page renders at (the session's scale), besides the clip's own `scale`. */
+  deviceScale: number;
+  /** Device pixels (width × height × scale²) one image may have: `MAX_IMAGE_PIXELS`. */
+  maxPixels: number;
+}
+
+/** The failure of a capture whose image would be larger than the cap (customer-safe; CONTRACT.md, image size cap). */
+export function imageTooLarge(maxPixels: number): PageFailure {
+  return new PageFailure(`image larger than ${maxPixels} pixels`);
 }
 
 /**
  * A screenshot through the DevTools protocol (`Page.captureScreenshot`), the one way captures and run
  * steps take images (CONTRACT.md, "Capture options": `format`, `quality`, `clip`). Uses Chromium's
  * fast encoder (`optimizeForSpeed`: measured here at about 40 ms instead of 150 ms for a 1280×800 PNG,
- * for files about a quarter larger; the encoder is most of a warm capture's CPU). Throws the
- * protocol's error, or a `TimeLimitExceededError` after `timeoutMs`.
+ * for files about a quarter larger; the encoder is most of a warm capture's CPU). An image over
+ * `params.cap` is never asked of Chromium (whose buffers would take the worker's memory): it throws
+ * {@link imageTooLarge}'s `PageFailure` ("image larger than N pixels"; CONTRACT.md, "Capture options,
+ * second set"). Otherwise throws the protocol's error, or a `TimeLimitExceededError` after `timeoutMs`.
  */
 export async function captureScreenshot(cdp: CDPSession, params: ScreenshotParams): Promise<Buffer> {
+  const { clip, cap } = params;
+  if (clip.width * clip.height * (clip.scale * cap.deviceScale) ** 2 > cap.maxPixels) throw imageTooLarge(cap.maxPixels);
   const lossy = params.format !== 'png' && params.quality !== null && params.quality !== undefined;
   const transparent = params.omitBackground && params.format !== 'jpeg';
   if (transparent) await cdp.send('Emulation.setDefaultBackgroundColorOverride', { color: { r: 0, g: 0, b: 0, a: 0 } });
@@ -53,19 +73,36 @@ export async function captureScreenshot(cdp: CDPSession, params: ScreenshotParam
   }
 }
 
+/** The viewport and limits a full-page image is cut to. Sizes in CSS px unless said. */
+export interface FullPageBounds {
+  viewportWidth: number;
+  viewportHeight: number;
+  /** Device pixels per CSS px. */
+  scale: number;
+  /** Tallest image, in image (device) px: Chromium's largest texture. */
+  maxImageHeightPx: number;
+  /** Device pixels one image may have (`MAX_IMAGE_PIXELS`). */
+  maxImagePixels: number;
+}
+
+/**
+ * The tallest full page that may be captured, CSS px (CONTRACT.md, "Capture options" `fullPage` and
+ * "Capture options, second set": image size cap): `floor(maxImageHeightPx / scale)` and
+ * `floor(maxImagePixels / (viewportWidth × scale²))`, whichever is smaller.
+ */
+export function fullPageMaxHeight(bounds: FullPageBounds): number {
+  const { viewportWidth, scale } = bounds;
+  return Math.min(Math.floor(bounds.maxImageHeightPx / scale), Math.floor(bounds.maxImagePixels / (viewportWidth * scale * scale)));
+}
+
 /**
  * The height of a full-page image and whether the page was cut (CONTRACT.md, "Capture options",
- * `fullPage`): the document's height, at least the viewport's, at most `maxImageHeightPx` image px,
- * which at `scale` 2 is half as many CSS px. Heights in CSS px.
+ * `fullPage`, and the image size cap): the document's height, at least the viewport's, at most
+ * {@link fullPageMaxHeight}. Heights in CSS px.
  */
-export function fullPageHeight(
-  documentHeight: number,
-  viewportHeight: number,
-  maxImageHeightPx: number,
-  scale = 1,
-): { height: number; clipped: boolean } {
-  const maxHeight = Math.floor(maxImageHeightPx / scale);
-  return { height: Math.max(viewportHeight, Math.min(documentHeight, maxHeight)), clipped: documentHeight > maxHeight };
+export function fullPageHeight(documentHeight: number, bounds: FullPageBounds): { height: number; clipped: boolean } {
+  const maxHeight = fullPageMaxHeight(bounds);
+  return { height: Math.min(maxHeight, Math.max(bounds.viewportHeight, documentHeight)), clipped: documentHeight > maxHeight };
 }
 
 /** The document's full height, CSS px (the tallest of the root, the body and the viewport). */

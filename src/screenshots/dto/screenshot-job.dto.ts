@@ -40,7 +40,9 @@ export class ScreenshotJobDto {
   @ApiProperty()
   fullPage: boolean;
 
-  @ApiProperty({ description: `True when a full-page capture was cut at the height cap of ${CAPTURE_LIMITS.fullPageMaxHeightPx.toLocaleString('en-US')} px` })
+  @ApiProperty({
+    description: `True when a full-page capture was cut: at the height cap of ${CAPTURE_LIMITS.fullPageMaxHeightPx.toLocaleString('en-US')} image px, or where width × height × scale² reaches MAX_IMAGE_PIXELS (the image size cap)`,
+  })
   clipped: boolean;
 
   @ApiProperty({ description: 'True when the job reused a recent identical capture of the account (`cache: true`) instead of capturing; such a job is not counted against the quota' })

@@ -37,7 +37,9 @@ export class ScreenshotCompletedDataDto implements ScreenshotCompletedData {
   height: number;
   @ApiProperty({ description: 'Whether the full scrollable page was captured' })
   fullPage: boolean;
-  @ApiProperty({ description: `True when a full-page capture was cut at the height cap of ${FULL_PAGE_MAX_HEIGHT_PX.toLocaleString('en-US')} px` })
+  @ApiProperty({
+    description: `True when a full-page capture was cut: at the height cap of ${FULL_PAGE_MAX_HEIGHT_PX.toLocaleString('en-US')} image px, or where width × height × scale² reaches MAX_IMAGE_PIXELS (the image size cap)`,
+  })
   clipped: boolean;
 }
 

@@ -647,7 +647,7 @@ export interface components {
              */
             reducedMotion?: boolean;
             /**
-             * @description Device scale factor: the image is width × scale by height × scale px.
+             * @description Device scale factor: the image is width × scale by height × scale px (width × height × scale² at most MAX_IMAGE_PIXELS, default 100,000,000).
              * @default 1
              * @example 2
              */
@@ -722,7 +722,7 @@ export interface components {
              */
             cacheTtl?: number;
             /**
-             * @description Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px). Not with selector or fullPage.
+             * @description Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px, at most MAX_IMAGE_PIXELS device pixels, default 100,000,000). Not with selector or fullPage.
              * @example {
              *       "height": 400,
              *       "width": 600,
@@ -871,7 +871,7 @@ export interface components {
              */
             reducedMotion?: boolean;
             /**
-             * @description Device scale factor: the image is width × scale by height × scale px.
+             * @description Device scale factor: the image is width × scale by height × scale px (width × height × scale² at most MAX_IMAGE_PIXELS, default 100,000,000).
              * @default 1
              * @example 2
              */
@@ -1456,7 +1456,7 @@ export interface components {
             data: components["schemas"]["ScreenshotJobDto"][];
         };
         ScreenshotCompletedDataDto: {
-            /** @description True when a full-page capture was cut at the height cap of 16,384 px */
+            /** @description True when a full-page capture was cut: at the height cap of 16,384 image px, or where width × height × scale² reaches MAX_IMAGE_PIXELS (the image size cap) */
             clipped: boolean;
             /** @enum {string} */
             format: "png" | "jpeg" | "webp" | "pdf";
@@ -1529,7 +1529,7 @@ export interface components {
         ScreenshotJobDto: {
             /** @description True when the job reused a recent identical capture of the account (`cache: true`) instead of capturing; such a job is not counted against the quota */
             cached: boolean;
-            /** @description True when a full-page capture was cut at the height cap of 16,384 px */
+            /** @description True when a full-page capture was cut: at the height cap of 16,384 image px, or where width × height × scale² reaches MAX_IMAGE_PIXELS (the image size cap) */
             clipped: boolean;
             /** @description When the job reached done or failed (ISO 8601 UTC) */
             completedAt: string | null;
@@ -1592,7 +1592,7 @@ export interface components {
                  */
                 cacheTtl?: number;
                 /**
-                 * @description Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px). Not with selector or fullPage.
+                 * @description Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px, at most MAX_IMAGE_PIXELS device pixels, default 100,000,000). Not with selector or fullPage.
                  * @example {
                  *       "height": 400,
                  *       "width": 600,
@@ -1741,7 +1741,7 @@ export interface components {
                  */
                 reducedMotion?: boolean;
                 /**
-                 * @description Device scale factor: the image is width × scale by height × scale px.
+                 * @description Device scale factor: the image is width × scale by height × scale px (width × height × scale² at most MAX_IMAGE_PIXELS, default 100,000,000).
                  * @default 1
                  * @example 2
                  */
@@ -1977,7 +1977,7 @@ export interface components {
              */
             cacheTtl?: number;
             /**
-             * @description Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px). Not with selector or fullPage.
+             * @description Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px, at most MAX_IMAGE_PIXELS device pixels, default 100,000,000). Not with selector or fullPage.
              * @example {
              *       "height": 400,
              *       "width": 600,
@@ -2131,7 +2131,7 @@ export interface components {
              */
             reducedMotion?: boolean;
             /**
-             * @description Device scale factor: the image is width × scale by height × scale px.
+             * @description Device scale factor: the image is width × scale by height × scale px (width × height × scale² at most MAX_IMAGE_PIXELS, default 100,000,000).
              * @default 1
              * @example 2
              */
