@@ -9,11 +9,33 @@ import type { BrowserContext, Request } from 'playwright';
 /** The vendored EasyList / EasyPrivacy (`vendor/filter-lists/`, refreshed by `scripts/refresh-filter-lists.sh`). */
 const FILTER_LISTS_DIR = join(__dirname, '..', '..', 'vendor', 'filter-lists');
 
-/** Which request blockers a session uses (CONTRACT.md, "Capture options": `blockAds`, `blockTrackers`, `blockCookieBanners`). */
+/**
+ * Which request blockers a session uses (CONTRACT.md, "Capture options": `blockAds`, `blockTrackers`,
+ * `blockCookieBanners`; "Capture options, second set": `blockResources`, `blockUrls`). The last two
+ * may be absent on runs stored before they existed.
+ */
 export interface BlockerOptions {
   blockAds: boolean;
   blockTrackers: boolean;
   blockCookieBanners: boolean;
+  /** Playwright resource types whose requests are not made. */
+  blockResources?: readonly string[] | null;
+  /** Glob patterns (`*` = any characters) over the whole URL of requests that are not made. */
+  blockUrls?: readonly string[] | null;
+}
+
+/**
+ * A `blockUrls` glob as a regular expression over the whole URL: `*` matches any characters (none
+ * included), everything else itself (CONTRACT.md, "Capture options, second set").
+ */
+export function globToRegExp(glob: string): RegExp {
+  return new RegExp(
+    `^${glob
+      .split('*')
+      .map((part) => part.replace(/[.+?^${}()|[\]\\/-]/g, '\\$&'))
+      .join('.*')}$`,
+    's',
+  );
 }
 
 /** Playwright resource types in the names of the filter-list engine (Adblock Plus / webRequest types). */
@@ -35,8 +57,11 @@ const REQUEST_TYPES: Record<string, string> = {
 };
 
 /**
- * The ad, tracker and consent-banner blockers of a browser session (issue 11):
+ * The request blockers of a browser session (docs/capture-options.md, "Blockers" and "Second set"):
  *
+ * - `blockResources` / `blockUrls`: a request of a listed Playwright resource type, or whose URL
+ *   matches one of the globs ({@link globToRegExp}), is aborted in the browser, so it is never made;
+ *   a matching WebSocket is closed before it connects (`routeWebSocket`).
  * - `blockAds` / `blockTrackers`: every request of the context is matched against EasyList /
  *   EasyPrivacy with Ghostery's filter engine (`@ghostery/adblocker`, network filters); a match is
  *   aborted in the browser, so it is never made. A request the blockers let through continues as
@@ -64,9 +89,21 @@ export class RequestBlockers {
       ...(options.blockAds ? [this.engine('easylist')] : []),
       ...(options.blockTrackers ? [this.engine('easyprivacy')] : []),
     ]);
-    if (!engines.length) return;
+    const types = new Set(options.blockResources ?? []);
+    const patterns = (options.blockUrls ?? []).map(globToRegExp);
+    const urlBlocked = (url: string) => patterns.some((pattern) => pattern.test(url));
+    if (types.has('websocket') || patterns.length) {
+      // WebSockets are not seen by `route`: a matching one is answered by nobody and closed, so it never reaches its server.
+      await context.routeWebSocket(
+        (url) => types.has('websocket') || urlBlocked(url.href),
+        (ws) => ws.close({ code: 1008, reason: 'blocked' }),
+      );
+    }
+    if (!engines.length && !types.size && !patterns.length) return;
     await context.route('**/*', async (route) => {
-      if (engines.some((engine) => blocks(engine, route.request()))) await route.abort('blockedbyclient');
+      const request = route.request();
+      if (types.has(request.resourceType()) || urlBlocked(request.url()) || engines.some((engine) => blocks(engine, request)))
+        await route.abort('blockedbyclient');
       else await route.fallback();
     });
   }
@@ -114,14 +151,19 @@ export class RequestBlockers {
   }
 }
 
+/** Whether `request` is a main-frame navigation. */
+function isMainDocument(request: Request): boolean {
+  return request.isNavigationRequest() && request.frame().parentFrame() === null;
+}
+
 /** Whether `engine` blocks `request` (a main-frame navigation is matched as such). */
 function blocks(engine: FiltersEngine, request: Request): boolean {
   const frame = request.frame();
-  const isMainDocument = request.isNavigationRequest() && frame.parentFrame() === null;
-  const type = isMainDocument ? 'main_frame' : (REQUEST_TYPES[request.resourceType()] ?? 'other');
+  const mainDocument = isMainDocument(request);
+  const type = mainDocument ? 'main_frame' : (REQUEST_TYPES[request.resourceType()] ?? 'other');
   let sourceUrl = '';
   try {
-    sourceUrl = isMainDocument ? request.url() : frame.url();
+    sourceUrl = mainDocument ? request.url() : frame.url();
   } catch {
     /* detached frame: no source */
   }

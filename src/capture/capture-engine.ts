@@ -11,12 +11,14 @@ import {
   fontsReady,
   fullPageHeight,
   fullPageMaxHeight,
+  maskElements,
   navigate,
   PAGE_MESSAGES,
   PageBox,
   PageFailure,
   redactInternals,
   scrollForLazyContent,
+  settleAnimations,
   TimeLimitExceededError,
   withTimeLimit,
 } from '../browser/page-toolkit';
@@ -43,6 +45,8 @@ export interface CaptureResult {
   format: ResultFormat;
   /** True when a full-page capture was cut at {@link CAPTURE_LIMITS.fullPageMaxHeightPx} or at `MAX_IMAGE_PIXELS`. */
   clipped: boolean;
+  /** HTTP status of the page's main document (CONTRACT.md, "Capture options, second set"); null for an upload. */
+  targetStatus: number | null;
 }
 
 /**
@@ -50,7 +54,10 @@ export interface CaptureResult {
  * customer-safe by construction (a {@link PageFailure}): Chromium's `net::ERR_…` names, "Target not
  * allowed: …", timeouts.
  */
-export class CaptureError extends PageFailure {}
+export class CaptureError extends PageFailure {
+  /** HTTP status of the page's main document when it had answered before the failure, else null. */
+  targetStatus: number | null = null;
+}
 
 /** Origin under which an uploaded document is rendered (fulfilled in the browser, never fetched). */
 export const UPLOAD_DOCUMENT_URL = 'http://upload.glimpse.invalid/';
@@ -100,21 +107,27 @@ export class CaptureEngine {
   async capture(request: CaptureRequest): Promise<CaptureResult> {
     const { options } = request;
     const budgetMs = captureBudgetMs(this.config.captureTimeoutMs, options);
+    const target: TargetAnswer = { status: null };
     try {
       return await this.pool.withLease(
         { budgetMs, crashRetries: 1, lane: 'capture', context: sessionContextOptions(options) },
-        (lease) => this.run(lease, request),
+        (lease) => this.run(lease, request, target),
       );
     } catch (err) {
-      if (err instanceof CaptureError) throw err;
-      const failure = captureFailure(err, this.config.captureTimeoutMs);
-      if (err instanceof BrowserUnavailableError) this.logger.error(`No browser for captures: ${err.message}`);
-      else if (failure.unexpected) this.logger.warn(`Capture failed: ${err instanceof Error ? err.message : String(err)}`);
-      throw new CaptureError(failure.message);
+      let error: CaptureError;
+      if (err instanceof CaptureError) error = err;
+      else {
+        const failure = captureFailure(err, this.config.captureTimeoutMs);
+        if (err instanceof BrowserUnavailableError) this.logger.error(`No browser for captures: ${err.message}`);
+        else if (failure.unexpected) this.logger.warn(`Capture failed: ${err instanceof Error ? err.message : String(err)}`);
+        error = new CaptureError(failure.message);
+      }
+      error.targetStatus ??= target.status;
+      throw error;
     }
   }
 
-  private async run(lease: Lease, request: CaptureRequest): Promise<CaptureResult> {
+  private async run(lease: Lease, request: CaptureRequest, target: TargetAnswer): Promise<CaptureResult> {
     const { page, cdp } = lease;
     const { options } = request;
     const timeout = this.config.captureTimeoutMs;
@@ -128,7 +141,12 @@ export class CaptureEngine {
     await this.session.apply(lease, options, url).catch((err: Error) => {
       throw new CaptureError(`cookies could not be set: ${quote(firstLine(err.message))}`);
     });
+    target.status = null;
     const loaded = await navigate(page, url, { waitUntil: options.waitUntil, timeoutMs: timeout, acceptRendered: true, egress: this.proxy });
+    target.status = request.document ? null : (loaded.response?.status() ?? null);
+    if (options.failOnHttpError && target.status !== null && target.status >= 400) {
+      throw new CaptureError(`target answered HTTP ${target.status}`);
+    }
     if (!loaded.reachedWaitUntil) {
       this.logger.debug(`${request.document ? 'Upload' : request.url} did not reach ${options.waitUntil} in ${timeout} ms; capturing what rendered`);
     }
@@ -153,8 +171,9 @@ export class CaptureEngine {
     }
     if (options.javascript) await this.runScript(page, options.javascript, timeout);
     if (options.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
-    if (options.format === 'pdf') return this.print(page, options);
-    return this.screenshot(page, cdp, options, timeout);
+    if (options.disableAnimations) await settleAnimations(page);
+    const result = options.format === 'pdf' ? await this.print(page, options) : await this.screenshot(page, cdp, options, timeout);
+    return { ...result, targetStatus: target.status };
   }
 
   /** Runs the customer's script as the body of an async function in the page, awaited up to `timeoutMs`. */
@@ -168,15 +187,38 @@ export class CaptureEngine {
   }
 
   /** Prints the page as a PDF (`page.pdf`, Chromium's `Page.printToPDF`). */
-  private async print(page: Page, options: CaptureOptions): Promise<CaptureResult> {
+  private async print(page: Page, options: CaptureOptions): Promise<Omit<CaptureResult, 'targetStatus'>> {
     const pdf = options.pdf ?? DEFAULT_PDF;
     await fontsReady(page);
-    const image = await page.pdf({ format: pdf.paper, landscape: pdf.landscape, printBackground: pdf.printBackground });
-    return { image, format: 'pdf', clipped: false };
+    const headerFooter = pdf.headerTemplate !== undefined || pdf.footerTemplate !== undefined;
+    try {
+      const image = await page.pdf({
+        format: pdf.paper,
+        landscape: pdf.landscape,
+        printBackground: pdf.printBackground,
+        // Chromium prints its own default header and footer for a template left out: an empty one instead.
+        ...(headerFooter
+          ? {
+              displayHeaderFooter: true,
+              headerTemplate: pdf.headerTemplate ?? '<span></span>',
+              footerTemplate: pdf.footerTemplate ?? '<span></span>',
+            }
+          : {}),
+        ...(pdf.pageRanges ? { pageRanges: pdf.pageRanges } : {}),
+        ...(pdf.margin ? { margin: pdf.margin } : {}),
+        ...(pdf.scale !== undefined ? { scale: pdf.scale } : {}),
+      });
+      return { image, format: 'pdf', clipped: false };
+    } catch (err) {
+      // Chromium refuses a range beyond the document's pages ("Page range exceeds page count").
+      const message = firstLine((err as Error).message);
+      if (pdf.pageRanges && /page range/i.test(message)) throw new CaptureError(`pdf.pageRanges ${quote(pdf.pageRanges)}: ${quote(message)}`);
+      throw err;
+    }
   }
 
   /** Scrolls (full page) or finds the element (selector), and captures through the DevTools protocol (all three image formats). */
-  private async screenshot(page: Page, cdp: Lease['cdp'], options: CaptureOptions, timeoutMs: number): Promise<CaptureResult> {
+  private async screenshot(page: Page, cdp: Lease['cdp'], options: CaptureOptions, timeoutMs: number): Promise<Omit<CaptureResult, 'targetStatus'>> {
     let clip = { x: 0, y: 0, width: options.width, height: options.height, scale: 1 };
     let clipped = false;
     let beyondViewport = false;
@@ -203,6 +245,10 @@ export class CaptureEngine {
       beyondViewport = true;
     }
     await fontsReady(page);
+    if (options.mask) {
+      const masked = await maskElements(page, options.mask, options.maskColor ?? DEFAULT_MASK_COLOR);
+      if (typeof masked === 'string') throw new CaptureError(quote(masked));
+    }
     if (options.scale !== 1 || options.isMobile) {
       // Device metrics are per DevTools session: a clipped capture on this session would otherwise
       // render at the scale of this session (1) and reset the page's, not the context's.
@@ -275,6 +321,15 @@ export function captureFailure(err: unknown, captureTimeoutMs: number): { messag
 function quote(text: string): string {
   return text.length > QUOTE_MAX ? `${text.slice(0, QUOTE_MAX)}…` : text;
 }
+
+/** The main document's answer of one capture, as far as it got (kept across a crash retry's attempts). */
+interface TargetAnswer {
+  /** HTTP status, null before the response (or for an upload). */
+  status: number | null;
+}
+
+/** `maskColor` of a job stored before it existed. */
+const DEFAULT_MASK_COLOR = '#ff00ff';
 
 /** PDF settings of a job stored before they existed. */
 const DEFAULT_PDF: PdfOptions = { paper: 'A4', landscape: false, printBackground: true };

@@ -24,7 +24,7 @@ export const CAPTURE_LIMITS = {
   width: { min: 100, max: 3840, default: 1280 },
   height: { min: 100, max: 4320, default: 800 },
   delayMs: { min: 0, max: 10_000, default: 0 },
-  /** Tallest full-page capture, px (Chromium's largest texture); taller pages are clipped to it (README, "Full page"). */
+  /** Tallest full-page capture, px (Chromium's largest texture); taller pages are clipped to it (docs/capture-engine.md#full-page). */
   fullPageMaxHeightPx: FULL_PAGE_MAX_HEIGHT_PX,
   selectorMaxLength: 512,
   clipMaxSize: 16_384,
@@ -40,6 +40,11 @@ export const CAPTURE_LIMITS = {
   headerValueMaxLength: 4096,
   cookiesMax: 50,
   cookieValueMaxLength: 4096,
+  /** Patterns of `blockUrls`, and characters of each. */
+  blockUrlsMax: 50,
+  blockUrlMaxLength: 512,
+  /** Selectors of `mask`. */
+  maskMax: 50,
   /** Seconds. */
   cacheTtlS: { min: 60, max: 2_592_000, default: 14_400 },
 } as const;
@@ -53,6 +58,10 @@ export type WaitUntil = (typeof WAIT_UNTIL)[number];
 /** Paper sizes of `pdf.paper` (Playwright's `page.pdf` formats). */
 export const PDF_PAPERS = ['A3', 'A4', 'A5', 'Legal', 'Letter', 'Tabloid'] as const;
 export type PdfPaper = (typeof PDF_PAPERS)[number];
+
+/** Playwright resource types `blockResources` may name (CONTRACT.md, "Capture options, second set"). */
+export const BLOCKABLE_RESOURCE_TYPES = ['image', 'media', 'font', 'stylesheet', 'script', 'xhr', 'fetch', 'websocket', 'other'] as const;
+export type BlockableResourceType = (typeof BLOCKABLE_RESOURCE_TYPES)[number];
 
 /** Device names of `device`: Playwright's device descriptors (`playwright.devices`). */
 export const DEVICE_NAMES = Object.keys(devices).sort();
@@ -148,6 +157,12 @@ const headersSchema = z
   .refine((h) => Object.keys(h).length <= L.headersMax, `must have at most ${L.headersMax} entries`)
   .meta({ maxProperties: L.headersMax });
 
+/** A CSS length of `pdf.margin` as Playwright's `page.pdf` takes it: a number with px, in, cm or mm, or a bare number (px). */
+const cssLength = () =>
+  z
+    .string('must be a string')
+    .regex(/^\d{1,4}(\.\d{1,4})?(px|in|cm|mm)?$/, 'must be a CSS length such as 10mm, 0.5in, 2cm or 40px');
+
 const pdfSchema = z.strictObject({
   paper: z
     .enum(PDF_PAPERS, `must be one of ${PDF_PAPERS.join(', ')}`)
@@ -155,6 +170,38 @@ const pdfSchema = z.strictObject({
     .meta({ description: 'Paper size (default A4).' }),
   landscape: z.boolean('must be a boolean').optional().meta({ description: 'Landscape orientation (default false).' }),
   printBackground: z.boolean('must be a boolean').optional().meta({ description: 'Print background colours and images (default true).' }),
+  headerTemplate: text()
+    .max(L.codeMaxLength, `must be at most ${L.codeMaxLength} characters`)
+    .optional()
+    .meta({
+      description:
+        "HTML of each page's header; Chromium's print template classes fill in date, title, url, pageNumber and totalPages (<span class=pageNumber></span>).",
+    }),
+  footerTemplate: text()
+    .max(L.codeMaxLength, `must be at most ${L.codeMaxLength} characters`)
+    .optional()
+    .meta({ description: "HTML of each page's footer, with the same classes as headerTemplate." }),
+  pageRanges: z
+    .string('must be a string')
+    .max(256, 'must be at most 256 characters')
+    .regex(/^\s*\d+(\s*-\s*\d*)?(\s*,\s*\d+(\s*-\s*\d*)?)*\s*$/, 'must be page ranges such as 1-3,5')
+    .optional()
+    .meta({ description: 'Pages to print, e.g. 1-3,5 (default all).' }),
+  margin: z
+    .strictObject({
+      top: cssLength().optional(),
+      right: cssLength().optional(),
+      bottom: cssLength().optional(),
+      left: cssLength().optional(),
+    })
+    .optional()
+    .meta({ description: 'Page margins as CSS lengths (px, in, cm, mm; a bare number is px).' }),
+  scale: z
+    .number('must be a number')
+    .min(0.1, 'must be at least 0.1')
+    .max(2, 'must be at most 2')
+    .optional()
+    .meta({ description: 'Scale of the rendering, 0.1-2 (default 1).' }),
 });
 
 /** What an option's resolution may look at besides its own value: the emulated device and the result format. */
@@ -307,6 +354,91 @@ export const CAPTURE_OPTION_TABLE = {
     example: true,
     formats: ['png', 'webp'],
   }),
+  failOnHttpError: option(z.boolean('must be a boolean'), {
+    doc: 'Fail the job ("target answered HTTP 404") when the page\'s main document answers 4xx or 5xx, instead of capturing the error page.',
+    default: false,
+    example: true,
+  }),
+  blockResources: option(
+    z
+      .array(
+        z.enum(BLOCKABLE_RESOURCE_TYPES, `must be one of ${BLOCKABLE_RESOURCE_TYPES.join(', ')}`),
+        'must be an array of resource types',
+      )
+      .min(1, 'must have at least 1 resource type')
+      .refine((types) => new Set(types).size === types.length, 'must not repeat a resource type')
+      .meta({ uniqueItems: true }),
+    {
+      doc: 'Requests of these Playwright resource types are not made (aborted in the browser; the main document is never blocked by type).',
+      example: ['image', 'font', 'media'],
+      session: true,
+      resolve: (types): BlockableResourceType[] | null => (types ? [...types] : null),
+    },
+  ),
+  blockUrls: option(
+    z
+      .array(
+        text()
+          .min(1, 'must not be empty')
+          .max(L.blockUrlMaxLength, `must be at most ${L.blockUrlMaxLength} characters`)
+          .meta({ description: 'A glob over the whole URL: * matches any characters.', example: '*://*.doubleclick.net/*' }),
+        'must be an array of URL patterns',
+      )
+      .min(1, 'must have at least 1 pattern')
+      .max(L.blockUrlsMax, `must have at most ${L.blockUrlsMax} patterns`),
+    {
+      doc: `Requests whose URL matches one of these glob patterns (* = any characters, matched against the whole URL) are not made; at most ${L.blockUrlsMax}.`,
+      example: ['*://*.doubleclick.net/*', '*.mp4'],
+      session: true,
+      resolve: (patterns): string[] | null => (patterns ? [...patterns] : null),
+    },
+  ),
+  mask: option(
+    z
+      .array(selectorSchema().meta({ description: 'A CSS selector.', example: '.price' }), 'must be an array of CSS selectors')
+      .min(1, 'must have at least 1 selector')
+      .max(L.maskMax, `must have at most ${L.maskMax} selectors`),
+    {
+      doc: 'Elements covered with a solid box of maskColor in the image (the page layout does not change).',
+      example: ['.price', '#user-name'],
+      formats: IMAGE_FORMATS,
+      resolve: (selectors): string[] | null => (selectors ? [...selectors] : null),
+    },
+  ),
+  maskColor: option(text().regex(/^#[0-9a-fA-F]{6}$/, 'must be a colour #rrggbb'), {
+    doc: 'Colour of the mask boxes, #rrggbb.',
+    default: '#ff00ff',
+    example: '#000000',
+    formats: IMAGE_FORMATS,
+    resolve: (color): string => (color ?? '#ff00ff').toLowerCase(),
+  }),
+  disableAnimations: option(z.boolean('must be a boolean'), {
+    doc: 'Finish finite CSS animations and transitions and cancel infinite ones before the capture (as Playwright\'s animations: "disabled").',
+    default: false,
+    example: true,
+  }),
+  geolocation: option(
+    z.strictObject({
+      latitude: z
+        .number('must be a number')
+        .min(-90, 'must be at least -90')
+        .max(90, 'must be at most 90')
+        .meta({ description: 'Degrees.' }),
+      longitude: z
+        .number('must be a number')
+        .min(-180, 'must be at least -180')
+        .max(180, 'must be at most 180')
+        .meta({ description: 'Degrees.' }),
+      accuracy: z.number('must be a number').min(0, 'must be at least 0').optional().meta({ description: 'Metres (default 0).' }),
+    }),
+    {
+      doc: 'Position reported by navigator.geolocation, with the permission granted.',
+      example: { latitude: 52.52, longitude: 13.405, accuracy: 10 },
+      session: true,
+      resolve: (geo): Geolocation | null =>
+        geo ? { latitude: geo.latitude, longitude: geo.longitude, accuracy: geo.accuracy ?? 0 } : null,
+    },
+  ),
   waitUntil: option(z.enum(WAIT_UNTIL, `must be one of ${WAIT_UNTIL.join(', ')}`), {
     doc: 'Navigation milestone to wait for before the rest; networkidle = no request for 500 ms.',
     default: 'load',
@@ -427,7 +559,16 @@ export const CAPTURE_OPTION_TABLE = {
     formats: ['pdf'],
     resolve: (pdf, { format }): PdfOptions | null =>
       format === 'pdf'
-        ? { paper: pdf?.paper ?? 'A4', landscape: pdf?.landscape ?? false, printBackground: pdf?.printBackground ?? true }
+        ? {
+            paper: pdf?.paper ?? 'A4',
+            landscape: pdf?.landscape ?? false,
+            printBackground: pdf?.printBackground ?? true,
+            ...(pdf?.headerTemplate !== undefined ? { headerTemplate: pdf.headerTemplate } : {}),
+            ...(pdf?.footerTemplate !== undefined ? { footerTemplate: pdf.footerTemplate } : {}),
+            ...(pdf?.pageRanges !== undefined ? { pageRanges: pdf.pageRanges.replace(/\s+/g, '') } : {}),
+            ...(pdf?.margin ? { margin: { ...pdf.margin } } : {}),
+            ...(pdf?.scale !== undefined ? { scale: pdf.scale } : {}),
+          }
         : null,
   }),
   cache: option(z.boolean('must be a boolean'), {
@@ -507,6 +648,22 @@ export interface PdfOptions {
   paper: PdfPaper;
   landscape: boolean;
   printBackground: boolean;
+  /** Header and footer HTML (Chromium's print templates); either one turns both on. */
+  headerTemplate?: string;
+  footerTemplate?: string;
+  /** e.g. `1-3,5`. */
+  pageRanges?: string;
+  /** CSS lengths. */
+  margin?: { top?: string; right?: string; bottom?: string; left?: string };
+  /** 0.1–2. */
+  scale?: number;
+}
+
+/** The `geolocation` with its default accuracy: degrees, accuracy in metres. */
+export interface Geolocation {
+  latitude: number;
+  longitude: number;
+  accuracy: number;
 }
 
 /** An entry's resolved value: what its `resolve` returns, else its output type (null when it has no default). */
@@ -654,7 +811,7 @@ function canonicalJson(value: unknown): string {
 }
 
 /**
- * The longest one capture with `options` may take, ms (README, "Time budget"): navigation
+ * The longest one capture with `options` may take, ms (docs/capture-engine.md#time-budget): navigation
  * (`CAPTURE_TIMEOUT_MS`), then one `CAPTURE_TIMEOUT_MS` for each of `waitForSelector`, `javascript`
  * and `selector` that is set, `delay`, and the screenshot or PDF (`CAPTURE_TIMEOUT_MS` again).
  * Without `options`, the budget of the slowest options allowed (for shutdown waits and the stuck-job sweep).

@@ -28,7 +28,8 @@ export function sessionContextOptions(session: SessionOptions): ContextOptions {
  * "Capture options"; reused by browser session runs): `cookies` (domain defaulting to the host of
  * `targetUrl`), `headers`, which are added only to requests whose origin is the origin of `targetUrl`
  * (never to third-party subresources, iframes or cross-origin redirects), and the blockers
- * (`blockAds`, `blockTrackers`, `blockCookieBanners`: {@link RequestBlockers}). Context-creation
+ * (`blockAds`, `blockTrackers`, `blockCookieBanners`, `blockResources`, `blockUrls`: {@link RequestBlockers})
+ * and `geolocation` (reported by `navigator.geolocation`, the permission granted). Context-creation
  * options come from {@link sessionContextOptions} when the lease is taken.
  */
 @Injectable()
@@ -51,6 +52,11 @@ export class SessionSetup {
       );
     }
     if (session.headers) await this.addOriginHeaders(lease.context, target.origin, session.headers);
+    if (session.geolocation) {
+      // Playwright's geolocation emulation (Chromium's Emulation.setGeolocationOverride), permission granted to every origin.
+      await lease.context.setGeolocation(session.geolocation);
+      await lease.context.grantPermissions(['geolocation']);
+    }
     // Last: the blockers' route runs first and hands what it lets through to the headers route.
     await this.blockers.apply(lease.context, session);
   }

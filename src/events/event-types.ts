@@ -31,6 +31,8 @@ export interface ScreenshotCompletedData {
   fullPage: boolean;
   /** True when a full-page capture was cut at the height cap. */
   clipped: boolean;
+  /** HTTP status of the page's main document; null for an uploaded document. */
+  targetStatus: number | null;
 }
 
 /** `data` of `screenshot.failed` (spec section 6.1). */
@@ -39,6 +41,8 @@ export interface ScreenshotFailedData {
   url: string;
   /** Customer-safe failure description, as the job's `error`. */
   error: string;
+  /** HTTP status of the page's main document when it answered before the failure, else null. */
+  targetStatus: number | null;
 }
 
 /** `data` of `run.completed` (spec section 6.1, CONTRACT.md "Browser session runs"). */

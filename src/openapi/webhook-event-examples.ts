@@ -21,13 +21,14 @@ export const WEBHOOK_EVENT_EXAMPLES: { readonly [K in EventType]: EventEnvelope<
       height: 800,
       fullPage: false,
       clipped: false,
+      targetStatus: 200,
     },
   },
   'screenshot.failed': {
     id: 'evt_5nR3sL6cZ7hT2mK8pQ4xW1vB',
     type: 'screenshot.failed',
     createdAt: '2026-11-20T12:00:31.007Z',
-    data: { screenshotId: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4', url: 'https://example.com', error: 'net::ERR_NAME_NOT_RESOLVED' },
+    data: { screenshotId: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4', url: 'https://example.com', error: 'net::ERR_NAME_NOT_RESOLVED', targetStatus: null },
   },
   'run.completed': {
     id: 'evt_7hT2mK8pQ4xW1vB8nR3sL6cZ',

@@ -12,7 +12,7 @@ import { WorkProcessor } from '../queue/queue-processor';
 import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload } from '../queue/queues';
 import { ResultFilesService } from '../storage/result-files.service';
 import { jobCaptureOptions, ScreenshotJob } from './screenshot-job.entity';
-import { CustomerMessage, ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
+import { CaptureOutcome, CustomerMessage, ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
 import { ScreenshotUpload } from './screenshot-upload.entity';
 
 /** Capture attempts per job: the first, and one more when a worker died during the first. */
@@ -22,7 +22,7 @@ export const MAX_CAPTURE_ATTEMPTS = 2;
 const EVERY_ATTEMPT_STOPPED = 'capture did not finish: the worker stopped during every attempt';
 
 /** How a capture went: the stored result, or the cause of its failure; with the timer of its duration metric. */
-type CaptureAttempt = ({ ok: true; resultFile: string; clipped: boolean } | { ok: false; cause: unknown }) & {
+type CaptureAttempt = (({ ok: true } & CaptureOutcome) | { ok: false; cause: unknown }) & {
   stopTimer: (labels: { status: string }) => void;
 };
 
@@ -93,14 +93,14 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
       if (job.source === 'upload' && !upload) throw new CaptureError('the uploaded document is no longer available');
       const result = await this.engine.capture({ url: job.targetUrl, document: upload?.document, options: jobCaptureOptions(job) });
       const resultFile = await this.files.save(result.image, result.format);
-      return { ok: true, resultFile, clipped: result.clipped, stopTimer };
+      return { ok: true, resultFile, clipped: result.clipped, targetStatus: result.targetStatus, stopTimer };
     } catch (cause) {
       return { ok: false, cause, stopTimer };
     }
   }
 
   protected async finish(job: ScreenshotJob, attempt: CaptureAttempt): Promise<void> {
-    if (attempt.ok) await this.lifecycle.complete(job.id, { resultFile: attempt.resultFile, clipped: attempt.clipped });
+    if (attempt.ok) await this.lifecycle.complete(job.id, attempt);
     else await this.lifecycle.fail(job.id, attempt.cause);
     const status = attempt.ok ? 'done' : 'failed';
     this.metrics.captures.inc({ status, format: job.format });

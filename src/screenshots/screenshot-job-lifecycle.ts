@@ -40,6 +40,8 @@ export interface CaptureOutcome {
   /** Name of the stored result file. */
   resultFile: string;
   clipped: boolean;
+  /** HTTP status of the page's main document; null for an upload. */
+  targetStatus: number | null;
 }
 
 /** States a screenshot job can still move from. */
@@ -76,7 +78,13 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
 
   /** Ends a job `done` with its result; false when it had already ended. */
   complete(jobId: string, outcome: CaptureOutcome): Promise<boolean> {
-    return this.endJob(jobId, { status: 'done', resultFile: outcome.resultFile, clipped: outcome.clipped, completedAt: this.clock.now() });
+    return this.endJob(jobId, {
+      status: 'done',
+      resultFile: outcome.resultFile,
+      clipped: outcome.clipped,
+      targetStatus: outcome.targetStatus,
+      completedAt: this.clock.now(),
+    });
   }
 
   /**
@@ -87,7 +95,8 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
     if (!(cause instanceof CaptureError) && !(cause instanceof CustomerMessage)) {
       this.logger.error(`Job ${jobId} failed`, cause instanceof Error ? cause.stack : String(cause));
     }
-    return this.endJob(jobId, { status: 'failed', error: customerSafeError(cause), completedAt: this.clock.now() });
+    const targetStatus = cause instanceof CaptureError ? cause.targetStatus : null;
+    return this.endJob(jobId, { status: 'failed', error: customerSafeError(cause), targetStatus, completedAt: this.clock.now() });
   }
 
   /**
@@ -116,12 +125,14 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
         height: job.height,
         fullPage: job.fullPage,
         clipped: job.clipped,
+        targetStatus: job.targetStatus,
       });
     }
     return this.events.publishWithin(manager, job.accountId, 'screenshot.failed', {
       screenshotId: job.id,
       url: job.targetUrl,
       error: job.error ?? INTERNAL_FAILURE_MESSAGE,
+      targetStatus: job.targetStatus,
     });
   }
 }

@@ -52,13 +52,13 @@ export class ScreenshotJob extends KeyOwnedWork {
 
   /**
    * Every capture option of the job, resolved (defaults applied), as the engine uses them; the
-   * columns above repeat the ones the API shows. Null on jobs created before issue 10 (read them
-   * with {@link jobCaptureOptions}).
+   * columns above repeat the ones the API shows. Null on jobs created before capture options were
+   * stored (migration CaptureOptions1795218700000; read them with {@link jobCaptureOptions}).
    */
   @Column({ type: 'jsonb', nullable: true })
   options: CaptureOptions | null;
 
-  /** The options as the customer gave them (public names, no defaults): the job's `options` echo. Null on jobs before issue 11. */
+  /** The options as the customer gave them (public names, no defaults): the job's `options` echo. Null on jobs before migration CaptureOptionsEcho. */
   @Column({ name: 'requested_options', type: 'jsonb', nullable: true })
   requestedOptions: CaptureOptionsInput | null;
 
@@ -73,6 +73,10 @@ export class ScreenshotJob extends KeyOwnedWork {
   /** True when the full-page capture was cut at the height cap (16,384 px). */
   @Column({ type: 'boolean', default: false })
   clipped: boolean;
+
+  /** HTTP status of the page's main document (CONTRACT.md, "Capture options, second set"); null for uploads and before the page answered. */
+  @Column({ name: 'target_status', type: 'smallint', nullable: true })
+  targetStatus: number | null;
 
   /** Name of the result file in storage, once done. */
   @Column({ name: 'result_file', type: 'varchar', length: 64, nullable: true })

@@ -53,6 +53,7 @@ const PENDING_JOB_EXAMPLE: ScreenshotJobDto = {
   height: 800,
   fullPage: false,
   clipped: false,
+  targetStatus: null,
   cached: false,
   options: {},
 };

@@ -194,7 +194,7 @@ export class ScreenshotsService {
   /** Ends a cached job `done` with a copy of `source`'s file; when the file is gone after all, the job is captured as usual instead. */
   private async completeFromCache(job: ScreenshotJob, source: ScreenshotJob): Promise<void> {
     const resultFile = await this.files.copy(source.resultFile as string);
-    if (resultFile && (await this.lifecycle.complete(job.id, { resultFile, clipped: source.clipped }))) return;
+    if (resultFile && (await this.lifecycle.complete(job.id, { resultFile, clipped: source.clipped, targetStatus: source.targetStatus }))) return;
     this.logger.warn(`The cached capture of ${job.id} (${source.id}) is gone; capturing instead`);
     await this.jobs.update({ id: job.id }, { cached: false });
     await this.queues.enqueue(this.captureWork.work, job.id);
@@ -224,6 +224,7 @@ export class ScreenshotsService {
       delayMs: options.delayMs,
       options,
       clipped: false,
+      targetStatus: null,
       createdAt: this.clock.now(),
       resultFile: null,
       error: null,
@@ -276,6 +277,7 @@ export class ScreenshotsService {
       height: job.height,
       fullPage: job.fullPage,
       clipped: job.clipped,
+      targetStatus: job.targetStatus,
       cached: job.cached,
       options: job.requestedOptions ?? {},
     };

@@ -206,14 +206,14 @@ describe('webhook management: PATCH, enable/disable, idempotency, resend, rotati
 
     // New events skip the paused endpoint: no delivery is even created.
     const events = t.get(EventsService);
-    await events.publish(accountId, 'screenshot.failed', { screenshotId: 'scr_000000000000000000000001', url: 'https://example.com', error: 'x' });
+    await events.publish(accountId, 'screenshot.failed', { screenshotId: 'scr_000000000000000000000001', url: 'https://example.com', error: 'x', targetStatus: null });
     expect((await c.deliveries(endpoint.id)).map((d) => d.id)).toEqual([deliveryId]);
 
     // Re-enabled: reason cleared, and the next event is delivered.
     const resumed = await t.request('PATCH', `/v1/webhooks/${endpoint.id}`, { key, body: { enabled: true } });
     expect(resumed.body).toMatchObject({ enabled: true, disabledReason: null });
     receiver.route('paused', 204);
-    await events.publish(accountId, 'screenshot.failed', { screenshotId: 'scr_000000000000000000000002', url: 'https://example.com', error: 'y' });
+    await events.publish(accountId, 'screenshot.failed', { screenshotId: 'scr_000000000000000000000002', url: 'https://example.com', error: 'y', targetStatus: null });
     const [delivered] = await receiver.waitFor('paused', 1);
     expect(verifyDelivery(delivered, endpoint.secret)).toMatchObject({ type: 'screenshot.failed', data: { screenshotId: 'scr_000000000000000000000002' } });
   });

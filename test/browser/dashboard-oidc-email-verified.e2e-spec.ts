@@ -1,13 +1,8 @@
-import { createServer, Server } from 'node:http';
-import { AddressInfo } from 'node:net';
 import { Browser, chromium } from 'playwright';
 import { AccountsService } from '../../src/accounts/accounts.service';
 import { UsersService } from '../../src/accounts/users.service';
+import { OidcProviderOnLoopback, startOidcProvider } from '../support/oidc-provider';
 import { startTestApp, TestApp } from '../support/test-app';
-
-// oidc-provider 7 (CommonJS, no bundled types): the identity provider, on loopback, for this test only.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { Provider } = require('oidc-provider');
 
 /**
  * CONTRACT.md, "Dashboard": OIDC sign-in links an existing user only when the provider says
@@ -18,45 +13,26 @@ const { Provider } = require('oidc-provider');
 describe('dashboard OIDC sign-in needs email_verified: true', () => {
   let t: TestApp;
   let browser: Browser;
-  let idp: Server;
+  let idp: OidcProviderOnLoopback;
   let issuer: string;
 
   beforeAll(async () => {
-    let handler: Parameters<typeof createServer>[1] = (_req, res) => res.writeHead(503).end();
-    idp = createServer((req, res) => handler!(req, res));
-    await new Promise<void>((resolve) => idp.listen(0, '127.0.0.1', resolve));
-    issuer = `http://127.0.0.1:${(idp.address() as AddressInfo).port}`;
-    t = await startTestApp({ runProcessors: false, env: { OIDC_ISSUER: issuer, OIDC_CLIENT_ID: 'glimpse-dashboard', OIDC_CLIENT_SECRET: 'a-client-secret-for-tests' } });
-    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
-    const provider = new Provider(issuer, {
-      clients: [
-        {
-          client_id: 'glimpse-dashboard',
-          client_secret: 'a-client-secret-for-tests',
-          redirect_uris: [`${t.baseUrl}/dashboard/oidc/callback`],
-          grant_types: ['authorization_code'],
-          response_types: ['code'],
-        },
-      ],
-      findAccount: async (_ctx: unknown, id: string) => {
+    idp = await startOidcProvider(
+      (id) => {
         const [kind, email] = id.split(':');
         const verified = kind === 'verified' ? { email_verified: true } : kind === 'string' ? { email_verified: 'true' } : {};
-        return { accountId: id, claims: async () => ({ sub: id, email, ...verified }) };
+        return { email, ...verified };
       },
-      claims: { openid: ['sub'], email: ['email', 'email_verified'] },
-      pkce: { required: () => true, methods: ['S256'] },
-      cookies: { keys: ['oidc-test-cookie-key'] },
-      ttl: { AccessToken: 600, AuthorizationCode: 60, IdToken: 600, Interaction: 600, Session: 600, Grant: 600 },
-    });
-    warn.mockRestore();
-    handler = provider.callback();
+      (env) => startTestApp({ runProcessors: false, env }),
+    );
+    ({ issuer, app: t } = idp);
     browser = await chromium.launch({ executablePath: t.config.chromiumPath ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
   });
 
   afterAll(async () => {
     await browser?.close();
     await t?.close();
-    await new Promise((resolve) => idp?.close(resolve));
+    await idp?.close();
   });
 
   async function signInThroughProvider(login: string) {

@@ -1,61 +1,34 @@
 import AxeBuilder from '@axe-core/playwright';
-import { createServer, Server } from 'node:http';
-import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Browser, chromium } from 'playwright';
 import { AccountsService } from '../../src/accounts/accounts.service';
 import { UsersService } from '../../src/accounts/users.service';
+import { OidcProviderOnLoopback, startOidcProvider } from '../support/oidc-provider';
 import { startTestApp, TestApp } from '../support/test-app';
-
-// oidc-provider 7 (CommonJS, no bundled types): the identity provider, on loopback, for this test only.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { Provider } = require('oidc-provider');
 
 const SCREENSHOT_DIR = process.env.DASHBOARD_SCREENSHOT_DIR ?? join(tmpdir(), 'glimpse-dashboard-screenshots');
 
 describe('dashboard with sign-up off and OpenID Connect sign-in (oidc-provider on loopback)', () => {
   let t: TestApp;
   let browser: Browser;
-  let idp: Server;
+  let idp: OidcProviderOnLoopback;
   let issuer: string;
 
   beforeAll(async () => {
-    // The provider's port must be known before the app starts (OIDC_ISSUER); its handler is mounted
-    // once the app's callback URL is known.
-    let handler: Parameters<typeof createServer>[1] = (_req, res) => res.writeHead(503).end();
-    idp = createServer((req, res) => handler!(req, res));
-    await new Promise<void>((resolve) => idp.listen(0, '127.0.0.1', resolve));
-    issuer = `http://127.0.0.1:${(idp.address() as AddressInfo).port}`;
-    t = await startTestApp({ env: { OIDC_ISSUER: issuer, OIDC_CLIENT_ID: 'glimpse-dashboard', OIDC_CLIENT_SECRET: 'a-client-secret-for-tests' } });
-    // The provider's quick-start warnings (in-memory adapter, dev keys, dev interactions) are expected here.
-    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
-    const provider = new Provider(issuer, {
-      clients: [
-        {
-          client_id: 'glimpse-dashboard',
-          client_secret: 'a-client-secret-for-tests',
-          redirect_uris: [`${t.baseUrl}/dashboard/oidc/callback`],
-          grant_types: ['authorization_code'],
-          response_types: ['code'],
-        },
-      ],
-      // Dev interactions: any login name signs in; it is used as the account id and the email.
-      findAccount: async (_ctx: unknown, id: string) => ({ accountId: id, claims: async () => ({ sub: id, email: id, email_verified: !id.startsWith('unverified') }) }),
-      claims: { openid: ['sub'], email: ['email', 'email_verified'] },
-      pkce: { required: () => true, methods: ['S256'] },
-      cookies: { keys: ['oidc-test-cookie-key'] },
-      ttl: { AccessToken: 600, AuthorizationCode: 60, IdToken: 600, Interaction: 600, Session: 600, Grant: 600 },
-    });
-    warn.mockRestore();
-    handler = provider.callback();
+    // Dev interactions: any login name signs in; it is used as the account id and the email.
+    idp = await startOidcProvider(
+      (id) => ({ email: id, email_verified: !id.startsWith('unverified') }),
+      (env) => startTestApp({ env }),
+    );
+    ({ issuer, app: t } = idp);
     browser = await chromium.launch({ executablePath: t.config.chromiumPath ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
   });
 
   afterAll(async () => {
     await browser?.close();
     await t?.close();
-    await new Promise((resolve) => idp?.close(resolve));
+    await idp?.close();
   });
 
   async function signInThroughProvider(login: string) {

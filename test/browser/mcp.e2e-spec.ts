@@ -100,6 +100,7 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
         'url', 'width', 'height', 'fullPage', 'format', 'delay', 'selector', 'clip', 'scale', 'quality', 'waitUntil', 'waitForSelector',
         'hideSelectors', 'css', 'javascript', 'darkMode', 'reducedMotion', 'device', 'userAgent', 'headers', 'cookies', 'timezone', 'locale',
         'blockAds', 'blockTrackers', 'blockCookieBanners', 'pdf', 'cache', 'cacheTtl', 'omitBackground', 'timeoutSeconds',
+        'failOnHttpError', 'blockResources', 'blockUrls', 'mask', 'maskColor', 'disableAnimations', 'geolocation',
       ].sort(),
     );
     expect(take.outputSchema).toMatchObject({

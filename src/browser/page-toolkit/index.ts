@@ -4,6 +4,7 @@
  * time budgets, the Playwright error vocabulary and its customer-safe messages, screenshots, styles
  * and masks, and the egress proxy's reasons for what it refused.
  */
+export * from './animations';
 export * from './egress-failures';
 export * from './masks';
 export * from './navigation';

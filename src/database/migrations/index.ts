@@ -15,6 +15,7 @@ import { ResultExpiry1795500000000 } from './1795500000000-ResultExpiry';
 import { SignInFailuresByIp1795510000000 } from './1795510000000-SignInFailuresByIp';
 import { OpenWorkCounter1795520000000 } from './1795520000000-OpenWorkCounter';
 import { RateLimits1795530000000 } from './1795530000000-RateLimits';
+import { TargetStatus1795540000000 } from './1795540000000-TargetStatus';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
 export const MIGRATIONS: Function[] = [
@@ -34,5 +35,6 @@ export const MIGRATIONS: Function[] = [
   SignInFailuresByIp1795510000000,
   OpenWorkCounter1795520000000,
   RateLimits1795530000000,
+  TargetStatus1795540000000,
   RenderKeys1795600000000,
 ];

@@ -45,6 +45,14 @@ export class ScreenshotJobDto {
   })
   clipped: boolean;
 
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: "HTTP status of the page's main document (e.g. 200, 404); null for uploaded documents and when the page never answered",
+    example: 200,
+  })
+  targetStatus: number | null;
+
   @ApiProperty({ description: 'True when the job reused a recent identical capture of the account (`cache: true`) instead of capturing; such a job is not counted against the quota' })
   cached: boolean;
 

@@ -41,6 +41,13 @@ export class ScreenshotCompletedDataDto implements ScreenshotCompletedData {
     description: `True when a full-page capture was cut: at the height cap of ${FULL_PAGE_MAX_HEIGHT_PX.toLocaleString('en-US')} image px, or where width × height × scale² reaches MAX_IMAGE_PIXELS (the image size cap)`,
   })
   clipped: boolean;
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: "HTTP status of the page's main document; null for an uploaded document",
+    example: 200,
+  })
+  targetStatus: number | null;
 }
 
 /** `data` of `screenshot.failed`. */
@@ -51,6 +58,13 @@ export class ScreenshotFailedDataDto implements ScreenshotFailedData {
   url: string;
   @ApiProperty({ description: 'Failure description (as the job\'s `error`)', example: 'net::ERR_CONNECTION_REFUSED' })
   error: string;
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: "HTTP status of the page's main document when it answered before the failure (e.g. 404 with failOnHttpError), else null",
+    example: null,
+  })
+  targetStatus: number | null;
 }
 
 /** `data` of `run.completed` (CONTRACT.md, "Browser session runs"). */

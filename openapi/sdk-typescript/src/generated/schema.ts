@@ -578,11 +578,28 @@ export interface components {
              */
             blockCookieBanners?: boolean;
             /**
+             * @description Requests of these Playwright resource types are not made (aborted in the browser; the main document is never blocked by type).
+             * @example [
+             *       "image",
+             *       "font",
+             *       "media"
+             *     ]
+             */
+            blockResources?: ("image" | "media" | "font" | "stylesheet" | "script" | "xhr" | "fetch" | "websocket" | "other")[];
+            /**
              * @description Do not make requests that match the shipped tracker lists (EasyPrivacy).
              * @default false
              * @example true
              */
             blockTrackers?: boolean;
+            /**
+             * @description Requests whose URL matches one of these glob patterns (* = any characters, matched against the whole URL) are not made; at most 50.
+             * @example [
+             *       "*://*.doubleclick.net/*",
+             *       "*.mp4"
+             *     ]
+             */
+            blockUrls?: string[];
             /**
              * @description Cookies set before navigation (at most 50); domain defaults to the host of url.
              * @example [
@@ -618,6 +635,22 @@ export interface components {
              * @enum {string}
              */
             device?: "BlackBerry Z30" | "BlackBerry Z30 landscape" | "Blackberry PlayBook" | "Blackberry PlayBook landscape" | "Desktop Chrome" | "Desktop Chrome HiDPI" | "Desktop Edge" | "Desktop Edge HiDPI" | "Desktop Firefox" | "Desktop Firefox HiDPI" | "Desktop Safari" | "Galaxy A55" | "Galaxy A55 landscape" | "Galaxy Note 3" | "Galaxy Note 3 landscape" | "Galaxy Note II" | "Galaxy Note II landscape" | "Galaxy S III" | "Galaxy S III landscape" | "Galaxy S24" | "Galaxy S24 landscape" | "Galaxy S5" | "Galaxy S5 landscape" | "Galaxy S8" | "Galaxy S8 landscape" | "Galaxy S9+" | "Galaxy S9+ landscape" | "Galaxy Tab S4" | "Galaxy Tab S4 landscape" | "Galaxy Tab S9" | "Galaxy Tab S9 landscape" | "Galaxy Z Flip 6" | "Galaxy Z Flip 6 Cover" | "Galaxy Z Flip 6 Cover landscape" | "Galaxy Z Flip 6 landscape" | "Galaxy Z Flip 7" | "Galaxy Z Flip 7 Cover" | "Galaxy Z Flip 7 Cover landscape" | "Galaxy Z Flip 7 landscape" | "Galaxy Z Fold 6" | "Galaxy Z Fold 6 Cover" | "Galaxy Z Fold 6 Cover landscape" | "Galaxy Z Fold 6 landscape" | "Galaxy Z Fold 7" | "Galaxy Z Fold 7 Cover" | "Galaxy Z Fold 7 Cover landscape" | "Galaxy Z Fold 7 landscape" | "Kindle Fire HDX" | "Kindle Fire HDX landscape" | "LG Optimus L70" | "LG Optimus L70 landscape" | "Microsoft Lumia 550" | "Microsoft Lumia 550 landscape" | "Microsoft Lumia 950" | "Microsoft Lumia 950 landscape" | "Moto G4" | "Moto G4 landscape" | "Nexus 10" | "Nexus 10 landscape" | "Nexus 4" | "Nexus 4 landscape" | "Nexus 5" | "Nexus 5 landscape" | "Nexus 5X" | "Nexus 5X landscape" | "Nexus 6" | "Nexus 6 landscape" | "Nexus 6P" | "Nexus 6P landscape" | "Nexus 7" | "Nexus 7 landscape" | "Nokia Lumia 520" | "Nokia Lumia 520 landscape" | "Nokia N9" | "Nokia N9 landscape" | "Pixel 10" | "Pixel 10 Pro" | "Pixel 10 Pro XL" | "Pixel 10 Pro XL landscape" | "Pixel 10 Pro landscape" | "Pixel 10 landscape" | "Pixel 2" | "Pixel 2 XL" | "Pixel 2 XL landscape" | "Pixel 2 landscape" | "Pixel 3" | "Pixel 3 landscape" | "Pixel 4" | "Pixel 4 landscape" | "Pixel 4a (5G)" | "Pixel 4a (5G) landscape" | "Pixel 5" | "Pixel 5 landscape" | "Pixel 6" | "Pixel 6 Pro" | "Pixel 6 Pro landscape" | "Pixel 6 landscape" | "Pixel 6a" | "Pixel 6a landscape" | "Pixel 7" | "Pixel 7 Pro" | "Pixel 7 Pro landscape" | "Pixel 7 landscape" | "Pixel 7a" | "Pixel 7a landscape" | "Pixel 8" | "Pixel 8 Pro" | "Pixel 8 Pro landscape" | "Pixel 8 landscape" | "Pixel 8a" | "Pixel 8a landscape" | "Pixel 9" | "Pixel 9 Pro" | "Pixel 9 Pro XL" | "Pixel 9 Pro XL landscape" | "Pixel 9 Pro landscape" | "Pixel 9 landscape" | "iPad (gen 11)" | "iPad (gen 11) landscape" | "iPad (gen 5)" | "iPad (gen 5) landscape" | "iPad (gen 6)" | "iPad (gen 6) landscape" | "iPad (gen 7)" | "iPad (gen 7) landscape" | "iPad Mini" | "iPad Mini landscape" | "iPad Pro 11" | "iPad Pro 11 landscape" | "iPhone 11" | "iPhone 11 Pro" | "iPhone 11 Pro Max" | "iPhone 11 Pro Max landscape" | "iPhone 11 Pro landscape" | "iPhone 11 landscape" | "iPhone 12" | "iPhone 12 Mini" | "iPhone 12 Mini landscape" | "iPhone 12 Pro" | "iPhone 12 Pro Max" | "iPhone 12 Pro Max landscape" | "iPhone 12 Pro landscape" | "iPhone 12 landscape" | "iPhone 13" | "iPhone 13 Mini" | "iPhone 13 Mini landscape" | "iPhone 13 Pro" | "iPhone 13 Pro Max" | "iPhone 13 Pro Max landscape" | "iPhone 13 Pro landscape" | "iPhone 13 landscape" | "iPhone 14" | "iPhone 14 Plus" | "iPhone 14 Plus landscape" | "iPhone 14 Pro" | "iPhone 14 Pro Max" | "iPhone 14 Pro Max landscape" | "iPhone 14 Pro landscape" | "iPhone 14 landscape" | "iPhone 15" | "iPhone 15 Plus" | "iPhone 15 Plus landscape" | "iPhone 15 Pro" | "iPhone 15 Pro Max" | "iPhone 15 Pro Max landscape" | "iPhone 15 Pro landscape" | "iPhone 15 landscape" | "iPhone 16" | "iPhone 16 Plus" | "iPhone 16 Plus landscape" | "iPhone 16 Pro" | "iPhone 16 Pro Max" | "iPhone 16 Pro Max landscape" | "iPhone 16 Pro landscape" | "iPhone 16 landscape" | "iPhone 16e" | "iPhone 16e landscape" | "iPhone 17" | "iPhone 17 Pro" | "iPhone 17 Pro Max" | "iPhone 17 Pro Max landscape" | "iPhone 17 Pro landscape" | "iPhone 17 landscape" | "iPhone 17e" | "iPhone 17e landscape" | "iPhone 6" | "iPhone 6 Plus" | "iPhone 6 Plus landscape" | "iPhone 6 landscape" | "iPhone 7" | "iPhone 7 Plus" | "iPhone 7 Plus landscape" | "iPhone 7 landscape" | "iPhone 8" | "iPhone 8 Plus" | "iPhone 8 Plus landscape" | "iPhone 8 landscape" | "iPhone Air" | "iPhone Air landscape" | "iPhone SE" | "iPhone SE (3rd gen)" | "iPhone SE (3rd gen) landscape" | "iPhone SE landscape" | "iPhone X" | "iPhone X landscape" | "iPhone XR" | "iPhone XR landscape";
+            /**
+             * @description Position reported by navigator.geolocation, with the permission granted.
+             * @example {
+             *       "accuracy": 10,
+             *       "latitude": 52.52,
+             *       "longitude": 13.405
+             *     }
+             */
+            geolocation?: {
+                /** @description Metres (default 0). */
+                accuracy?: number;
+                /** @description Degrees. */
+                latitude?: number;
+                /** @description Degrees. */
+                longitude?: number;
+            };
             /**
              * @description Extra request headers (at most 50; values up to 4096 characters), sent only to the origin of url, never to other origins the page loads from. Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused.
              * @example {
@@ -704,11 +737,28 @@ export interface components {
              */
             blockCookieBanners?: boolean;
             /**
+             * @description Requests of these Playwright resource types are not made (aborted in the browser; the main document is never blocked by type).
+             * @example [
+             *       "image",
+             *       "font",
+             *       "media"
+             *     ]
+             */
+            blockResources?: ("image" | "media" | "font" | "stylesheet" | "script" | "xhr" | "fetch" | "websocket" | "other")[];
+            /**
              * @description Do not make requests that match the shipped tracker lists (EasyPrivacy).
              * @default false
              * @example true
              */
             blockTrackers?: boolean;
+            /**
+             * @description Requests whose URL matches one of these glob patterns (* = any characters, matched against the whole URL) are not made; at most 50.
+             * @example [
+             *       "*://*.doubleclick.net/*",
+             *       "*.mp4"
+             *     ]
+             */
+            blockUrls?: string[];
             /**
              * @description Reuse a recent identical capture of the same account: the job ends done at once with cached true and is not counted against the quota.
              * @default false
@@ -787,6 +837,18 @@ export interface components {
              */
             device?: "BlackBerry Z30" | "BlackBerry Z30 landscape" | "Blackberry PlayBook" | "Blackberry PlayBook landscape" | "Desktop Chrome" | "Desktop Chrome HiDPI" | "Desktop Edge" | "Desktop Edge HiDPI" | "Desktop Firefox" | "Desktop Firefox HiDPI" | "Desktop Safari" | "Galaxy A55" | "Galaxy A55 landscape" | "Galaxy Note 3" | "Galaxy Note 3 landscape" | "Galaxy Note II" | "Galaxy Note II landscape" | "Galaxy S III" | "Galaxy S III landscape" | "Galaxy S24" | "Galaxy S24 landscape" | "Galaxy S5" | "Galaxy S5 landscape" | "Galaxy S8" | "Galaxy S8 landscape" | "Galaxy S9+" | "Galaxy S9+ landscape" | "Galaxy Tab S4" | "Galaxy Tab S4 landscape" | "Galaxy Tab S9" | "Galaxy Tab S9 landscape" | "Galaxy Z Flip 6" | "Galaxy Z Flip 6 Cover" | "Galaxy Z Flip 6 Cover landscape" | "Galaxy Z Flip 6 landscape" | "Galaxy Z Flip 7" | "Galaxy Z Flip 7 Cover" | "Galaxy Z Flip 7 Cover landscape" | "Galaxy Z Flip 7 landscape" | "Galaxy Z Fold 6" | "Galaxy Z Fold 6 Cover" | "Galaxy Z Fold 6 Cover landscape" | "Galaxy Z Fold 6 landscape" | "Galaxy Z Fold 7" | "Galaxy Z Fold 7 Cover" | "Galaxy Z Fold 7 Cover landscape" | "Galaxy Z Fold 7 landscape" | "Kindle Fire HDX" | "Kindle Fire HDX landscape" | "LG Optimus L70" | "LG Optimus L70 landscape" | "Microsoft Lumia 550" | "Microsoft Lumia 550 landscape" | "Microsoft Lumia 950" | "Microsoft Lumia 950 landscape" | "Moto G4" | "Moto G4 landscape" | "Nexus 10" | "Nexus 10 landscape" | "Nexus 4" | "Nexus 4 landscape" | "Nexus 5" | "Nexus 5 landscape" | "Nexus 5X" | "Nexus 5X landscape" | "Nexus 6" | "Nexus 6 landscape" | "Nexus 6P" | "Nexus 6P landscape" | "Nexus 7" | "Nexus 7 landscape" | "Nokia Lumia 520" | "Nokia Lumia 520 landscape" | "Nokia N9" | "Nokia N9 landscape" | "Pixel 10" | "Pixel 10 Pro" | "Pixel 10 Pro XL" | "Pixel 10 Pro XL landscape" | "Pixel 10 Pro landscape" | "Pixel 10 landscape" | "Pixel 2" | "Pixel 2 XL" | "Pixel 2 XL landscape" | "Pixel 2 landscape" | "Pixel 3" | "Pixel 3 landscape" | "Pixel 4" | "Pixel 4 landscape" | "Pixel 4a (5G)" | "Pixel 4a (5G) landscape" | "Pixel 5" | "Pixel 5 landscape" | "Pixel 6" | "Pixel 6 Pro" | "Pixel 6 Pro landscape" | "Pixel 6 landscape" | "Pixel 6a" | "Pixel 6a landscape" | "Pixel 7" | "Pixel 7 Pro" | "Pixel 7 Pro landscape" | "Pixel 7 landscape" | "Pixel 7a" | "Pixel 7a landscape" | "Pixel 8" | "Pixel 8 Pro" | "Pixel 8 Pro landscape" | "Pixel 8 landscape" | "Pixel 8a" | "Pixel 8a landscape" | "Pixel 9" | "Pixel 9 Pro" | "Pixel 9 Pro XL" | "Pixel 9 Pro XL landscape" | "Pixel 9 Pro landscape" | "Pixel 9 landscape" | "iPad (gen 11)" | "iPad (gen 11) landscape" | "iPad (gen 5)" | "iPad (gen 5) landscape" | "iPad (gen 6)" | "iPad (gen 6) landscape" | "iPad (gen 7)" | "iPad (gen 7) landscape" | "iPad Mini" | "iPad Mini landscape" | "iPad Pro 11" | "iPad Pro 11 landscape" | "iPhone 11" | "iPhone 11 Pro" | "iPhone 11 Pro Max" | "iPhone 11 Pro Max landscape" | "iPhone 11 Pro landscape" | "iPhone 11 landscape" | "iPhone 12" | "iPhone 12 Mini" | "iPhone 12 Mini landscape" | "iPhone 12 Pro" | "iPhone 12 Pro Max" | "iPhone 12 Pro Max landscape" | "iPhone 12 Pro landscape" | "iPhone 12 landscape" | "iPhone 13" | "iPhone 13 Mini" | "iPhone 13 Mini landscape" | "iPhone 13 Pro" | "iPhone 13 Pro Max" | "iPhone 13 Pro Max landscape" | "iPhone 13 Pro landscape" | "iPhone 13 landscape" | "iPhone 14" | "iPhone 14 Plus" | "iPhone 14 Plus landscape" | "iPhone 14 Pro" | "iPhone 14 Pro Max" | "iPhone 14 Pro Max landscape" | "iPhone 14 Pro landscape" | "iPhone 14 landscape" | "iPhone 15" | "iPhone 15 Plus" | "iPhone 15 Plus landscape" | "iPhone 15 Pro" | "iPhone 15 Pro Max" | "iPhone 15 Pro Max landscape" | "iPhone 15 Pro landscape" | "iPhone 15 landscape" | "iPhone 16" | "iPhone 16 Plus" | "iPhone 16 Plus landscape" | "iPhone 16 Pro" | "iPhone 16 Pro Max" | "iPhone 16 Pro Max landscape" | "iPhone 16 Pro landscape" | "iPhone 16 landscape" | "iPhone 16e" | "iPhone 16e landscape" | "iPhone 17" | "iPhone 17 Pro" | "iPhone 17 Pro Max" | "iPhone 17 Pro Max landscape" | "iPhone 17 Pro landscape" | "iPhone 17 landscape" | "iPhone 17e" | "iPhone 17e landscape" | "iPhone 6" | "iPhone 6 Plus" | "iPhone 6 Plus landscape" | "iPhone 6 landscape" | "iPhone 7" | "iPhone 7 Plus" | "iPhone 7 Plus landscape" | "iPhone 7 landscape" | "iPhone 8" | "iPhone 8 Plus" | "iPhone 8 Plus landscape" | "iPhone 8 landscape" | "iPhone Air" | "iPhone Air landscape" | "iPhone SE" | "iPhone SE (3rd gen)" | "iPhone SE (3rd gen) landscape" | "iPhone SE landscape" | "iPhone X" | "iPhone X landscape" | "iPhone XR" | "iPhone XR landscape";
             /**
+             * @description Finish finite CSS animations and transitions and cancel infinite ones before the capture (as Playwright's animations: "disabled").
+             * @default false
+             * @example true
+             */
+            disableAnimations?: boolean;
+            /**
+             * @description Fail the job ("target answered HTTP 404") when the page's main document answers 4xx or 5xx, instead of capturing the error page.
+             * @default false
+             * @example true
+             */
+            failOnHttpError?: boolean;
+            /**
              * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality).
              * @default png
              * @example webp
@@ -799,6 +861,22 @@ export interface components {
              * @example true
              */
             fullPage?: boolean;
+            /**
+             * @description Position reported by navigator.geolocation, with the permission granted.
+             * @example {
+             *       "accuracy": 10,
+             *       "latitude": 52.52,
+             *       "longitude": 13.405
+             *     }
+             */
+            geolocation?: {
+                /** @description Metres (default 0). */
+                accuracy?: number;
+                /** @description Degrees. */
+                latitude?: number;
+                /** @description Degrees. */
+                longitude?: number;
+            };
             /**
              * @description Extra request headers (at most 50; values up to 4096 characters), sent only to the origin of url, never to other origins the page loads from. Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused.
              * @example {
@@ -835,6 +913,20 @@ export interface components {
              */
             locale?: string;
             /**
+             * @description Elements covered with a solid box of maskColor in the image (the page layout does not change).
+             * @example [
+             *       ".price",
+             *       "#user-name"
+             *     ]
+             */
+            mask?: string[];
+            /**
+             * @description Colour of the mask boxes, #rrggbb.
+             * @default #ff00ff
+             * @example #000000
+             */
+            maskColor?: string;
+            /**
              * @description Transparent background instead of white where the page paints none (png and webp only).
              * @default false
              * @example true
@@ -848,8 +940,21 @@ export interface components {
              *     }
              */
             pdf?: {
+                /** @description HTML of each page's footer, with the same classes as headerTemplate. */
+                footerTemplate?: string;
+                /** @description HTML of each page's header; Chromium's print template classes fill in date, title, url, pageNumber and totalPages (<span class=pageNumber></span>). */
+                headerTemplate?: string;
                 /** @description Landscape orientation (default false). */
                 landscape?: boolean;
+                /** @description Page margins as CSS lengths (px, in, cm, mm; a bare number is px). */
+                margin?: {
+                    bottom?: string;
+                    left?: string;
+                    right?: string;
+                    top?: string;
+                };
+                /** @description Pages to print, e.g. 1-3,5 (default all). */
+                pageRanges?: string;
                 /**
                  * @description Paper size (default A4).
                  * @enum {string}
@@ -857,6 +962,8 @@ export interface components {
                 paper?: "A3" | "A4" | "A5" | "Legal" | "Letter" | "Tabloid";
                 /** @description Print background colours and images (default true). */
                 printBackground?: boolean;
+                /** @description Scale of the rendering, 0.1-2 (default 1). */
+                scale?: number;
             };
             /**
              * @description Compression quality of jpeg and webp (not with png or pdf).
@@ -1475,6 +1582,11 @@ export interface components {
              */
             screenshotId: string;
             /**
+             * @description HTTP status of the page's main document; null for an uploaded document
+             * @example 200
+             */
+            targetStatus: number | null;
+            /**
              * @description The captured page URL
              * @example https://example.com
              */
@@ -1508,6 +1620,11 @@ export interface components {
              * @example scr_8cV1nQw3ZrT5yU7iO9pA2sD4
              */
             screenshotId: string;
+            /**
+             * @description HTTP status of the page's main document when it answered before the failure (e.g. 404 with failOnHttpError), else null
+             * @example null
+             */
+            targetStatus: number | null;
             /** @description The page URL that could not be captured */
             url: string;
         };
@@ -1574,11 +1691,28 @@ export interface components {
                  */
                 blockCookieBanners?: boolean;
                 /**
+                 * @description Requests of these Playwright resource types are not made (aborted in the browser; the main document is never blocked by type).
+                 * @example [
+                 *       "image",
+                 *       "font",
+                 *       "media"
+                 *     ]
+                 */
+                blockResources?: ("image" | "media" | "font" | "stylesheet" | "script" | "xhr" | "fetch" | "websocket" | "other")[];
+                /**
                  * @description Do not make requests that match the shipped tracker lists (EasyPrivacy).
                  * @default false
                  * @example true
                  */
                 blockTrackers?: boolean;
+                /**
+                 * @description Requests whose URL matches one of these glob patterns (* = any characters, matched against the whole URL) are not made; at most 50.
+                 * @example [
+                 *       "*://*.doubleclick.net/*",
+                 *       "*.mp4"
+                 *     ]
+                 */
+                blockUrls?: string[];
                 /**
                  * @description Reuse a recent identical capture of the same account: the job ends done at once with cached true and is not counted against the quota.
                  * @default false
@@ -1657,6 +1791,18 @@ export interface components {
                  */
                 device?: "BlackBerry Z30" | "BlackBerry Z30 landscape" | "Blackberry PlayBook" | "Blackberry PlayBook landscape" | "Desktop Chrome" | "Desktop Chrome HiDPI" | "Desktop Edge" | "Desktop Edge HiDPI" | "Desktop Firefox" | "Desktop Firefox HiDPI" | "Desktop Safari" | "Galaxy A55" | "Galaxy A55 landscape" | "Galaxy Note 3" | "Galaxy Note 3 landscape" | "Galaxy Note II" | "Galaxy Note II landscape" | "Galaxy S III" | "Galaxy S III landscape" | "Galaxy S24" | "Galaxy S24 landscape" | "Galaxy S5" | "Galaxy S5 landscape" | "Galaxy S8" | "Galaxy S8 landscape" | "Galaxy S9+" | "Galaxy S9+ landscape" | "Galaxy Tab S4" | "Galaxy Tab S4 landscape" | "Galaxy Tab S9" | "Galaxy Tab S9 landscape" | "Galaxy Z Flip 6" | "Galaxy Z Flip 6 Cover" | "Galaxy Z Flip 6 Cover landscape" | "Galaxy Z Flip 6 landscape" | "Galaxy Z Flip 7" | "Galaxy Z Flip 7 Cover" | "Galaxy Z Flip 7 Cover landscape" | "Galaxy Z Flip 7 landscape" | "Galaxy Z Fold 6" | "Galaxy Z Fold 6 Cover" | "Galaxy Z Fold 6 Cover landscape" | "Galaxy Z Fold 6 landscape" | "Galaxy Z Fold 7" | "Galaxy Z Fold 7 Cover" | "Galaxy Z Fold 7 Cover landscape" | "Galaxy Z Fold 7 landscape" | "Kindle Fire HDX" | "Kindle Fire HDX landscape" | "LG Optimus L70" | "LG Optimus L70 landscape" | "Microsoft Lumia 550" | "Microsoft Lumia 550 landscape" | "Microsoft Lumia 950" | "Microsoft Lumia 950 landscape" | "Moto G4" | "Moto G4 landscape" | "Nexus 10" | "Nexus 10 landscape" | "Nexus 4" | "Nexus 4 landscape" | "Nexus 5" | "Nexus 5 landscape" | "Nexus 5X" | "Nexus 5X landscape" | "Nexus 6" | "Nexus 6 landscape" | "Nexus 6P" | "Nexus 6P landscape" | "Nexus 7" | "Nexus 7 landscape" | "Nokia Lumia 520" | "Nokia Lumia 520 landscape" | "Nokia N9" | "Nokia N9 landscape" | "Pixel 10" | "Pixel 10 Pro" | "Pixel 10 Pro XL" | "Pixel 10 Pro XL landscape" | "Pixel 10 Pro landscape" | "Pixel 10 landscape" | "Pixel 2" | "Pixel 2 XL" | "Pixel 2 XL landscape" | "Pixel 2 landscape" | "Pixel 3" | "Pixel 3 landscape" | "Pixel 4" | "Pixel 4 landscape" | "Pixel 4a (5G)" | "Pixel 4a (5G) landscape" | "Pixel 5" | "Pixel 5 landscape" | "Pixel 6" | "Pixel 6 Pro" | "Pixel 6 Pro landscape" | "Pixel 6 landscape" | "Pixel 6a" | "Pixel 6a landscape" | "Pixel 7" | "Pixel 7 Pro" | "Pixel 7 Pro landscape" | "Pixel 7 landscape" | "Pixel 7a" | "Pixel 7a landscape" | "Pixel 8" | "Pixel 8 Pro" | "Pixel 8 Pro landscape" | "Pixel 8 landscape" | "Pixel 8a" | "Pixel 8a landscape" | "Pixel 9" | "Pixel 9 Pro" | "Pixel 9 Pro XL" | "Pixel 9 Pro XL landscape" | "Pixel 9 Pro landscape" | "Pixel 9 landscape" | "iPad (gen 11)" | "iPad (gen 11) landscape" | "iPad (gen 5)" | "iPad (gen 5) landscape" | "iPad (gen 6)" | "iPad (gen 6) landscape" | "iPad (gen 7)" | "iPad (gen 7) landscape" | "iPad Mini" | "iPad Mini landscape" | "iPad Pro 11" | "iPad Pro 11 landscape" | "iPhone 11" | "iPhone 11 Pro" | "iPhone 11 Pro Max" | "iPhone 11 Pro Max landscape" | "iPhone 11 Pro landscape" | "iPhone 11 landscape" | "iPhone 12" | "iPhone 12 Mini" | "iPhone 12 Mini landscape" | "iPhone 12 Pro" | "iPhone 12 Pro Max" | "iPhone 12 Pro Max landscape" | "iPhone 12 Pro landscape" | "iPhone 12 landscape" | "iPhone 13" | "iPhone 13 Mini" | "iPhone 13 Mini landscape" | "iPhone 13 Pro" | "iPhone 13 Pro Max" | "iPhone 13 Pro Max landscape" | "iPhone 13 Pro landscape" | "iPhone 13 landscape" | "iPhone 14" | "iPhone 14 Plus" | "iPhone 14 Plus landscape" | "iPhone 14 Pro" | "iPhone 14 Pro Max" | "iPhone 14 Pro Max landscape" | "iPhone 14 Pro landscape" | "iPhone 14 landscape" | "iPhone 15" | "iPhone 15 Plus" | "iPhone 15 Plus landscape" | "iPhone 15 Pro" | "iPhone 15 Pro Max" | "iPhone 15 Pro Max landscape" | "iPhone 15 Pro landscape" | "iPhone 15 landscape" | "iPhone 16" | "iPhone 16 Plus" | "iPhone 16 Plus landscape" | "iPhone 16 Pro" | "iPhone 16 Pro Max" | "iPhone 16 Pro Max landscape" | "iPhone 16 Pro landscape" | "iPhone 16 landscape" | "iPhone 16e" | "iPhone 16e landscape" | "iPhone 17" | "iPhone 17 Pro" | "iPhone 17 Pro Max" | "iPhone 17 Pro Max landscape" | "iPhone 17 Pro landscape" | "iPhone 17 landscape" | "iPhone 17e" | "iPhone 17e landscape" | "iPhone 6" | "iPhone 6 Plus" | "iPhone 6 Plus landscape" | "iPhone 6 landscape" | "iPhone 7" | "iPhone 7 Plus" | "iPhone 7 Plus landscape" | "iPhone 7 landscape" | "iPhone 8" | "iPhone 8 Plus" | "iPhone 8 Plus landscape" | "iPhone 8 landscape" | "iPhone Air" | "iPhone Air landscape" | "iPhone SE" | "iPhone SE (3rd gen)" | "iPhone SE (3rd gen) landscape" | "iPhone SE landscape" | "iPhone X" | "iPhone X landscape" | "iPhone XR" | "iPhone XR landscape";
                 /**
+                 * @description Finish finite CSS animations and transitions and cancel infinite ones before the capture (as Playwright's animations: "disabled").
+                 * @default false
+                 * @example true
+                 */
+                disableAnimations?: boolean;
+                /**
+                 * @description Fail the job ("target answered HTTP 404") when the page's main document answers 4xx or 5xx, instead of capturing the error page.
+                 * @default false
+                 * @example true
+                 */
+                failOnHttpError?: boolean;
+                /**
                  * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality).
                  * @default png
                  * @example webp
@@ -1669,6 +1815,22 @@ export interface components {
                  * @example true
                  */
                 fullPage?: boolean;
+                /**
+                 * @description Position reported by navigator.geolocation, with the permission granted.
+                 * @example {
+                 *       "accuracy": 10,
+                 *       "latitude": 52.52,
+                 *       "longitude": 13.405
+                 *     }
+                 */
+                geolocation?: {
+                    /** @description Metres (default 0). */
+                    accuracy?: number;
+                    /** @description Degrees. */
+                    latitude: number;
+                    /** @description Degrees. */
+                    longitude: number;
+                };
                 /**
                  * @description Extra request headers (at most 50; values up to 4096 characters), sent only to the origin of url, never to other origins the page loads from. Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused.
                  * @example {
@@ -1705,6 +1867,20 @@ export interface components {
                  */
                 locale?: string;
                 /**
+                 * @description Elements covered with a solid box of maskColor in the image (the page layout does not change).
+                 * @example [
+                 *       ".price",
+                 *       "#user-name"
+                 *     ]
+                 */
+                mask?: string[];
+                /**
+                 * @description Colour of the mask boxes, #rrggbb.
+                 * @default #ff00ff
+                 * @example #000000
+                 */
+                maskColor?: string;
+                /**
                  * @description Transparent background instead of white where the page paints none (png and webp only).
                  * @default false
                  * @example true
@@ -1718,8 +1894,21 @@ export interface components {
                  *     }
                  */
                 pdf?: {
+                    /** @description HTML of each page's footer, with the same classes as headerTemplate. */
+                    footerTemplate?: string;
+                    /** @description HTML of each page's header; Chromium's print template classes fill in date, title, url, pageNumber and totalPages (<span class=pageNumber></span>). */
+                    headerTemplate?: string;
                     /** @description Landscape orientation (default false). */
                     landscape?: boolean;
+                    /** @description Page margins as CSS lengths (px, in, cm, mm; a bare number is px). */
+                    margin?: {
+                        bottom?: string;
+                        left?: string;
+                        right?: string;
+                        top?: string;
+                    };
+                    /** @description Pages to print, e.g. 1-3,5 (default all). */
+                    pageRanges?: string;
                     /**
                      * @description Paper size (default A4).
                      * @enum {string}
@@ -1727,6 +1916,8 @@ export interface components {
                     paper?: "A3" | "A4" | "A5" | "Legal" | "Letter" | "Tabloid";
                     /** @description Print background colours and images (default true). */
                     printBackground?: boolean;
+                    /** @description Scale of the rendering, 0.1-2 (default 1). */
+                    scale?: number;
                 };
                 /**
                  * @description Compression quality of jpeg and webp (not with png or pdf).
@@ -1785,6 +1976,11 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "processing" | "done" | "failed";
+            /**
+             * @description HTTP status of the page's main document (e.g. 200, 404); null for uploaded documents and when the page never answered
+             * @example 200
+             */
+            targetStatus: number | null;
             /**
              * @description Result URL (a capability URL, no API key needed); null until status is done
              * @example http://localhost:3000/files/2vQd…x1.png
@@ -1959,11 +2155,28 @@ export interface components {
              */
             blockCookieBanners?: boolean;
             /**
+             * @description Requests of these Playwright resource types are not made (aborted in the browser; the main document is never blocked by type).
+             * @example [
+             *       "image",
+             *       "font",
+             *       "media"
+             *     ]
+             */
+            blockResources?: ("image" | "media" | "font" | "stylesheet" | "script" | "xhr" | "fetch" | "websocket" | "other")[];
+            /**
              * @description Do not make requests that match the shipped tracker lists (EasyPrivacy).
              * @default false
              * @example true
              */
             blockTrackers?: boolean;
+            /**
+             * @description Requests whose URL matches one of these glob patterns (* = any characters, matched against the whole URL) are not made; at most 50.
+             * @example [
+             *       "*://*.doubleclick.net/*",
+             *       "*.mp4"
+             *     ]
+             */
+            blockUrls?: string[];
             /**
              * @description Reuse a recent identical capture of the same account: the job ends done at once with cached true and is not counted against the quota.
              * @default false
@@ -2042,6 +2255,18 @@ export interface components {
              */
             device?: "BlackBerry Z30" | "BlackBerry Z30 landscape" | "Blackberry PlayBook" | "Blackberry PlayBook landscape" | "Desktop Chrome" | "Desktop Chrome HiDPI" | "Desktop Edge" | "Desktop Edge HiDPI" | "Desktop Firefox" | "Desktop Firefox HiDPI" | "Desktop Safari" | "Galaxy A55" | "Galaxy A55 landscape" | "Galaxy Note 3" | "Galaxy Note 3 landscape" | "Galaxy Note II" | "Galaxy Note II landscape" | "Galaxy S III" | "Galaxy S III landscape" | "Galaxy S24" | "Galaxy S24 landscape" | "Galaxy S5" | "Galaxy S5 landscape" | "Galaxy S8" | "Galaxy S8 landscape" | "Galaxy S9+" | "Galaxy S9+ landscape" | "Galaxy Tab S4" | "Galaxy Tab S4 landscape" | "Galaxy Tab S9" | "Galaxy Tab S9 landscape" | "Galaxy Z Flip 6" | "Galaxy Z Flip 6 Cover" | "Galaxy Z Flip 6 Cover landscape" | "Galaxy Z Flip 6 landscape" | "Galaxy Z Flip 7" | "Galaxy Z Flip 7 Cover" | "Galaxy Z Flip 7 Cover landscape" | "Galaxy Z Flip 7 landscape" | "Galaxy Z Fold 6" | "Galaxy Z Fold 6 Cover" | "Galaxy Z Fold 6 Cover landscape" | "Galaxy Z Fold 6 landscape" | "Galaxy Z Fold 7" | "Galaxy Z Fold 7 Cover" | "Galaxy Z Fold 7 Cover landscape" | "Galaxy Z Fold 7 landscape" | "Kindle Fire HDX" | "Kindle Fire HDX landscape" | "LG Optimus L70" | "LG Optimus L70 landscape" | "Microsoft Lumia 550" | "Microsoft Lumia 550 landscape" | "Microsoft Lumia 950" | "Microsoft Lumia 950 landscape" | "Moto G4" | "Moto G4 landscape" | "Nexus 10" | "Nexus 10 landscape" | "Nexus 4" | "Nexus 4 landscape" | "Nexus 5" | "Nexus 5 landscape" | "Nexus 5X" | "Nexus 5X landscape" | "Nexus 6" | "Nexus 6 landscape" | "Nexus 6P" | "Nexus 6P landscape" | "Nexus 7" | "Nexus 7 landscape" | "Nokia Lumia 520" | "Nokia Lumia 520 landscape" | "Nokia N9" | "Nokia N9 landscape" | "Pixel 10" | "Pixel 10 Pro" | "Pixel 10 Pro XL" | "Pixel 10 Pro XL landscape" | "Pixel 10 Pro landscape" | "Pixel 10 landscape" | "Pixel 2" | "Pixel 2 XL" | "Pixel 2 XL landscape" | "Pixel 2 landscape" | "Pixel 3" | "Pixel 3 landscape" | "Pixel 4" | "Pixel 4 landscape" | "Pixel 4a (5G)" | "Pixel 4a (5G) landscape" | "Pixel 5" | "Pixel 5 landscape" | "Pixel 6" | "Pixel 6 Pro" | "Pixel 6 Pro landscape" | "Pixel 6 landscape" | "Pixel 6a" | "Pixel 6a landscape" | "Pixel 7" | "Pixel 7 Pro" | "Pixel 7 Pro landscape" | "Pixel 7 landscape" | "Pixel 7a" | "Pixel 7a landscape" | "Pixel 8" | "Pixel 8 Pro" | "Pixel 8 Pro landscape" | "Pixel 8 landscape" | "Pixel 8a" | "Pixel 8a landscape" | "Pixel 9" | "Pixel 9 Pro" | "Pixel 9 Pro XL" | "Pixel 9 Pro XL landscape" | "Pixel 9 Pro landscape" | "Pixel 9 landscape" | "iPad (gen 11)" | "iPad (gen 11) landscape" | "iPad (gen 5)" | "iPad (gen 5) landscape" | "iPad (gen 6)" | "iPad (gen 6) landscape" | "iPad (gen 7)" | "iPad (gen 7) landscape" | "iPad Mini" | "iPad Mini landscape" | "iPad Pro 11" | "iPad Pro 11 landscape" | "iPhone 11" | "iPhone 11 Pro" | "iPhone 11 Pro Max" | "iPhone 11 Pro Max landscape" | "iPhone 11 Pro landscape" | "iPhone 11 landscape" | "iPhone 12" | "iPhone 12 Mini" | "iPhone 12 Mini landscape" | "iPhone 12 Pro" | "iPhone 12 Pro Max" | "iPhone 12 Pro Max landscape" | "iPhone 12 Pro landscape" | "iPhone 12 landscape" | "iPhone 13" | "iPhone 13 Mini" | "iPhone 13 Mini landscape" | "iPhone 13 Pro" | "iPhone 13 Pro Max" | "iPhone 13 Pro Max landscape" | "iPhone 13 Pro landscape" | "iPhone 13 landscape" | "iPhone 14" | "iPhone 14 Plus" | "iPhone 14 Plus landscape" | "iPhone 14 Pro" | "iPhone 14 Pro Max" | "iPhone 14 Pro Max landscape" | "iPhone 14 Pro landscape" | "iPhone 14 landscape" | "iPhone 15" | "iPhone 15 Plus" | "iPhone 15 Plus landscape" | "iPhone 15 Pro" | "iPhone 15 Pro Max" | "iPhone 15 Pro Max landscape" | "iPhone 15 Pro landscape" | "iPhone 15 landscape" | "iPhone 16" | "iPhone 16 Plus" | "iPhone 16 Plus landscape" | "iPhone 16 Pro" | "iPhone 16 Pro Max" | "iPhone 16 Pro Max landscape" | "iPhone 16 Pro landscape" | "iPhone 16 landscape" | "iPhone 16e" | "iPhone 16e landscape" | "iPhone 17" | "iPhone 17 Pro" | "iPhone 17 Pro Max" | "iPhone 17 Pro Max landscape" | "iPhone 17 Pro landscape" | "iPhone 17 landscape" | "iPhone 17e" | "iPhone 17e landscape" | "iPhone 6" | "iPhone 6 Plus" | "iPhone 6 Plus landscape" | "iPhone 6 landscape" | "iPhone 7" | "iPhone 7 Plus" | "iPhone 7 Plus landscape" | "iPhone 7 landscape" | "iPhone 8" | "iPhone 8 Plus" | "iPhone 8 Plus landscape" | "iPhone 8 landscape" | "iPhone Air" | "iPhone Air landscape" | "iPhone SE" | "iPhone SE (3rd gen)" | "iPhone SE (3rd gen) landscape" | "iPhone SE landscape" | "iPhone X" | "iPhone X landscape" | "iPhone XR" | "iPhone XR landscape";
             /**
+             * @description Finish finite CSS animations and transitions and cancel infinite ones before the capture (as Playwright's animations: "disabled").
+             * @default false
+             * @example true
+             */
+            disableAnimations?: boolean;
+            /**
+             * @description Fail the job ("target answered HTTP 404") when the page's main document answers 4xx or 5xx, instead of capturing the error page.
+             * @default false
+             * @example true
+             */
+            failOnHttpError?: boolean;
+            /**
              * Format: binary
              * @description The HTML document (`text/html`, at most 10 MiB)
              */
@@ -2059,6 +2284,22 @@ export interface components {
              * @example true
              */
             fullPage?: boolean;
+            /**
+             * @description Position reported by navigator.geolocation, with the permission granted.
+             * @example {
+             *       "accuracy": 10,
+             *       "latitude": 52.52,
+             *       "longitude": 13.405
+             *     }
+             */
+            geolocation?: {
+                /** @description Metres (default 0). */
+                accuracy?: number;
+                /** @description Degrees. */
+                latitude?: number;
+                /** @description Degrees. */
+                longitude?: number;
+            };
             /**
              * @description Extra request headers (at most 50; values up to 4096 characters), sent only to the origin of url, never to other origins the page loads from. Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused.
              * @example {
@@ -2095,6 +2336,20 @@ export interface components {
              */
             locale?: string;
             /**
+             * @description Elements covered with a solid box of maskColor in the image (the page layout does not change).
+             * @example [
+             *       ".price",
+             *       "#user-name"
+             *     ]
+             */
+            mask?: string[];
+            /**
+             * @description Colour of the mask boxes, #rrggbb.
+             * @default #ff00ff
+             * @example #000000
+             */
+            maskColor?: string;
+            /**
              * @description Transparent background instead of white where the page paints none (png and webp only).
              * @default false
              * @example true
@@ -2108,8 +2363,21 @@ export interface components {
              *     }
              */
             pdf?: {
+                /** @description HTML of each page's footer, with the same classes as headerTemplate. */
+                footerTemplate?: string;
+                /** @description HTML of each page's header; Chromium's print template classes fill in date, title, url, pageNumber and totalPages (<span class=pageNumber></span>). */
+                headerTemplate?: string;
                 /** @description Landscape orientation (default false). */
                 landscape?: boolean;
+                /** @description Page margins as CSS lengths (px, in, cm, mm; a bare number is px). */
+                margin?: {
+                    bottom?: string;
+                    left?: string;
+                    right?: string;
+                    top?: string;
+                };
+                /** @description Pages to print, e.g. 1-3,5 (default all). */
+                pageRanges?: string;
                 /**
                  * @description Paper size (default A4).
                  * @enum {string}
@@ -2117,6 +2385,8 @@ export interface components {
                 paper?: "A3" | "A4" | "A5" | "Legal" | "Letter" | "Tabloid";
                 /** @description Print background colours and images (default true). */
                 printBackground?: boolean;
+                /** @description Scale of the rendering, 0.1-2 (default 1). */
+                scale?: number;
             };
             /**
              * @description Compression quality of jpeg and webp (not with png or pdf).
@@ -5408,6 +5678,7 @@ export interface operations {
                      *       "id": "scr_8cV1nQw3ZrT5yU7iO9pA2sD4",
                      *       "options": {},
                      *       "status": "done",
+                     *       "targetStatus": null,
                      *       "url": "https://glimpse.example.com/files/Xq2vQd8Lr0tYb3nWc5mKz7hJf1pSg4aDe6uVi9oRl2x.png",
                      *       "width": 1280
                      *     }
@@ -5446,6 +5717,7 @@ export interface operations {
                      *       "id": "scr_8cV1nQw3ZrT5yU7iO9pA2sD4",
                      *       "options": {},
                      *       "status": "pending",
+                     *       "targetStatus": null,
                      *       "url": null,
                      *       "width": 1280
                      *     }
@@ -5821,6 +6093,7 @@ export interface operations {
                      *           "id": "scr_8cV1nQw3ZrT5yU7iO9pA2sD4",
                      *           "options": {},
                      *           "status": "pending",
+                     *           "targetStatus": null,
                      *           "url": null,
                      *           "width": 1280
                      *         },
@@ -5836,6 +6109,7 @@ export interface operations {
                      *           "id": "scr_8cV1nQw3ZrT5yU7iO9pA2sD5",
                      *           "options": {},
                      *           "status": "pending",
+                     *           "targetStatus": null,
                      *           "url": null,
                      *           "width": 1280
                      *         }
@@ -6215,6 +6489,7 @@ export interface operations {
                      *       "id": "scr_8cV1nQw3ZrT5yU7iO9pA2sD4",
                      *       "options": {},
                      *       "status": "done",
+                     *       "targetStatus": null,
                      *       "url": "https://glimpse.example.com/files/Xq2vQd8Lr0tYb3nWc5mKz7hJf1pSg4aDe6uVi9oRl2x.png",
                      *       "width": 1280
                      *     }
@@ -6253,6 +6528,7 @@ export interface operations {
                      *       "id": "scr_8cV1nQw3ZrT5yU7iO9pA2sD4",
                      *       "options": {},
                      *       "status": "pending",
+                     *       "targetStatus": null,
                      *       "url": null,
                      *       "width": 1280
                      *     }
@@ -6621,6 +6897,7 @@ export interface operations {
                      *       "id": "scr_8cV1nQw3ZrT5yU7iO9pA2sD4",
                      *       "options": {},
                      *       "status": "done",
+                     *       "targetStatus": null,
                      *       "url": "https://glimpse.example.com/files/Xq2vQd8Lr0tYb3nWc5mKz7hJf1pSg4aDe6uVi9oRl2x.png",
                      *       "width": 1280
                      *     }
@@ -9605,6 +9882,7 @@ export interface operations {
                  *         "height": 800,
                  *         "publicUrl": "https://glimpse.example.com/files/Xq2vQd8Lr0tYb3nWc5mKz7hJf1pSg4aDe6uVi9oRl2x.png",
                  *         "screenshotId": "scr_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                 *         "targetStatus": 200,
                  *         "url": "https://example.com",
                  *         "width": 1280
                  *       },
@@ -9658,6 +9936,7 @@ export interface operations {
                  *       "data": {
                  *         "error": "net::ERR_NAME_NOT_RESOLVED",
                  *         "screenshotId": "scr_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                 *         "targetStatus": null,
                  *         "url": "https://example.com"
                  *       },
                  *       "id": "evt_5nR3sL6cZ7hT2mK8pQ4xW1vB",
