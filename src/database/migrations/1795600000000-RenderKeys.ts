@@ -21,9 +21,9 @@ export class RenderKeys1795600000000 implements MigrationInterface {
         "previous_secret_expires_at" TIMESTAMP WITH TIME ZONE,
         "created_at" TIMESTAMP WITH TIME ZONE NOT NULL,
         CONSTRAINT "PK_render_keys" PRIMARY KEY ("id"),
-        CONSTRAINT "FK_render_keys_account" FOREIGN KEY ("account_id") REFERENCES "accounts"("id") ON DELETE CASCADE
+        CONSTRAINT "FK_01681eac72bc92a04576d450290" FOREIGN KEY ("account_id") REFERENCES "accounts"("id") ON DELETE CASCADE ON UPDATE NO ACTION
       )`);
-    await queryRunner.query(`CREATE INDEX "IDX_render_keys_account_created" ON "render_keys" ("account_id", "created_at")`);
+    await queryRunner.query(`CREATE INDEX "IDX_b3f85f304561ada937cb472003" ON "render_keys" ("account_id", "created_at")`);
     await queryRunner.query(`
       CREATE TABLE "render_flights" (
         "account_id" character varying(40) NOT NULL,
