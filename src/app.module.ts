@@ -14,6 +14,7 @@ import { MetricsModule } from './metrics/metrics.module';
 import { QueueModule } from './queue/queue.module';
 import { QuotaModule } from './quota/quota.module';
 import { RetentionModule } from './retention/retention.module';
+import { RenderModule } from './render/render.module';
 import { RunsModule } from './runs/runs.module';
 import { ScreenshotsModule } from './screenshots/screenshots.module';
 import { StorageModule } from './storage/storage.module';
@@ -45,6 +46,7 @@ export class AppModule {
         StorageModule,
         ScreenshotsModule,
         RunsModule,
+        RenderModule,
         WebhooksModule,
         McpModule,
         HealthModule,

@@ -12,6 +12,14 @@ export function authenticatedKeyOf(req: Request): AuthenticatedKey | undefined {
   return (req as AuthenticatedRequest)[AUTHENTICATED_KEY];
 }
 
+/**
+ * Attaches `caller` to a request authenticated another way than a Bearer key (a render link's
+ * signature names its render key's API key), so the operational headers describe that key.
+ */
+export function setAuthenticatedKey(req: Request, caller: AuthenticatedKey): void {
+  (req as AuthenticatedRequest)[AUTHENTICATED_KEY] = caller;
+}
+
 /** Parses `Authorization: Bearer <key>`; returns the key or null when the header is missing or malformed. */
 export function bearerToken(header: string | undefined): string | null {
   const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? '');

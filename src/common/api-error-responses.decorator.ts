@@ -11,7 +11,7 @@ import {
 } from './operational-headers';
 
 /** Error statuses a route can document. */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 414 | 415 | 422 | 429 | 500 | 503;
 
 interface StatusDefaults {
   description: string;
@@ -95,6 +95,7 @@ export const ERROR_CODES_BY_STATUS: Record<ErrorStatus, StatusDefaults> = {
     headers: AUTHENTICATED_RESPONSE_HEADERS,
   },
   413: { description: 'Body too large', codes: ['PAYLOAD_TOO_LARGE'], headers: REQUEST_ID_RESPONSE_HEADER },
+  414: { description: 'Request URI too long', codes: ['URI_TOO_LONG'], headers: REQUEST_ID_RESPONSE_HEADER },
   415: { description: 'Body is not of a supported media type', codes: ['UNSUPPORTED_MEDIA_TYPE'], headers: REQUEST_ID_RESPONSE_HEADER },
   422: {
     description: 'Idempotency-Key reused with a different body',

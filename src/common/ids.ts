@@ -11,6 +11,7 @@ export const ID_PREFIX = {
   event: 'evt',
   delivery: 'dlv',
   run: 'run',
+  renderKey: 'rk',
   user: 'usr',
   session: 'ses',
 } as const;

@@ -67,6 +67,7 @@ class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(0) LEGACY_FREE_CAP = 1000;
   @IsIn(['inline', 'off']) WORKER_MODE: 'inline' | 'off' = 'inline';
   @Transform(toInt) @IsInt() @Min(1000) @Max(120000) CAPTURE_TIMEOUT_MS = 30000;
+  @Transform(toInt) @IsInt() @Min(0) @Max(120000) RENDER_WAIT_MS = 25000;
   @Transform(toInt) @IsInt() @Min(1) @Max(32) CAPTURE_CONCURRENCY = 2;
   /** Device pixels one image may have (CONTRACT.md, "Capture options, second set": image size cap). */
   @Transform(toInt) @IsInt() @Min(10000) @Max(1000000000) MAX_IMAGE_PIXELS = 100000000;
@@ -191,6 +192,8 @@ export interface AppConfig {
   workerMode: 'inline' | 'off';
   /** Navigation timeout of one capture, in ms. */
   captureTimeoutMs: number;
+  /** How long a render link that missed the cache waits for its render before 503 `RENDER_PENDING`, ms (CONTRACT.md, "Render links"). */
+  renderWaitMs: number;
   /** Captures run at once by one worker process. */
   captureConcurrency: number;
   /**
@@ -354,6 +357,7 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
     legacyFreeCap: raw.LEGACY_FREE_CAP,
     workerMode: raw.WORKER_MODE,
     captureTimeoutMs: raw.CAPTURE_TIMEOUT_MS,
+    renderWaitMs: raw.RENDER_WAIT_MS,
     captureConcurrency: raw.CAPTURE_CONCURRENCY,
     maxImagePixels: raw.MAX_IMAGE_PIXELS,
     captureWarmContexts: raw.CAPTURE_WARM_CONTEXTS,

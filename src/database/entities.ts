@@ -1,3 +1,4 @@
+import { RenderKey } from '../render/render-key.entity';
 import { Account } from '../accounts/account.entity';
 import { PasswordLink } from '../accounts/password-link.entity';
 import { User } from '../accounts/user.entity';
@@ -33,4 +34,5 @@ export const ENTITIES = [
   DashboardSession,
   SignInFailure,
   Run,
+  RenderKey,
 ];

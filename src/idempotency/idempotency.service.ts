@@ -146,6 +146,26 @@ export class IdempotencyService {
     return { leaseSql, storeSql };
   }
 
+  /**
+   * Replaces the response an acceptance stored for `key` with `status` and `body` (a `Prefer: wait`
+   * answer that became 200 with the ended object, CONTRACT.md "Synchronous answers"), so a replay
+   * answers what the first request answered. Does nothing when no response was stored yet (the
+   * interceptor then stores what the route sends). Logs, and keeps the stored answer, when the lease
+   * was lost.
+   */
+  async replaceStored(key: HeldIdempotencyKey, status: number, body: string): Promise<void> {
+    if (key.storedBody === undefined) return;
+    const result = await this.records.update(
+      { ...key.scope, leaseToken: key.leaseToken },
+      { responseStatus: status, responseBody: this.sealBody(key.scope, body) },
+    );
+    if (!result.affected) {
+      this.logger.warn(`Idempotency-Key ${key.scope.key} of ${key.scope.apiKeyId}: lease lost before the synchronous answer was stored`);
+      return;
+    }
+    key.storedBody = body;
+  }
+
   /** Marks `key`'s response as stored by its acceptance: the interceptor sends exactly `body` and stores nothing more. */
   markStored(key: HeldIdempotencyKey, body: string): void {
     key.storedBody = body;

@@ -13,6 +13,9 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   runs:
     'Browser session runs: a fresh browser session performs your steps (fill, click, wait, screenshot, …) with a video, console and network errors; ' +
     'poll the run or receive `run.completed` / `run.failed`.',
+  render:
+    'Render links: a signed URL that answers with the image itself (for `<img src>`, `og:image`, e-mails), signed with a render key\'s secret ' +
+    '(HMAC-SHA256 over the canonical query), cached and published without an API key. Sign on a server, never in a browser.',
 };
 
 const DESCRIPTION = [

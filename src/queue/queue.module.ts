@@ -3,6 +3,7 @@ import { DynamicModule, Global, Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { DurableQueueService } from './durable-queue.service';
 import { RUN_PROCESSORS } from './queues';
+import { WorkEndWaiter } from './work-ended';
 
 /**
  * Bull on Redis under `QUEUE_PREFIX`, whether this process runs the queue processors
@@ -27,8 +28,8 @@ export class QueueModule {
           redis: { maxRetriesPerRequest: 3 },
         }),
       ],
-      providers: [{ provide: RUN_PROCESSORS, useValue: runProcessors }, DurableQueueService],
-      exports: [RUN_PROCESSORS, DurableQueueService],
+      providers: [{ provide: RUN_PROCESSORS, useValue: runProcessors }, DurableQueueService, WorkEndWaiter],
+      exports: [RUN_PROCESSORS, DurableQueueService, WorkEndWaiter],
     };
   }
 }

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { EntityManager, ObjectLiteral, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { notifyWorkEnded } from './work-ended';
 
 /** What storing an event inside a transaction hands back (`EventsService.publishWithin`): the work to run after the commit. */
 export interface PublishedWithin {
@@ -48,7 +49,8 @@ export abstract class WorkLifecycle<T extends ObjectLiteral & { id: string; stat
    * `publish` (given the ended row): both commit or neither does. After the commit the event's
    * after-commit work runs (webhook deliveries are queued; a failure there is logged, the reconcilers
    * of the deliveries take over). Returns the ended row, or null when it was not in one of `from`
-   * (nothing is published then). Throws what the database throws (nothing is written then).
+   * (nothing is published then). Announces the end on `LISTEN/NOTIFY` at the commit ({@link notifyWorkEnded}),
+   * which `Prefer: wait` and render links wait on. Throws what the database throws (nothing is written then).
    */
   protected async end(
     id: string,
@@ -60,6 +62,7 @@ export abstract class WorkLifecycle<T extends ObjectLiteral & { id: string; stat
       const row = await this.transition(id, from, changes, manager);
       if (!row) return null;
       const { afterCommit } = await publish(manager, row);
+      await notifyWorkEnded(manager, row.id);
       return { row, afterCommit };
     });
     if (!ended) return null;

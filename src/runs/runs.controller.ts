@@ -1,10 +1,13 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
 import { ApiAcceptedResponse, ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiKeyAuth, CurrentApiKey } from '../auth/current-api-key.decorator';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
 import { AUTHENTICATED_RESPONSE_HEADERS, IDEMPOTENCY_REPLAYED_RESPONSE_HEADER } from '../common/operational-headers';
 import { Idempotent } from '../idempotency/idempotent.decorator';
+import { PreferWait } from '../idempotency/prefer-wait';
+import { ApiPreferWait } from '../idempotency/prefer-wait.openapi';
 import { CreateRunDto } from './dto/create-run.dto';
 import { ListRunsQueryDto, RunDto, RunListDto } from './dto/run.dto';
 import { STEP_DTOS } from './dto/run-step.dto';
@@ -79,7 +82,10 @@ const COMPLETED_RUN_EXAMPLE: RunDto = {
 @ApiExtraModels(...Object.values(STEP_DTOS))
 @Controller('v1/runs')
 export class RunsController {
-  constructor(private readonly runs: RunsService) {}
+  constructor(
+    private readonly runs: RunsService,
+    private readonly preferWait: PreferWait,
+  ) {}
 
   @Post()
   @HttpCode(202)
@@ -100,9 +106,16 @@ export class RunsController {
     headers: { ...AUTHENTICATED_RESPONSE_HEADERS, ...IDEMPOTENCY_REPLAYED_RESPONSE_HEADER },
     example: PENDING_RUN_EXAMPLE,
   })
+  @ApiPreferWait(RunDto, COMPLETED_RUN_EXAMPLE)
   @ApiErrorResponses(400, 401, 413, 415, 429, 500)
-  create(@CurrentApiKey() caller: AuthenticatedKey, @Body() dto: CreateRunDto): Promise<RunDto> {
-    return this.runs.create(caller, dto);
+  async create(
+    @CurrentApiKey() caller: AuthenticatedKey,
+    @Body() dto: CreateRunDto,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<RunDto> {
+    const run = await this.runs.create(caller, dto);
+    return this.preferWait.answer(req, res, run, (id) => this.runs.get(caller, id), (r) => r.status === 'completed' || r.status === 'failed');
   }
 
   @Get()

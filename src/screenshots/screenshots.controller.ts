@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, Param, Post, UploadedFile, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Req, Res, UploadedFile, UseInterceptors } from '@nestjs/common';
+import type { Request, Response } from 'express';
 import { FileInterceptor } from '@nestjs/platform-express';
 import { ApiAcceptedResponse, ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth, CurrentApiKey } from '../auth/current-api-key.decorator';
@@ -7,6 +8,8 @@ import { ApiErrorResponses } from '../common/api-error-responses.decorator';
 import { MultipartBody } from '../common/body-parsing-routes';
 import { AUTHENTICATED_RESPONSE_HEADERS, IDEMPOTENCY_REPLAYED_RESPONSE_HEADER } from '../common/operational-headers';
 import { Idempotent } from '../idempotency/idempotent.decorator';
+import { PreferWait } from '../idempotency/prefer-wait';
+import { ApiPreferWait } from '../idempotency/prefer-wait.openapi';
 import { BATCH_ITEMS, CreateScreenshotBatchDto, ScreenshotBatchDto } from './dto/create-screenshot-batch.dto';
 import { CreateScreenshotDto } from './dto/create-screenshot.dto';
 import { ScreenshotJobDto } from './dto/screenshot-job.dto';
@@ -75,7 +78,15 @@ const ApiAcceptedJobResponse = () =>
 @ApiKeyAuth()
 @Controller('v1/screenshot')
 export class ScreenshotsController {
-  constructor(private readonly screenshots: ScreenshotsService) {}
+  constructor(
+    private readonly screenshots: ScreenshotsService,
+    private readonly preferWait: PreferWait,
+  ) {}
+
+  /** The answer for an accepted job: with `Prefer: wait=N`, the ended job when it ends in time (CONTRACT.md, "Synchronous answers"). */
+  private answer(caller: AuthenticatedKey, req: Request, res: Response, job: ScreenshotJobDto): Promise<ScreenshotJobDto> {
+    return this.preferWait.answer(req, res, job, (id) => this.screenshots.get(caller, id), (j) => j.status === 'done' || j.status === 'failed');
+  }
 
   @Post()
   @HttpCode(202)
@@ -90,9 +101,15 @@ export class ScreenshotsController {
   })
   @ApiBody({ type: CreateScreenshotDto, examples: CREATE_EXAMPLES })
   @ApiAcceptedJobResponse()
+  @ApiPreferWait(ScreenshotJobDto, DONE_JOB_EXAMPLE)
   @ApiErrorResponses(400, 401, 413, 415, 429, 500)
-  create(@CurrentApiKey() caller: AuthenticatedKey, @Body() dto: CreateScreenshotDto): Promise<ScreenshotJobDto> {
-    return this.screenshots.create(caller, dto);
+  async create(
+    @CurrentApiKey() caller: AuthenticatedKey,
+    @Body() dto: CreateScreenshotDto,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<ScreenshotJobDto> {
+    return this.answer(caller, req, res, await this.screenshots.create(caller, dto));
   }
 
   @Post('upload')
@@ -117,13 +134,16 @@ export class ScreenshotsController {
     examples: { html: { summary: 'An HTML document at 800×600', value: { file: '<!doctype html><h1>Invoice 42</h1>', width: 800, height: 600 } } },
   })
   @ApiAcceptedJobResponse()
+  @ApiPreferWait(ScreenshotJobDto, DONE_JOB_EXAMPLE)
   @ApiErrorResponses(400, 401, 413, 415, 429, 500)
-  upload(
+  async upload(
     @CurrentApiKey() caller: AuthenticatedKey,
     @UploadedFile() file: UploadedDocument | undefined,
     @Body() dto: UploadScreenshotDto,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
   ): Promise<ScreenshotJobDto> {
-    return this.screenshots.createFromUpload(caller, file, dto);
+    return this.answer(caller, req, res, await this.screenshots.createFromUpload(caller, file, dto));
   }
 
   @Post('batch')

@@ -62,12 +62,14 @@ export class ScreenshotsService {
    * after it). Throws 400 `VALIDATION_FAILED` for conflicting options or an image over `MAX_IMAGE_PIXELS`
    * ({@link captureOptionConflicts}), 400 `TARGET_NOT_ALLOWED`, 429 `TOO_MANY_PENDING_JOBS` and 429
    * `PLAN_QUOTA_EXCEEDED` (nothing counted), 503 `SERVICE_UNAVAILABLE` (PostgreSQL unreachable). Redis
-   * unreachable is no error: the job is queued when it is back.
+   * unreachable is no error: the job is queued when it is back. `jobId` (`scr_…`) is the new job's id
+   * when the caller must know it before the job exists (a render link's single flight); default a new one.
    */
-  async create(caller: AuthenticatedKey, dto: CreateScreenshotDto): Promise<ScreenshotJobDto> {
+  async create(caller: AuthenticatedKey, dto: CreateScreenshotDto, jobId?: string): Promise<ScreenshotJobDto> {
     assertNoConflicts(captureOptionConflicts(dto, this.config));
     await this.ssrfGuard.assertAllowed(dto.url);
     const job = this.newJob(caller, dto, dto.url, 'url');
+    if (jobId) job.id = jobId;
     const cached = await this.fromCache(caller, job);
     if (cached) return cached;
     return this.acceptance.accept({
@@ -157,6 +159,23 @@ export class ScreenshotsService {
     const answer = await this.acceptance.accept({ caller, count: 0, insert: [{ entity: ScreenshotJob, rows: [job] }], response: this.toDto(job), queue: [] });
     await this.completeFromCache(job, source);
     return answer;
+  }
+
+  /**
+   * The newest capture of the account with this cache key (`captureCacheKey`) that completed within
+   * `ttlS` seconds and still names a result file, or null: a render link's cache lookup (CONTRACT.md,
+   * "Render links"), which reads and writes nothing else.
+   */
+  async freshCapture(accountId: string, cacheKey: string, ttlS: number): Promise<{ id: string; resultFile: string; completedAt: Date } | null> {
+    const source = await this.jobs
+      .createQueryBuilder('job')
+      .select(['job.id', 'job.resultFile', 'job.completedAt'])
+      .where('job.accountId = :accountId AND job.cacheKey = :cacheKey AND job.status = :done', { accountId, cacheKey, done: 'done' })
+      .andWhere('job.completedAt >= :since', { since: new Date(this.clock.now().getTime() - ttlS * 1000) })
+      .andWhere('job.resultFile IS NOT NULL')
+      .orderBy('job.completedAt', 'DESC')
+      .getOne();
+    return source ? { id: source.id, resultFile: source.resultFile as string, completedAt: source.completedAt as Date } : null;
   }
 
   /** The job whose capture `job` may reuse, or null (no `cache: true`, or no recent identical capture of the account). Marks `job` cached. */

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ContractValidator, DocOperation, Json, loadCommittedDocument, OPENAPI_PATH, operationsOf, resolveRef } from '../support/openapi-contract';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
@@ -23,6 +24,8 @@ interface RequestParts {
   headers?: Record<string, string>;
   /** false: send no Authorization header; a string: send it instead of the test key. */
   auth?: false | string;
+  /** Query string appended to the path as it is (starting with `?`). */
+  query?: string;
 }
 
 /** A request with the status (and optionally header values) it must get. */
@@ -111,6 +114,21 @@ function idempotencyScenarios(name: string, first: RequestParts, status: number,
 /** A second resource per idempotent route, so its keyed requests act on something the valid request left alone. */
 const idempotentTargets: Record<string, Record<string, string>> = {};
 
+/** Statuses of a render link that test/render-links.e2e-spec.ts provokes (each needs its own setup). */
+const RENDER_LINK_ELSEWHERE: Record<number, string> = Object.fromEntries(
+  [304, 400, 403, 414, 422, 429, 503].map((status) => [status, 'test/render-links.e2e-spec.ts provokes it (with its own keys, pages and RENDER_WAIT_MS)']),
+);
+
+/** A signed render link of a new render key of the test key (CONTRACT.md, "Render links"), as path parameters and query. */
+async function renderLinkParts(ctx: Context): Promise<RequestParts> {
+  const rk = (await ctx.t.request('POST', '/v1/render-keys', { key: ctx.key, body: {} })).body;
+  const url = `${ctx.pages.url}/page`;
+  const enc = (v: string) => encodeURIComponent(v).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+  const canonical = `height=240&url=${enc(url)}&width=320`;
+  const signature = createHmac('sha256', rk.secret).update(`GET\n/v1/render/${rk.id}.png\n${canonical}`).digest('hex');
+  return { auth: false, pathParams: { file: `${rk.id}.png` }, query: `?${canonical}&signature=${signature}` };
+}
+
 /** How to build a valid request per operationId. Add an entry for each new operation. */
 const RECIPES: Record<string, Recipe> = {
   createScreenshot: {
@@ -118,6 +136,7 @@ const RECIPES: Record<string, Recipe> = {
     scenarios: (ctx, valid) => [
       { name: 'monthly quota used up', parts: { ...valid, auth: `Bearer ${ctx.exhaustedKey}` }, status: 429 },
       ...idempotencyScenarios('contract', valid, 202, { url: `${ctx.pages.url}/page?other` }),
+      { name: 'Prefer: wait=30, ended in time', parts: { ...valid, headers: { Prefer: 'wait=30' } }, status: 200 },
     ],
     notExercised: { 409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it' },
   },
@@ -150,6 +169,7 @@ const RECIPES: Record<string, Recipe> = {
         { name: 'first upload with an Idempotency-Key', parts: idempotent, status: 202 },
         { name: 'replayed upload', parts: idempotent, status: 202, expectHeaders: { 'Idempotency-Replayed': 'true' } },
         { name: 'Idempotency-Key reused with another file', parts: { ...idempotent, form: { file: html('<h1>Other</h1>') } }, status: 422 },
+        { name: 'Prefer: wait=30, ended in time', parts: { ...valid, headers: { Prefer: 'wait=30' } }, status: 200 },
       ];
     },
     notExercised: { 409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it' },
@@ -202,6 +222,31 @@ const RECIPES: Record<string, Recipe> = {
       ...idempotencyScenarios('resend', { pathParams: idempotentTargets.retryWebhookDelivery }, 202, { note: 'other' }),
     ],
   },
+  createRenderKey: {
+    valid: () => ({ body: { description: 'contract test', allowedHosts: ['example.com', '*.example.com'] } }),
+    scenarios: (_ctx, valid) => idempotencyScenarios('render-key', valid, 201, { description: 'other' }),
+    notExercised: {
+      403: 'PLAN_LIMIT_REACHED needs an account at its plan limit; test/render-keys.e2e-spec.ts provokes it',
+      409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it',
+    },
+  },
+  listRenderKeys: { valid: () => ({}) },
+  rotateRenderKey: {
+    valid: async (ctx) => ({ pathParams: { id: (await ctx.t.request('POST', '/v1/render-keys', { key: ctx.key, body: {} })).body.id }, body: { expiresInSeconds: 60 } }),
+    unknownPathParams: { id: 'rk_000000000000000000000000' },
+    scenarios: (_ctx, valid) => idempotencyScenarios('render-key-rotate', valid, 200, { expiresInSeconds: 120 }),
+    notExercised: { 409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it' },
+  },
+  deleteRenderKey: {
+    valid: async (ctx) => ({ pathParams: { id: (await ctx.t.request('POST', '/v1/render-keys', { key: ctx.key, body: {} })).body.id } }),
+    unknownPathParams: { id: 'rk_000000000000000000000000' },
+  },
+  getRenderLink: {
+    valid: (ctx) => renderLinkParts(ctx),
+    scenarios: (_ctx, valid) => [{ name: 'wrong signature', parts: { ...valid, query: valid.query!.replace(/signature=[0-9a-f]/, 'signature=g') }, status: 401 }],
+    notExercised: RENDER_LINK_ELSEWHERE,
+  },
+
   deleteWebhookEndpoint: {
     valid: async (ctx) => ({ pathParams: { id: await ctx.newWebhookEndpointId() } }),
     unknownPathParams: { id: 'we_000000000000000000000000' },
@@ -215,6 +260,7 @@ const RECIPES: Record<string, Recipe> = {
       return [
         { name: 'unknown step action', parts: { body: { url: `${ctx.pages.url}/page`, steps: [{ action: 'fly' }] } }, status: 400 },
         { name: 'monthly quota used up', parts: { ...valid, auth: `Bearer ${ctx.exhaustedKey}` }, status: 429 },
+        { name: 'Prefer: wait=60, ended in time', parts: { ...valid, headers: { Prefer: 'wait=60' } }, status: 200 },
         { name: 'first request with an Idempotency-Key', parts: idempotent, status: 202 },
         { name: 'replayed retry with the same Idempotency-Key', parts: idempotent, status: 202, expectHeaders: { 'Idempotency-Replayed': 'true' } },
         { name: 'Idempotency-Key reused with another body', parts: { ...idempotent, body: { url: `${ctx.pages.url}/page?other` } }, status: 422 },
@@ -344,7 +390,7 @@ describe('contract: every operation of openapi/openapi.json against the running 
       body = parts.rawBody ?? JSON.stringify(parts.body);
       headers['content-type'] = parts.contentType ?? 'application/json';
     }
-    const res = await fetch(t.baseUrl + path, { method: op.method.toUpperCase(), headers, body });
+    const res = await fetch(t.baseUrl + path + (parts.query ?? ''), { method: op.method.toUpperCase(), headers, body });
     const received = { status: res.status, headers: res.headers, text: await res.text() };
     const problems = validator.problems(op, received);
     if (received.status !== expectStatus) problems.unshift(`expected ${expectStatus}, got ${received.status}: ${received.text.slice(0, 300)}`);
@@ -416,7 +462,9 @@ describe('contract: every operation of openapi/openapi.json against the running 
       if (!recipe) throw new Error(`no recipe for ${op.operationId}`);
       exercised.set(op.operationId, new Set());
       const valid = await recipe.valid(ctx);
-      const success = Object.keys(op.operation.responses).map(Number).filter((s) => s >= 200 && s < 300);
+      // The answer without `Prefer: wait` (its 200 is a scenario: CONTRACT.md, "Synchronous answers").
+      const prefers = (op.operation.parameters ?? []).some((p: { name?: string }) => p.name === 'Prefer');
+      const success = Object.keys(op.operation.responses).map(Number).filter((s) => s >= 200 && s < 300 && !(prefers && s === 200));
       expect(success).toHaveLength(1);
       const problems = await check(op, { name: 'valid request', parts: valid, status: success[0] });
       const variants = [...invalidVariants(op, valid, recipe), ...(recipe.scenarios?.(ctx, valid) ?? [])];
@@ -440,7 +488,9 @@ describe('contract: every operation of openapi/openapi.json against the running 
     expect(ui.headers.get('content-type')).toMatch(/^text\/html/);
     // "Authorize" offers the Bearer scheme, every operation requires it, and "Try it out" targets this server.
     expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
-    for (const op of operations) expect(op.operation.security).toEqual([{ apiKey: [] }]);
+    // Render links are signed instead (CONTRACT.md, "Render links"): no API key.
+    for (const op of operations.filter((o) => !o.path.startsWith('/v1/render/'))) expect(op.operation.security).toEqual([{ apiKey: [] }]);
+    for (const op of operations.filter((o) => o.path.startsWith('/v1/render/'))) expect(op.operation.security).toEqual([]);
     expect(doc.servers).toEqual([{ url: '/', description: expect.any(String) }]);
   });
 

@@ -1,6 +1,7 @@
 /**
  * `glimpse` — the SDK's command line (Node ≥ 20): `glimpse capture <url> -o shot.png` and
- * `glimpse run <url> --steps steps.json -o run.json`. Reads `GLIMPSE_API_KEY` and `GLIMPSE_BASE_URL`.
+ * `glimpse run <url> --steps steps.json -o run.json`, and `glimpse render-url <url> --render-key rk_…` (prints a
+ * signed render link; the secret from `GLIMPSE_RENDER_SECRET`). Reads `GLIMPSE_API_KEY` and `GLIMPSE_BASE_URL`.
  * Exit codes (README of the SDK, "CLI"): 0 success, 1 the API answered an error, 2 usage error,
  * 3 the capture or run ended `failed`, 4 timed out, 5 the API could not be reached.
  */
@@ -10,6 +11,7 @@ import { basename, dirname, extname, join } from 'node:path';
 import { CAPTURE_FLAGS, type FlagSpec, kebab, RUN_FLAGS } from './cli-options';
 import { Glimpse } from './client';
 import { GlimpseConnectionError, GlimpseError, GlimpseTimeoutError } from './errors';
+import { type RenderLinkFormat, signRenderUrl } from './render-links';
 import type { CreateRunRequest, CreateScreenshotRequest } from './types';
 
 declare const __SDK_VERSION__: string;
@@ -164,6 +166,33 @@ export function buildProgram(io: { stdout: NodeJS.WritableStream; stderr: NodeJS
       io.stderr.write(`glimpse: run ${finished.id} failed: ${why}\n`);
       process.exitCode = EXIT.failed;
     }
+  });
+  const renderFlags = Object.fromEntries(Object.entries(CAPTURE_FLAGS).filter(([field]) => field !== 'format' && field !== 'cache')) as Record<string, FlagSpec>;
+  const renderUrl = program
+    .command('render-url')
+    .description('print a signed render link for <url> (docs/CONTRACT.md "Render links"); sign on a server, never ship the secret to a browser')
+    .argument('<url>', 'page to capture (http or https)')
+    .requiredOption('--render-key <id>', 'the render key (rk_…)')
+    .addOption(new Option('--secret <rks_…>', "the render key's secret").env('GLIMPSE_RENDER_SECRET'))
+    .addOption(new Option('--format <format>', 'file type').choices(['png', 'jpeg', 'webp', 'pdf']).default('png'))
+    .option('--expires-in <seconds>', 'the link stops working after this many seconds');
+  addFieldOptions(renderUrl, renderFlags);
+  renderUrl.action(async (url: string, options: Record<string, unknown>) => {
+    const { baseUrl } = program.opts<{ baseUrl?: string }>();
+    if (!baseUrl) throw new UsageError('no API address: set GLIMPSE_BASE_URL, e.g. https://glimpse.example.com (or pass --base-url)');
+    if (!options.secret) throw new UsageError('no render key secret: set GLIMPSE_RENDER_SECRET (or pass --secret)');
+    const expiresIn = options.expiresIn === undefined ? undefined : Number(options.expiresIn);
+    if (expiresIn !== undefined && !(Number.isInteger(expiresIn) && expiresIn > 0)) throw new UsageError('--expires-in: a whole number of seconds above 0');
+    const link = await signRenderUrl({
+      baseUrl,
+      renderKeyId: String(options.renderKey),
+      secret: String(options.secret),
+      url,
+      format: options.format as RenderLinkFormat,
+      ...(expiresIn ? { expiresAt: Math.floor(Date.now() / 1000) + expiresIn } : {}),
+      ...(fieldsOf(options, renderFlags) as Record<string, string | number | boolean>),
+    });
+    io.stdout.write(`${link}\n`);
   });
   return program;
 }

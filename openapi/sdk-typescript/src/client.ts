@@ -1,6 +1,7 @@
 import { Core, type DownloadedFile, type GlimpseOptions, type RequestOptions } from './core';
 import { Runs } from './resources/runs';
 import { Screenshots } from './resources/screenshots';
+import { RenderKeys } from './resources/render-keys';
 import { Webhooks } from './resources/webhooks';
 
 /**
@@ -19,6 +20,7 @@ export class Glimpse {
   readonly screenshots: Screenshots;
   readonly runs: Runs;
   readonly webhooks: Webhooks;
+  readonly renderKeys: RenderKeys;
   /** The generated openapi-fetch client on the same transport, for anything the resources do not wrap. */
   readonly api: Core['api'];
   private readonly core: Core;
@@ -29,6 +31,7 @@ export class Glimpse {
     this.screenshots = new Screenshots(this.core);
     this.runs = new Runs(this.core);
     this.webhooks = new Webhooks(this.core);
+    this.renderKeys = new RenderKeys(this.core);
   }
 
   /** Downloads any capability URL the API returned (a result `url`, a run's `videoUrl`, a step's `screenshotUrl`); no API key is sent. */

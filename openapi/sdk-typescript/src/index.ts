@@ -8,6 +8,8 @@ export type { DownloadedFile, GlimpseOptions, RequestOptions } from './core';
 export { GlimpseConnectionError, GlimpseError, GlimpseTimeoutError } from './errors';
 export type { GlimpseApiErrorCode, GlimpseClientErrorCode, GlimpseErrorCode } from './errors';
 export type { FetchLike } from './http';
+export { signRenderUrl } from './render-links';
+export type { RenderLinkFormat, RenderLinkOptionValue, SignRenderUrlInput } from './render-links';
 export type { WaitOptions } from './poll';
 export type { FinishedRun } from './resources/runs';
 export type { CapturedScreenshot, CaptureOptions, FinishedScreenshotJob, UploadScreenshotInput } from './resources/screenshots';

@@ -26,6 +26,12 @@ export type RunPage = Schemas['RunListDto'];
 export type WebhookEndpoint = Schemas['WebhookEndpointDto'];
 /** A webhook endpoint just created, with its signing `secret` (`whsec_…`), shown this once. */
 export type CreatedWebhookEndpoint = Schemas['CreatedWebhookEndpointDto'];
+/** A render key (never its secret) and the answers that carry the secret once. */
+export type RenderKey = Schemas['RenderKeyDto'];
+export type CreatedRenderKey = Schemas['CreatedRenderKeyDto'];
+export type CreateRenderKeyRequest = NonNullable<Schemas['CreateRenderKeyDto']>;
+export type RotatedRenderKey = Schemas['RotatedRenderKeyDto'];
+export type RotateRenderKeyRequest = NonNullable<Schemas['RotateRenderKeyDto']>;
 /** Body of `POST /v1/webhooks`. */
 export type CreateWebhookEndpointRequest = Schemas['CreateWebhookEndpointDto'];
 /** Body of `PATCH /v1/webhooks/{id}`. */

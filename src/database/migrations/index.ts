@@ -15,6 +15,7 @@ import { ResultExpiry1795500000000 } from './1795500000000-ResultExpiry';
 import { SignInFailuresByIp1795510000000 } from './1795510000000-SignInFailuresByIp';
 import { OpenWorkCounter1795520000000 } from './1795520000000-OpenWorkCounter';
 import { RateLimits1795530000000 } from './1795530000000-RateLimits';
+import { RenderKeys1795600000000 } from './1795600000000-RenderKeys';
 import { ExtractedContent1795640000000 } from './1795640000000-ExtractedContent';
 import { TargetStatus1795540000000 } from './1795540000000-TargetStatus';
 
@@ -36,6 +37,7 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   SignInFailuresByIp1795510000000,
   OpenWorkCounter1795520000000,
   RateLimits1795530000000,
-  ExtractedContent1795640000000,
   TargetStatus1795540000000,
+  RenderKeys1795600000000,
+  ExtractedContent1795640000000,
 ];

@@ -12,7 +12,7 @@ export const UPLOAD_MEDIA_TYPES = ['text/html'];
 /** Largest form field, bytes: `css` and `javascript` are up to 65,536 characters of UTF-8. */
 export const UPLOAD_FIELD_MAX_BYTES = 4 * 65_536;
 
-type FormTransform = (params: { value: unknown }) => unknown;
+export type FormTransform = (params: { value: unknown }) => unknown;
 
 /** A decimal integer form field becomes a number; anything else is left for the validator to reject. */
 const formInt: FormTransform = ({ value }) => (typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value);
@@ -32,7 +32,7 @@ const formJson: FormTransform = ({ value }) => {
 };
 
 /** How a form field's text becomes the option's value, from the option's JSON Schema type. */
-function formTransformOf(name: CaptureOptionName): FormTransform | null {
+export function formTransformOf(name: CaptureOptionName): FormTransform | null {
   const type = captureOptionJsonSchema(name).type;
   if (type === 'integer') return formInt;
   if (type === 'number') return formNumber;

@@ -1,0 +1,48 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Account } from '../accounts/account.entity';
+
+/**
+ * A key that signs render links (CONTRACT.md, "Render links"). It belongs to the API key that created
+ * it: its renders count against that key's quota, and it stops working when that key is revoked. The
+ * secret is stored sealed ({@link SecretCipher}, bound to this id): the server computes HMACs with it.
+ */
+@Entity({ name: 'render_keys' })
+@Index(['accountId', 'createdAt'])
+export class RenderKey {
+  /** `rk_…` */
+  @PrimaryColumn({ type: 'varchar', length: 40 })
+  id: string;
+
+  @Column({ name: 'account_id', type: 'varchar', length: 40 })
+  accountId: string;
+
+  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'account_id' })
+  account?: Account;
+
+  /** The API key (`key_…`) whose quota its renders use. */
+  @Column({ name: 'api_key_id', type: 'varchar', length: 40 })
+  apiKeyId: string;
+
+  @Column({ type: 'varchar', length: 500, default: '' })
+  description: string;
+
+  /** Host names links may capture: exact or with one leading `*.`; empty: any host. */
+  @Column({ name: 'allowed_hosts', type: 'jsonb', default: () => "'[]'" })
+  allowedHosts: string[];
+
+  /** The `rks_…` secret as sealed by {@link SecretCipher.seal}. */
+  @Column({ name: 'secret_sealed', type: 'text' })
+  secretSealed: string;
+
+  /** The secret before the last rotation, sealed, while it still signs; else null. */
+  @Column({ name: 'previous_secret_sealed', type: 'text', nullable: true })
+  previousSecretSealed: string | null;
+
+  /** Until when {@link previousSecretSealed} signs; null when there is none. */
+  @Column({ name: 'previous_secret_expires_at', type: 'timestamptz', nullable: true })
+  previousSecretExpiresAt: Date | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}

@@ -1,0 +1,189 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { AuthenticatedKey } from '../auth/api-keys.service';
+import { captureCacheKey, resolveCaptureOptions } from '../capture/capture-options';
+import { ApiError, ErrorCode } from '../common/api-error';
+import { Clock } from '../common/clock';
+import { newId } from '../common/ids';
+import { createValidationPipe } from '../common/validation';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { WorkEndWaiter } from '../queue/work-ended';
+import { CreateScreenshotDto } from '../screenshots/dto/create-screenshot.dto';
+import { ScreenshotJobDto } from '../screenshots/dto/screenshot-job.dto';
+import { ScreenshotsService } from '../screenshots/screenshots.service';
+import { ResultFileInfo, ResultFilesService } from '../storage/result-files.service';
+import { RenderLinkOptionsDto } from './dto/render-link.dto';
+import type { VerifiedRenderLink } from './render-link.guard';
+import { hostAllowed } from './render-signature';
+
+/** How long a render link's capture stays fresh by default, s (CONTRACT.md, "Render links"). */
+export const RENDER_LINK_CACHE_TTL_S = 86_400;
+/** How long a failed render is answered again without a new job, ms. */
+export const RENDER_FAILURE_MEMORY_MS = 60_000;
+/** How long a single-flight slot names a job not yet readable (being accepted) before another request may take it over, ms. */
+const FLIGHT_ACCEPT_GRACE_MS = 30_000;
+/** `Retry-After` of 503 `RENDER_PENDING`, s. */
+export const RENDER_PENDING_RETRY_AFTER_S = 5;
+
+/** The file a render link answers with. */
+export interface RenderedFile {
+  file: ResultFileInfo;
+  jobId: string;
+  cache: 'HIT' | 'MISS';
+  /** Seconds the capture stays fresh (`Cache-Control: max-age`). */
+  freshS: number;
+}
+
+/**
+ * Render links (CONTRACT.md, "Render links"): validates a verified link's options with the options
+ * table (as upload form fields), checks its host, answers from the capture cache (nothing counted,
+ * nothing written), else joins or starts the one render of that link (single flight across replicas:
+ * the `render_flights` row of account and cache key names the job) and waits for it up to
+ * `RENDER_WAIT_MS` without polling ({@link WorkEndWaiter}).
+ */
+@Injectable()
+export class RenderLinksService {
+  private readonly validation = createValidationPipe();
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly screenshots: ScreenshotsService,
+    private readonly files: ResultFilesService,
+    private readonly waiter: WorkEndWaiter,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * The file of `link` for `caller` (the render key's API key). Throws 400 `VALIDATION_FAILED` (or
+   * `TARGET_NOT_ALLOWED`), 403 `HOST_NOT_ALLOWED`, 422 `CAPTURE_FAILED` (also for 60 s after a failure,
+   * without a new job), 429 `PLAN_QUOTA_EXCEEDED` on a miss over quota, 503 `RENDER_PENDING` (with
+   * `Retry-After` and `Cache-Control: no-store`) when the render outlasts `RENDER_WAIT_MS`.
+   */
+  async render(caller: AuthenticatedKey, link: VerifiedRenderLink): Promise<RenderedFile> {
+    const dto = await this.options(link);
+    const host = new URL(dto.url).hostname.toLowerCase();
+    if (!hostAllowed(host, link.allowedHosts))
+      throw new ApiError(ErrorCode.HOST_NOT_ALLOWED, 403, `This render key may not capture ${host}`);
+    const input = { ...dto, format: link.format, cache: true, cacheTtl: dto.cacheTtl ?? RENDER_LINK_CACHE_TTL_S };
+    const options = resolveCaptureOptions(input);
+    const cacheKey = captureCacheKey(dto.url, options);
+    const hit = await this.cached(caller.accountId, cacheKey, options.cacheTtlS);
+    if (hit) return { ...hit, cache: 'HIT' };
+
+    const jobId = await this.flight(caller, cacheKey, options.cacheTtlS, input as CreateScreenshotDto);
+    const ended = await this.waiter.waitForEnd(jobId, this.config.renderWaitMs, async () => {
+      const job = await this.job(caller, jobId);
+      return job && (job.status === 'done' || job.status === 'failed') ? job : null;
+    });
+    if (!ended) {
+      throw new ApiError(ErrorCode.RENDER_PENDING, 503, 'The render is still running; retry shortly', undefined, {
+        'Retry-After': String(RENDER_PENDING_RETRY_AFTER_S),
+        'Cache-Control': 'no-store',
+      });
+    }
+    if (ended.status === 'failed') throw captureFailed(ended);
+    const done = await this.cached(caller.accountId, cacheKey, options.cacheTtlS);
+    if (!done)
+      throw new ApiError(ErrorCode.CAPTURE_FAILED, 422, 'The capture finished but its file is no longer available; retry', undefined, {
+        'Cache-Control': 'no-store',
+      });
+    return { ...done, jobId: ended.id, cache: 'MISS' };
+  }
+
+  /** The link's options validated by the options table (400 `VALIDATION_FAILED` naming the parameter). */
+  private async options(link: VerifiedRenderLink): Promise<RenderLinkOptionsDto> {
+    const plain: Record<string, string> = {};
+    for (const [name, value] of link.params) {
+      if (Object.prototype.hasOwnProperty.call(plain, name))
+        throw ApiError.validation([{ field: name, message: `${name} must be given once` }]);
+      plain[name] = value;
+    }
+    return (await this.validation.transform(plain, { type: 'query', metatype: RenderLinkOptionsDto })) as RenderLinkOptionsDto;
+  }
+
+  /** The fresh cached capture of the cache key with its servable file, or null. */
+  private async cached(accountId: string, cacheKey: string, ttlS: number): Promise<Omit<RenderedFile, 'cache'> | null> {
+    const capture = await this.screenshots.freshCapture(accountId, cacheKey, ttlS);
+    if (!capture) return null;
+    const file = await this.files.describe(capture.resultFile);
+    if (!file) return null;
+    const ageS = (this.clock.now().getTime() - capture.completedAt.getTime()) / 1000;
+    return { file, jobId: capture.id, freshS: Math.max(0, Math.floor(ttlS - ageS)) };
+  }
+
+  /** The caller's job, or null when it does not exist (yet). */
+  private async job(caller: AuthenticatedKey, id: string): Promise<ScreenshotJobDto | null> {
+    try {
+      return await this.screenshots.get(caller, id);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === ErrorCode.NOT_FOUND) return null;
+      throw err;
+    }
+  }
+
+  /**
+   * The id of the one render of (account, cache key): the running one named by its `render_flights`
+   * row (joined: no new job, no quota), or a new job started here after claiming the row (inserted, or
+   * taken over with a compare-and-set when its job ended). Throws 422 `CAPTURE_FAILED` when the row's
+   * job failed less than 60 s ago, and the errors of job acceptance (the claim is then released).
+   */
+  private async flight(caller: AuthenticatedKey, cacheKey: string, ttlS: number, dto: CreateScreenshotDto): Promise<string> {
+    for (let round = 0; ; round++) {
+      const now = this.clock.now();
+      const [row]: { job_id: string; created_at: Date }[] = await this.db.query(
+        'SELECT job_id, created_at FROM render_flights WHERE account_id = $1 AND cache_key = $2',
+        [caller.accountId, cacheKey],
+      );
+      const jobId = newId('screenshot');
+      let claimed: unknown[];
+      if (row) {
+        const job = await this.job(caller, row.job_id);
+        if (!job) {
+          if (now.getTime() - new Date(row.created_at).getTime() < FLIGHT_ACCEPT_GRACE_MS) return row.job_id;
+        } else if (job.status === 'pending' || job.status === 'processing') {
+          return row.job_id;
+        } else if (job.status === 'failed' && job.completedAt && now.getTime() - Date.parse(job.completedAt) < RENDER_FAILURE_MEMORY_MS) {
+          throw captureFailed(job);
+        } else if (job.status === 'done' && job.completedAt && now.getTime() - Date.parse(job.completedAt) < ttlS * 1000) {
+          return row.job_id;
+        }
+        claimed = await this.db.query(
+          'UPDATE render_flights SET job_id = $4, created_at = $5 WHERE account_id = $1 AND cache_key = $2 AND job_id = $3 RETURNING 1',
+          [caller.accountId, cacheKey, row.job_id, jobId, now],
+        );
+      } else {
+        claimed = await this.db.query(
+          'INSERT INTO render_flights (account_id, cache_key, job_id, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING 1',
+          [caller.accountId, cacheKey, jobId, now],
+        );
+      }
+      if (claimed.length) return this.start(caller, cacheKey, dto, jobId);
+      if (round >= 10) throw new Error('render_flights: no stable slot after 10 rounds');
+    }
+  }
+
+  /** Accepts the job `jobId` of a claimed flight; on failure releases the claim and rethrows. */
+  private async start(caller: AuthenticatedKey, cacheKey: string, dto: CreateScreenshotDto, jobId: string): Promise<string> {
+    try {
+      await this.screenshots.create(caller, dto, jobId);
+      return jobId;
+    } catch (err) {
+      await this.db.query('DELETE FROM render_flights WHERE account_id = $1 AND cache_key = $2 AND job_id = $3', [
+        caller.accountId,
+        cacheKey,
+        jobId,
+      ]);
+      throw err;
+    }
+  }
+}
+
+/** 422 `CAPTURE_FAILED` with the job's customer-safe error. */
+function captureFailed(job: ScreenshotJobDto): ApiError {
+  return new ApiError(ErrorCode.CAPTURE_FAILED, 422, job.error ?? 'The capture failed', undefined, {
+    'Cache-Control': 'no-store',
+    'X-Glimpse-Job-Id': job.id,
+  });
+}

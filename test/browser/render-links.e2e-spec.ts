@@ -1,0 +1,291 @@
+import { createHmac } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { chromium } from 'playwright';
+import { DataSource } from 'typeorm';
+import { ApiKeysService } from '../../src/auth/api-keys.service';
+import { resolveChromiumExecutable } from '../../src/browser/chromium-executable';
+import { isJpeg, pngSize } from '../support/images';
+import { PageServer, startPageServer } from '../support/page-server';
+import { startTestApp, TestApp } from '../support/test-app';
+
+/** RFC 3986 percent-encoding, written here independently of the server's. */
+const enc = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+
+/** A signed render link as CONTRACT.md "Render links" describes it; `order` lists the parameters as sent (default: as given). */
+function signedLink(base: string, keyId: string, secret: string, ext: string, params: Record<string, string>, order?: string[]): string {
+  const path = `/v1/render/${keyId}.${ext}`;
+  const pairs = Object.entries(params).map(([n, v]) => [enc(n), enc(v)]);
+  const canonical = [...pairs]
+    .sort(([a, av], [b, bv]) => (a < b ? -1 : a > b ? 1 : av < bv ? -1 : av > bv ? 1 : 0))
+    .map(([n, v]) => `${n}=${v}`)
+    .join('&');
+  const signature = createHmac('sha256', secret).update(`GET\n${path}\n${canonical}`).digest('hex');
+  const sent = (order ?? Object.keys(params)).map((n) => `${enc(n)}=${enc(params[n])}`);
+  return `${base}${path}?${[...sent, `signature=${signature}`].join('&')}`;
+}
+
+describe('render links', () => {
+  let t: TestApp;
+  let pages: PageServer;
+  let key: string;
+  let keyId: string;
+  let rk: { id: string; secret: string };
+  let db: DataSource;
+  const held: (() => void)[] = [];
+
+  beforeAll(async () => {
+    pages = await startPageServer({
+      '/': '<!doctype html><html><body style="margin:0;background:rgb(0,128,0)"><h1 style="color:white">render link</h1></body></html>',
+      '/slow': (_req, res) => held.push(() => res.writeHead(200, { 'content-type': 'text/html' }).end('<h1>slow</h1>')),
+    });
+    t = await startTestApp({ env: { LEGACY_FREE_CAP: '0' } });
+    db = t.get(DataSource);
+    ({ key, keyId } = await t.createKey('pro'));
+    rk = (await t.request('POST', '/v1/render-keys', { key, body: {} })).body;
+  });
+
+  afterAll(async () => {
+    for (const release of held) release();
+    await t.close();
+    await pages.close();
+  });
+
+  const link = (params: Record<string, string>, ext = 'png', order?: string[]) =>
+    signedLink(t.baseUrl, rk.id, rk.secret, ext, params, order);
+  async function used(apiKeyId = keyId): Promise<number> {
+    const [row] = await db.query('SELECT coalesce(sum(used), 0)::int AS used FROM quota_usage WHERE api_key_id = $1', [apiKeyId]);
+    return row.used;
+  }
+  async function jobsFor(url: string): Promise<number> {
+    const [row] = await db.query('SELECT count(*)::int AS n FROM screenshot_jobs WHERE target_url = $1', [url]);
+    return row.n;
+  }
+
+  it('200: renders on a miss (counted once, an ordinary job), then answers from the cache (HIT, nothing counted)', async () => {
+    const url = `${pages.url}/?first`;
+    const before = await used();
+    const miss = await fetch(link({ url, width: '640', height: '480' }));
+    expect(miss.status).toBe(200);
+    expect(miss.headers.get('content-type')).toBe('image/png');
+    expect(miss.headers.get('x-glimpse-cache')).toBe('MISS');
+    expect(miss.headers.get('etag')).toMatch(/^"[^"]+"$/);
+    expect(miss.headers.get('cache-control')).toMatch(/^public, max-age=(86[34]\d\d)$/);
+    expect(miss.headers.get('x-request-id')).toBeTruthy();
+    expect(miss.headers.get('x-ratelimit-limit')).toBe('10000');
+    const jobId = miss.headers.get('x-glimpse-job-id')!;
+    const png = Buffer.from(await miss.arrayBuffer());
+    expect(Number(miss.headers.get('content-length'))).toBe(png.length);
+    expect(pngSize(png)).toEqual({ width: 640, height: 480 });
+    expect(await used()).toBe(before + 1);
+    const job = await t.request('GET', `/v1/screenshot/${jobId}`, { key });
+    expect(job.body).toMatchObject({ status: 'done', width: 640, height: 480 });
+
+    const hit = await fetch(link({ url, width: '640', height: '480' }));
+    expect(hit.status).toBe(200);
+    expect(hit.headers.get('x-glimpse-cache')).toBe('HIT');
+    expect(hit.headers.get('x-glimpse-job-id')).toBe(jobId);
+    expect(hit.headers.get('etag')).toBe(miss.headers.get('etag'));
+    expect(Buffer.from(await hit.arrayBuffer()).equals(png)).toBe(true);
+    expect(await used()).toBe(before + 1);
+    expect(await jobsFor(url)).toBe(1);
+  });
+
+  it('does not depend on the order of the parameters', async () => {
+    const params = { url: `${pages.url}/?order`, width: '500', height: '300', hideSelectors: '["h1"]' };
+    const a = await fetch(link(params, 'png', ['width', 'url', 'hideSelectors', 'height']));
+    expect(a.status).toBe(200);
+    const b = await fetch(link(params, 'png', ['hideSelectors', 'height', 'url', 'width']));
+    expect(b.status).toBe(200);
+    expect(b.headers.get('x-glimpse-cache')).toBe('HIT');
+    expect(b.headers.get('x-glimpse-job-id')).toBe(a.headers.get('x-glimpse-job-id'));
+  });
+
+  it('304 on a matching If-None-Match; HEAD answers the headers without a body; other formats by extension', async () => {
+    const href = link({ url: `${pages.url}/?first`, width: '640', height: '480' });
+    const first = await fetch(href);
+    await first.arrayBuffer();
+    const notModified = await fetch(href, { headers: { 'if-none-match': first.headers.get('etag')! } });
+    expect(notModified.status).toBe(304);
+    expect(notModified.headers.get('etag')).toBe(first.headers.get('etag'));
+    const head = await fetch(href, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(first.headers.get('content-length'));
+    expect(head.headers.get('x-glimpse-cache')).toBe('HIT');
+    expect((await head.arrayBuffer()).byteLength).toBe(0);
+    const jpeg = await fetch(link({ url: `${pages.url}/?first`, width: '640', height: '480' }, 'jpeg'));
+    expect(jpeg.status).toBe(200);
+    expect(jpeg.headers.get('content-type')).toBe('image/jpeg');
+    expect(isJpeg(Buffer.from(await jpeg.arrayBuffer()))).toBe(true);
+  });
+
+  it('401 INVALID_SIGNATURE for a missing or wrong signature, an unknown or deleted render key, a revoked API key', async () => {
+    const params = { url: `${pages.url}/?first`, width: '640', height: '480' };
+    const good = link(params);
+    const expect401 = async (href: string) => {
+      const res = await fetch(href);
+      expect(res.status).toBe(401);
+      const body = await res.json();
+      expect(body).toMatchObject({ code: 'INVALID_SIGNATURE', requestId: expect.any(String) });
+      expect(res.headers.get('x-request-id')).toBe(body.requestId);
+    };
+    await expect401(good.replace(/&signature=[0-9a-f]+$/, ''));
+    await expect401(good.replace(/signature=([0-9a-f])/, (_m, c) => `signature=${c === 'a' ? 'b' : 'a'}`));
+    await expect401(good.replace('width=640', 'width=641'));
+    await expect401(signedLink(t.baseUrl, 'rk_000000000000000000000000', rk.secret, 'png', params));
+    await expect401(signedLink(t.baseUrl, rk.id, 'rks_wrong', 'png', params));
+
+    const other = await t.createKey('pro');
+    const doomed = (await t.request('POST', '/v1/render-keys', { key: other.key, body: {} })).body;
+    const doomedLink = signedLink(t.baseUrl, doomed.id, doomed.secret, 'png', params);
+    expect((await fetch(doomedLink)).status).toBe(200);
+    await t.get(ApiKeysService).revoke(other.keyId);
+    await expect401(doomedLink);
+    const another = await t.createKey('pro');
+    const deleted = (await t.request('POST', '/v1/render-keys', { key: another.key, body: {} })).body;
+    expect((await t.request('DELETE', `/v1/render-keys/${deleted.id}`, { key: another.key })).status).toBe(204);
+    await expect401(signedLink(t.baseUrl, deleted.id, deleted.secret, 'png', params));
+  });
+
+  it('403 RENDER_LINK_EXPIRED for a past expires, 403 HOST_NOT_ALLOWED outside allowedHosts, 414 over 8,192 characters, 400 for invalid options', async () => {
+    const expired = await fetch(link({ url: `${pages.url}/`, expires: String(Math.floor(Date.now() / 1000) - 10) }));
+    expect(expired.status).toBe(403);
+    expect((await expired.json()).code).toBe('RENDER_LINK_EXPIRED');
+    const future = await fetch(
+      link({ url: `${pages.url}/?first`, width: '640', height: '480', expires: String(Math.floor(Date.now() / 1000) + 3600) }),
+    );
+    expect(future.status).toBe(200);
+
+    const narrow = (await t.request('POST', '/v1/render-keys', { key, body: { allowedHosts: ['example.com', '*.example.org'] } })).body;
+    const outside = await fetch(signedLink(t.baseUrl, narrow.id, narrow.secret, 'png', { url: `${pages.url}/` }));
+    expect(outside.status).toBe(403);
+    expect((await outside.json()).code).toBe('HOST_NOT_ALLOWED');
+
+    const long = await fetch(link({ url: `${pages.url}/?${'a'.repeat(8200)}` }));
+    expect(long.status).toBe(414);
+    expect((await long.json()).code).toBe('URI_TOO_LONG');
+
+    const invalid: Record<string, string>[] = [
+      { url: `${pages.url}/`, width: '50' },
+      { url: `${pages.url}/`, format: 'png' },
+      { url: `${pages.url}/`, cookies: 'not json' },
+      { url: 'ftp://example.com' },
+    ];
+    for (const params of invalid) {
+      const res = await fetch(link(params));
+      expect(res.status).toBe(400);
+      expect((await res.json()).code).toBe('VALIDATION_FAILED');
+    }
+  });
+
+  it('422 CAPTURE_FAILED with the job error, remembered for 60 s without a new job or quota', async () => {
+    const url = 'http://127.0.0.1:9/';
+    const before = await used();
+    const first = await fetch(link({ url }));
+    expect(first.status).toBe(422);
+    expect(await first.json()).toMatchObject({ code: 'CAPTURE_FAILED', error: expect.any(String) });
+    const again = await fetch(link({ url }));
+    expect(again.status).toBe(422);
+    expect(await jobsFor(url)).toBe(1);
+    expect(await used()).toBe(before + 1);
+  });
+
+  it('429 PLAN_QUOTA_EXCEEDED over quota on a miss, nothing created', async () => {
+    const poor = await t.createKey('legacy_free');
+    const prk = (await t.request('POST', '/v1/render-keys', { key: poor.key, body: {} })).body;
+    const res = await fetch(signedLink(t.baseUrl, prk.id, prk.secret, 'png', { url: `${pages.url}/?poor` }));
+    expect(res.status).toBe(429);
+    expect((await res.json()).code).toBe('PLAN_QUOTA_EXCEEDED');
+    expect(await jobsFor(`${pages.url}/?poor`)).toBe(0);
+  });
+
+  it('single flight: identical links requested at once make one job and count one unit of quota', async () => {
+    const url = `${pages.url}/?flight`;
+    const before = await used();
+    const answers = await Promise.all(Array.from({ length: 12 }, () => fetch(link({ url, width: '320', height: '240' }))));
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+    expect(new Set(answers.map((a) => a.headers.get('x-glimpse-job-id'))).size).toBe(1);
+    await Promise.all(answers.map((a) => a.arrayBuffer()));
+    expect(await jobsFor(url)).toBe(1);
+    expect(await used()).toBe(before + 1);
+  });
+
+  it('rotation: the old secret signs during the overlap, the new one at once; without overlap the old one stops', async () => {
+    const own = (await t.request('POST', '/v1/render-keys', { key, body: {} })).body;
+    const params = { url: `${pages.url}/?first`, width: '640', height: '480' };
+    const oldLink = signedLink(t.baseUrl, own.id, own.secret, 'png', params);
+    expect((await fetch(oldLink)).status).toBe(200);
+    const rotated = (await t.request('POST', `/v1/render-keys/${own.id}/rotate`, { key, body: { expiresInSeconds: 600 } })).body;
+    expect((await fetch(oldLink)).status).toBe(200);
+    expect((await fetch(signedLink(t.baseUrl, own.id, rotated.secret, 'png', params))).status).toBe(200);
+    const again = (await t.request('POST', `/v1/render-keys/${own.id}/rotate`, { key, body: {} })).body;
+    expect((await fetch(oldLink)).status).toBe(401);
+    expect((await fetch(signedLink(t.baseUrl, own.id, rotated.secret, 'png', params))).status).toBe(401);
+    expect((await fetch(signedLink(t.baseUrl, own.id, again.secret, 'png', params))).status).toBe(200);
+  });
+
+  it('an <img> pointing at a render link shows the page in a real Chromium page', async () => {
+    const src = link({ url: `${pages.url}/?img`, width: '400', height: '300' });
+    const browser = await chromium.launch({ executablePath: resolveChromiumExecutable(t.config.chromiumPath), args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage({ viewport: { width: 600, height: 400 } });
+      const host = await startPageServer({
+        '/': `<!doctype html><body style="margin:0;background:#fff"><p>og:image preview</p><img id="shot" src="${src.replace(/&/g, '&amp;')}"></body>`,
+      });
+      try {
+        await page.goto(host.url);
+        const size = await page.waitForFunction(
+          () => {
+            const img = document.getElementById('shot') as HTMLImageElement;
+            return img.complete && img.naturalWidth > 0 ? { width: img.naturalWidth, height: img.naturalHeight } : null;
+          },
+          undefined,
+          { timeout: 60_000 },
+        );
+        expect(await size.jsonValue()).toEqual({ width: 400, height: 300 });
+        if (process.env.RENDER_LINK_SCREENSHOT) writeFileSync(process.env.RENDER_LINK_SCREENSHOT, await page.screenshot());
+      } finally {
+        await host.close();
+      }
+    } finally {
+      await browser.close();
+    }
+  });
+});
+
+describe('render links: pending, across replicas', () => {
+  let t: TestApp;
+  let replica: TestApp;
+  let key: string;
+  let keyId: string;
+
+  beforeAll(async () => {
+    // No processors: a render never ends here, so every miss waits out RENDER_WAIT_MS.
+    t = await startTestApp({ runProcessors: false, env: { RENDER_WAIT_MS: '300' } });
+    replica = await startTestApp({ runProcessors: false, env: { RENDER_WAIT_MS: '300' } });
+    ({ key, keyId } = await t.createKey('pro'));
+  });
+
+  afterAll(async () => {
+    await t.close();
+    await replica.close();
+  });
+
+  it('503 RENDER_PENDING with Retry-After and no-store; identical links on two API replicas join one job', async () => {
+    const rk = (await t.request('POST', '/v1/render-keys', { key, body: {} })).body;
+    const url = 'http://127.0.0.1:9/pending';
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => fetch(signedLink((i % 2 ? replica : t).baseUrl, rk.id, rk.secret, 'png', { url }))),
+    );
+    for (const res of answers) {
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      expect((await res.json()).code).toBe('RENDER_PENDING');
+    }
+    const db = t.get(DataSource);
+    const [jobs] = await db.query('SELECT count(*)::int AS n FROM screenshot_jobs WHERE target_url = $1', [url]);
+    expect(jobs.n).toBe(1);
+    const [quota] = await db.query('SELECT coalesce(sum(used), 0)::int AS used FROM quota_usage WHERE api_key_id = $1', [keyId]);
+    expect(quota.used).toBe(1);
+  });
+});
