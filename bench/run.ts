@@ -130,9 +130,14 @@ async function startService(prefix: string, extra: Record<string, string>): Prom
 async function startWorker(prefix: string): Promise<Service> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const proc = await spawnUntilUp('worker', [join(ROOT, 'dist/worker.js')], serviceEnv(0, prefix, { WORKER_HEALTH_PORT: String(port) }), async () => {
-    return (await fetch(`${baseUrl}/ready`)).status === 200;
-  });
+  const proc = await spawnUntilUp(
+    'worker',
+    [join(ROOT, 'dist/worker.js')],
+    serviceEnv(0, prefix, { WORKER_HEALTH_PORT: String(port) }),
+    async () => {
+      return (await fetch(`${baseUrl}/ready`)).status === 200;
+    },
+  );
   return { proc, baseUrl };
 }
 
@@ -183,7 +188,9 @@ async function runJobs(s: Service, key: string, urls: string[], count: number, p
   );
   const deadline = Date.now() + PHASE_TIMEOUT_MS;
   for (;;) {
-    const { rows } = await db.query(`SELECT count(*)::int AS n FROM screenshot_jobs WHERE id = ANY($1) AND status IN ('done','failed')`, [ids]);
+    const { rows } = await db.query(`SELECT count(*)::int AS n FROM screenshot_jobs WHERE id = ANY($1) AND status IN ('done','failed')`, [
+      ids,
+    ]);
     if (rows[0].n === ids.length) return ids;
     if (Date.now() > deadline) throw new Error(`${ids.length - rows[0].n} jobs still running after ${PHASE_TIMEOUT_MS / 1000} s`);
     await sleep(20);
@@ -284,7 +291,10 @@ function treeCpuMs(root: number): number {
   return cpuMsOf(descendants(root));
 }
 
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 /** The mix's URL for capture `i` (round robin over the sites). */
 const urlOf = (urls: string[], i: number) => urls[i % urls.length];
@@ -333,7 +343,8 @@ async function rawPlaywright(urls: string[], count: number, concurrency: number)
     // The browser is a direct child of this process; its renderers are its descendants.
     const table = processTable();
     const browserPids = [...table].filter(([pid, ppid]) => ppid === process.pid && isChromium(pid)).map(([pid]) => pid);
-    const cpuNow = () => browserPids.reduce((sum, pid) => sum + treeCpuMs(pid), 0) + (process.cpuUsage().user + process.cpuUsage().system) / 1000;
+    const cpuNow = () =>
+      browserPids.reduce((sum, pid) => sum + treeCpuMs(pid), 0) + (process.cpuUsage().user + process.cpuUsage().system) / 1000;
     const cpu0 = cpuNow();
     const node0 = (process.cpuUsage().user + process.cpuUsage().system) / 1000;
     const t0 = performance.now();
@@ -400,8 +411,16 @@ async function glimpseRun(s: Service, key: string, urls: string[], count: number
   const seconds = (performance.now() - t0) / 1000;
   const cpu1 = treeCpuMs(s.proc.pid as number);
   const node1 = ownCpuMs(s.proc.pid as number);
-  const { rows } = await db.query(`SELECT count(*) FILTER (WHERE status = 'failed')::int AS failed FROM screenshot_jobs WHERE id = ANY($1)`, [ids]);
-  return { perSecond: count / seconds, failed: rows[0].failed, cpuMsPerCapture: (cpu1 - cpu0) / count, nodeCpuMsPerCapture: (node1 - node0) / count };
+  const { rows } = await db.query(
+    `SELECT count(*) FILTER (WHERE status = 'failed')::int AS failed FROM screenshot_jobs WHERE id = ANY($1)`,
+    [ids],
+  );
+  return {
+    perSecond: count / seconds,
+    failed: rows[0].failed,
+    cpuMsPerCapture: (cpu1 - cpu0) / count,
+    nodeCpuMsPerCapture: (node1 - node0) / count,
+  };
 }
 
 async function startPageSites(): Promise<{ proc: ChildProcess; simple: string[]; spa: string[] }> {
@@ -439,7 +458,11 @@ async function main(): Promise<void> {
     if (PHASES.has('accept')) {
       console.log(`\n[accept] POST /v1/screenshot, processors off, 50 connections, ${AUTOCANNON_S} s (autocannon); load ${load()}`);
       service = await startService('accept', { WORKER_MODE: 'off' });
-      const request = { method: 'POST' as const, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: sites.simple[0] }) };
+      const request = {
+        method: 'POST' as const,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: sites.simple[0] }),
+      };
       await autocannon({ url: `${service.baseUrl}/v1/screenshot`, connections: 10, duration: 2, ...request });
       const postgres = processesNamed('postgres');
       const [cpuBefore, postgresBefore, machineBefore] = [cpuMsOf([service.proc.pid as number]), cpuMsOf(postgres), machineBusyMs()];
@@ -449,7 +472,12 @@ async function main(): Promise<void> {
       const postgresPerRequest = (cpuMsOf(postgres) - postgresBefore) / requests;
       const machinePerRequest = (machineBusyMs() - machineBefore) / requests;
       const accepted = ac['2xx'] / AUTOCANNON_S;
-      figure('accepted POST /v1/screenshot per s', `${accepted.toFixed(0)} (${ac['2xx']} × 202, ${ac.non2xx} non-2xx, ${ac.errors} errors)`, '≥ 1500/s', accepted >= 1500 && ac.non2xx === 0);
+      figure(
+        'accepted POST /v1/screenshot per s',
+        `${accepted.toFixed(0)} (${ac['2xx']} × 202, ${ac.non2xx} non-2xx, ${ac.errors} errors)`,
+        '≥ 1500/s',
+        accepted >= 1500 && ac.non2xx === 0,
+      );
       figure('p99 latency at 50 connections', `${ac.latency.p99} ms (p50 ${ac.latency.p50} ms)`, '≤ 50 ms', ac.latency.p99 <= 50);
       // Less sensitive to the machine's other load than the rate: the service's own CPU (user + system).
       figure('service CPU per accepted POST (user + system)', `${cpuPerRequest.toFixed(2)} ms`, '—', null);
@@ -464,7 +492,12 @@ async function main(): Promise<void> {
       // The floor the accept figures sit on: the same process and pipeline answering a route that
       // touches neither PostgreSQL nor Redis, at the same 50 connections from the same machine.
       const floor = await autocannon({ url: `${service.baseUrl}/health`, connections: 50, duration: AUTOCANNON_S });
-      figure('GET /health per s at 50 connections (no database: the HTTP floor here)', `${(floor['2xx'] / AUTOCANNON_S).toFixed(0)} (p99 ${floor.latency.p99} ms)`, '—', null);
+      figure(
+        'GET /health per s at 50 connections (no database: the HTTP floor here)',
+        `${(floor['2xx'] / AUTOCANNON_S).toFixed(0)} (p99 ${floor.latency.p99} ms)`,
+        '—',
+        null,
+      );
       await stopService(service);
       service = null;
       // The accepted jobs stay pending (no processors): left in the database, the next phase's service
@@ -481,7 +514,12 @@ async function main(): Promise<void> {
       ] as const) {
         console.log(`\n[race] ${mix}: ${count} captures, concurrency ${CONCURRENCY}; load ${load()}`);
         const raw = await rawPlaywright([...urls], count, CONCURRENCY);
-        figure(`raw Playwright captures/s (${mix})`, `${raw.perSecond.toFixed(2)} (${raw.failed} failed; ${cpuText(raw)})`, 'reference', null);
+        figure(
+          `raw Playwright captures/s (${mix})`,
+          `${raw.perSecond.toFixed(2)} (${raw.failed} failed; ${cpuText(raw)})`,
+          'reference',
+          null,
+        );
         const glimpse = await glimpseRun(service, key, [...urls], count);
         if (urls === sites.simple) glimpseSimpleAtRaceConcurrency = glimpse;
         figure(
@@ -511,7 +549,12 @@ async function main(): Promise<void> {
           service = null;
         }
         rows.push(`CAPTURE_CONCURRENCY=${c}: ${run.perSecond.toFixed(2)}/s, ${cpuText(run)}, ${run.failed} failed (load ${load()})`);
-        figure(`captures/s at CAPTURE_CONCURRENCY=${c}`, `${run.perSecond.toFixed(2)} (${cpuText(run)}, ${run.failed} failed)`, 'table', null);
+        figure(
+          `captures/s at CAPTURE_CONCURRENCY=${c}`,
+          `${run.perSecond.toFixed(2)} (${cpuText(run)}, ${run.failed} failed)`,
+          'table',
+          null,
+        );
       }
       console.log(rows.map((r) => `    ${r}`).join('\n'));
     }
@@ -598,7 +641,8 @@ async function main(): Promise<void> {
     rmSync(storageDir, { recursive: true, force: true });
   }
   console.log(`\nSummary (${((Date.now() - started) / 1000).toFixed(0)} s, load average now ${load()}):`);
-  for (const f of figures) console.log(`  ${f.ok === null ? '·     ' : f.ok ? 'MET   ' : 'MISSED'} ${f.name}: ${f.value} (target ${f.target})`);
+  for (const f of figures)
+    console.log(`  ${f.ok === null ? '·     ' : f.ok ? 'MET   ' : 'MISSED'} ${f.name}: ${f.value} (target ${f.target})`);
 }
 
 main().catch((err) => {

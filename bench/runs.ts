@@ -32,7 +32,10 @@ async function main() {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/login`;
-  const browser = await chromium.launch({ executablePath: resolveChromiumExecutable(config.chromiumPath), args: ['--no-sandbox', '--disable-gpu'] });
+  const browser = await chromium.launch({
+    executablePath: resolveChromiumExecutable(config.chromiumPath),
+    args: ['--no-sandbox', '--disable-gpu'],
+  });
   const steps: RunStep[] = [
     { action: 'fill', selector: '#user', value: 'ada' },
     { action: 'click', selector: '#go' },
@@ -50,7 +53,15 @@ async function main() {
       const started = performance.now();
       const outcome = await runSession(
         page,
-        { url, steps, timeoutMs: 60_000, navigationTimeoutMs: 30_000, video: video ? { ffmpegPath: config.ffmpegPath, width: 1280, height: 800 } : null, sensitiveValues: [], imageCap: { deviceScale: 1, maxPixels: config.maxImagePixels } },
+        {
+          url,
+          steps,
+          timeoutMs: 60_000,
+          navigationTimeoutMs: 30_000,
+          video: video ? { ffmpegPath: config.ffmpegPath, width: 1280, height: 800 } : null,
+          sensitiveValues: [],
+          imageCap: { deviceScale: 1, maxPixels: config.maxImagePixels },
+        },
         { saveScreenshot: async () => 'unused' },
       );
       times.push(performance.now() - started);
@@ -64,7 +75,9 @@ async function main() {
     const p50 = times[Math.floor(times.length / 2)];
     process.stdout.write(
       `three-step run, video ${video ? 'on ' : 'off'}: p50 ${p50.toFixed(0)} ms, min ${times[0].toFixed(0)} ms, max ${times[times.length - 1].toFixed(0)} ms` +
-        (video ? `; ffmpeg CPU ${(cpu / RUNS).toFixed(0)} ms per run, ${((cpu / videoMs) * 1000).toFixed(0)} ms per video second (1280×800 VP8, 10 fps)` : '') +
+        (video
+          ? `; ffmpeg CPU ${(cpu / RUNS).toFixed(0)} ms per run, ${((cpu / videoMs) * 1000).toFixed(0)} ms per video second (1280×800 VP8, 10 fps)`
+          : '') +
         '\n',
     );
   }

@@ -11,7 +11,9 @@ const pkg = JSON.parse(text);
 if (pkg.version === documentVersion) {
   process.stdout.write(`@glimpse/sdk ${pkg.version} follows info.version\n`);
 } else if (process.argv.includes('--check')) {
-  process.stderr.write(`@glimpse/sdk is ${pkg.version} but info.version of openapi/openapi.json is ${documentVersion}: run \`npm run sdk\` and commit.\n`);
+  process.stderr.write(
+    `@glimpse/sdk is ${pkg.version} but info.version of openapi/openapi.json is ${documentVersion}: run \`npm run sdk\` and commit.\n`,
+  );
   process.exit(1);
 } else {
   writeFileSync(file, text.replace(/("version":\s*)"[^"]*"/, `$1${JSON.stringify(documentVersion)}`));

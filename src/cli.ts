@@ -25,7 +25,12 @@ async function main(): Promise<void> {
   try {
     await program.parseAsync(process.argv);
   } catch (err) {
-    const expected = err instanceof AccountError || err instanceof UserError || err instanceof ApiKeyNotFoundError || err instanceof ConfigError || err instanceof NoSecretKeyError;
+    const expected =
+      err instanceof AccountError ||
+      err instanceof UserError ||
+      err instanceof ApiKeyNotFoundError ||
+      err instanceof ConfigError ||
+      err instanceof NoSecretKeyError;
     const message = expected ? (err as Error).message : ((err as Error).stack ?? String(err));
     process.stderr.write(program.opts().json ? `${JSON.stringify({ error: message })}\n` : `error: ${message}\n`);
     process.exitCode = 1;

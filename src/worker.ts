@@ -19,9 +19,7 @@ async function bootstrap(): Promise<void> {
   });
   app.useLogger(app.get(PinoNestLogger));
   const server = await startOpsHttpServer(app, config.workerHealthPort);
-  onTerminationSignals((signal) =>
-    drainWorkerAndClose(app, signal, () => new Promise<void>((resolve) => server.close(() => resolve()))),
-  );
+  onTerminationSignals((signal) => drainWorkerAndClose(app, signal, () => new Promise<void>((resolve) => server.close(() => resolve()))));
   const { port } = server.address() as AddressInfo;
   new Logger('Glimpse').log(`Worker started; /health, /ready and /metrics on port ${port}`);
 }

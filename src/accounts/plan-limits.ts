@@ -22,7 +22,12 @@ documentErrorDetails(
  * plan }` when the plan's limit is reached (CONTRACT.md, "Organizations and plan limits"). Also
  * throws 404 `NOT_FOUND` for an account that does not exist. Operators' CLI commands do not call it.
  */
-export async function assertBelowPlanLimit(manager: EntityManager, accountId: string, resource: LimitedResource, countSql: string): Promise<void> {
+export async function assertBelowPlanLimit(
+  manager: EntityManager,
+  accountId: string,
+  resource: LimitedResource,
+  countSql: string,
+): Promise<void> {
   const [account]: { plan: Plan }[] = await manager.query(`SELECT plan FROM accounts WHERE id = $1 FOR UPDATE`, [accountId]);
   if (!account) throw ApiError.notFound('Account');
   const [{ n }]: { n: number }[] = await manager.query(countSql, [accountId]);
@@ -33,9 +38,14 @@ export async function assertBelowPlanLimit(manager: EntityManager, accountId: st
 /** 403 `PLAN_LIMIT_REACHED` (CONTRACT.md, "Error codes beyond the spec's table"). */
 export function planLimitReached(resource: LimitedResource, limit: number, plan: Plan): ApiError {
   const what = resource.replace(/_/g, ' ').replace(/s$/, '');
-  return new ApiError(ErrorCode.PLAN_LIMIT_REACHED, 403, `The ${plan} plan allows ${limit} ${resource.replace(/_/g, ' ')}; delete one or change plan to add another ${what}`, {
-    resource,
-    limit,
-    plan,
-  });
+  return new ApiError(
+    ErrorCode.PLAN_LIMIT_REACHED,
+    403,
+    `The ${plan} plan allows ${limit} ${resource.replace(/_/g, ' ')}; delete one or change plan to add another ${what}`,
+    {
+      resource,
+      limit,
+      plan,
+    },
+  );
 }

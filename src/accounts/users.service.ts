@@ -45,7 +45,8 @@ export interface UserWithLink extends UserView {
  * belong to one account; CONTRACT.md, "Dashboard"). Neutral on purpose: it is the same whether that
  * user is in the owner's account or another one, and does not say which.
  */
-export const INVITE_REFUSED = 'No invite link was created for that email. Ask the person for another email address, or check the members listed here.';
+export const INVITE_REFUSED =
+  'No invite link was created for that email. Ask the person for another email address, or check the members listed here.';
 
 /** A set-password link that is unknown, used or expired. */
 const LINK_GONE = 'This link has expired or was already used. Ask for a new one.';
@@ -208,7 +209,14 @@ export class UsersService {
   private async insert(account: Account, email: string, role: UserRole, passwordHash: string | null): Promise<User> {
     const normalized = normalizeEmail(email);
     if (await this.users.existsBy({ email: normalized })) throw new UserError(`A user with email ${normalized} already exists`);
-    const user = this.users.create({ id: newId('user'), accountId: account.id, email: normalized, role, passwordHash, createdAt: this.clock.now() });
+    const user = this.users.create({
+      id: newId('user'),
+      accountId: account.id,
+      email: normalized,
+      role,
+      passwordHash,
+      createdAt: this.clock.now(),
+    });
     await this.users.insert(user);
     return user;
   }
@@ -216,7 +224,13 @@ export class UsersService {
   private async newLink(userId: string): Promise<string> {
     const token = randomBytes(32).toString('base64url');
     const now = this.clock.now();
-    await this.links.insert({ tokenHash: sha256(token), userId, expiresAt: new Date(now.getTime() + PASSWORD_LINK_TTL_MS), usedAt: null, createdAt: now });
+    await this.links.insert({
+      tokenHash: sha256(token),
+      userId,
+      expiresAt: new Date(now.getTime() + PASSWORD_LINK_TTL_MS),
+      usedAt: null,
+      createdAt: now,
+    });
     return `${dashboardUrlOf(this.config)}/set-password/${token}`;
   }
 }

@@ -23,7 +23,10 @@ export function mountQueueDashboard(app: INestApplication): void {
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(QUEUE_DASHBOARD_PATH);
   createBullBoard({
-    queues: app.get(ServiceQueues).all().map((queue) => new BullAdapter(queue)),
+    queues: app
+      .get(ServiceQueues)
+      .all()
+      .map((queue) => new BullAdapter(queue)),
     serverAdapter,
     options: { uiConfig: { boardTitle: 'Glimpse queues' } },
   });

@@ -101,17 +101,18 @@ export class ApiKeysService {
     // One indexed join on the hot path of every request, straight on the pool (no cache: a
     // revocation applies at once), with the key's usage this month for the rate-limit headers.
     const { month } = quotaMonthOf(this.clock.now());
-    const [key]: ({ id: string; accountId: string; revokedAt: Date | null; lastUsedAt: Date | null; plan: Plan; used: number | null } | undefined)[] =
-      secret.startsWith(API_KEY_SECRET_PREFIX)
-        ? await sqlRows(
-            this.keys.manager.connection,
-            `SELECT k.id, k.account_id AS "accountId", k.revoked_at AS "revokedAt", k.last_used_at AS "lastUsedAt", a.plan, u.used
+    const [key]: (
+      { id: string; accountId: string; revokedAt: Date | null; lastUsedAt: Date | null; plan: Plan; used: number | null } | undefined
+    )[] = secret.startsWith(API_KEY_SECRET_PREFIX)
+      ? await sqlRows(
+          this.keys.manager.connection,
+          `SELECT k.id, k.account_id AS "accountId", k.revoked_at AS "revokedAt", k.last_used_at AS "lastUsedAt", a.plan, u.used
                FROM api_keys k JOIN accounts a ON a.id = k.account_id
                LEFT JOIN quota_usage u ON u.api_key_id = k.id AND u.month = $2::date
               WHERE k.secret_hash = $1`,
-            [hashApiKeySecret(secret), month],
-          )
-        : [];
+          [hashApiKeySecret(secret), month],
+        )
+      : [];
     if (!key) throw new ApiError(ErrorCode.INVALID_API_KEY, 401, 'API key not recognised');
     if (key.revokedAt) throw new ApiError(ErrorCode.API_KEY_REVOKED, 401, 'API key has been revoked');
     await this.touch(key.id, key.lastUsedAt);
@@ -143,9 +144,7 @@ export class ApiKeysService {
    * the account's or is revoked.
    */
   async callerFor(accountId: string, keyId: string): Promise<AuthenticatedKey | null> {
-    const key = isId('apiKey', keyId)
-      ? await this.keys.findOne({ where: { id: keyId, accountId }, relations: { account: true } })
-      : null;
+    const key = isId('apiKey', keyId) ? await this.keys.findOne({ where: { id: keyId, accountId }, relations: { account: true } }) : null;
     return key && !key.revokedAt && key.account ? { apiKeyId: key.id, accountId, plan: key.account.plan } : null;
   }
 }

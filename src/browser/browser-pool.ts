@@ -332,7 +332,9 @@ export class BrowserPool implements OnApplicationShutdown {
    * {@link ContextOptions}), else a new one created with them; then tops the warm pool up.
    */
   private async take(slot: BrowserSlot, options: ContextOptions = {}): Promise<PageSet> {
-    const own = Object.entries(options).some(([key, value]) => value !== undefined && !APPLIED_AFTER_CREATION.has(key as keyof ContextOptions));
+    const own = Object.entries(options).some(
+      ([key, value]) => value !== undefined && !APPLIED_AFTER_CREATION.has(key as keyof ContextOptions),
+    );
     if (own) return this.newPageSet(slot.browser, { viewport: DEFAULT_VIEWPORT, ...options });
     const warm = slot.warm.shift();
     // Creating a context starts a renderer: done now it competes with this lease's navigation for
@@ -386,7 +388,11 @@ export class BrowserPool implements OnApplicationShutdown {
       this.currentSlot = null;
     }
     const warm = slot.warm.splice(0);
-    for (const set of warm) void set.then((s) => s.context.close().catch(() => undefined), () => undefined);
+    for (const set of warm)
+      void set.then(
+        (s) => s.context.close().catch(() => undefined),
+        () => undefined,
+      );
     if (slot.inFlight === 0) void this.closeSlot(slot);
   }
 
@@ -395,7 +401,16 @@ export class BrowserPool implements OnApplicationShutdown {
     this.slots.delete(slot);
     this.metrics.browsersRunning.set(this.slots.size);
     const warm = slot.warm.splice(0);
-    await Promise.all(warm.map((set) => set.then((s) => s.context.close(), () => undefined).catch(() => undefined)));
+    await Promise.all(
+      warm.map((set) =>
+        set
+          .then(
+            (s) => s.context.close(),
+            () => undefined,
+          )
+          .catch(() => undefined),
+      ),
+    );
     await slot.browser.close().catch(() => undefined);
   }
 }

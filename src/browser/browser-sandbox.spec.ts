@@ -22,6 +22,9 @@ describe('the browser’s environment and sandbox', () => {
     expect(sandboxSupport(probe(1000, { '/proc/sys/user/max_user_namespaces': '0' })).possible).toBe(false);
     expect(sandboxSupport(probe(1000, { '/proc/sys/kernel/unprivileged_userns_clone': '0' })).possible).toBe(false);
     expect(sandboxSupport(probe(1000, { '/proc/sys/kernel/apparmor_restrict_unprivileged_userns': '1' })).possible).toBe(false);
-    expect(sandboxSupport(probe(1000, { '/proc/sys/user/max_user_namespaces': '63000', '/proc/sys/kernel/unprivileged_userns_clone': '1' })).possible).toBe(true);
+    expect(
+      sandboxSupport(probe(1000, { '/proc/sys/user/max_user_namespaces': '63000', '/proc/sys/kernel/unprivileged_userns_clone': '1' }))
+        .possible,
+    ).toBe(true);
   });
 });

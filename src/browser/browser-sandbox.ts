@@ -60,8 +60,10 @@ const systemProbe: SandboxProbe = {
  */
 export function sandboxSupport(probe: SandboxProbe = systemProbe): { possible: boolean; reason: string } {
   if (probe.uid === 0) return { possible: false, reason: 'the process runs as root' };
-  if (Number(probe.read('/proc/sys/user/max_user_namespaces') ?? '1') <= 0) return { possible: false, reason: 'user namespaces are disabled (user.max_user_namespaces = 0)' };
-  if (probe.read('/proc/sys/kernel/unprivileged_userns_clone') === '0') return { possible: false, reason: 'kernel.unprivileged_userns_clone = 0' };
+  if (Number(probe.read('/proc/sys/user/max_user_namespaces') ?? '1') <= 0)
+    return { possible: false, reason: 'user namespaces are disabled (user.max_user_namespaces = 0)' };
+  if (probe.read('/proc/sys/kernel/unprivileged_userns_clone') === '0')
+    return { possible: false, reason: 'kernel.unprivileged_userns_clone = 0' };
   if (probe.read('/proc/sys/kernel/apparmor_restrict_unprivileged_userns') === '1') {
     return { possible: false, reason: 'AppArmor restricts unprivileged user namespaces' };
   }

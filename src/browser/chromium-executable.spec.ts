@@ -19,10 +19,12 @@ describe('resolveChromiumExecutable', () => {
   });
 
   it('says where it looked when no candidate exists', () => {
-    expect(() => resolveChromiumExecutable(null, ['/nowhere/a', '/nowhere/b'])).toThrow(/no browser was found at \/nowhere\/a, \/nowhere\/b/);
+    expect(() => resolveChromiumExecutable(null, ['/nowhere/a', '/nowhere/b'])).toThrow(
+      /no browser was found at \/nowhere\/a, \/nowhere\/b/,
+    );
   });
 
-  it('launches the binary behind a launcher script that only passes its arguments on (Debian\'s headless shell)', () => {
+  it("launches the binary behind a launcher script that only passes its arguments on (Debian's headless shell)", () => {
     const dir = mkdtempSync(join(tmpdir(), 'glimpse-launcher-'));
     const launcher = join(dir, 'chromium-headless-shell');
     writeFileSync(launcher, `#!/bin/sh -e\n${process.execPath} "$@"\n`);

@@ -24,7 +24,8 @@ export const CHROMIUM_CANDIDATES = [
  */
 export function resolveChromiumExecutable(configured: string | null, candidates: readonly string[] = CHROMIUM_CANDIDATES): string {
   if (configured) {
-    if (!isExecutable(configured)) throw new BrowserUnavailableError(`CHROMIUM_PATH=${JSON.stringify(configured)}: no such executable file`);
+    if (!isExecutable(configured))
+      throw new BrowserUnavailableError(`CHROMIUM_PATH=${JSON.stringify(configured)}: no such executable file`);
     return unwrapLauncher(configured);
   }
   const found = candidates.find(isExecutable);

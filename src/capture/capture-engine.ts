@@ -116,9 +116,8 @@ export class CaptureEngine {
     const budgetMs = captureBudgetMs(this.config.captureTimeoutMs, options);
     const target: TargetAnswer = { status: null };
     try {
-      return await this.pool.withLease(
-        { budgetMs, crashRetries: 1, lane: 'capture', context: sessionContextOptions(options) },
-        (lease) => this.run(lease, request, target),
+      return await this.pool.withLease({ budgetMs, crashRetries: 1, lane: 'capture', context: sessionContextOptions(options) }, (lease) =>
+        this.run(lease, request, target),
       );
     } catch (err) {
       let error: CaptureError;
@@ -149,13 +148,20 @@ export class CaptureEngine {
       throw new CaptureError(`cookies could not be set: ${quote(firstLine(err.message))}`);
     });
     target.status = null;
-    const loaded = await navigate(page, url, { waitUntil: options.waitUntil, timeoutMs: timeout, acceptRendered: true, egress: this.proxy });
+    const loaded = await navigate(page, url, {
+      waitUntil: options.waitUntil,
+      timeoutMs: timeout,
+      acceptRendered: true,
+      egress: this.proxy,
+    });
     target.status = request.document ? null : (loaded.response?.status() ?? null);
     if (options.failOnHttpError && target.status !== null && target.status >= 400) {
       throw new CaptureError(`target answered HTTP ${target.status}`);
     }
     if (!loaded.reachedWaitUntil) {
-      this.logger.debug(`${request.document ? 'Upload' : request.url} did not reach ${options.waitUntil} in ${timeout} ms; capturing what rendered`);
+      this.logger.debug(
+        `${request.document ? 'Upload' : request.url} did not reach ${options.waitUntil} in ${timeout} ms; capturing what rendered`,
+      );
     }
     if (options.waitForSelector) {
       const selector = options.waitForSelector;
@@ -221,13 +227,19 @@ export class CaptureEngine {
     } catch (err) {
       // Chromium refuses a range beyond the document's pages ("Page range exceeds page count").
       const message = firstLine((err as Error).message);
-      if (pdf.pageRanges && /page range/i.test(message)) throw new CaptureError(`pdf.pageRanges ${quote(pdf.pageRanges)}: ${quote(message)}`);
+      if (pdf.pageRanges && /page range/i.test(message))
+        throw new CaptureError(`pdf.pageRanges ${quote(pdf.pageRanges)}: ${quote(message)}`);
       throw err;
     }
   }
 
   /** Scrolls (full page) or finds the element (selector), and captures through the DevTools protocol (all three image formats). */
-  private async screenshot(page: Page, cdp: Lease['cdp'], options: CaptureOptions, timeoutMs: number): Promise<Omit<CaptureResult, 'targetStatus'>> {
+  private async screenshot(
+    page: Page,
+    cdp: Lease['cdp'],
+    options: CaptureOptions,
+    timeoutMs: number,
+  ): Promise<Omit<CaptureResult, 'targetStatus'>> {
     let clip = { x: 0, y: 0, width: options.width, height: options.height, scale: 1 };
     let clipped = false;
     let beyondViewport = false;
@@ -241,7 +253,12 @@ export class CaptureEngine {
         maxImagePixels: this.config.maxImagePixels,
       };
       const maxHeight = fullPageMaxHeight(bounds);
-      const scrolled = await scrollForLazyContent(page, { maxHeight, budgetMs: SCROLL_BUDGET_MS, pauseMs: SCROLL_STEP_PAUSE_MS, imagesWaitMs: LAZY_IMAGES_WAIT_MS });
+      const scrolled = await scrollForLazyContent(page, {
+        maxHeight,
+        budgetMs: SCROLL_BUDGET_MS,
+        pauseMs: SCROLL_STEP_PAUSE_MS,
+        imagesWaitMs: LAZY_IMAGES_WAIT_MS,
+      });
       const full = fullPageHeight(scrolled, bounds);
       clipped = full.clipped;
       clip = { ...clip, height: full.height };

@@ -160,9 +160,7 @@ const headersSchema = z
 
 /** A CSS length of `pdf.margin` as Playwright's `page.pdf` takes it: a number with px, in, cm or mm, or a bare number (px). */
 const cssLength = () =>
-  z
-    .string('must be a string')
-    .regex(/^\d{1,4}(\.\d{1,4})?(px|in|cm|mm)?$/, 'must be a CSS length such as 10mm, 0.5in, 2cm or 40px');
+  z.string('must be a string').regex(/^\d{1,4}(\.\d{1,4})?(px|in|cm|mm)?$/, 'must be a CSS length such as 10mm, 0.5in, 2cm or 40px');
 
 const pdfSchema = z.strictObject({
   paper: z
@@ -171,13 +169,10 @@ const pdfSchema = z.strictObject({
     .meta({ description: 'Paper size (default A4).' }),
   landscape: z.boolean('must be a boolean').optional().meta({ description: 'Landscape orientation (default false).' }),
   printBackground: z.boolean('must be a boolean').optional().meta({ description: 'Print background colours and images (default true).' }),
-  headerTemplate: text()
-    .max(L.codeMaxLength, `must be at most ${L.codeMaxLength} characters`)
-    .optional()
-    .meta({
-      description:
-        "HTML of each page's header; Chromium's print template classes fill in date, title, url, pageNumber and totalPages (<span class=pageNumber></span>).",
-    }),
+  headerTemplate: text().max(L.codeMaxLength, `must be at most ${L.codeMaxLength} characters`).optional().meta({
+    description:
+      "HTML of each page's header; Chromium's print template classes fill in date, title, url, pageNumber and totalPages (<span class=pageNumber></span>).",
+  }),
   footerTemplate: text()
     .max(L.codeMaxLength, `must be at most ${L.codeMaxLength} characters`)
     .optional()

@@ -91,7 +91,12 @@ export function buildAdminProgram(app: () => Promise<INestApplicationContext>, p
         usedThisMonth: usage[i].used,
       }));
       const text = data.length
-        ? data.map((k) => `${k.id}  ${k.prefix}…  ${k.name ?? '-'}  used ${k.usedThisMonth}  ${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}`).join('\n')
+        ? data
+            .map(
+              (k) =>
+                `${k.id}  ${k.prefix}…  ${k.name ?? '-'}  used ${k.usedThisMonth}  ${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}`,
+            )
+            .join('\n')
         : 'No keys';
       out()({ data }, text);
     });
@@ -116,7 +121,10 @@ export function buildAdminProgram(app: () => Promise<INestApplicationContext>, p
     .action(async (opts: { account: string; email: string; role: UserRole }) => {
       const user = await (await app()).get(UsersService).create(opts.account, opts.email, opts.role);
       const json = { id: user.id, email: user.email, accountId: user.accountId, role: user.role, setPasswordUrl: user.setPasswordUrl };
-      out()(json, `Created ${user.role} ${user.email} (${user.id}) in ${user.accountId}. Set a password within 24 h at:\n${user.setPasswordUrl}`);
+      out()(
+        json,
+        `Created ${user.role} ${user.email} (${user.id}) in ${user.accountId}. Set a password within 24 h at:\n${user.setPasswordUrl}`,
+      );
     });
 
   program

@@ -103,8 +103,7 @@ export const ERROR_CODES_BY_STATUS: Record<ErrorStatus, StatusDefaults> = {
     headers: AUTHENTICATED_RESPONSE_HEADERS,
   },
   429: {
-    description:
-      'Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds',
+    description: 'Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds',
     codes: ['PLAN_QUOTA_EXCEEDED', 'TOO_MANY_PENDING_JOBS', 'RATE_LIMITED'],
     headers: { ...AUTHENTICATED_RESPONSE_HEADERS, ...RETRY_AFTER_RESPONSE_HEADER },
   },
@@ -152,7 +151,11 @@ export function errorResponseOptions(spec: ErrorStatus | ErrorResponseSpec) {
   if (withDetails.length === 0) {
     narrowed = { type: 'object', required: ['code'], properties: { code: codeSchema } };
   } else if (codes.length === 1) {
-    narrowed = { type: 'object', required: ['code', 'details'], properties: { code: codeSchema, details: DETAILS_BY_CODE.get(codes[0])!.schema } };
+    narrowed = {
+      type: 'object',
+      required: ['code', 'details'],
+      properties: { code: codeSchema, details: DETAILS_BY_CODE.get(codes[0])!.schema },
+    };
   } else {
     narrowed = {
       type: 'object',

@@ -74,7 +74,11 @@ export function bodyParsingMiddleware(routes: BodyParsingRoutes) {
     // an aborted upload, a length that does not match): the body is unreadable, not a server fault.
     const status = (err as { status?: number }).status;
     if (status !== undefined && status >= 400 && status < 500) {
-      return sendError(res, requestIdOf(req), new ApiError(ErrorCode.INVALID_JSON, 400, 'Request body could not be read (check Content-Encoding and Content-Length)'));
+      return sendError(
+        res,
+        requestIdOf(req),
+        new ApiError(ErrorCode.INVALID_JSON, 400, 'Request body could not be read (check Content-Encoding and Content-Length)'),
+      );
     }
     next(err);
   };

@@ -41,11 +41,20 @@ export class HttpExceptionFilter implements ExceptionFilter {
     }
     if (isDependencyUnavailable(exception)) {
       this.logger.warn(`${req.method} ${req.path}: a dependency is unavailable (${(exception as Error).message})`);
-      return new ApiError(ErrorCode.SERVICE_UNAVAILABLE, 503, 'The service cannot reach its database right now; nothing was accepted. Retry later', undefined, {
-        'Retry-After': String(SERVICE_UNAVAILABLE_RETRY_AFTER_S),
-      });
+      return new ApiError(
+        ErrorCode.SERVICE_UNAVAILABLE,
+        503,
+        'The service cannot reach its database right now; nothing was accepted. Retry later',
+        undefined,
+        {
+          'Retry-After': String(SERVICE_UNAVAILABLE_RETRY_AFTER_S),
+        },
+      );
     }
-    this.logger.error(`${req.method} ${req.path} failed (requestId ${requestIdOf(req)})`, exception instanceof Error ? exception.stack : String(exception));
+    this.logger.error(
+      `${req.method} ${req.path} failed (requestId ${requestIdOf(req)})`,
+      exception instanceof Error ? exception.stack : String(exception),
+    );
     return new ApiError(ErrorCode.INTERNAL_ERROR, 500, 'Internal server error');
   }
 }

@@ -21,7 +21,10 @@ export type LimitDecision = { allowed: true } | { allowed: false; retryAfterS: n
 export class PostgresRateLimiter {
   private readonly limiter: RateLimiterPostgres;
 
-  constructor(dataSource: DataSource, private readonly limit: PostgresLimit) {
+  constructor(
+    dataSource: DataSource,
+    private readonly limit: PostgresLimit,
+  ) {
     this.limiter = new RateLimiterPostgres({
       storeClient: dataSource,
       storeType: 'typeorm',

@@ -50,8 +50,10 @@ export function findBodyProblem(value: unknown, maxDepth = MAX_BODY_DEPTH): Body
     for (const key of Object.keys(node)) {
       const field = path ? `${path}.${key}` : key;
       if (RESERVED_KEYS.has(key)) return { kind: 'field', field, message: 'is a reserved name and not a field of this request' };
-      if (key.includes('\u0000')) return { kind: 'field', field: field.replace(/\u0000/g, '\\u0000'), message: 'must not contain the NUL character (U+0000)' };
-      if (LONE_SURROGATE.test(key)) return { kind: 'field', field: field.replace(/[\ud800-\udfff]/g, '\ufffd'), message: LONE_SURROGATE_MESSAGE };
+      if (key.includes('\u0000'))
+        return { kind: 'field', field: field.replace(/\u0000/g, '\\u0000'), message: 'must not contain the NUL character (U+0000)' };
+      if (LONE_SURROGATE.test(key))
+        return { kind: 'field', field: field.replace(/[\ud800-\udfff]/g, '\ufffd'), message: LONE_SURROGATE_MESSAGE };
       const problem = walk((node as Record<string, unknown>)[key], field, depth + 1);
       if (problem) return problem;
     }

@@ -68,7 +68,9 @@ export class SecretCipher {
     if (version !== ENCRYPTED || ciphertext === undefined) throw new SecretUnreadableError('unknown sealed secret format');
     const key = this.keys.find((k) => k.id === keyId)?.key;
     if (!key) {
-      throw new SecretUnreadableError(`signing secret was encrypted with key ${keyId}, which is not among the configured WEBHOOK_SECRET_KEY(S)`);
+      throw new SecretUnreadableError(
+        `signing secret was encrypted with key ${keyId}, which is not among the configured WEBHOOK_SECRET_KEY(S)`,
+      );
     }
     try {
       const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));

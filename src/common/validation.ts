@@ -20,7 +20,10 @@ export function toFieldErrors(errors: ValidationError[], parent = ''): FieldErro
     const field = fieldPath(parent, e.property);
     const schema = e.constraints?.[MATCHES_SCHEMA] && e.target ? schemaOf(e.target, e.property) : undefined;
     const own = schema
-      ? schemaIssues(schema, e.value).map((issue) => ({ field: issue.path.reduce<string>((p, s) => fieldPath(p, String(s)), field), message: issue.message }))
+      ? schemaIssues(schema, e.value).map((issue) => ({
+          field: issue.path.reduce<string>((p, s) => fieldPath(p, String(s)), field),
+          message: issue.message,
+        }))
       : Object.values(e.constraints ?? {}).map((message) => ({ field, message }));
     return [...own, ...toFieldErrors(e.children ?? [], field)];
   });

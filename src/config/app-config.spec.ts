@@ -23,14 +23,32 @@ describe('loadConfig', () => {
   });
 
   it('parses typed values and strips a trailing slash of PUBLIC_BASE_URL', () => {
-    const config = loadConfig({ ...base, PORT: '8080', SSRF_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '0.2, 1,2', PUBLIC_BASE_URL: 'https://shots.example.com/' });
-    expect(config).toMatchObject({ port: 8080, ssrfAllowPrivate: true, webhookRetryDelaysS: [0.2, 1, 2], publicBaseUrl: 'https://shots.example.com' });
+    const config = loadConfig({
+      ...base,
+      PORT: '8080',
+      SSRF_ALLOW_PRIVATE: 'true',
+      WEBHOOK_RETRY_DELAYS: '0.2, 1,2',
+      PUBLIC_BASE_URL: 'https://shots.example.com/',
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      ssrfAllowPrivate: true,
+      webhookRetryDelaysS: [0.2, 1, 2],
+      publicBaseUrl: 'https://shots.example.com',
+    });
   });
 
   it('reports every invalid variable at once, one line each', () => {
     let error: unknown;
     try {
-      loadConfig({ ...base, PORT: 'eighty', WORKER_MODE: 'sometimes', DATABASE_URL: 'mysql://x', SSRF_ALLOW_PRIVATE: 'maybe', WEBHOOK_RETRY_DELAYS: '1,,2' });
+      loadConfig({
+        ...base,
+        PORT: 'eighty',
+        WORKER_MODE: 'sometimes',
+        DATABASE_URL: 'mysql://x',
+        SSRF_ALLOW_PRIVATE: 'maybe',
+        WEBHOOK_RETRY_DELAYS: '1,,2',
+      });
     } catch (err) {
       error = err;
     }
@@ -90,7 +108,9 @@ describe('loadConfig', () => {
         }
         return [];
       };
-      expect(problemsOf({ WEBHOOK_SECRET_KEYS: `${hex(1)},abc` })).toEqual([expect.stringMatching(/^WEBHOOK_SECRET_KEYS: key 2 must be 32 bytes/)]);
+      expect(problemsOf({ WEBHOOK_SECRET_KEYS: `${hex(1)},abc` })).toEqual([
+        expect.stringMatching(/^WEBHOOK_SECRET_KEYS: key 2 must be 32 bytes/),
+      ]);
       expect(problemsOf({ WEBHOOK_SECRET_KEYS: `${hex(1)},${hex(1)}` })).toEqual([expect.stringMatching(/key 2 is listed twice/)]);
       expect(problemsOf({ WEBHOOK_SECRET_KEYS: hex(1), WEBHOOK_SECRET_KEY: hex(2) })).toEqual([expect.stringMatching(/set only one/)]);
       const malformed = problemsOf({ WEBHOOK_SECRET_KEY: 'deadbeef-not-a-key', NODE_ENV: 'production' });
@@ -149,7 +169,9 @@ describe('loadConfig', () => {
 
     it('requires a bucket for S3 storage and both S3 keys or neither', () => {
       expect(() => loadConfig({ ...base, STORAGE_DRIVER: 's3' })).toThrow(/S3_BUCKET: required/);
-      expect(() => loadConfig({ ...base, STORAGE_DRIVER: 's3', S3_BUCKET: 'results', S3_ACCESS_KEY_ID: 'id' })).toThrow(/set both or neither/);
+      expect(() => loadConfig({ ...base, STORAGE_DRIVER: 's3', S3_BUCKET: 'results', S3_ACCESS_KEY_ID: 'id' })).toThrow(
+        /set both or neither/,
+      );
       expect(loadConfig({ ...base, STORAGE_DRIVER: 's3', S3_BUCKET: 'results', S3_FORCE_PATH_STYLE: 'true' }).s3).toEqual({
         bucket: 'results',
         endpoint: undefined,
@@ -166,7 +188,13 @@ describe('loadConfig', () => {
       expect(loadConfig(base, true).logFormat).toBe('pretty');
       expect(loadConfig({ ...base, LOG_FORMAT: 'json' }, true).logFormat).toBe('json');
       expect(() => loadConfig({ ...base, LOG_FORMAT: 'xml' })).toThrow(/LOG_FORMAT/);
-      expect(loadConfig(base)).toMatchObject({ workerHealthPort: 3001, migrateOnStart: true, shutdownDelayMs: 0, metricsToken: null, adminToken: null });
+      expect(loadConfig(base)).toMatchObject({
+        workerHealthPort: 3001,
+        migrateOnStart: true,
+        shutdownDelayMs: 0,
+        metricsToken: null,
+        adminToken: null,
+      });
     });
   });
 });

@@ -1,23 +1,10 @@
 import { plainToInstance, Transform } from 'class-transformer';
-import {
-  IsBoolean,
-  IsIn,
-  IsInt,
-  IsOptional,
-  IsString,
-  IsUrl,
-  Matches,
-  Max,
-  getMetadataStorage,
-  Min,
-  validateSync,
-} from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, getMetadataStorage, Min, validateSync } from 'class-validator';
 import { existsSync, readFileSync } from 'node:fs';
 import proxyAddr from 'proxy-addr';
 import { resolve } from 'node:path';
 
-const toInt = ({ value }: { value: unknown }) =>
-  typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value);
 const toBool = ({ value }: { value: unknown }) => {
   if (value === 'true' || value === '1') return true;
   if (value === 'false' || value === '0' || value === '') return false;
@@ -36,27 +23,34 @@ export const FFMPEG_CANDIDATES = ['/usr/bin/ffmpeg', '/usr/local/bin/ffmpeg'];
  */
 class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(0) @Max(65535) PORT = 3000;
-  @IsString() @Matches(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// URL' })
+  @IsString()
+  @Matches(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// URL' })
   DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/glimpse';
-  @IsString() @Matches(/^rediss?:\/\//, { message: 'must be a redis:// URL' })
+  @IsString()
+  @Matches(/^rediss?:\/\//, { message: 'must be a redis:// URL' })
   REDIS_URL = 'redis://127.0.0.1:6379';
-  @IsString() @Matches(/^[A-Za-z0-9_:-]{1,64}$/, { message: 'must be 1-64 characters of [A-Za-z0-9_:-]' })
+  @IsString()
+  @Matches(/^[A-Za-z0-9_:-]{1,64}$/, { message: 'must be 1-64 characters of [A-Za-z0-9_:-]' })
   QUEUE_PREFIX = 'glimpse';
-  @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   PUBLIC_BASE_URL?: string;
   @IsString() STORAGE_DIR = './data/files';
   @IsOptional() @IsString() CHROMIUM_PATH?: string;
   @Transform(toBool) @IsBoolean() SSRF_ALLOW_PRIVATE = false;
   @Transform(toBool) @IsBoolean() WEBHOOK_ALLOW_HTTP = false;
-  @IsString() @Matches(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, { message: 'must be a comma-separated list of seconds' })
+  @IsString()
+  @Matches(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, { message: 'must be a comma-separated list of seconds' })
   WEBHOOK_RETRY_DELAYS = '60,300,1800,7200,43200';
   @Transform(toInt) @IsInt() @Min(100) @Max(120000) WEBHOOK_TIMEOUT_MS = 15000;
   @Transform(toInt) @IsInt() @Min(1) @Max(31536000) WEBHOOK_DISABLE_AFTER_S = 432000;
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   @Matches(SECRET_KEY_PATTERN, { message: 'must be 32 bytes as 64 hex characters or base64 (44 characters)' })
   WEBHOOK_SECRET_KEY?: string;
   /** Comma-separated keys, newest first: the first seals, every one opens (key rotation). */
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   @Matches(/^\s*[^,\s]+(\s*,\s*[^,\s]+)*\s*$/, { message: 'must be a comma-separated list of keys' })
   WEBHOOK_SECRET_KEYS?: string;
   @Transform(toInt) @IsInt() @Min(0) @Max(100000) RATE_LIMIT_PER_SECOND = 0;
@@ -80,13 +74,15 @@ class EnvironmentVariables {
   @IsString() MCP_ALLOWED_ORIGINS = '';
   /** Bound on waiting for PostgreSQL or Redis within a request (CONTRACT.md, "Rate limits and back-pressure"). */
   @Transform(toInt) @IsInt() @Min(100) @Max(60000) DEPENDENCY_TIMEOUT_MS = 5000;
-  @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   DASHBOARD_URL?: string;
   @Transform(toBool) @IsBoolean() DASHBOARD_SIGNUP = false;
   @Transform(toInt) @IsInt() @Min(1) @Max(64) PASSWORD_HASH_CONCURRENCY = 2;
   /** Which proxies' `X-Forwarded-For` names the client: unset/`false`, a hop count, or addresses/subnets. */
   @IsOptional() @IsString() TRUST_PROXY?: string;
-  @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   OIDC_ISSUER?: string;
   @IsOptional() @IsString() OIDC_CLIENT_ID?: string;
   @IsOptional() @IsString() OIDC_CLIENT_SECRET?: string;
@@ -315,7 +311,8 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
   problems.push(
     ...errors.map(
       // Secrets are named, never echoed; a database URL is shown without its password.
-      (e) => `${e.property}${/SECRET|TOKEN/.test(e.property) ? '' : `=${JSON.stringify(shownValue(e.property, present[e.property]))}`}: ${Object.values(e.constraints ?? {}).join('; ')}`,
+      (e) =>
+        `${e.property}${/SECRET|TOKEN/.test(e.property) ? '' : `=${JSON.stringify(shownValue(e.property, present[e.property]))}`}: ${Object.values(e.constraints ?? {}).join('; ')}`,
     ),
   );
   if (raw.STORAGE_DRIVER === 's3' && !raw.S3_BUCKET) problems.push('S3_BUCKET: required when STORAGE_DRIVER=s3');
@@ -330,9 +327,11 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
     );
   }
   const mcpAllowedOrigins = parseOrigins(raw.MCP_ALLOWED_ORIGINS ?? '');
-  if (typeof mcpAllowedOrigins === 'string') problems.push(`MCP_ALLOWED_ORIGINS=${JSON.stringify(env.MCP_ALLOWED_ORIGINS)}: ${mcpAllowedOrigins}`);
+  if (typeof mcpAllowedOrigins === 'string')
+    problems.push(`MCP_ALLOWED_ORIGINS=${JSON.stringify(env.MCP_ALLOWED_ORIGINS)}: ${mcpAllowedOrigins}`);
   const oidcSet = [raw.OIDC_ISSUER, raw.OIDC_CLIENT_ID, raw.OIDC_CLIENT_SECRET].filter(Boolean).length;
-  if (oidcSet > 0 && oidcSet < 3) problems.push('OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET: set all three to enable OpenID Connect sign-in, or none');
+  if (oidcSet > 0 && oidcSet < 3)
+    problems.push('OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET: set all three to enable OpenID Connect sign-in, or none');
   const trustProxy = parseTrustProxy(raw.TRUST_PROXY ?? '');
   if (typeof trustProxy === 'string') problems.push(`TRUST_PROXY=${JSON.stringify(env.TRUST_PROXY)}: ${trustProxy}`);
   if (problems.length) throw new ConfigError(problems);
@@ -371,7 +370,10 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
     dashboardSignup: raw.DASHBOARD_SIGNUP,
     passwordHashConcurrency: raw.PASSWORD_HASH_CONCURRENCY,
     trustProxy: trustProxy as AppConfig['trustProxy'],
-    oidc: oidcSet === 3 ? { issuer: raw.OIDC_ISSUER as string, clientId: raw.OIDC_CLIENT_ID as string, clientSecret: raw.OIDC_CLIENT_SECRET as string } : null,
+    oidc:
+      oidcSet === 3
+        ? { issuer: raw.OIDC_ISSUER as string, clientId: raw.OIDC_CLIENT_ID as string, clientSecret: raw.OIDC_CLIENT_SECRET as string }
+        : null,
     mcpAllowedOrigins: mcpAllowedOrigins as string[],
     logFormat: raw.LOG_FORMAT ?? (stdoutIsTerminal ? 'pretty' : 'json'),
     metricsToken: raw.METRICS_TOKEN ?? null,
@@ -406,7 +408,10 @@ function parseSecretKeys(list: string | undefined, single: string | undefined, p
     return [];
   }
   if (list === undefined) return single !== undefined && SECRET_KEY_PATTERN.test(single) ? [decodeSecretKey(single)] : [];
-  const entries = list.split(',').map((k) => k.trim()).filter(Boolean);
+  const entries = list
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
   const keys: Buffer[] = [];
   entries.forEach((entry, i) => {
     if (!SECRET_KEY_PATTERN.test(entry)) {
@@ -431,7 +436,10 @@ function decodeSecretKey(key: string): Buffer {
  */
 function parseOrigins(list: string): string[] | string {
   const origins: string[] = [];
-  for (const entry of list.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     let url: URL | null = null;
     try {
       url = new URL(entry);
@@ -457,12 +465,16 @@ function parseOrigins(list: string): string[] | string {
 function parseTrustProxy(value: string): false | number | string[] | string {
   const trimmed = value.trim();
   if (trimmed === '' || trimmed === 'false') return false;
-  if (trimmed === 'true') return 'trusting every X-Forwarded-For lets any client choose its IP; give the hop count or the proxies\' addresses';
+  if (trimmed === 'true')
+    return "trusting every X-Forwarded-For lets any client choose its IP; give the hop count or the proxies' addresses";
   if (/^\d+$/.test(trimmed)) {
     const hops = Number(trimmed);
     return hops >= 1 && hops <= 32 ? hops : 'must be a hop count from 1 to 32, or addresses/subnets of the proxies';
   }
-  const list = trimmed.split(',').map((s) => s.trim()).filter(Boolean);
+  const list = trimmed
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   try {
     proxyAddr.compile(list);
   } catch (err) {

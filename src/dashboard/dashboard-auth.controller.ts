@@ -43,10 +43,20 @@ export class DashboardAuthController {
     if (outcome.kind === 'limited') {
       res.setHeader('Retry-After', String(outcome.retryAfterS));
       const error = outcome.limit === 'ip' ? 'Too many failed sign-ins from your network.' : 'Too many failed sign-ins for this email.';
-      return this.views.send(res, 429, 'login', this.anonymous(req, { email: form.email ?? '', error: `${error} Wait 15 minutes and try again.` }));
+      return this.views.send(
+        res,
+        429,
+        'login',
+        this.anonymous(req, { email: form.email ?? '', error: `${error} Wait 15 minutes and try again.` }),
+      );
     }
     if (outcome.kind === 'failed') {
-      return this.views.send(res, 401, 'login', this.anonymous(req, { email: form.email ?? '', error: 'That email and password do not match.' }));
+      return this.views.send(
+        res,
+        401,
+        'login',
+        this.anonymous(req, { email: form.email ?? '', error: 'That email and password do not match.' }),
+      );
     }
     res.setHeader('Set-Cookie', sessionCookie(this.config, outcome.token));
     res.redirect(303, '/dashboard');
@@ -73,7 +83,12 @@ export class DashboardAuthController {
     const outcome = await this.signIn.signUp(form.email ?? '', form.password ?? '', req.dashboard.sessionToken, client(req));
     if ('kind' in outcome) {
       res.setHeader('Retry-After', String(outcome.retryAfterS));
-      return this.views.send(res, 429, 'signup', this.anonymous(req, { email: form.email ?? '', error: 'Too many sign-ups from your network. Try again later.' }));
+      return this.views.send(
+        res,
+        429,
+        'signup',
+        this.anonymous(req, { email: form.email ?? '', error: 'Too many sign-ups from your network. Try again later.' }),
+      );
     }
     if (!outcome.ok) return this.views.send(res, 400, 'signup', this.anonymous(req, { email: form.email ?? '', error: outcome.error }));
     // An email that already had an account gets the same redirect, without a session: the
@@ -92,7 +107,13 @@ export class DashboardAuthController {
   @PublicPage()
   @Post('set-password/:token')
   async setPassword(@Req() req: DashboardRequest, @Res() res: Response, @Param('token') token: string, @Body() form: Form): Promise<void> {
-    const outcome = await this.signIn.setPassword(token, form.password ?? '', form.confirmPassword ?? '', req.dashboard.sessionToken, client(req));
+    const outcome = await this.signIn.setPassword(
+      token,
+      form.password ?? '',
+      form.confirmPassword ?? '',
+      req.dashboard.sessionToken,
+      client(req),
+    );
     if (!outcome.ok) {
       const user = await this.signIn.userOfLink(token);
       return this.views.send(res, user ? 400 : 410, 'set-password', this.anonymous(req, { user, token, error: outcome.error }));
@@ -145,7 +166,14 @@ export class DashboardAuthController {
   }
 
   private anonymous(req: DashboardRequest, data: Record<string, unknown>): Record<string, unknown> {
-    return { signedIn: null, csrfToken: req.dashboard.csrfToken, signupOpen: this.config.dashboardSignup, oidcEnabled: this.oidc.enabled, active: '', ...data };
+    return {
+      signedIn: null,
+      csrfToken: req.dashboard.csrfToken,
+      signupOpen: this.config.dashboardSignup,
+      oidcEnabled: this.oidc.enabled,
+      active: '',
+      ...data,
+    };
   }
 }
 
@@ -154,7 +182,9 @@ function readFlow(raw: string | undefined): OidcFlow | null {
   if (!raw) return null;
   try {
     const flow = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Partial<OidcFlow>;
-    return typeof flow.state === 'string' && typeof flow.nonce === 'string' && typeof flow.codeVerifier === 'string' ? (flow as OidcFlow) : null;
+    return typeof flow.state === 'string' && typeof flow.nonce === 'string' && typeof flow.codeVerifier === 'string'
+      ? (flow as OidcFlow)
+      : null;
   } catch {
     return null;
   }

@@ -31,7 +31,12 @@ export class DashboardExceptionFilter implements ExceptionFilter {
     }
     const context = { signedIn: req.dashboard?.signedIn ?? null, csrfToken: req.dashboard?.csrfToken ?? '', active: '' };
     if (exception instanceof DashboardError) {
-      return this.views.send(res, exception.status, 'error', { ...context, status: exception.status, title: exception.title, message: exception.message });
+      return this.views.send(res, exception.status, 'error', {
+        ...context,
+        status: exception.status,
+        title: exception.title,
+        message: exception.message,
+      });
     }
     const status = exception instanceof ApiError ? exception.status : exception instanceof HttpException ? exception.getStatus() : 500;
     if (status === 404) {
@@ -39,9 +44,17 @@ export class DashboardExceptionFilter implements ExceptionFilter {
       return this.views.send(res, 404, 'error', { ...context, status: 404, title: notFound.title, message: notFound.message });
     }
     if (status >= 400 && status < 500) {
-      return this.views.send(res, status, 'error', { ...context, status, title: 'Request not accepted', message: (exception as Error).message });
+      return this.views.send(res, status, 'error', {
+        ...context,
+        status,
+        title: 'Request not accepted',
+        message: (exception as Error).message,
+      });
     }
     this.logger.error(`${req.method} ${req.path} failed`, exception instanceof Error ? exception.stack : String(exception));
-    this.views.send(res, 500, 'error', { ...errorPage(500, 'Something went wrong', 'The dashboard could not complete this request. Try again in a moment.'), ...context });
+    this.views.send(res, 500, 'error', {
+      ...errorPage(500, 'Something went wrong', 'The dashboard could not complete this request. Try again in a moment.'),
+      ...context,
+    });
   }
 }

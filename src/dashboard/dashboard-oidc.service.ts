@@ -67,7 +67,11 @@ export class DashboardOidcService {
     const client = await this.getClient();
     let claims: Record<string, unknown>;
     try {
-      const tokens = await client.callback(this.redirectUri, client.callbackParams(req), { state: flow.state, nonce: flow.nonce, code_verifier: flow.codeVerifier });
+      const tokens = await client.callback(this.redirectUri, client.callbackParams(req), {
+        state: flow.state,
+        nonce: flow.nonce,
+        code_verifier: flow.codeVerifier,
+      });
       claims = tokens.claims();
       // Providers that keep the ID token small return the email from the userinfo endpoint (the
       // library checks that its `sub` is the ID token's).
@@ -83,7 +87,8 @@ export class DashboardOidcService {
     // Only an explicit `email_verified: true` links the provider's account to a Glimpse user
     // (CONTRACT.md, "Dashboard"): providers that omit the claim, or send it as a string, may let
     // anyone type any address.
-    if (!email || claims.email_verified !== true) throw new OidcSignInError('The identity provider did not share a verified email address.');
+    if (!email || claims.email_verified !== true)
+      throw new OidcSignInError('The identity provider did not share a verified email address.');
     const user = await this.users.findByEmail(email);
     if (!user) throw new OidcSignInError(`There is no Glimpse user for ${email}. Ask an owner of your account for an invite.`);
     return user;
@@ -93,7 +98,13 @@ export class DashboardOidcService {
     const oidc = this.config.oidc;
     if (!oidc) throw new OidcSignInError('Single sign-on is not configured.');
     this.client ??= Issuer.discover(oidc.issuer).then(
-      (issuer) => new issuer.Client({ client_id: oidc.clientId, client_secret: oidc.clientSecret, redirect_uris: [this.redirectUri], response_types: ['code'] }),
+      (issuer) =>
+        new issuer.Client({
+          client_id: oidc.clientId,
+          client_secret: oidc.clientSecret,
+          redirect_uris: [this.redirectUri],
+          response_types: ['code'],
+        }),
       (err) => {
         this.client = null;
         this.logger.error(`OpenID Connect discovery of ${oidc.issuer} failed: ${(err as Error).message}`);

@@ -87,7 +87,13 @@ export class DashboardPagesController {
   @Post('webhooks/:id/edit')
   async editWebhook(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string, @Body() form: Form): Promise<void> {
     const result = await this.dashboard.updateEndpoint(user(req), id, form);
-    await this.renderEndpoint(req, res, id, result.ok ? { saved: true } : { editError: result.error, editForm: form }, result.ok ? 200 : 400);
+    await this.renderEndpoint(
+      req,
+      res,
+      id,
+      result.ok ? { saved: true } : { editError: result.error, editForm: form },
+      result.ok ? 200 : 400,
+    );
   }
 
   @Post('webhooks/:id/enabled')
@@ -97,7 +103,12 @@ export class DashboardPagesController {
   }
 
   @Post('webhooks/:id/deliveries/:deliveryId/resend')
-  async resend(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string, @Param('deliveryId') deliveryId: string): Promise<void> {
+  async resend(
+    @Req() req: DashboardRequest,
+    @Res() res: Response,
+    @Param('id') id: string,
+    @Param('deliveryId') deliveryId: string,
+  ): Promise<void> {
     const result = await this.dashboard.resendDelivery(user(req), id, deliveryId);
     await this.renderEndpoint(req, res, id, result.ok ? { resentDeliveryId: result.value } : { actionError: result.error });
   }
@@ -142,7 +153,12 @@ export class DashboardPagesController {
   }
 
   @Get('runs/:id')
-  async run(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string, @Query('canceled') canceled?: string): Promise<void> {
+  async run(
+    @Req() req: DashboardRequest,
+    @Res() res: Response,
+    @Param('id') id: string,
+    @Query('canceled') canceled?: string,
+  ): Promise<void> {
     await this.renderRun(req, res, 200, id, { notice: canceled === '1' ? 'Cancel requested.' : null });
   }
 
@@ -155,19 +171,31 @@ export class DashboardPagesController {
 
   @Get('account')
   async account(@Req() req: DashboardRequest, @Res() res: Response, @Query('done') done?: string): Promise<void> {
-    await this.renderAccount(req, res, 200, { notice: done === 'removed' ? 'Member removed.' : done === 'session' ? 'Session signed out.' : null });
+    await this.renderAccount(req, res, 200, {
+      notice: done === 'removed' ? 'Member removed.' : done === 'session' ? 'Session signed out.' : null,
+    });
   }
 
   @Post('account/password')
   async changePassword(@Req() req: DashboardRequest, @Res() res: Response, @Body() form: Form): Promise<void> {
     const result = await this.dashboard.changePassword(req.dashboard.signedIn as SignedIn, form);
-    await this.renderAccount(req, res, result.ok ? 200 : 400, result.ok ? { notice: 'Password changed.' } : { passwordError: result.error });
+    await this.renderAccount(
+      req,
+      res,
+      result.ok ? 200 : 400,
+      result.ok ? { notice: 'Password changed.' } : { passwordError: result.error },
+    );
   }
 
   @Post('account/invite')
   async invite(@Req() req: DashboardRequest, @Res() res: Response, @Body() form: Form): Promise<void> {
     const result = await this.dashboard.invite(user(req), String(form.email ?? ''));
-    await this.renderAccount(req, res, result.ok ? 201 : 400, result.ok ? { invited: result.value } : { inviteError: result.error, inviteEmail: form.email });
+    await this.renderAccount(
+      req,
+      res,
+      result.ok ? 201 : 400,
+      result.ok ? { invited: result.value } : { inviteError: result.error, inviteEmail: form.email },
+    );
   }
 
   @Post('account/members/:id/remove')
@@ -183,7 +211,13 @@ export class DashboardPagesController {
     res.redirect(303, '/dashboard/account?done=session');
   }
 
-  private async renderEndpoint(req: DashboardRequest, res: Response, id: string, extra: Record<string, unknown>, status = 200): Promise<void> {
+  private async renderEndpoint(
+    req: DashboardRequest,
+    res: Response,
+    id: string,
+    extra: Record<string, unknown>,
+    status = 200,
+  ): Promise<void> {
     const endpoint = await this.dashboard.endpoint(user(req), id);
     const deliveries = await this.dashboard.deliveries(user(req), id);
     this.views.send(
@@ -209,7 +243,12 @@ export class DashboardPagesController {
   private async renderScreenshots(req: DashboardRequest, res: Response, status: number, extra: Record<string, unknown>): Promise<void> {
     const keys = await this.dashboard.keys(user(req));
     const jobs = await this.dashboard.jobs(user(req), keys);
-    this.views.send(res, status, 'screenshots', page(req, 'screenshots', 'Screenshots', { keys: keys.filter((k) => !k.revokedAt), jobs, ...extra }));
+    this.views.send(
+      res,
+      status,
+      'screenshots',
+      page(req, 'screenshots', 'Screenshots', { keys: keys.filter((k) => !k.revokedAt), jobs, ...extra }),
+    );
   }
 
   private async renderRun(req: DashboardRequest, res: Response, status: number, id: string, extra: Record<string, unknown>): Promise<void> {

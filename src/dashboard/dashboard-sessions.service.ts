@@ -130,7 +130,14 @@ export class DashboardSessionsService {
       where: { userId, lastSeenAt: MoreThan(new Date(now - SESSION_IDLE_MS)), createdAt: MoreThan(new Date(now - SESSION_MAX_AGE_MS)) },
       order: { lastSeenAt: 'DESC' },
     });
-    return rows.map((s) => ({ id: s.id, userAgent: s.userAgent, ip: s.ip, createdAt: s.createdAt, lastSeenAt: s.lastSeenAt, current: s.id === currentSessionId }));
+    return rows.map((s) => ({
+      id: s.id,
+      userAgent: s.userAgent,
+      ip: s.ip,
+      createdAt: s.createdAt,
+      lastSeenAt: s.lastSeenAt,
+      current: s.id === currentSessionId,
+    }));
   }
 
   /** Ends one of the user's sessions; false when the user has no such session (404). */
@@ -170,7 +177,10 @@ export class DashboardSessionsService {
       );
       if (counts.email >= SIGN_IN_MAX_FAILURES) return { limited: 'email' };
       if (counts.ip >= SIGN_IN_MAX_FAILURES_PER_IP) return { limited: 'ip' };
-      const [row]: { id: string }[] = await m.query(`INSERT INTO sign_in_failures (email, ip, failed_at) VALUES ($1, $2, $3) RETURNING id`, [key.email, key.ip, now]);
+      const [row]: { id: string }[] = await m.query(
+        `INSERT INTO sign_in_failures (email, ip, failed_at) VALUES ($1, $2, $3) RETURNING id`,
+        [key.email, key.ip, now],
+      );
       return { attemptId: String(row.id) };
     });
     // Failures older than the window (anyone's) are removed here rather than by a timer.

@@ -13,7 +13,8 @@ export const SIGN_UP_LIMIT = { name: 'signup', points: 10, durationS: 3600 };
 export type SignUpOutcome = FormResult<string | null> | { kind: 'limited'; retryAfterS: number };
 
 /** Outcome of a sign-in attempt. */
-export type SignInOutcome = { kind: 'signed-in'; token: string } | { kind: 'failed' } | { kind: 'limited'; limit: SignInLimit; retryAfterS: number };
+export type SignInOutcome =
+  { kind: 'signed-in'; token: string } | { kind: 'failed' } | { kind: 'limited'; limit: SignInLimit; retryAfterS: number };
 
 /**
  * Sign-in, sign-up, set-password and sign-out flows: credentials through {@link UsersService},
@@ -74,7 +75,13 @@ export class DashboardSignInService {
    * Sets the password through a one-time link, ends every session the user had (a reset: CONTRACT.md,
    * "Dashboard"), and signs the user in.
    */
-  async setPassword(token: string, password: string, confirmation: string, previousToken: string | null, client: ClientInfo): Promise<FormResult<string>> {
+  async setPassword(
+    token: string,
+    password: string,
+    confirmation: string,
+    previousToken: string | null,
+    client: ClientInfo,
+  ): Promise<FormResult<string>> {
     if (password !== confirmation) return { ok: false, error: 'The passwords do not match.' };
     try {
       const user = await this.users.setPasswordWithLink(token, password);

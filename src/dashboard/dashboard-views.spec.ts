@@ -15,7 +15,17 @@ describe('dashboard templates', () => {
       error: null,
       revoked: null,
       keys: [
-        { id: 'key_1', name: '<script>alert(1)</script>', prefix: 'sk_live_AbCd', createdAt: new Date(), lastUsedAt: null, revokedAt: null, used: 0, limit: 100, remaining: 100 },
+        {
+          id: 'key_1',
+          name: '<script>alert(1)</script>',
+          prefix: 'sk_live_AbCd',
+          createdAt: new Date(),
+          lastUsedAt: null,
+          revokedAt: null,
+          used: 0,
+          limit: 100,
+          remaining: 100,
+        },
       ],
     });
     expect(html).not.toContain('<script>alert(1)</script>');
@@ -55,11 +65,20 @@ describe('dashboard templates', () => {
       apiKeyId: 'key_1',
       keyLabel: hostile,
     };
-    const html = views.render('run', { signedIn, csrfToken: signedIn.csrfToken, active: 'runs', title: 'Run run_1', run, notice: null, actionError: null });
+    const html = views.render('run', {
+      signedIn,
+      csrfToken: signedIn.csrfToken,
+      active: 'runs',
+      title: 'Run run_1',
+      run,
+      notice: null,
+      actionError: null,
+    });
     expect(html).not.toContain(hostile);
     expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;');
     expect(html).toContain('action="/dashboard/runs/run_1/cancel"');
-    for (const form of html.match(/<form[\s\S]*?<\/form>/g) ?? []) expect(form).toContain('<input type="hidden" name="_csrf" value="tok&quot;en">');
+    for (const form of html.match(/<form[\s\S]*?<\/form>/g) ?? [])
+      expect(form).toContain('<input type="hidden" name="_csrf" value="tok&quot;en">');
     // Step 0 ended; step 1 is the one the browser is on.
     expect(html).toMatch(/data-testid="step-status">running</);
     expect(html).not.toMatch(/\sstyle=|<style/);

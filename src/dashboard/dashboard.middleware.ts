@@ -101,7 +101,14 @@ export class DashboardMiddleware implements NestMiddleware {
       csrfToken = randomBytes(32).toString('base64url');
       res.append(
         'Set-Cookie',
-        stringifySetCookie({ name: ANONYMOUS_CSRF_COOKIE, value: csrfToken, path: '/dashboard', httpOnly: true, sameSite: 'lax', secure: secureCookies(this.config) }),
+        stringifySetCookie({
+          name: ANONYMOUS_CSRF_COOKIE,
+          value: csrfToken,
+          path: '/dashboard',
+          httpOnly: true,
+          sameSite: 'lax',
+          secure: secureCookies(this.config),
+        }),
       );
     }
     const context: DashboardContext = { signedIn, csrfToken, sessionToken };
@@ -114,7 +121,12 @@ export class DashboardMiddleware implements NestMiddleware {
       return false;
     }
     if (!DashboardSessionsService.csrfMatches(csrfToken, presented)) {
-      this.views.send(res, 403, 'error', errorPage(403, 'Form expired', 'This form has expired or did not come from this dashboard. Reload the page and try again.'));
+      this.views.send(
+        res,
+        403,
+        'error',
+        errorPage(403, 'Form expired', 'This form has expired or did not come from this dashboard. Reload the page and try again.'),
+      );
       return false;
     }
     return true;

@@ -24,13 +24,30 @@ import { SignInFailure } from './sign-in-failure.entity';
  * with htmx, sessions and CSRF, calling the same services as the REST API.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([DashboardSession, SignInFailure]), AccountsModule, AuthModule, QuotaModule, RunsModule, ScreenshotsModule, WebhooksModule],
+  imports: [
+    TypeOrmModule.forFeature([DashboardSession, SignInFailure]),
+    AccountsModule,
+    AuthModule,
+    QuotaModule,
+    RunsModule,
+    ScreenshotsModule,
+    WebhooksModule,
+  ],
   // The catch-all 404 controller must stay last.
   controllers: [DashboardAssetsController, DashboardAuthController, DashboardPagesController, DashboardNotFoundController],
-  providers: [DashboardViews, DashboardSessionsService, DashboardSignInService, DashboardOidcService, DashboardService, DashboardExceptionFilter],
+  providers: [
+    DashboardViews,
+    DashboardSessionsService,
+    DashboardSignInService,
+    DashboardOidcService,
+    DashboardService,
+    DashboardExceptionFilter,
+  ],
 })
 export class DashboardModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(DashboardMiddleware).forRoutes(DashboardAuthController, DashboardPagesController, DashboardNotFoundController, DashboardAssetsController);
+    consumer
+      .apply(DashboardMiddleware)
+      .forRoutes(DashboardAuthController, DashboardPagesController, DashboardNotFoundController, DashboardAssetsController);
   }
 }

@@ -163,7 +163,13 @@ export class DashboardService {
       signatureScheme: form.signatureScheme || undefined,
     });
     const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true });
-    if (errors.length) return { ok: false, error: toFieldErrors(errors).map((f) => `${f.field}: ${f.message}`).join('; ') };
+    if (errors.length)
+      return {
+        ok: false,
+        error: toFieldErrors(errors)
+          .map((f) => `${f.field}: ${f.message}`)
+          .join('; '),
+      };
     return this.formAction(() => this.webhooks.create(user, dto));
   }
 
@@ -181,7 +187,13 @@ export class DashboardService {
       signatureScheme: form.signatureScheme || undefined,
     });
     const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true });
-    if (errors.length) return { ok: false, error: toFieldErrors(errors).map((f) => `${f.field}: ${f.message}`).join('; ') };
+    if (errors.length)
+      return {
+        ok: false,
+        error: toFieldErrors(errors)
+          .map((f) => `${f.field}: ${f.message}`)
+          .join('; '),
+      };
     return this.formAction(() => this.notFoundAsPage(() => this.webhooks.update(user, id, dto)));
   }
 
@@ -274,7 +286,13 @@ export class DashboardService {
       delay: int(form.delay),
     });
     const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true });
-    if (errors.length) return { ok: false, error: toFieldErrors(errors).map((f) => `${f.field}: ${f.message}`).join('; ') };
+    if (errors.length)
+      return {
+        ok: false,
+        error: toFieldErrors(errors)
+          .map((f) => `${f.field}: ${f.message}`)
+          .join('; '),
+      };
     return this.formAction(() => this.screenshots.create(caller, dto));
   }
 
@@ -306,8 +324,11 @@ export class DashboardService {
    * (CONTRACT.md, "Dashboard"); the session that changed it stays.
    */
   async changePassword(signedIn: SignedIn, form: Record<string, unknown>): Promise<FormResult<void>> {
-    if (String(form.newPassword ?? '') !== String(form.confirmPassword ?? '')) return { ok: false, error: 'The new passwords do not match.' };
-    const result = await this.formAction(() => this.users.changePassword(signedIn.user.id, String(form.currentPassword ?? ''), String(form.newPassword ?? '')));
+    if (String(form.newPassword ?? '') !== String(form.confirmPassword ?? ''))
+      return { ok: false, error: 'The new passwords do not match.' };
+    const result = await this.formAction(() =>
+      this.users.changePassword(signedIn.user.id, String(form.currentPassword ?? ''), String(form.newPassword ?? '')),
+    );
     if (result.ok) await this.sessions.endAllOf(signedIn.user.id, signedIn.sessionId);
     return result;
   }
@@ -323,7 +344,8 @@ export class DashboardService {
       return { ok: true, value: await action() };
     } catch (err) {
       if (err instanceof UserError) return { ok: false, error: err.message };
-      if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 404) return { ok: false, error: err.message, status: err.status };
+      if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 404)
+        return { ok: false, error: err.message, status: err.status };
       throw err;
     }
   }

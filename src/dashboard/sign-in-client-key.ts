@@ -15,5 +15,10 @@ export function signInClientKey(ip: string): string {
   }
   if (parsed.kind() === 'ipv4') return parsed.toString();
   const parts = (parsed as ipaddr.IPv6).parts.slice(0, 4);
-  return `${new ipaddr.IPv6([...parts, 0, 0, 0, 0]).toNormalizedString().split(':').slice(0, 4).map((p) => p.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  return `${new ipaddr.IPv6([...parts, 0, 0, 0, 0])
+    .toNormalizedString()
+    .split(':')
+    .slice(0, 4)
+    .map((p) => p.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }

@@ -9,7 +9,9 @@ import { MIGRATIONS } from './migrations/index';
  * connection that takes longer than `dependencyTimeoutMs` (default 5000 ms) fails, so a request
  * answers 503 `SERVICE_UNAVAILABLE` instead of hanging while PostgreSQL is away.
  */
-export function dataSourceOptions(config: Pick<AppConfig, 'databaseUrl'> & Partial<Pick<AppConfig, 'dependencyTimeoutMs'>>): DataSourceOptions {
+export function dataSourceOptions(
+  config: Pick<AppConfig, 'databaseUrl'> & Partial<Pick<AppConfig, 'dependencyTimeoutMs'>>,
+): DataSourceOptions {
   return {
     type: 'postgres',
     url: config.databaseUrl,

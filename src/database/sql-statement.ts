@@ -22,7 +22,13 @@ export class SqlParams {
  * (database names, transformers and the driver's conversions, like `manager.insert`); a property left
  * `undefined` takes its column's default. Throws when `entity` is not a registered entity.
  */
-export function insertSelectSql(dataSource: DataSource, params: SqlParams, entity: EntityTarget<ObjectLiteral>, rows: ObjectLiteral[], gate: string): string[] {
+export function insertSelectSql(
+  dataSource: DataSource,
+  params: SqlParams,
+  entity: EntityTarget<ObjectLiteral>,
+  rows: ObjectLiteral[],
+  gate: string,
+): string[] {
   const metadata = dataSource.getMetadata(entity);
   const table = `"${metadata.tableName}"`;
   return rows.map((row) => {

@@ -76,12 +76,23 @@ describe('EgressProxy, plain HTTP', () => {
 
   const send = (method: string, path: string, body?: string) =>
     new Promise<{ status: number; message: string; headers: string[]; body: string }>((resolve, reject) => {
-      const req = httpRequest({ host: '127.0.0.1', port: proxyPort, method, path: `http://127.0.0.1:${originPort}${path}`, headers: { 'Proxy-Connection': 'keep-alive' } }, (res) => {
-        let text = '';
-        res.setEncoding('latin1');
-        res.on('data', (d) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, message: res.statusMessage ?? '', headers: res.rawHeaders, body: text }));
-      });
+      const req = httpRequest(
+        {
+          host: '127.0.0.1',
+          port: proxyPort,
+          method,
+          path: `http://127.0.0.1:${originPort}${path}`,
+          headers: { 'Proxy-Connection': 'keep-alive' },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('latin1');
+          res.on('data', (d) => (text += d));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, message: res.statusMessage ?? '', headers: res.rawHeaders, body: text }),
+          );
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -110,7 +121,9 @@ describe('EgressProxy, plain HTTP', () => {
     rawAnswer = 'SSH-2.0-OpenSSH\r\n\r\n';
     const garbage = await send('GET', '/');
     expect(garbage.status).toBe(502);
-    expect(garbage.headers[garbage.headers.findIndex((h) => h.toLowerCase() === EGRESS_ERROR_HEADER) + 1]).toBe('net::ERR_INVALID_HTTP_RESPONSE');
+    expect(garbage.headers[garbage.headers.findIndex((h) => h.toLowerCase() === EGRESS_ERROR_HEADER) + 1]).toBe(
+      'net::ERR_INVALID_HTTP_RESPONSE',
+    );
     rawAnswer = '';
     const empty = await send('GET', '/');
     expect(empty.status).toBe(502);
@@ -122,7 +135,11 @@ describe('EgressProxy, plain HTTP', () => {
 
 describe('parseResponseHead', () => {
   it('reads the status line and header pairs, joining folded lines, and refuses what is not a response head', () => {
-    expect(parseResponseHead('HTTP/1.1 404 Not Found\r\nA: 1\r\nB:2\r\n  more')).toEqual({ status: 404, reason: 'Not Found', rawHeaders: ['A', '1', 'B', '2 more'] });
+    expect(parseResponseHead('HTTP/1.1 404 Not Found\r\nA: 1\r\nB:2\r\n  more')).toEqual({
+      status: 404,
+      reason: 'Not Found',
+      rawHeaders: ['A', '1', 'B', '2 more'],
+    });
     expect(parseResponseHead('HTTP/1.0 204')).toEqual({ status: 204, reason: '', rawHeaders: [] });
     expect(parseResponseHead('HTTP/2 200 OK')).toBeNull();
     expect(parseResponseHead('HTTP/1.1 200 OK\r\nno colon')).toBeNull();

@@ -366,7 +366,11 @@ export function parseResponseHead(text: string): { status: number; reason: strin
 /** Ends a plain-HTTP proxy request with `status` and the failure in {@link EGRESS_ERROR_HEADER}. */
 function failPlain(res: ServerResponse, status: number, failure: string): void {
   res
-    .writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', [EGRESS_ERROR_HEADER]: headerSafe(failure) })
+    .writeHead(status, {
+      'content-type': 'text/plain; charset=utf-8',
+      'cache-control': 'no-store',
+      [EGRESS_ERROR_HEADER]: headerSafe(failure),
+    })
     .end(failure);
 }
 

@@ -75,7 +75,10 @@ export class SsrfGuard {
       const reason = this.policy.blockedReason(address);
       // The host and the kind of address, never the address a name resolved to (CONTRACT.md, "SSRF
       // guard"): a refusal must not map the internal network for whoever submitted the URL.
-      if (reason) throw new TargetRefusedError(isIP(bare) ? `${bare} is a blocked address (${reason})` : `${bare} resolves to a blocked address (${reason})`);
+      if (reason)
+        throw new TargetRefusedError(
+          isIP(bare) ? `${bare} is a blocked address (${reason})` : `${bare} resolves to a blocked address (${reason})`,
+        );
     }
     return addresses[0];
   }

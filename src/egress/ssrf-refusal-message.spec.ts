@@ -15,7 +15,10 @@ describe('SSRF refusal messages', () => {
   ])('%s: names the host and the kind, not the address', async (url, addresses, host, kind) => {
     const refusal = await guard(addresses)
       .assertAllowed(url)
-      .then(() => null, (err: Error & { details?: unknown }) => err);
+      .then(
+        () => null,
+        (err: Error & { details?: unknown }) => err,
+      );
     expect(refusal).toMatchObject({ code: 'TARGET_NOT_ALLOWED', status: 400 });
     expect(refusal!.message).toBe(`Target not allowed: ${host} resolves to a blocked address (${kind})`);
     for (const address of addresses) {
@@ -25,11 +28,15 @@ describe('SSRF refusal messages', () => {
   });
 
   it('an IP literal is named as the host it is', async () => {
-    await expect(guard([]).assertAllowed('http://10.0.0.1/')).rejects.toThrow('Target not allowed: 10.0.0.1 is a blocked address (private)');
+    await expect(guard([]).assertAllowed('http://10.0.0.1/')).rejects.toThrow(
+      'Target not allowed: 10.0.0.1 is a blocked address (private)',
+    );
   });
 
   it('the egress proxy’s per-connection check says the same', async () => {
-    await expect(guard(['10.9.8.7']).addressToConnect('internal.example')).rejects.toThrow('internal.example resolves to a blocked address (private)');
+    await expect(guard(['10.9.8.7']).addressToConnect('internal.example')).rejects.toThrow(
+      'internal.example resolves to a blocked address (private)',
+    );
     await expect(guard(['10.9.8.7']).addressToConnect('internal.example')).rejects.not.toThrow('10.9.8.7');
   });
 });

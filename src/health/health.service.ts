@@ -53,9 +53,13 @@ export class HealthService {
     const redisCheck = () => this.probe('redis', () => this.redis.ping(), CHECK_TIMEOUT_MS);
     const checks: HealthIndicatorFunction[] = [
       () =>
-        this.probe('shutdown', async () => {
-          if (this.drain.draining) throw new Error('draining: the process received SIGTERM');
-        }, CHECK_TIMEOUT_MS),
+        this.probe(
+          'shutdown',
+          async () => {
+            if (this.drain.draining) throw new Error('draining: the process received SIGTERM');
+          },
+          CHECK_TIMEOUT_MS,
+        ),
       () => this.typeOrm.pingCheck('postgres', { timeout: CHECK_TIMEOUT_MS }),
     ];
     if (this.runProcessors) {
@@ -92,7 +96,11 @@ export class HealthService {
    * Runs `fn` as indicator `name`: up (with what `fn` resolved to, if anything) when it resolves within
    * `timeoutMs`, down with its message otherwise.
    */
-  private async probe<Key extends string>(name: Key, fn: () => Promise<void | Record<string, unknown>>, timeoutMs: number): Promise<HealthIndicatorResult<Key>> {
+  private async probe<Key extends string>(
+    name: Key,
+    fn: () => Promise<void | Record<string, unknown>>,
+    timeoutMs: number,
+  ): Promise<HealthIndicatorResult<Key>> {
     const session = this.indicators.check(name);
     let timer: NodeJS.Timeout | undefined;
     try {

@@ -59,25 +59,28 @@ export class IdempotencyInterceptor implements NestInterceptor {
       return of(asJsonBody(res, claim.body));
     }
     const held: HeldIdempotencyKey = { scope, leaseToken: claim.leaseToken, successStatus: res.statusCode };
-    return this.store.runHolding(held, () => next.handle()).pipe(
-      concatMap(async (body) => {
-        // Stored with the work it describes (an acceptance): send exactly that. The route must return
-        // the acceptance's response unchanged (thin controller), or first answers and replays differ.
-        if (held.storedBody !== undefined) {
-          if (JSON.stringify(body) !== held.storedBody) this.logger.error(`${req.method} ${req.path}: the handler's answer differs from the response its acceptance stored`);
-          return asJsonBody(res, held.storedBody);
-        }
-        if (res.statusCode < 200 || res.statusCode > 299) {
-          await this.store.release(scope, claim.leaseToken);
-          return body;
-        }
-        // Serialised once: what is stored is exactly what this response sends.
-        const text = body === undefined ? '' : JSON.stringify(body);
-        await this.store.complete(scope, claim.leaseToken, res.statusCode, text);
-        return asJsonBody(res, text);
-      }),
-      catchError((err) => from(this.store.release(scope, claim.leaseToken)).pipe(concatMap(() => throwError(() => err)))),
-    );
+    return this.store
+      .runHolding(held, () => next.handle())
+      .pipe(
+        concatMap(async (body) => {
+          // Stored with the work it describes (an acceptance): send exactly that. The route must return
+          // the acceptance's response unchanged (thin controller), or first answers and replays differ.
+          if (held.storedBody !== undefined) {
+            if (JSON.stringify(body) !== held.storedBody)
+              this.logger.error(`${req.method} ${req.path}: the handler's answer differs from the response its acceptance stored`);
+            return asJsonBody(res, held.storedBody);
+          }
+          if (res.statusCode < 200 || res.statusCode > 299) {
+            await this.store.release(scope, claim.leaseToken);
+            return body;
+          }
+          // Serialised once: what is stored is exactly what this response sends.
+          const text = body === undefined ? '' : JSON.stringify(body);
+          await this.store.complete(scope, claim.leaseToken, res.statusCode, text);
+          return asJsonBody(res, text);
+        }),
+        catchError((err) => from(this.store.release(scope, claim.leaseToken)).pipe(concatMap(() => throwError(() => err)))),
+      );
   }
 }
 

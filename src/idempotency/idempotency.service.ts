@@ -23,9 +23,7 @@ export interface IdempotencyScope {
 }
 
 /** The outcome of {@link IdempotencyService.claim}. */
-export type IdempotencyClaim =
-  | { kind: 'claimed'; leaseToken: string }
-  | { kind: 'replay'; status: number; body: string };
+export type IdempotencyClaim = { kind: 'claimed'; leaseToken: string } | { kind: 'replay'; status: number; body: string };
 
 /**
  * The key a running request holds, as the code handling it sees it: an acceptance stores the
@@ -83,13 +81,10 @@ export class IdempotencyService {
       const entry = await this.records.findOneBy({ ...scope });
       if (!entry) continue;
       if (entry.fingerprint !== fingerprint) {
-        throw new ApiError(
-          ErrorCode.IDEMPOTENCY_KEY_REUSED,
-          422,
-          'This Idempotency-Key was already used with a different request body',
-        );
+        throw new ApiError(ErrorCode.IDEMPOTENCY_KEY_REUSED, 422, 'This Idempotency-Key was already used with a different request body');
       }
-      if (entry.responseStatus !== null) return { kind: 'replay', status: entry.responseStatus, body: this.openBody(scope, entry.responseBody ?? '') };
+      if (entry.responseStatus !== null)
+        return { kind: 'replay', status: entry.responseStatus, body: this.openBody(scope, entry.responseBody ?? '') };
       break;
     }
     throw new ApiError(ErrorCode.IDEMPOTENCY_IN_FLIGHT, 409, 'A request with this Idempotency-Key is still running; retry later');
@@ -106,7 +101,8 @@ export class IdempotencyService {
         { ...scope, leaseToken, responseStatus: IsNull() },
         { responseStatus: status, responseBody: this.sealBody(scope, body), expiresAt: new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS) },
       );
-      if (!result.affected) this.logger.warn(`Idempotency-Key ${scope.key} of ${scope.apiKeyId}: lease lost before the response was stored`);
+      if (!result.affected)
+        this.logger.warn(`Idempotency-Key ${scope.key} of ${scope.apiKeyId}: lease lost before the response was stored`);
     } catch (err) {
       this.logger.error(`Could not store the response of Idempotency-Key ${scope.key} of ${scope.apiKeyId}`, (err as Error).stack);
     }

@@ -27,7 +27,9 @@ describe('requestFingerprint', () => {
       requestFingerprint(req({ multipart: true, body: fields, file: { fieldname: 'file', buffer: Buffer.from(content) } }));
     expect(upload('<html>one</html>')).toBe(upload('<html>one</html>'));
     expect(upload('<html>one</html>')).not.toBe(upload('<html>two</html>'));
-    const asArray = requestFingerprint(req({ multipart: true, body: fields, files: [{ fieldname: 'file', buffer: Buffer.from('<html>one</html>') }] }));
+    const asArray = requestFingerprint(
+      req({ multipart: true, body: fields, files: [{ fieldname: 'file', buffer: Buffer.from('<html>one</html>') }] }),
+    );
     expect(asArray).toBe(upload('<html>one</html>'));
     const otherFields = requestFingerprint(
       req({ multipart: true, body: { width: '900' }, file: { fieldname: 'file', buffer: Buffer.from('<html>one</html>') } }),

@@ -28,7 +28,9 @@ describe('MCP_ALLOWED_ORIGINS', () => {
   });
 
   it('rejects entries that are not bare http(s) origins at start-up', () => {
-    expect(() => loadConfig({ MCP_ALLOWED_ORIGINS: 'https://ok.example,https://app.example.com/path' })).toThrow(/MCP_ALLOWED_ORIGINS=.*not an origin/);
+    expect(() => loadConfig({ MCP_ALLOWED_ORIGINS: 'https://ok.example,https://app.example.com/path' })).toThrow(
+      /MCP_ALLOWED_ORIGINS=.*not an origin/,
+    );
     expect(() => loadConfig({ MCP_ALLOWED_ORIGINS: 'ftp://files.example' })).toThrow(/MCP_ALLOWED_ORIGINS/);
     expect(() => loadConfig({ MCP_ALLOWED_ORIGINS: '*' })).toThrow(/MCP_ALLOWED_ORIGINS/);
   });

@@ -57,7 +57,13 @@ export class McpHttpMiddleware implements NestMiddleware {
       this.parseJson(req, res, (parseError?: unknown) => {
         if (parseError) return this.renderBodyError(parseError, req, res);
         if (req.body !== undefined && findBodyProblem(req.body)?.kind === 'tooDeep') {
-          return sendJsonRpcError(res, 400, JsonRpcErrorCode.ParseError, `Parse error: the request body nests deeper than ${MAX_BODY_DEPTH} levels`, ErrorCode.INVALID_JSON);
+          return sendJsonRpcError(
+            res,
+            400,
+            JsonRpcErrorCode.ParseError,
+            `Parse error: the request body nests deeper than ${MAX_BODY_DEPTH} levels`,
+            ErrorCode.INVALID_JSON,
+          );
         }
         next();
       });
@@ -76,7 +82,13 @@ export class McpHttpMiddleware implements NestMiddleware {
   private renderBodyError(err: unknown, req: Request, res: Response): void {
     const type = (err as { type?: string }).type;
     if (type === 'entity.parse.failed' || type === INVALID_UTF8) {
-      return sendJsonRpcError(res, 400, JsonRpcErrorCode.ParseError, 'Parse error: the request body is not valid UTF-8 JSON', ErrorCode.INVALID_JSON);
+      return sendJsonRpcError(
+        res,
+        400,
+        JsonRpcErrorCode.ParseError,
+        'Parse error: the request body is not valid UTF-8 JSON',
+        ErrorCode.INVALID_JSON,
+      );
     }
     if (type === 'entity.too.large') {
       return sendJsonRpcError(

@@ -200,7 +200,10 @@ export class McpToolsService {
     const structured = run as unknown as Record<string, unknown>;
     const content: CallToolResult['content'] = [{ type: 'text', text: JSON.stringify(run) }];
     if (!runEnded(run)) {
-      content.push({ type: 'text', text: `The run is not finished yet (status ${run.status}). Call get_run with id "${run.id}" in a few seconds.` });
+      content.push({
+        type: 'text',
+        text: `The run is not finished yet (status ${run.status}). Call get_run with id "${run.id}" in a few seconds.`,
+      });
       return { content, structuredContent: structured };
     }
     if (includeScreenshots) {
@@ -214,7 +217,11 @@ export class McpToolsService {
       }
     }
     if (run.status === 'failed') {
-      return { content: [{ type: 'text', text: `RUN_FAILED: ${run.finalizationError ?? 'the run failed'}` }, ...content], structuredContent: structured, isError: true };
+      return {
+        content: [{ type: 'text', text: `RUN_FAILED: ${run.finalizationError ?? 'the run failed'}` }, ...content],
+        structuredContent: structured,
+        isError: true,
+      };
     }
     return { content, structuredContent: structured };
   }
@@ -280,10 +287,21 @@ export class McpToolsService {
    * result `CAPTURE_FAILED: <browser error>` with the job JSON.
    */
   private async jobResult(caller: AuthenticatedKey, job: ScreenshotJobDto, includeImage: boolean): Promise<CallToolResult> {
-    const brief: ScreenshotOutput = { id: job.id, status: job.status, url: job.url, format: job.format, width: job.width, height: job.height };
+    const brief: ScreenshotOutput = {
+      id: job.id,
+      status: job.status,
+      url: job.url,
+      format: job.format,
+      width: job.width,
+      height: job.height,
+    };
     const json = { type: 'text' as const, text: JSON.stringify(brief) };
     if (job.status === 'failed') {
-      return { content: [{ type: 'text', text: `CAPTURE_FAILED: ${job.error ?? 'capture failed'}` }, json], structuredContent: brief, isError: true };
+      return {
+        content: [{ type: 'text', text: `CAPTURE_FAILED: ${job.error ?? 'capture failed'}` }, json],
+        structuredContent: brief,
+        isError: true,
+      };
     }
     if (job.status !== 'done') {
       const hint = `The capture is not finished yet (status ${job.status}). Call get_screenshot with id "${job.id}" in a few seconds.`;
@@ -293,7 +311,10 @@ export class McpToolsService {
     if (!includeImage || job.url === null) return { content: [json], structuredContent: brief };
     const file = await this.screenshots.openResult(caller, job.id, INLINE_IMAGE_MAX_BYTES);
     if (!file) {
-      return { content: [json, { type: 'text', text: 'The image file has expired and is no longer available.' }], structuredContent: brief };
+      return {
+        content: [json, { type: 'text', text: 'The image file has expired and is no longer available.' }],
+        structuredContent: brief,
+      };
     }
     if (!file.data) {
       const note = `The image is ${file.size} bytes, more than the ${INLINE_IMAGE_MAX_BYTES} bytes returned inline: download it from url.`;

@@ -48,7 +48,11 @@ export class MetricsEndpoint {
     if (this.expectedTokenHash) {
       const token = bearerToken(authorization);
       if (!token || !timingSafeEqual(sha256(token), this.expectedTokenHash)) {
-        return { status: 401, contentType: 'text/plain; charset=utf-8', body: 'Send the metrics token as "Authorization: Bearer <METRICS_TOKEN>"\n' };
+        return {
+          status: 401,
+          contentType: 'text/plain; charset=utf-8',
+          body: 'Send the metrics token as "Authorization: Bearer <METRICS_TOKEN>"\n',
+        };
       }
     }
     await this.readQueueCounts();
@@ -61,7 +65,8 @@ export class MetricsEndpoint {
       this.queues.all().map(async (queue) => {
         try {
           const counts = await withTimeout(queue.getJobCounts(), QUEUE_COUNT_TIMEOUT_MS);
-          for (const state of QUEUE_STATES) gauge.set({ queue: queue.name, state }, (counts as unknown as Record<string, number>)[state] ?? 0);
+          for (const state of QUEUE_STATES)
+            gauge.set({ queue: queue.name, state }, (counts as unknown as Record<string, number>)[state] ?? 0);
         } catch (err) {
           for (const state of QUEUE_STATES) gauge.remove({ queue: queue.name, state });
           this.logger.warn(`Could not read the counts of queue ${queue.name}: ${(err as Error).message}`);

@@ -101,7 +101,8 @@ export class Metrics {
       for (const format of RESULT_FORMATS) this.captures.inc({ status, format }, 0);
     }
     for (const reason of ['recycle', 'crash']) this.browserRestarts.inc({ reason }, 0);
-    for (const outcome of ['success', 'http_error', 'network_error'] satisfies WebhookAttemptOutcome[]) this.webhookAttempts.inc({ outcome }, 0);
+    for (const outcome of ['success', 'http_error', 'network_error'] satisfies WebhookAttemptOutcome[])
+      this.webhookAttempts.inc({ outcome }, 0);
     this.browsersRunning.set(0);
   }
 

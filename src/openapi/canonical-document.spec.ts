@@ -3,7 +3,16 @@ import { canonicalizeDocument, serializeDocument, toOpenApi31Schemas } from './c
 describe('canonicalizeDocument', () => {
   const doc = {
     paths: {
-      '/v1/b': { post: { tags: ['z', 'a'], parameters: [{ in: 'query', name: 'q' }, { in: 'header', name: 'X-B' }, { in: 'header', name: 'X-A' }] } },
+      '/v1/b': {
+        post: {
+          tags: ['z', 'a'],
+          parameters: [
+            { in: 'query', name: 'q' },
+            { in: 'header', name: 'X-B' },
+            { in: 'header', name: 'X-A' },
+          ],
+        },
+      },
       '/v1/a': { get: { responses: { '404': {}, '200': {} } } },
     },
     components: { schemas: { B: { required: ['y', 'x'], properties: { y: {}, x: { enum: ['pending', 'done'] } } }, A: {} } },
@@ -44,7 +53,10 @@ describe('canonicalizeDocument', () => {
 
 describe('toOpenApi31Schemas', () => {
   it('turns nullable types into type arrays, adding null to enums', () => {
-    expect(toOpenApi31Schemas({ type: 'string', nullable: true, description: 'd' })).toEqual({ type: ['string', 'null'], description: 'd' });
+    expect(toOpenApi31Schemas({ type: 'string', nullable: true, description: 'd' })).toEqual({
+      type: ['string', 'null'],
+      description: 'd',
+    });
     expect(toOpenApi31Schemas({ type: 'string', enum: ['a'], nullable: true })).toEqual({ type: ['string', 'null'], enum: ['a', null] });
   });
 
@@ -56,7 +68,9 @@ describe('toOpenApi31Schemas', () => {
   });
 
   it('converts nested schemas and leaves non-nullable ones alone', () => {
-    const input = { properties: { a: { type: 'integer', nullable: false }, b: { type: 'object', properties: { c: { type: 'string', nullable: true } } } } };
+    const input = {
+      properties: { a: { type: 'integer', nullable: false }, b: { type: 'object', properties: { c: { type: 'string', nullable: true } } } },
+    };
     expect(toOpenApi31Schemas(input)).toEqual({
       properties: { a: { type: 'integer' }, b: { type: 'object', properties: { c: { type: ['string', 'null'] } } } },
     });

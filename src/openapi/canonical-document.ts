@@ -34,7 +34,18 @@ export function toOpenApi31Schemas<T>(value: T): T {
 }
 
 /** Top-level keys in their conventional order; everything below the top level is sorted by key. */
-const TOP_LEVEL_ORDER = ['openapi', 'info', 'jsonSchemaDialect', 'servers', 'security', 'tags', 'externalDocs', 'paths', 'webhooks', 'components'];
+const TOP_LEVEL_ORDER = [
+  'openapi',
+  'info',
+  'jsonSchemaDialect',
+  'servers',
+  'security',
+  'tags',
+  'externalDocs',
+  'paths',
+  'webhooks',
+  'components',
+];
 
 /** Keys whose array value is a set and is sorted: by `in`+`name` (parameters), `name` (tags) or value. */
 const SET_ARRAYS = new Set(['required', 'tags', 'parameters']);

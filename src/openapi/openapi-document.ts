@@ -8,13 +8,14 @@ import { addWebhooks, SIGNATURE_SCHEME } from './webhooks-section';
 
 /** Descriptions of the tags operations use; an operation tag missing here fails `npm run openapi:lint`. */
 const TAG_DESCRIPTIONS: Record<string, string> = {
-  screenshots: 'Capture jobs: enqueue a capture, poll it until `done` or `failed`, then fetch the result URL (no API key needed for the file).',
+  screenshots:
+    'Capture jobs: enqueue a capture, poll it until `done` or `failed`, then fetch the result URL (no API key needed for the file).',
   webhooks: SIGNATURE_SCHEME,
   runs:
     'Browser session runs: a fresh browser session performs your steps (fill, click, wait, screenshot, …) with a video, console and network errors; ' +
     'poll the run or receive `run.completed` / `run.failed`.',
   render:
-    'Render links: a signed URL that answers with the image itself (for `<img src>`, `og:image`, e-mails), signed with a render key\'s secret ' +
+    "Render links: a signed URL that answers with the image itself (for `<img src>`, `og:image`, e-mails), signed with a render key's secret " +
     '(HMAC-SHA256 over the canonical query), cached and published without an API key. Sign on a server, never in a browser.',
 };
 
@@ -41,7 +42,15 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setDescription(DESCRIPTION)
     .setVersion('1.0.0')
     .addServer('/', 'This server')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'sk_live_…', description: 'API key `sk_live_…`, sent as `Authorization: Bearer <API_KEY>`' }, 'apiKey')
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'sk_live_…',
+        description: 'API key `sk_live_…`, sent as `Authorization: Bearer <API_KEY>`',
+      },
+      'apiKey',
+    )
     .build();
   const raw = SwaggerModule.createDocument(app, config, {
     operationIdFactory: (_controller, method) => method,

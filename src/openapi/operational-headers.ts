@@ -1,4 +1,10 @@
-import type { OpenAPIObject, OperationObject, ParameterObject, ReferenceObject, SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import type {
+  OpenAPIObject,
+  OperationObject,
+  ParameterObject,
+  ReferenceObject,
+  SchemaObject,
+} from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { errorResponseOptions } from '../common/api-error-responses.decorator';
 import type { ErrorCode } from '../common/api-error';
 import {
@@ -80,7 +86,8 @@ export function addOperationalHeaders(doc: OpenAPIObject): void {
         for (const [name, header] of Object.entries(RATE_LIMIT_RESPONSE_HEADERS)) if (!has(name)) headers[name] = header;
       }
       if (status === '429' && !has(HEADER.retryAfter)) Object.assign(headers, RETRY_AFTER_RESPONSE_HEADER);
-      if (idempotent && status.startsWith('2') && !has(HEADER.idempotencyReplayed)) Object.assign(headers, IDEMPOTENCY_REPLAYED_RESPONSE_HEADER);
+      if (idempotent && status.startsWith('2') && !has(HEADER.idempotencyReplayed))
+        Object.assign(headers, IDEMPOTENCY_REPLAYED_RESPONSE_HEADER);
       response.headers = headers;
     }
   }
@@ -113,9 +120,15 @@ function addRateLimitedCode(operation: OperationObject): void {
   const existing = responses['429'];
   if (existing && isReference(existing)) return;
   const schema = existing?.content?.['application/json']?.schema as SchemaObject | undefined;
-  const codes = (((schema?.allOf?.[1] as SchemaObject | undefined)?.properties?.code as SchemaObject | undefined)?.enum ?? []) as ErrorCode[];
+  const codes = (((schema?.allOf?.[1] as SchemaObject | undefined)?.properties?.code as SchemaObject | undefined)?.enum ??
+    []) as ErrorCode[];
   if (codes.includes('RATE_LIMITED')) return;
-  const { description, headers, schema: rebuilt, example } = errorResponseOptions({
+  const {
+    description,
+    headers,
+    schema: rebuilt,
+    example,
+  } = errorResponseOptions({
     status: 429,
     codes: [...codes, 'RATE_LIMITED'],
     ...(codes.length ? {} : { description: 'Too many requests per second for this API key; retry after `Retry-After` seconds' }),

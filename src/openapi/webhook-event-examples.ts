@@ -29,7 +29,12 @@ export const WEBHOOK_EVENT_EXAMPLES: { readonly [K in EventType]: EventEnvelope<
     id: 'evt_5nR3sL6cZ7hT2mK8pQ4xW1vB',
     type: 'screenshot.failed',
     createdAt: '2026-11-20T12:00:31.007Z',
-    data: { screenshotId: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4', url: 'https://example.com', error: 'net::ERR_NAME_NOT_RESOLVED', targetStatus: null },
+    data: {
+      screenshotId: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4',
+      url: 'https://example.com',
+      error: 'net::ERR_NAME_NOT_RESOLVED',
+      targetStatus: null,
+    },
   },
   'run.completed': {
     id: 'evt_7hT2mK8pQ4xW1vB8nR3sL6cZ',
@@ -68,7 +73,14 @@ export const WEBHOOK_EVENT_EXAMPLES: { readonly [K in EventType]: EventEnvelope<
     id: 'evt_1vB8nR3sL6cZ7hT2mK8pQ4xW',
     type: 'quota.warning',
     createdAt: '2026-11-20T12:00:00.000Z',
-    data: { threshold: 0.8, used: 80, limit: 100, remaining: 20, resetAt: '2026-12-01T00:00:00.000Z', apiKeyId: 'key_9xW1vB8nR3sL6cZ7hT2mKpQ4' },
+    data: {
+      threshold: 0.8,
+      used: 80,
+      limit: 100,
+      remaining: 20,
+      resetAt: '2026-12-01T00:00:00.000Z',
+      apiKeyId: 'key_9xW1vB8nR3sL6cZ7hT2mKpQ4',
+    },
   },
   'test.ping': {
     id: 'evt_4xW1vB8nR3sL6cZ7hT2mK8pQ',
@@ -80,6 +92,11 @@ export const WEBHOOK_EVENT_EXAMPLES: { readonly [K in EventType]: EventEnvelope<
     id: 'evt_6cZ7hT2mK8pQ4xW1vB8nR3sL',
     type: 'endpoint.disabled',
     createdAt: '2026-11-25T12:00:00.000Z',
-    data: { endpointId: 'we_4fQx9LmZ2pRt7YvB1nKc3sDw', url: 'https://example.com/hooks/glimpse', reason: 'failing', disabledAt: '2026-11-25T12:00:00.000Z' },
+    data: {
+      endpointId: 'we_4fQx9LmZ2pRt7YvB1nKc3sDw',
+      url: 'https://example.com/hooks/glimpse',
+      reason: 'failing',
+      disabledAt: '2026-11-25T12:00:00.000Z',
+    },
   },
 };

@@ -99,7 +99,10 @@ export function addWebhooks(doc: OpenAPIObject, schemaNames: Record<string, stri
             schema: { type: 'string', enum: [type] },
           },
         ],
-        requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}` }, example: examples[type] } } },
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}` }, example: examples[type] } },
+        },
         responses: {
           '200': { description: 'Any 2xx answer acknowledges the delivery; no further attempts.' },
           '400': { description: 'Any other answer (for example a rejected signature) schedules another attempt.' },

@@ -43,7 +43,9 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(`${OPENAPI_FILE} is up to date\n`);
       return 0;
     }
-    process.stderr.write(`${OPENAPI_FILE} is stale: the code's document differs. Run \`npm run sdk\` (document and SDK types) and commit both.\n`);
+    process.stderr.write(
+      `${OPENAPI_FILE} is stale: the code's document differs. Run \`npm run sdk\` (document and SDK types) and commit both.\n`,
+    );
     return 1;
   }
   mkdirSync(dirname(file), { recursive: true });

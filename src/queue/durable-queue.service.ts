@@ -165,7 +165,9 @@ export class DurableQueueService implements OnApplicationBootstrap, OnModuleDest
     const adding = this.add(work, id, payload);
     adding.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), Math.min(ENQUEUE_TIMEOUT_MS, this.config.dependencyTimeoutMs))));
+    const timeout = new Promise<'timeout'>(
+      (resolve) => (timer = setTimeout(() => resolve('timeout'), Math.min(ENQUEUE_TIMEOUT_MS, this.config.dependencyTimeoutMs))),
+    );
     try {
       const outcome = await Promise.race([adding.then(() => 'added' as const), timeout]);
       if (outcome === 'timeout') this.logger.warn(`Queueing ${work.kind} ${id} timed out; the reconciler queues it`);
@@ -230,12 +232,16 @@ export class DurableQueueService implements OnApplicationBootstrap, OnModuleDest
       if (!locked) return;
       result.ran = true;
       for (const repeatable of this.repeatables) {
-        await repeatable.queue.add(repeatable.jobName, {}, {
-          repeat: { every: repeatable.everyMs },
-          jobId: repeatable.jobName,
-          removeOnComplete: true,
-          removeOnFail: true,
-        });
+        await repeatable.queue.add(
+          repeatable.jobName,
+          {},
+          {
+            repeat: { every: repeatable.everyMs },
+            jobId: repeatable.jobName,
+            removeOnComplete: true,
+            removeOnFail: true,
+          },
+        );
         result.repeatablesRegistered++;
       }
       for (const work of this.works) result.requeued[work.kind] = await this.requeueLost(manager, work);

@@ -37,7 +37,8 @@ export async function retryStateWrite<T>(what: string, write: () => Promise<T>, 
           aborted = true;
           return false;
         }
-        if (attempt === 1 || attempt % 10 === 0) logger.warn(`${what}: database unreachable, retrying (try ${attempt}): ${(err as Error).message}`);
+        if (attempt === 1 || attempt % 10 === 0)
+          logger.warn(`${what}: database unreachable, retrying (try ${attempt}): ${(err as Error).message}`);
         return true;
       },
     });

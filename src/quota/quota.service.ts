@@ -94,7 +94,12 @@ export class QuotaService {
    * 429 `PLAN_QUOTA_EXCEEDED` (with `Retry-After` and `details { used, limit, plan, resetAt }`,
    * CONTRACT.md "Quotas").
    */
-  reservation(params: SqlParams, caller: AuthenticatedKey, count: number, gate: string): { sql: string; settle(used: number | null): Promise<QuotaStatus> } {
+  reservation(
+    params: SqlParams,
+    caller: AuthenticatedKey,
+    count: number,
+    gate: string,
+  ): { sql: string; settle(used: number | null): Promise<QuotaStatus> } {
     const now = this.clock.now();
     const { month, resetAt } = quotaMonthOf(now);
     const limit = this.capOf(caller.plan);
@@ -127,7 +132,11 @@ export class QuotaService {
     const now = this.clock.now();
     const { month: oldestKept } = quotaMonthOf(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - USAGE_RETENTION_MONTHS + 1, 1)));
     let deleted = 0;
-    for (const [table, column] of [['quota_usage', 'month'], ['quota_usage_daily', 'day'], ['quota_warnings', 'month']] as const) {
+    for (const [table, column] of [
+      ['quota_usage', 'month'],
+      ['quota_usage_daily', 'day'],
+      ['quota_warnings', 'month'],
+    ] as const) {
       const result = await this.usage.manager
         .createQueryBuilder()
         .delete()

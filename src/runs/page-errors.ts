@@ -62,7 +62,11 @@ export class PageErrorCollector {
     });
     page.on('pageerror', (error) => {
       const at = /\(?((?:https?|file|data):[^\s)]+?):(\d+):\d+\)?/.exec(error.stack ?? '');
-      this.addConsole({ text: `Uncaught ${error.name || 'Error'}: ${error.message}`, url: at?.[1] ?? null, lineNumber: at ? Number(at[2]) - 1 : null });
+      this.addConsole({
+        text: `Uncaught ${error.name || 'Error'}: ${error.message}`,
+        url: at?.[1] ?? null,
+        lineNumber: at ? Number(at[2]) - 1 : null,
+      });
     });
     page.on('requestfailed', (request) => {
       const errorText = request.failure()?.errorText ?? 'failed';

@@ -14,9 +14,13 @@ export function runFingerprint(req: Request): string {
     ? body.steps.map((step: unknown) => {
         if (!step || typeof step !== 'object') return step;
         const { value, ...rest } = step as { action?: unknown; sensitive?: unknown; value?: unknown };
-        return rest.action === 'fill' && rest.sensitive === true ? { ...rest, value: '[sensitive]' } : { ...rest, ...(value === undefined ? {} : { value }) };
+        return rest.action === 'fill' && rest.sensitive === true
+          ? { ...rest, value: '[sensitive]' }
+          : { ...rest, ...(value === undefined ? {} : { value }) };
       })
     : body?.steps;
   const redacted = body && typeof body === 'object' ? { ...body, ...(steps === undefined ? {} : { steps }) } : body;
-  return createHash('sha256').update(canonicalJson({ body: redacted ?? null, files: [] })).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson({ body: redacted ?? null, files: [] }))
+    .digest('hex');
 }

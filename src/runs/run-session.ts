@@ -158,7 +158,15 @@ export async function runSession(page: Page, spec: RunSessionSpec, hooks: RunSes
       const stepStarted = Date.now();
       const ownTimeout = step.timeoutMs ?? RUN_LIMITS.stepTimeoutMs.default;
       const timeout = budget.limit(ownTimeout);
-      const outcome: StepOutcome = { index, action: step.action, status: 'ok', durationMs: 0, error: null, screenshotFile: null, result: null };
+      const outcome: StepOutcome = {
+        index,
+        action: step.action,
+        status: 'ok',
+        durationMs: 0,
+        error: null,
+        screenshotFile: null,
+        result: null,
+      };
       try {
         const done = await interruption.race(
           perform(page, step, timeout, hooks, spec.imageCap, async () => (cdp ??= await page.context().newCDPSession(page))),
@@ -232,7 +240,10 @@ async function perform(
         await page.locator(step.selector).first().click({ timeout });
         return {};
       case 'fill':
-        await page.locator(step.selector).first().fill(step.value ?? missingSecret(), { timeout });
+        await page
+          .locator(step.selector)
+          .first()
+          .fill(step.value ?? missingSecret(), { timeout });
         return {};
       case 'press':
         if (step.selector) await page.locator(step.selector).first().press(step.key, { timeout });
@@ -270,7 +281,8 @@ async function perform(
         try {
           await page.waitForURL(step.url, { timeout, waitUntil: 'commit' });
         } catch (err) {
-          if (classifyPlaywrightError(err).kind === 'timeout') throw new PageFailure(`the URL did not match within ${timeout} ms (it is ${truncate(page.url(), 300)})`);
+          if (classifyPlaywrightError(err).kind === 'timeout')
+            throw new PageFailure(`the URL did not match within ${timeout} ms (it is ${truncate(page.url(), 300)})`);
           throw err;
         }
         return {};
@@ -281,19 +293,28 @@ async function perform(
       case 'evaluate':
         return { result: await evaluate(page, step.script, timeout) };
       case 'screenshot':
-        return { screenshotFile: await hooks.saveScreenshot(await screenshot(page, await cdp(), step, timeout, cap), step.format ?? 'png') };
+        return {
+          screenshotFile: await hooks.saveScreenshot(await screenshot(page, await cdp(), step, timeout, cap), step.format ?? 'png'),
+        };
     }
   } catch (err) {
     if (err instanceof PageFailure || err instanceof RunInterrupted) throw err;
     // The browser going away is the run's end (stage `browser`), not the step's failure.
     if (classifyPlaywrightError(err).kind === 'closed') throw new RunInterrupted('browser');
-    const failed = { action: step.action, selector: 'selector' in step ? step.selector : undefined, key: step.action === 'press' ? step.key : undefined, timeoutMs: timeout };
+    const failed = {
+      action: step.action,
+      selector: 'selector' in step ? step.selector : undefined,
+      key: step.action === 'press' ? step.key : undefined,
+      timeoutMs: timeout,
+    };
     throw new PageFailure(await describeActionFailure(err, page, failed));
   }
 }
 
 function missingSecret(): never {
-  throw new PageFailure('the sensitive value is no longer available (the run lost its queue entry before it started); submit the run again');
+  throw new PageFailure(
+    'the sensitive value is no longer available (the run lost its queue entry before it started); submit the run again',
+  );
 }
 
 /** Runs a script in the page (awaited if it returns a promise); its JSON result must fit in 10 KiB. */
@@ -312,7 +333,8 @@ async function evaluate(page: Page, script: string, timeout: number): Promise<Js
     throw new PageFailure(`the script failed: ${truncate(firstLine((err as Error)?.message ?? String(err)), 500)}`);
   }
   const size = Buffer.byteLength(JSON.stringify(value));
-  if (size > RUN_LIMITS.resultMaxBytes) throw new PageFailure(`the script's result is ${size} bytes of JSON, more than ${RUN_LIMITS.resultMaxBytes}`);
+  if (size > RUN_LIMITS.resultMaxBytes)
+    throw new PageFailure(`the script's result is ${size} bytes of JSON, more than ${RUN_LIMITS.resultMaxBytes}`);
   return value;
 }
 
@@ -378,7 +400,8 @@ export function toFailure(
 ): RunFailure {
   if (err instanceof RunInterrupted) {
     const during = stepIndex === null ? 'while loading the first page' : `during step ${stepIndex}`;
-    if (err.stage === 'timeout') return { stage: 'timeout', stepIndex, message: `run exceeded its time budget of ${budgetMs} ms (${during})` };
+    if (err.stage === 'timeout')
+      return { stage: 'timeout', stepIndex, message: `run exceeded its time budget of ${budgetMs} ms (${during})` };
     if (err.stage === 'browser') return { stage: 'browser', stepIndex, message: `the browser crashed ${during}` };
     if (err.stage === 'worker') return { stage: 'worker', stepIndex, message: `the worker shut down ${during}` };
     return { stage: 'canceled', stepIndex, message: 'the run was canceled' };
@@ -430,8 +453,13 @@ function interrupter(page: Page, deadline: number, signal?: AbortSignal) {
  * `evaluate` result is redacted as JSON text, and a page may return a JSON string of its own).
  */
 export function redactor(values: string[]): (text: string) => string {
-  const needles = [...new Set(values.filter((v) => v.length > 0).flatMap((v) => [v, encodeURIComponent(v), encodeURIComponent(v).replace(/%20/g, '+'), ...jsonEscaped(v)]))]
-    .sort((a, b) => b.length - a.length);
+  const needles = [
+    ...new Set(
+      values
+        .filter((v) => v.length > 0)
+        .flatMap((v) => [v, encodeURIComponent(v), encodeURIComponent(v).replace(/%20/g, '+'), ...jsonEscaped(v)]),
+    ),
+  ].sort((a, b) => b.length - a.length);
   if (!needles.length) return (text) => text;
   return (text) => needles.reduce((out, needle) => out.split(needle).join('[redacted]'), text);
 }

@@ -83,7 +83,9 @@ export function withoutSecrets(steps: RunStep[]): { stored: RunStep[]; secrets: 
 
 /** Puts sensitive values back into stored steps; a sensitive `fill` whose value is missing keeps none. */
 export function withSecrets(steps: RunStep[], secrets: SensitiveValues): RunStep[] {
-  return steps.map((step, index) => (step.action === 'fill' && step.sensitive && index in secrets ? { ...step, value: secrets[index] } : step));
+  return steps.map((step, index) =>
+    step.action === 'fill' && step.sensitive && index in secrets ? { ...step, value: secrets[index] } : step,
+  );
 }
 
 /**

@@ -179,9 +179,15 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
       networkErrors: outcome.networkErrors,
       stepResults: outcome.steps,
     };
-    const failure: RunFailure | null = outcome.failure ?? (finalizeError ? { stage: 'finalize', stepIndex: null, message: finalizeError } : null);
+    const failure: RunFailure | null =
+      outcome.failure ?? (finalizeError ? { stage: 'finalize', stepIndex: null, message: finalizeError } : null);
     if (!failure) return { status: 'completed', ...artifacts };
-    return { status: 'failed', ...artifacts, finalizationError: failure.message, failure: { stage: failure.stage, stepIndex: failure.stepIndex } };
+    return {
+      status: 'failed',
+      ...artifacts,
+      finalizationError: failure.message,
+      failure: { stage: failure.stage, stepIndex: failure.stepIndex },
+    };
   }
 
   /** How a run ends when no session could be had or the browser went away under it. */
@@ -191,7 +197,12 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
       return { status: 'failed', finalizationError: err.message, failure: { stage: 'step', stepIndex: null }, stepResults };
     }
     if (err instanceof BrowserPoolClosedError) {
-      return { status: 'failed', finalizationError: 'the worker shut down before the run started', failure: { stage: 'worker', stepIndex: null }, stepResults };
+      return {
+        status: 'failed',
+        finalizationError: 'the worker shut down before the run started',
+        failure: { stage: 'worker', stepIndex: null },
+        stepResults,
+      };
     }
     if (!(err instanceof BrowserGoneError)) this.logger.error(`Run ${run.id} could not get a browser session`, (err as Error)?.stack);
     const message = err instanceof BrowserGoneError ? 'the browser crashed during the run' : 'no browser session could be started';

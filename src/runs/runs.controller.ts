@@ -94,12 +94,18 @@ export class RunsController {
     operationId: 'createRun',
     summary: 'Start a browser session run',
     description:
-      'Opens a fresh, isolated browser session on `url`, performs `steps` in order (each bounded by its `timeoutMs` within the run\'s `timeoutMs`), ' +
+      "Opens a fresh, isolated browser session on `url`, performs `steps` in order (each bounded by its `timeoutMs` within the run's `timeoutMs`), " +
       'records a WebM video, and collects console and network errors. Counts one screenshot against the monthly quota and answers at once with the run, ' +
       '`pending`. Poll `GET /v1/runs/{id}` or subscribe to `run.completed` / `run.failed`. A `fill` step with `sensitive: true` keeps its value out of ' +
       'everything the service stores, logs or returns. Send an `Idempotency-Key` to retry safely.',
   })
-  @ApiBody({ type: CreateRunDto, examples: { loginFlow: LOGIN_FLOW_EXAMPLE, minimal: { summary: 'Record one page for 60 s at most', value: { url: 'https://example.com' } } } })
+  @ApiBody({
+    type: CreateRunDto,
+    examples: {
+      loginFlow: LOGIN_FLOW_EXAMPLE,
+      minimal: { summary: 'Record one page for 60 s at most', value: { url: 'https://example.com' } },
+    },
+  })
   @ApiAcceptedResponse({
     type: RunDto,
     description: 'Run accepted and counted against the monthly quota (a replay is not counted again)',
@@ -115,23 +121,38 @@ export class RunsController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<RunDto> {
     const run = await this.runs.create(caller, dto);
-    return this.preferWait.answer(req, res, run, (id) => this.runs.get(caller, id), (r) => r.status === 'completed' || r.status === 'failed');
+    return this.preferWait.answer(
+      req,
+      res,
+      run,
+      (id) => this.runs.get(caller, id),
+      (r) => r.status === 'completed' || r.status === 'failed',
+    );
   }
 
   @Get()
   @ApiOperation({
     operationId: 'listRuns',
     summary: 'List runs',
-    description: 'The account\'s runs, newest first, `limit` per page; pass `nextCursor` as `cursor` for the next page.',
+    description: "The account's runs, newest first, `limit` per page; pass `nextCursor` as `cursor` for the next page.",
   })
-  @ApiOkResponse({ type: RunListDto, description: 'A page of runs', headers: AUTHENTICATED_RESPONSE_HEADERS, example: { data: [COMPLETED_RUN_EXAMPLE], nextCursor: null } })
+  @ApiOkResponse({
+    type: RunListDto,
+    description: 'A page of runs',
+    headers: AUTHENTICATED_RESPONSE_HEADERS,
+    example: { data: [COMPLETED_RUN_EXAMPLE], nextCursor: null },
+  })
   @ApiErrorResponses({ status: 400, codes: ['VALIDATION_FAILED', 'INVALID_ORGANIZATION_ID'] }, 401, 500)
   list(@CurrentApiKey() caller: AuthenticatedKey, @Query() query: ListRunsQueryDto): Promise<RunListDto> {
     return this.runs.list(caller, query);
   }
 
   @Get(':id')
-  @ApiOperation({ operationId: 'getRun', summary: 'Get a run', description: 'Returns the run for polling; its video and step screenshots are capability URLs.' })
+  @ApiOperation({
+    operationId: 'getRun',
+    summary: 'Get a run',
+    description: 'Returns the run for polling; its video and step screenshots are capability URLs.',
+  })
   @ApiParam({ name: 'id', description: 'Run id from `createRun`', example: 'run_8cV1nQw3ZrT5yU7iO9pA2sD4' })
   @ApiOkResponse({ type: RunDto, description: 'The run', headers: AUTHENTICATED_RESPONSE_HEADERS, example: COMPLETED_RUN_EXAMPLE })
   @ApiErrorResponses({ status: 400, codes: ['INVALID_ORGANIZATION_ID'] }, 401, 404, 500)
@@ -151,8 +172,19 @@ export class RunsController {
       'a retry gets the first answer back instead of 409 `RUN_ALREADY_ENDED`.',
   })
   @ApiParam({ name: 'id', description: 'Run id', example: 'run_8cV1nQw3ZrT5yU7iO9pA2sD4' })
-  @ApiAcceptedResponse({ type: RunDto, description: 'Cancel accepted', headers: AUTHENTICATED_RESPONSE_HEADERS, example: PENDING_RUN_EXAMPLE })
-  @ApiErrorResponses({ status: 400, codes: ['INVALID_ORGANIZATION_ID'] }, 401, 404, { status: 409, codes: ['RUN_ALREADY_ENDED'], description: 'The run already ended' }, 500)
+  @ApiAcceptedResponse({
+    type: RunDto,
+    description: 'Cancel accepted',
+    headers: AUTHENTICATED_RESPONSE_HEADERS,
+    example: PENDING_RUN_EXAMPLE,
+  })
+  @ApiErrorResponses(
+    { status: 400, codes: ['INVALID_ORGANIZATION_ID'] },
+    401,
+    404,
+    { status: 409, codes: ['RUN_ALREADY_ENDED'], description: 'The run already ended' },
+    500,
+  )
   cancel(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string): Promise<RunDto> {
     return this.runs.cancel(caller, id);
   }

@@ -68,7 +68,9 @@ export class RunsService {
   async create(caller: AuthenticatedKey, dto: CreateRunDto): Promise<RunDto> {
     const steps = (dto.steps ?? []).map((step) => ({ ...step }) as RunStep);
     if (!this.config.runsAllowEvaluate) {
-      const refused = steps.flatMap((step, i) => (step.action === 'evaluate' ? [{ field: `steps[${i}].action`, message: 'evaluate steps are disabled on this server' }] : []));
+      const refused = steps.flatMap((step, i) =>
+        step.action === 'evaluate' ? [{ field: `steps[${i}].action`, message: 'evaluate steps are disabled on this server' }] : [],
+      );
       if (refused.length) throw ApiError.validation(refused);
     }
     const conflicts = captureOptionConflicts(dto, this.config);
@@ -125,7 +127,11 @@ export class RunsService {
    * so memory stays bounded by `budgetBytes` however many and large the images. Files past
    * `RESULT_TTL_DAYS` are left out. Throws 404 `NOT_FOUND` as {@link get}.
    */
-  async stepScreenshots(caller: AuthenticatedKey, id: string, budgetBytes: number): Promise<{ index: number; url: string; file: ServedFile }[]> {
+  async stepScreenshots(
+    caller: AuthenticatedKey,
+    id: string,
+    budgetBytes: number,
+  ): Promise<{ index: number; url: string; file: ServedFile }[]> {
     const run = await this.findOwn(caller, id);
     const shots: { index: number; url: string; file: ServedFile }[] = [];
     let left = budgetBytes;
@@ -150,12 +156,18 @@ export class RunsService {
   }
 
   /** A page of the account's runs as {@link list}, each with its key and step labels (dashboard). Throws as {@link list}. */
-  async listOverviews(caller: Pick<AuthenticatedKey, 'accountId'>, query: ListRunsQueryDto): Promise<{ data: RunOverview[]; nextCursor: string | null }> {
+  async listOverviews(
+    caller: Pick<AuthenticatedKey, 'accountId'>,
+    query: ListRunsQueryDto,
+  ): Promise<{ data: RunOverview[]; nextCursor: string | null }> {
     const { rows, nextCursor } = await this.findPage(caller, query);
     return { data: rows.map((run) => this.toOverview(run)), nextCursor };
   }
 
-  private async findPage(caller: Pick<AuthenticatedKey, 'accountId'>, query: ListRunsQueryDto): Promise<{ rows: Run[]; nextCursor: string | null }> {
+  private async findPage(
+    caller: Pick<AuthenticatedKey, 'accountId'>,
+    query: ListRunsQueryDto,
+  ): Promise<{ rows: Run[]; nextCursor: string | null }> {
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
     const qb = this.runs
       .createQueryBuilder('run')
@@ -197,7 +209,11 @@ export class RunsService {
 
   /** The public shape plus what only the dashboard shows ({@link RunOverview}). */
   private toOverview(run: Run): RunOverview {
-    return { ...this.toDto(run), apiKeyId: run.apiKeyId, plannedSteps: run.steps.map((step) => ({ label: stepLabel(step), optional: Boolean(step.optional) })) };
+    return {
+      ...this.toDto(run),
+      apiKeyId: run.apiKeyId,
+      plannedSteps: run.steps.map((step) => ({ label: stepLabel(step), optional: Boolean(step.optional) })),
+    };
   }
 
   /** Maps the entity to its public shape (file names become capability URLs). */
@@ -230,7 +246,6 @@ export class RunsService {
     };
   }
 }
-
 
 function encodeCursor(run: Run): string {
   return Buffer.from(`${run.createdAt.toISOString()}|${run.id}`).toString('base64url');

@@ -94,12 +94,38 @@ export class VideoRecorder {
     const ffmpeg = spawn(
       options.ffmpegPath,
       [
-        '-hide_banner', '-loglevel', 'error', '-nostdin',
-        '-f', 'image2pipe', '-c:v', 'mjpeg', '-framerate', String(fps), '-i', 'pipe:0',
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-nostdin',
+        '-f',
+        'image2pipe',
+        '-c:v',
+        'mjpeg',
+        '-framerate',
+        String(fps),
+        '-i',
+        'pipe:0',
         // Every frame scaled to the viewport (the screencast rounds odd sizes down), 4:2:0 for players.
-        '-vf', `scale=${options.width}:${options.height}:flags=bilinear,format=yuv420p`,
-        '-c:v', 'libvpx', '-deadline', 'realtime', '-cpu-used', '8', '-b:v', '1M', '-crf', '10',
-        '-threads', '1', '-an', '-f', 'webm', '-y', path,
+        '-vf',
+        `scale=${options.width}:${options.height}:flags=bilinear,format=yuv420p`,
+        '-c:v',
+        'libvpx',
+        '-deadline',
+        'realtime',
+        '-cpu-used',
+        '8',
+        '-b:v',
+        '1M',
+        '-crf',
+        '10',
+        '-threads',
+        '1',
+        '-an',
+        '-f',
+        'webm',
+        '-y',
+        path,
       ],
       { stdio: ['pipe', 'pipe', 'pipe'] },
     );
@@ -143,11 +169,19 @@ export class VideoRecorder {
     const exit = await this.finish();
     if (this.written === 0 || exit.code !== 0) {
       await this.dispose();
-      const why = this.written === 0 ? 'no frame was recorded' : `ffmpeg exited with ${exit.signal ?? exit.code}: ${this.stderr.trim().split('\n').pop() ?? ''}`;
+      const why =
+        this.written === 0
+          ? 'no frame was recorded'
+          : `ffmpeg exited with ${exit.signal ?? exit.code}: ${this.stderr.trim().split('\n').pop() ?? ''}`;
       throw new VideoEncodingError(why);
     }
     if (this.dropped) this.logger.warn(`${this.dropped} video frames dropped: the encoder fell behind`);
-    return { path: this.path, frames: this.written, durationMs: Math.round((this.written * 1000) / this.fps), dispose: () => this.dispose() };
+    return {
+      path: this.path,
+      frames: this.written,
+      durationMs: Math.round((this.written * 1000) / this.fps),
+      dispose: () => this.dispose(),
+    };
   }
 
   /** Stops without a result: kills ffmpeg and removes the file. Never throws. */

@@ -91,7 +91,8 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
   protected async work(job: ScreenshotJob): Promise<CaptureAttempt> {
     const stopTimer = this.metrics.captureDuration.startTimer();
     try {
-      const upload = job.source === 'upload' ? await this.write(`read the upload of ${job.id}`, () => this.uploads.findOneBy({ jobId: job.id })) : null;
+      const upload =
+        job.source === 'upload' ? await this.write(`read the upload of ${job.id}`, () => this.uploads.findOneBy({ jobId: job.id })) : null;
       if (job.source === 'upload' && !upload) throw new CaptureError('the uploaded document is no longer available');
       const options = jobCaptureOptions(job);
       let content: ExtractedContent | null = null;

@@ -112,7 +112,9 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
     const job = await this.end(jobId, OPEN_JOB_STATUSES, changes, (manager, ended) => this.publishWithin(manager, ended));
     if (!job) return false;
     if (job.source === 'upload') {
-      await this.uploads.delete({ jobId }).catch((err) => this.logger.error(`Could not delete the upload of ${jobId}`, (err as Error).stack));
+      await this.uploads
+        .delete({ jobId })
+        .catch((err) => this.logger.error(`Could not delete the upload of ${jobId}`, (err as Error).stack));
     }
     return true;
   }

@@ -13,7 +13,13 @@ import { ApiPreferWait } from '../idempotency/prefer-wait.openapi';
 import { BATCH_ITEMS, CreateScreenshotBatchDto, ScreenshotBatchDto } from './dto/create-screenshot-batch.dto';
 import { CreateScreenshotDto } from './dto/create-screenshot.dto';
 import { ScreenshotJobDto } from './dto/screenshot-job.dto';
-import { UPLOAD_FIELD_MAX_BYTES, UPLOAD_FORM_FIELDS_MAX, UPLOAD_MAX_BYTES, UploadScreenshotDto, UploadScreenshotFormDto } from './dto/upload-screenshot.dto';
+import {
+  UPLOAD_FIELD_MAX_BYTES,
+  UPLOAD_FORM_FIELDS_MAX,
+  UPLOAD_MAX_BYTES,
+  UploadScreenshotDto,
+  UploadScreenshotFormDto,
+} from './dto/upload-screenshot.dto';
 import { ScreenshotsService, UploadedDocument } from './screenshots.service';
 
 const CREATE_EXAMPLES = {
@@ -28,7 +34,15 @@ const CREATE_EXAMPLES = {
   },
   phone: {
     summary: 'An iPhone 15 in dark mode, German, Berlin time, cached for an hour',
-    value: { url: 'https://example.com', device: 'iPhone 15', darkMode: true, locale: 'de-DE', timezone: 'Europe/Berlin', cache: true, cacheTtl: 3600 },
+    value: {
+      url: 'https://example.com',
+      device: 'iPhone 15',
+      darkMode: true,
+      locale: 'de-DE',
+      timezone: 'Europe/Berlin',
+      cache: true,
+      cacheTtl: 3600,
+    },
   },
   signedIn: {
     summary: 'A signed-in page: a cookie and a header for its origin only',
@@ -39,7 +53,10 @@ const CREATE_EXAMPLES = {
       waitUntil: 'networkidle',
     },
   },
-  pdf: { summary: 'A landscape Letter PDF', value: { url: 'https://example.com/invoice/42', format: 'pdf', pdf: { paper: 'Letter', landscape: true } } },
+  pdf: {
+    summary: 'A landscape Letter PDF',
+    value: { url: 'https://example.com/invoice/42', format: 'pdf', pdf: { paper: 'Letter', landscape: true } },
+  },
 };
 const PENDING_JOB_EXAMPLE: ScreenshotJobDto = {
   id: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4',
@@ -85,7 +102,13 @@ export class ScreenshotsController {
 
   /** The answer for an accepted job: with `Prefer: wait=N`, the ended job when it ends in time (CONTRACT.md, "Synchronous answers"). */
   private answer(caller: AuthenticatedKey, req: Request, res: Response, job: ScreenshotJobDto): Promise<ScreenshotJobDto> {
-    return this.preferWait.answer(req, res, job, (id) => this.screenshots.get(caller, id), (j) => j.status === 'done' || j.status === 'failed');
+    return this.preferWait.answer(
+      req,
+      res,
+      job,
+      (id) => this.screenshots.get(caller, id),
+      (j) => j.status === 'done' || j.status === 'failed',
+    );
   }
 
   @Post()
@@ -117,7 +140,13 @@ export class ScreenshotsController {
   @Idempotent()
   @UseInterceptors(
     FileInterceptor('file', {
-      limits: { fileSize: UPLOAD_MAX_BYTES, files: 1, fields: UPLOAD_FORM_FIELDS_MAX, fieldSize: UPLOAD_FIELD_MAX_BYTES, parts: UPLOAD_FORM_FIELDS_MAX + 1 },
+      limits: {
+        fileSize: UPLOAD_MAX_BYTES,
+        files: 1,
+        fields: UPLOAD_FORM_FIELDS_MAX,
+        fieldSize: UPLOAD_FIELD_MAX_BYTES,
+        parts: UPLOAD_FORM_FIELDS_MAX + 1,
+      },
     }),
   )
   @ApiOperation({
@@ -131,7 +160,9 @@ export class ScreenshotsController {
   @MultipartBody()
   @ApiBody({
     type: UploadScreenshotFormDto,
-    examples: { html: { summary: 'An HTML document at 800×600', value: { file: '<!doctype html><h1>Invoice 42</h1>', width: 800, height: 600 } } },
+    examples: {
+      html: { summary: 'An HTML document at 800×600', value: { file: '<!doctype html><h1>Invoice 42</h1>', width: 800, height: 600 } },
+    },
   })
   @ApiAcceptedJobResponse()
   @ApiPreferWait(ScreenshotJobDto, DONE_JOB_EXAMPLE)
@@ -163,7 +194,13 @@ export class ScreenshotsController {
     examples: {
       three: {
         summary: 'Three pages, one as a full-page WebP',
-        value: { items: [{ url: 'https://example.com' }, { url: 'https://example.org', fullPage: true, format: 'webp' }, { url: 'https://example.net' }] },
+        value: {
+          items: [
+            { url: 'https://example.com' },
+            { url: 'https://example.org', fullPage: true, format: 'webp' },
+            { url: 'https://example.net' },
+          ],
+        },
       },
     },
   })

@@ -121,7 +121,11 @@ export class ScreenshotsService {
    * is not `text/html`, 413 `PAYLOAD_TOO_LARGE` above {@link UPLOAD_MAX_BYTES}, 429
    * `TOO_MANY_PENDING_JOBS` and 429 `PLAN_QUOTA_EXCEEDED`; a failure leaves no job and counts nothing.
    */
-  async createFromUpload(caller: AuthenticatedKey, file: UploadedDocument | undefined, dto: UploadScreenshotDto): Promise<ScreenshotJobDto> {
+  async createFromUpload(
+    caller: AuthenticatedKey,
+    file: UploadedDocument | undefined,
+    dto: UploadScreenshotDto,
+  ): Promise<ScreenshotJobDto> {
     if (!file) throw ApiError.validation([{ field: 'file', message: 'an HTML document is required in the multipart field "file"' }]);
     const mediaType = file.mimetype.split(';')[0].trim().toLowerCase();
     if (!UPLOAD_MEDIA_TYPES.includes(mediaType)) {
@@ -156,7 +160,13 @@ export class ScreenshotsService {
   private async fromCache(caller: AuthenticatedKey, job: ScreenshotJob): Promise<ScreenshotJobDto | null> {
     const source = await this.cacheSource(job);
     if (!source) return null;
-    const answer = await this.acceptance.accept({ caller, count: 0, insert: [{ entity: ScreenshotJob, rows: [job] }], response: this.toDto(job), queue: [] });
+    const answer = await this.acceptance.accept({
+      caller,
+      count: 0,
+      insert: [{ entity: ScreenshotJob, rows: [job] }],
+      response: this.toDto(job),
+      queue: [],
+    });
     await this.completeFromCache(job, source);
     return answer;
   }
@@ -166,7 +176,11 @@ export class ScreenshotsService {
    * `ttlS` seconds and still names a result file, or null: a render link's cache lookup (CONTRACT.md,
    * "Render links"), which reads and writes nothing else.
    */
-  async freshCapture(accountId: string, cacheKey: string, ttlS: number): Promise<{ id: string; resultFile: string; completedAt: Date } | null> {
+  async freshCapture(
+    accountId: string,
+    cacheKey: string,
+    ttlS: number,
+  ): Promise<{ id: string; resultFile: string; completedAt: Date } | null> {
     const source = await this.jobs
       .createQueryBuilder('job')
       .select(['job.id', 'job.resultFile', 'job.completedAt'])
@@ -184,7 +198,11 @@ export class ScreenshotsService {
     if (!options.cache || !job.cacheKey) return null;
     const source = await this.jobs
       .createQueryBuilder('job')
-      .where('job.accountId = :accountId AND job.cacheKey = :cacheKey AND job.status = :done', { accountId: job.accountId, cacheKey: job.cacheKey, done: 'done' })
+      .where('job.accountId = :accountId AND job.cacheKey = :cacheKey AND job.status = :done', {
+        accountId: job.accountId,
+        cacheKey: job.cacheKey,
+        done: 'done',
+      })
       .andWhere('job.completedAt >= :since', { since: new Date(this.clock.now().getTime() - options.cacheTtlS * 1000) })
       .andWhere('job.resultFile IS NOT NULL AND job.cached = false')
       .orderBy('job.completedAt', 'DESC')
@@ -209,12 +227,7 @@ export class ScreenshotsService {
     await this.queues.enqueue(this.captureWork.work, job.id);
   }
 
-  private newJob(
-    caller: AuthenticatedKey,
-    input: CaptureOptionsInput,
-    targetUrl: string,
-    source: ScreenshotJob['source'],
-  ): ScreenshotJob {
+  private newJob(caller: AuthenticatedKey, input: CaptureOptionsInput, targetUrl: string, source: ScreenshotJob['source']): ScreenshotJob {
     const options = resolveCaptureOptions(input);
     return this.jobs.create({
       requestedOptions: givenCaptureOptions(input),
@@ -262,7 +275,11 @@ export class ScreenshotsService {
    * The text of one extracted file of the caller's done job (`markdown`, `html`, `text`, or `links` as
    * JSON), or null when the job did not extract it or the file expired. Throws 404 `NOT_FOUND` as {@link get}.
    */
-  async openExtracted(caller: Pick<AuthenticatedKey, 'accountId'>, id: string, kind: 'markdown' | 'html' | 'text' | 'links'): Promise<string | null> {
+  async openExtracted(
+    caller: Pick<AuthenticatedKey, 'accountId'>,
+    id: string,
+    kind: 'markdown' | 'html' | 'text' | 'links',
+  ): Promise<string | null> {
     const job = await this.findOwn(caller, id);
     const file = job.status === 'done' ? job.extracted?.[kind]?.file : undefined;
     if (!file) return null;
@@ -282,7 +299,11 @@ export class ScreenshotsService {
    */
   async listRecent(accountId: string, limit: number): Promise<(ScreenshotJobDto & { targetUrl: string; apiKeyId: string })[]> {
     const jobs = await this.jobs.find({ where: { accountId }, order: { createdAt: 'DESC', id: 'DESC' }, take: limit });
-    return jobs.map((job) => ({ ...this.toDto(job), targetUrl: job.source === 'upload' ? 'HTML upload' : job.targetUrl, apiKeyId: job.apiKeyId }));
+    return jobs.map((job) => ({
+      ...this.toDto(job),
+      targetUrl: job.source === 'upload' ? 'HTML upload' : job.targetUrl,
+      apiKeyId: job.apiKeyId,
+    }));
   }
 
   /** Maps the entity to its public shape. */

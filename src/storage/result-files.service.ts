@@ -2,7 +2,14 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
-import { ByteRange, newResultFileName, RESULT_FILE_CONTENT_TYPES, RESULT_FILE_NAME, ResultFileExtension, ResultStorage } from './result-storage';
+import {
+  ByteRange,
+  newResultFileName,
+  RESULT_FILE_CONTENT_TYPES,
+  RESULT_FILE_NAME,
+  ResultFileExtension,
+  ResultStorage,
+} from './result-storage';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

@@ -33,14 +33,19 @@ export class S3Storage extends ResultStorage implements OnModuleDestroy {
       region: s3.region,
       endpoint: s3.endpoint,
       forcePathStyle: s3.forcePathStyle,
-      credentials:
-        s3.accessKeyId && s3.secretAccessKey ? { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } : undefined,
+      credentials: s3.accessKeyId && s3.secretAccessKey ? { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } : undefined,
     });
   }
 
   async put(name: string, data: Buffer, contentType: string): Promise<void> {
     await this.client.send(
-      new PutObjectCommand({ Bucket: this.bucket, Key: this.keyOf(name), Body: data, ContentType: contentType, ContentLength: data.length }),
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: this.keyOf(name),
+        Body: data,
+        ContentType: contentType,
+        ContentLength: data.length,
+      }),
     );
   }
 
@@ -84,9 +89,5 @@ export class S3Storage extends ResultStorage implements OnModuleDestroy {
 }
 
 function isMissing(err: unknown): boolean {
-  return (
-    err instanceof NotFound ||
-    err instanceof NoSuchKey ||
-    (err instanceof S3ServiceException && err.$metadata.httpStatusCode === 404)
-  );
+  return err instanceof NotFound || err instanceof NoSuchKey || (err instanceof S3ServiceException && err.$metadata.httpStatusCode === 404);
 }

@@ -96,7 +96,11 @@ describe('WebhookSender: pinned delivery transport', () => {
     const first = await sender.send(url, '{}', HEADERS, 5_000);
     expect(first).toEqual({ ok: true, responseCode: 204, errorMessage: null });
     const second = await sender.send(url, '{}', HEADERS, 5_000);
-    expect(second).toEqual({ ok: false, responseCode: null, errorMessage: `Target not allowed: ${HOST} resolves to a blocked address (private)` });
+    expect(second).toEqual({
+      ok: false,
+      responseCode: null,
+      errorMessage: `Target not allowed: ${HOST} resolves to a blocked address (private)`,
+    });
 
     const hits = server.received.filter((r) => r.url === '/rebind');
     expect(hits).toHaveLength(1);
@@ -149,7 +153,12 @@ describe('WebhookSender: pinned delivery transport', () => {
   });
 
   it('does not follow redirects: a 3xx is a failed attempt', async () => {
-    const outcome = await senderWith(new ScriptedResolver([['127.0.0.1']])).send(`http://${HOST}:${server.port}/redirect`, '{}', HEADERS, 5_000);
+    const outcome = await senderWith(new ScriptedResolver([['127.0.0.1']])).send(
+      `http://${HOST}:${server.port}/redirect`,
+      '{}',
+      HEADERS,
+      5_000,
+    );
     expect(outcome).toEqual({ ok: false, responseCode: 302, errorMessage: 'receiver answered 302 (redirects are not followed)' });
     expect(server.received.filter((r) => r.url === '/target')).toHaveLength(0);
   });

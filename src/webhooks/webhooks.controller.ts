@@ -1,5 +1,14 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import {
+  ApiAcceptedResponse,
+  ApiBody,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiKeyAuth, CurrentApiKey } from '../auth/current-api-key.decorator';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
@@ -68,7 +77,11 @@ export class WebhooksController {
       all: { summary: 'Every event type, including future ones', value: { url: 'https://example.com/hooks/glimpse' } },
       screenshots: {
         summary: 'Screenshot results only',
-        value: { url: 'https://example.com/hooks/glimpse', events: ['screenshot.completed', 'screenshot.failed'], description: 'Production receiver' },
+        value: {
+          url: 'https://example.com/hooks/glimpse',
+          events: ['screenshot.completed', 'screenshot.failed'],
+          description: 'Production receiver',
+        },
       },
       standardWebhooks: {
         summary: 'Signed per Standard Webhooks',
@@ -76,21 +89,36 @@ export class WebhooksController {
       },
     },
   })
-  @ApiCreatedResponse({ type: CreatedWebhookEndpointDto, description: 'Created; `secret` is shown only here', example: { ...ENDPOINT_EXAMPLE, secret: SECRET_EXAMPLE } })
+  @ApiCreatedResponse({
+    type: CreatedWebhookEndpointDto,
+    description: 'Created; `secret` is shown only here',
+    example: { ...ENDPOINT_EXAMPLE, secret: SECRET_EXAMPLE },
+  })
   @ApiErrorResponses(
     400,
     401,
-    { status: 403, codes: ['PLAN_LIMIT_REACHED'], description: 'The account already has as many endpoints as its plan allows (free 2, starter 10, pro 50)' },
+    {
+      status: 403,
+      codes: ['PLAN_LIMIT_REACHED'],
+      description: 'The account already has as many endpoints as its plan allows (free 2, starter 10, pro 50)',
+    },
     413,
     415,
     500,
   )
-  createWebhookEndpoint(@CurrentApiKey() caller: AuthenticatedKey, @Body() dto: CreateWebhookEndpointDto): Promise<CreatedWebhookEndpointDto> {
+  createWebhookEndpoint(
+    @CurrentApiKey() caller: AuthenticatedKey,
+    @Body() dto: CreateWebhookEndpointDto,
+  ): Promise<CreatedWebhookEndpointDto> {
     return this.webhooks.create(caller, dto);
   }
 
   @Get()
-  @ApiOperation({ operationId: 'listWebhookEndpoints', summary: 'List webhook endpoints', description: 'The account\'s endpoints, oldest first, without secrets.' })
+  @ApiOperation({
+    operationId: 'listWebhookEndpoints',
+    summary: 'List webhook endpoints',
+    description: "The account's endpoints, oldest first, without secrets.",
+  })
   @ApiOkResponse({ type: WebhookEndpointListDto, description: 'The endpoints', example: { data: [ENDPOINT_EXAMPLE] } })
   @ApiErrorResponses(401, 500)
   listWebhookEndpoints(@CurrentApiKey() caller: AuthenticatedKey): Promise<WebhookEndpointListDto> {
@@ -112,11 +140,18 @@ export class WebhooksController {
     type: UpdateWebhookEndpointDto,
     examples: {
       pause: { summary: 'Pause deliveries', value: { enabled: false } },
-      move: { summary: 'Move and narrow the subscription', value: { url: 'https://example.com/hooks/v2', events: ['screenshot.completed'] } },
+      move: {
+        summary: 'Move and narrow the subscription',
+        value: { url: 'https://example.com/hooks/v2', events: ['screenshot.completed'] },
+      },
       standardWebhooks: { summary: 'Switch to Standard Webhooks signatures', value: { signatureScheme: 'standard-webhooks' } },
     },
   })
-  @ApiOkResponse({ type: WebhookEndpointDto, description: 'The updated endpoint', example: { ...ENDPOINT_EXAMPLE, enabled: false, disabledReason: 'manual' } })
+  @ApiOkResponse({
+    type: WebhookEndpointDto,
+    description: 'The updated endpoint',
+    example: { ...ENDPOINT_EXAMPLE, enabled: false, disabledReason: 'manual' },
+  })
   @ApiErrorResponses(400, 401, 404, 413, 415, 500)
   updateWebhookEndpoint(
     @CurrentApiKey() caller: AuthenticatedKey,
@@ -147,7 +182,11 @@ export class WebhooksController {
       overlap: { summary: 'Both secrets sign for 24 hours', value: { expiresInSeconds: 86400 } },
     },
   })
-  @ApiOkResponse({ type: RotatedWebhookSecretDto, description: 'The new secret, shown only here', example: { id: ENDPOINT_EXAMPLE.id, secret: SECRET_EXAMPLE } })
+  @ApiOkResponse({
+    type: RotatedWebhookSecretDto,
+    description: 'The new secret, shown only here',
+    example: { id: ENDPOINT_EXAMPLE.id, secret: SECRET_EXAMPLE },
+  })
   @ApiErrorResponses(400, 401, 404, 413, 415, 500)
   rotateWebhookSecret(
     @CurrentApiKey() caller: AuthenticatedKey,
@@ -171,7 +210,12 @@ export class WebhooksController {
   @ApiErrorResponses(
     401,
     404,
-    { status: 429, codes: ['RATE_LIMITED'], description: 'More than 10 test pings to this endpoint in the last minute (or over the per-second rate); retry after `Retry-After` seconds' },
+    {
+      status: 429,
+      codes: ['RATE_LIMITED'],
+      description:
+        'More than 10 test pings to this endpoint in the last minute (or over the per-second rate); retry after `Retry-After` seconds',
+    },
     500,
   )
   testWebhookEndpoint(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string): Promise<TestWebhookDeliveryDto> {
@@ -205,7 +249,12 @@ export class WebhooksController {
       'Send an `Idempotency-Key` to retry safely.',
   })
   @ApiAcceptedResponse({ type: ResentWebhookDeliveryDto, description: 'Attempt queued', example: { deliveryId: DELIVERY_EXAMPLE.id } })
-  @ApiErrorResponses(401, 404, { status: 409, codes: ['DELIVERY_IN_PROGRESS'], description: 'The delivery is still pending or retrying' }, 500)
+  @ApiErrorResponses(
+    401,
+    404,
+    { status: 409, codes: ['DELIVERY_IN_PROGRESS'], description: 'The delivery is still pending or retrying' },
+    500,
+  )
   retryWebhookDelivery(
     @CurrentApiKey() caller: AuthenticatedKey,
     @Param('id') id: string,
@@ -217,7 +266,11 @@ export class WebhooksController {
   @Delete(':id')
   @HttpCode(204)
   @ENDPOINT_ID
-  @ApiOperation({ operationId: 'deleteWebhookEndpoint', summary: 'Delete a webhook endpoint', description: 'Deletes the endpoint and its delivery log; pending deliveries stop.' })
+  @ApiOperation({
+    operationId: 'deleteWebhookEndpoint',
+    summary: 'Delete a webhook endpoint',
+    description: 'Deletes the endpoint and its delivery log; pending deliveries stop.',
+  })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiErrorResponses(401, 404, 500)
   deleteWebhookEndpoint(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string): Promise<void> {

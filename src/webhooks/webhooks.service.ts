@@ -124,7 +124,10 @@ export class WebhooksService {
     if (dto.url !== undefined && dto.url !== endpoint.url) await this.targets.assertAllowed(dto.url);
     if (dto.signatureScheme === 'standard-webhooks' && !this.hasStandardWebhooksSecret(endpoint)) {
       throw ApiError.validation([
-        { field: 'signatureScheme', message: 'this endpoint\'s secret predates standard-webhooks (or cannot be read): rotate it first, then choose the scheme' },
+        {
+          field: 'signatureScheme',
+          message: "this endpoint's secret predates standard-webhooks (or cannot be read): rotate it first, then choose the scheme",
+        },
       ]);
     }
     const now = this.clock.now();
@@ -135,7 +138,8 @@ export class WebhooksService {
     if (dto.signatureScheme !== undefined) changes.signatureScheme = dto.signatureScheme;
     const disabling = dto.enabled === false && endpoint.enabled;
     if (disabling) Object.assign(changes, { enabled: false, disabledReason: 'manual', disabledAt: now });
-    if (dto.enabled === true && !endpoint.enabled) Object.assign(changes, { enabled: true, disabledReason: null, disabledAt: null, healthyAt: now });
+    if (dto.enabled === true && !endpoint.enabled)
+      Object.assign(changes, { enabled: true, disabledReason: null, disabledAt: null, healthyAt: now });
     const updated = await this.dataSource.transaction(async (manager) => {
       const result = await manager.update(WebhookEndpoint, { id: endpoint.id, accountId: caller.accountId }, changes);
       if (!result.affected) throw ApiError.notFound('Webhook endpoint');
@@ -151,7 +155,11 @@ export class WebhooksService {
    * then (rotation with overlap, CONTRACT.md "Webhooks"); a secret older than the old one stops at
    * once. Throws 404 `NOT_FOUND`.
    */
-  async rotate(caller: Pick<AuthenticatedKey, 'accountId'>, id: string, dto: RotateWebhookSecretDto = {}): Promise<RotatedWebhookSecretDto> {
+  async rotate(
+    caller: Pick<AuthenticatedKey, 'accountId'>,
+    id: string,
+    dto: RotateWebhookSecretDto = {},
+  ): Promise<RotatedWebhookSecretDto> {
     const endpoint = await this.find(caller, id);
     const secret = newSigningSecret();
     const now = this.clock.now();
@@ -234,7 +242,8 @@ export class WebhooksService {
    * Secrets no configured key opens are reported, not changed. Throws {@link NoSecretKeyError} without a key.
    */
   async resealSecrets(): Promise<ResealReport> {
-    if (!this.cipher.encrypts) throw new NoSecretKeyError('no WEBHOOK_SECRET_KEY or WEBHOOK_SECRET_KEYS is configured: nothing to seal with');
+    if (!this.cipher.encrypts)
+      throw new NoSecretKeyError('no WEBHOOK_SECRET_KEY or WEBHOOK_SECRET_KEYS is configured: nothing to seal with');
     const report: ResealReport = { resealed: 0, alreadyCurrent: 0, unreadable: [] };
     let after = '';
     for (;;) {
@@ -253,7 +262,8 @@ export class WebhooksService {
         }
         const resealed: Partial<Pick<WebhookEndpoint, 'secretSealed' | 'previousSecretSealed'>> = {};
         try {
-          if (stale(endpoint.secretSealed)) resealed.secretSealed = this.cipher.seal(this.cipher.open(endpoint.secretSealed, endpoint.id), endpoint.id);
+          if (stale(endpoint.secretSealed))
+            resealed.secretSealed = this.cipher.seal(this.cipher.open(endpoint.secretSealed, endpoint.id), endpoint.id);
           if (stale(endpoint.previousSecretSealed)) {
             resealed.previousSecretSealed = this.cipher.seal(this.cipher.open(endpoint.previousSecretSealed, endpoint.id), endpoint.id);
           }

@@ -11,7 +11,10 @@ describe('admin CLI (--json output per CONTRACT.md)', () => {
   /** Runs one CLI command against the test app and returns the JSON it printed. */
   async function cli(...args: string[]): Promise<any> {
     const printed: string[] = [];
-    const program = buildAdminProgram(async () => t.app, (json) => (obj, text) => printed.push(json ? JSON.stringify(obj) : text));
+    const program = buildAdminProgram(
+      async () => t.app,
+      (json) => (obj, text) => printed.push(json ? JSON.stringify(obj) : text),
+    );
     for (const command of [program, ...program.commands]) command.exitOverride().configureOutput({ writeErr: () => undefined });
     await program.parseAsync(['node', 'glimpse', ...args, '--json']);
     expect(printed).toHaveLength(1);

@@ -34,7 +34,8 @@ describe('dashboard session lifetime', () => {
     return sessionCookieOf(answer)!;
   }
 
-  const status = async (cookie: string, path = '/dashboard') => (await fetch(`${t.baseUrl}${path}`, { headers: { cookie }, redirect: 'manual' })).status;
+  const status = async (cookie: string, path = '/dashboard') =>
+    (await fetch(`${t.baseUrl}${path}`, { headers: { cookie }, redirect: 'manual' })).status;
   const tokenHash = (cookie: string) => createHash('sha256').update(cookie.split('=')[1]).digest('hex');
 
   it('ends a session 7 days after sign-in even when it was used a minute ago', async () => {
@@ -42,8 +43,14 @@ describe('dashboard session lifetime', () => {
     const young = await signIn(email);
     const old = await signIn(email);
     const db = t.get(DataSource);
-    await db.query(`UPDATE dashboard_sessions SET created_at = now() - interval '6 days 23 hours', last_seen_at = now() - interval '1 minute' WHERE token_hash = $1`, [tokenHash(young)]);
-    await db.query(`UPDATE dashboard_sessions SET created_at = now() - interval '7 days 1 minute', last_seen_at = now() - interval '1 minute' WHERE token_hash = $1`, [tokenHash(old)]);
+    await db.query(
+      `UPDATE dashboard_sessions SET created_at = now() - interval '6 days 23 hours', last_seen_at = now() - interval '1 minute' WHERE token_hash = $1`,
+      [tokenHash(young)],
+    );
+    await db.query(
+      `UPDATE dashboard_sessions SET created_at = now() - interval '7 days 1 minute', last_seen_at = now() - interval '1 minute' WHERE token_hash = $1`,
+      [tokenHash(old)],
+    );
     expect(await status(young)).toBe(200);
     expect(await status(old)).toBe(303);
   });
@@ -71,7 +78,12 @@ describe('dashboard session lifetime', () => {
     const email = await user();
     const before = [await signIn(email), await signIn(email)];
     const { setPasswordUrl } = await t.get(UsersService).resetPasswordLink(email);
-    const reset = await postForm(t.baseUrl, new URL(setPasswordUrl).pathname, { password: NEW_PASSWORD, confirmPassword: NEW_PASSWORD }, '127.0.5.2');
+    const reset = await postForm(
+      t.baseUrl,
+      new URL(setPasswordUrl).pathname,
+      { password: NEW_PASSWORD, confirmPassword: NEW_PASSWORD },
+      '127.0.5.2',
+    );
     expect(reset.status).toBe(303);
     for (const cookie of before) expect(await status(cookie)).toBe(303);
     expect(await status(sessionCookieOf(reset)!)).toBe(200);

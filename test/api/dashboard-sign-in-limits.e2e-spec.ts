@@ -36,7 +36,8 @@ describe('dashboard sign-in limits and password hashing under concurrency', () =
     return email;
   }
 
-  const signIn = (email: string, password: string, from = '127.0.0.1') => postForm(t.baseUrl, '/dashboard/login', { email, password }, from);
+  const signIn = (email: string, password: string, from = '127.0.0.1') =>
+    postForm(t.baseUrl, '/dashboard/login', { email, password }, from);
 
   it('40 concurrent wrong passwords for one user: exactly 10 are checked (401), 30 are refused unchecked (429 with Retry-After)', async () => {
     const email = await userWithPassword();
@@ -65,7 +66,9 @@ describe('dashboard sign-in limits and password hashing under concurrency', () =
   it('counts failures per client whatever the emails: of 60 concurrent attempts with 60 emails, exactly 50 are checked; other clients are not affected', async () => {
     const email = await userWithPassword();
     const before = hasher.stats().verified;
-    const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => signIn(`spray-${i}-${Date.now()}@test.local`, 'Winter2026!', '127.0.2.1')));
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => signIn(`spray-${i}-${Date.now()}@test.local`, 'Winter2026!', '127.0.2.1')),
+    );
     expect(byStatus(answers)).toEqual({ 401: 50, 429: 10 });
     expect(hasher.stats().verified - before).toBe(50);
     const limited = await signIn(email, PASSWORD, '127.0.2.1');
@@ -84,7 +87,9 @@ describe('dashboard sign-in limits and password hashing under concurrency', () =
   it('an unknown or used set-password token costs no hashing: 50 concurrent posts, 0 argon2 computations', async () => {
     const before = hasher.stats();
     const answers = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => postForm(t.baseUrl, `/dashboard/set-password/not-a-token-${i}`, { password: PASSWORD, confirmPassword: PASSWORD })),
+      Array.from({ length: 50 }, (_, i) =>
+        postForm(t.baseUrl, `/dashboard/set-password/not-a-token-${i}`, { password: PASSWORD, confirmPassword: PASSWORD }),
+      ),
     );
     expect(byStatus(answers)).toEqual({ 410: 50 });
     expect(hasher.stats().hashed - before.hashed).toBe(0);
@@ -98,7 +103,9 @@ describe('dashboard sign-in limits and password hashing under concurrency', () =
     const { setPasswordUrl } = await t.get(UsersService).create(account.id, email, 'owner');
     const path = new URL(setPasswordUrl).pathname;
     const before = hasher.stats().hashed;
-    const answers = await Promise.all(Array.from({ length: 12 }, () => postForm(t.baseUrl, path, { password: PASSWORD, confirmPassword: PASSWORD })));
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () => postForm(t.baseUrl, path, { password: PASSWORD, confirmPassword: PASSWORD })),
+    );
     expect(answers.filter((a) => a.status === 303)).toHaveLength(1);
     expect(answers.filter((a) => a.status !== 303).every((a) => a.status === 410)).toBe(true);
     expect(hasher.stats().hashed - before).toBeGreaterThanOrEqual(1);

@@ -22,7 +22,8 @@ describe('dashboard sign-up does not tell whether an email is known', () => {
   });
 
   const signUp = (email: string, password: string, from: string) => postForm(t.baseUrl, '/dashboard/signup', { email, password }, from);
-  const usersNamed = async (email: string) => (await t.get(DataSource).query(`SELECT count(*)::int AS n FROM users WHERE email = $1`, [email]))[0].n;
+  const usersNamed = async (email: string) =>
+    (await t.get(DataSource).query(`SELECT count(*)::int AS n FROM users WHERE email = $1`, [email]))[0].n;
 
   it('a new email, an email with a user and an email with only an account get the same answer; only the new one gets a session and an account', async () => {
     const fresh = `fresh-${Date.now()}@test.local`;
@@ -34,7 +35,11 @@ describe('dashboard sign-up does not tell whether an email is known', () => {
 
     // The same email again, with another password: same status, place and body; nothing changes.
     const again = await signUp(fresh, 'another password, twelve+', '127.0.4.1');
-    expect({ status: again.status, location: again.headers.location, text: again.text }).toEqual({ status: 303, location: '/dashboard', text: created.text });
+    expect({ status: again.status, location: again.headers.location, text: again.text }).toEqual({
+      status: 303,
+      location: '/dashboard',
+      text: created.text,
+    });
     expect(sessionCookieOf(again)).toBeNull();
     expect(await usersNamed(fresh)).toBe(1);
     expect(await t.get(UsersService).verifyCredentials(fresh, PASSWORD)).not.toBeNull();
@@ -43,7 +48,11 @@ describe('dashboard sign-up does not tell whether an email is known', () => {
     const accountOnly = `account-only-${Date.now()}@test.local`;
     await t.get(AccountsService).create(accountOnly, 'pro');
     const taken = await signUp(accountOnly, PASSWORD, '127.0.4.1');
-    expect({ status: taken.status, location: taken.headers.location, text: taken.text }).toEqual({ status: 303, location: '/dashboard', text: created.text });
+    expect({ status: taken.status, location: taken.headers.location, text: taken.text }).toEqual({
+      status: 303,
+      location: '/dashboard',
+      text: created.text,
+    });
     expect(sessionCookieOf(taken)).toBeNull();
     expect(await usersNamed(accountOnly)).toBe(0);
     expect((await t.get(AccountsService).get(accountOnly)).plan).toBe('pro');
@@ -78,7 +87,11 @@ describe('dashboard sign-up does not tell whether an email is known', () => {
     };
     const a = await mk('owner-a');
     const b = await mk('owner-b');
-    const refusal = (email: string) => users.invite(a, email).then(() => 'invited', (err: Error) => err.message);
+    const refusal = (email: string) =>
+      users.invite(a, email).then(
+        () => 'invited',
+        (err: Error) => err.message,
+      );
     expect(await refusal(b.email)).toBe(INVITE_REFUSED);
     expect(await refusal(a.email)).toBe(INVITE_REFUSED);
     const accountOnly = `acc-only-${Date.now()}@test.local`;

@@ -115,7 +115,11 @@ describe('global contract: envelope, request ids, validation, authentication', (
     });
 
     it('415 UNSUPPORTED_MEDIA_TYPE for a body that is not JSON by content type', async () => {
-      const res = await t.request('POST', '/v1/screenshot', { key, body: 'url=http://127.0.0.1/', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const res = await t.request('POST', '/v1/screenshot', {
+        key,
+        body: 'url=http://127.0.0.1/',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
       expectEnvelope(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
     });
 
@@ -175,7 +179,9 @@ describe('unexpected failures', () => {
 
   it('500 INTERNAL_ERROR with nothing internal in the body, and no job left behind, on an unexpected failure', async () => {
     const guard = t.get(SsrfGuard);
-    const spy = jest.spyOn(guard, 'assertAllowed').mockRejectedValueOnce(new Error('/srv/glimpse/dist/x.js: SELECT key_hash FROM api_keys'));
+    const spy = jest
+      .spyOn(guard, 'assertAllowed')
+      .mockRejectedValueOnce(new Error('/srv/glimpse/dist/x.js: SELECT key_hash FROM api_keys'));
     try {
       const res = await t.request('POST', '/v1/screenshot', { key, body: { url: 'http://127.0.0.1:9/' } });
       expect(res.status).toBe(500);
@@ -190,7 +196,10 @@ describe('unexpected failures', () => {
     await t.get<Queue>(getQueueToken(CAPTURE_QUEUE)).close();
     const res = await t.request('POST', '/v1/screenshot', { key, body: { url: 'http://127.0.0.1:9/' } });
     expect(res.status).toBe(202);
-    expect(await t.get(DataSource).getRepository(ScreenshotJob).findOneByOrFail({ id: res.body.id })).toMatchObject({ status: 'pending', accountId });
+    expect(await t.get(DataSource).getRepository(ScreenshotJob).findOneByOrFail({ id: res.body.id })).toMatchObject({
+      status: 'pending',
+      accountId,
+    });
   });
 });
 
@@ -203,13 +212,17 @@ describe('SSRF baseline with SSRF_ALLOW_PRIVATE=false (loopback targets only)', 
   });
   afterAll(() => t.close());
 
-  it.each(['http://127.0.0.1:9/', 'http://[::ffff:127.0.0.1]:9/', 'http://2130706433:9/', 'http://localhost:9/', 'http://[::1]:9/', 'http://127.1:9/'])(
-    'refuses %s with 400 TARGET_NOT_ALLOWED and creates no job',
-    async (url) => {
-      const res = await t.request('POST', '/v1/screenshot', { key, body: { url } });
-      expect(res.status).toBe(400);
-      expect(res.body.code).toBe('TARGET_NOT_ALLOWED');
-      expect(res.body.requestId).toBe(res.headers.get('x-request-id'));
-    },
-  );
+  it.each([
+    'http://127.0.0.1:9/',
+    'http://[::ffff:127.0.0.1]:9/',
+    'http://2130706433:9/',
+    'http://localhost:9/',
+    'http://[::1]:9/',
+    'http://127.1:9/',
+  ])('refuses %s with 400 TARGET_NOT_ALLOWED and creates no job', async (url) => {
+    const res = await t.request('POST', '/v1/screenshot', { key, body: { url } });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('TARGET_NOT_ALLOWED');
+    expect(res.body.requestId).toBe(res.headers.get('x-request-id'));
+  });
 });

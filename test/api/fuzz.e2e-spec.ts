@@ -75,7 +75,8 @@ describe('fuzz: every operation of openapi/openapi.json against hostile input', 
   });
   afterAll(async () => {
     const lines = [...counts].map(
-      ([op, c]) => `  ${op.padEnd(32)} ${String(c.requests).padStart(5)} requests  2xx ${c.status2xx}  4xx ${c.status4xx}  5xx ${c.status5xx}  ${c.ms ?? '?'} ms`,
+      ([op, c]) =>
+        `  ${op.padEnd(32)} ${String(c.requests).padStart(5)} requests  2xx ${c.status2xx}  4xx ${c.status4xx}  5xx ${c.status5xx}  ${c.ms ?? '?'} ms`,
     );
     const total = [...counts.values()].reduce((n, c) => n + c.requests, 0);
     const ms = [...counts.values()].reduce((n, c) => n + (c.ms ?? 0), 0);
@@ -118,7 +119,9 @@ describe('fuzz: every operation of openapi/openapi.json against hostile input', 
   function withValidUrls(value: Json): Json {
     if (Array.isArray(value)) return value.map(withValidUrls);
     if (value && typeof value === 'object') {
-      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === 'url' && typeof v === 'string' ? VALID_URL : withValidUrls(v)]));
+      return Object.fromEntries(
+        Object.entries(value).map(([k, v]) => [k, k === 'url' && typeof v === 'string' ? VALID_URL : withValidUrls(v)]),
+      );
     }
     return value;
   }
@@ -166,7 +169,8 @@ describe('fuzz: every operation of openapi/openapi.json against hostile input', 
       const parentTemplate = collectionTemplate.slice(0, collectionTemplate.lastIndexOf('/'));
       for (const o of operations) {
         const rest = o.path.startsWith(`${parentTemplate}/`) ? o.path.slice(parentTemplate.length + 1) : '';
-        if (o.method === 'post' && rest && !rest.includes('/') && !rest.includes('{') && !requestBodyOf(o)) await call('POST', `${parent}/${rest}`);
+        if (o.method === 'post' && rest && !rest.includes('/') && !rest.includes('{') && !requestBodyOf(o))
+          await call('POST', `${parent}/${rest}`);
       }
       id = (await call('GET', collection)).body?.data?.[0]?.id;
     }
@@ -204,13 +208,20 @@ describe('fuzz: every operation of openapi/openapi.json against hostile input', 
     schema = resolveRef(doc, schema ?? {});
     const type = Array.isArray(schema.type) ? schema.type.find((x: string) => x !== 'null') : schema.type;
     const wrongTypes: Json[] =
-      type === 'string' ? [12345, {}, []]
-      : type === 'integer' || type === 'number' ? ['12', 1.5, 1e308, {}, 2 ** 53 + 1]
-      : type === 'boolean' ? ['true', 1]
-      : type === 'array' ? ['x', {}, [null], [[]], Array.from({ length: 1000 }, () => 'x')]
-      : ['x', [], 1];
+      type === 'string'
+        ? [12345, {}, []]
+        : type === 'integer' || type === 'number'
+          ? ['12', 1.5, 1e308, {}, 2 ** 53 + 1]
+          : type === 'boolean'
+            ? ['true', 1]
+            : type === 'array'
+              ? ['x', {}, [null], [[]], Array.from({ length: 1000 }, () => 'x')]
+              : ['x', [], 1];
     const values: Array<[string, string | Buffer]> = [
-      ...(nested ? wrongTypes.slice(0, 3) : wrongTypes).map((v): [string, string] => [`wrong type ${JSON.stringify(v).slice(0, 20)}`, JSON.stringify(v)]),
+      ...(nested ? wrongTypes.slice(0, 3) : wrongTypes).map((v): [string, string] => [
+        `wrong type ${JSON.stringify(v).slice(0, 20)}`,
+        JSON.stringify(v),
+      ]),
       ['null', 'null'],
       ['empty string', '""'],
       ['NUL', JSON.stringify('a\u0000b')],
@@ -270,7 +281,13 @@ describe('fuzz: every operation of openapi/openapi.json against hostile input', 
         // deeper down (a run step's) may be refused only when the browser goes there.
         const submitted = field.path.length === 1 || (field.path.length === 3 && field.path[0] === 'items' && field.path[1] === '0');
         const refuse = label.startsWith('SSRF') && submitted && op.method === 'post';
-        cases.push({ name: `${field.path.join('.')}: ${label}`, path, body: replaceField(valid, field.path, raw), contentType: json, expect4xx: refuse || undefined });
+        cases.push({
+          name: `${field.path.join('.')}: ${label}`,
+          path,
+          body: replaceField(valid, field.path, raw),
+          contentType: json,
+          expect4xx: refuse || undefined,
+        });
       }
     }
     const validText = JSON.stringify(valid ?? {});
@@ -309,7 +326,9 @@ describe('fuzz: every operation of openapi/openapi.json against hostile input', 
   function multipartCases(path: string, valid: Json, schema: Json): FuzzCase[] {
     const cases: FuzzCase[] = [];
     const fileName = Object.entries<Json>(schema.properties ?? {}).find(([, p]) => resolveRef(doc, p).format === 'binary')?.[0] ?? 'file';
-    const fields = Object.entries<Json>(valid ?? {}).filter(([k]) => k !== fileName).map(([name, value]) => ({ name, value: String(value) }));
+    const fields = Object.entries<Json>(valid ?? {})
+      .filter(([k]) => k !== fileName)
+      .map(([name, value]) => ({ name, value: String(value) }));
     const file = (value: Buffer | string = String(valid?.[fileName] ?? '<h1>fuzz</h1>'), contentType = 'text/html') => ({
       name: fileName,
       value,
@@ -351,14 +370,36 @@ describe('fuzz: every operation of openapi/openapi.json against hostile input', 
     cases.push(form([file(), ...fields, ...Array.from({ length: 200 }, (_, i) => ({ name: `f${i}`, value: 'x' }))], 'too many fields'));
     cases.push({ name: 'JSON body', path, body: JSON.stringify(valid), contentType: 'application/json' });
     cases.push({ name: 'multipart without boundary', path, body: 'x', contentType: 'multipart/form-data' });
-    cases.push({ name: 'truncated multipart', path, body: multipartBody([file()]).body.subarray(0, 60), contentType: multipartBody([]).contentType });
+    cases.push({
+      name: 'truncated multipart',
+      path,
+      body: multipartBody([file()]).body.subarray(0, 60),
+      contentType: multipartBody([]).contentType,
+    });
     return cases;
   }
 
   function pathCases(op: DocOperation, concrete: string): FuzzCase[] {
     const segments = op.path.split('/');
     const cases: FuzzCase[] = [];
-    const bad = ['%E0%A4%A', '%', '%zz', '%00', '__proto__', 'constructor', 'x'.repeat(5000), '..', '%2e%2e%2f%2e%2e', 'scr_%C3%A4', 'we_%C0%AF', `scr_${'0'.repeat(24)}`, `we_${'0'.repeat(24)}`, 'null', '-1', '0x10'];
+    const bad = [
+      '%E0%A4%A',
+      '%',
+      '%zz',
+      '%00',
+      '__proto__',
+      'constructor',
+      'x'.repeat(5000),
+      '..',
+      '%2e%2e%2f%2e%2e',
+      'scr_%C3%A4',
+      'we_%C0%AF',
+      `scr_${'0'.repeat(24)}`,
+      `we_${'0'.repeat(24)}`,
+      'null',
+      '-1',
+      '0x10',
+    ];
     const concreteSegments = concrete.split('/');
     segments.forEach((segment, i) => {
       if (!/^\{.+\}$/.test(segment)) return;
@@ -454,7 +495,9 @@ describe('fuzz: every operation of openapi/openapi.json against hostile input', 
       const cases: FuzzCase[] = [];
       if (body?.mediaType === 'multipart/form-data') {
         const { body: form, contentType } = multipartBody(
-          Object.entries<Json>(body.valid).map(([name, value]) => (name === 'file' ? { name, value: String(value), filename: 'a.html', contentType: 'text/html' } : { name, value: String(value) })),
+          Object.entries<Json>(body.valid).map(([name, value]) =>
+            name === 'file' ? { name, value: String(value), filename: 'a.html', contentType: 'text/html' } : { name, value: String(value) },
+          ),
         );
         cases.push({ name: 'valid', path, body: form, contentType });
       } else {

@@ -44,7 +44,10 @@ describe('/metrics in production', () => {
     let t: TestApp;
 
     beforeAll(async () => {
-      t = await startTestApp({ runProcessors: false, env: { NODE_ENV: 'production', WEBHOOK_SECRET_KEY: SECRET_KEY, METRICS_TOKEN: 'a-metrics-token-for-tests' } });
+      t = await startTestApp({
+        runProcessors: false,
+        env: { NODE_ENV: 'production', WEBHOOK_SECRET_KEY: SECRET_KEY, METRICS_TOKEN: 'a-metrics-token-for-tests' },
+      });
     });
 
     afterAll(async () => {

@@ -26,10 +26,22 @@ describe('X-Organization-ID and the OpenAPI declaration of the operational heade
 
     it('is 400 INVALID_ORGANIZATION_ID on every /v1 request when it does not match', async () => {
       for (const org of ['', 'org12', 'o'.repeat(65), 'acme corp', 'acme.corp']) {
-        for (const [method, path] of [['POST', '/v1/screenshot'], ['GET', '/v1/screenshot/scr_000000000000000000000000'], ['GET', '/v1/no-such-route']]) {
-          const res = await t.request(method, path, { key, body: method === 'POST' ? body : undefined, headers: { 'X-Organization-ID': org } });
+        for (const [method, path] of [
+          ['POST', '/v1/screenshot'],
+          ['GET', '/v1/screenshot/scr_000000000000000000000000'],
+          ['GET', '/v1/no-such-route'],
+        ]) {
+          const res = await t.request(method, path, {
+            key,
+            body: method === 'POST' ? body : undefined,
+            headers: { 'X-Organization-ID': org },
+          });
           expect(res.status).toBe(400);
-          expect(res.body).toEqual({ error: expect.any(String), code: 'INVALID_ORGANIZATION_ID', requestId: res.headers.get('x-request-id') });
+          expect(res.body).toEqual({
+            error: expect.any(String),
+            code: 'INVALID_ORGANIZATION_ID',
+            requestId: res.headers.get('x-request-id'),
+          });
         }
       }
     });
@@ -54,8 +66,14 @@ describe('X-Organization-ID and the OpenAPI declaration of the operational heade
 
     it('declares Idempotency-Key and X-Organization-ID with their patterns on POST /v1/screenshot', () => {
       const op = doc.paths['/v1/screenshot'].post;
-      expect(header(op, 'Idempotency-Key')).toMatchObject({ required: false, schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{8,128}$' } });
-      expect(header(op, 'X-Organization-ID')).toMatchObject({ required: false, schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{6,64}$' } });
+      expect(header(op, 'Idempotency-Key')).toMatchObject({
+        required: false,
+        schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{8,128}$' },
+      });
+      expect(header(op, 'X-Organization-ID')).toMatchObject({
+        required: false,
+        schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{6,64}$' },
+      });
     });
 
     it('declares 409, 422 and 429 on POST /v1/screenshot, with the rate-limit headers, Retry-After and Idempotency-Replayed', () => {

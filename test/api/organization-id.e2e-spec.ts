@@ -25,7 +25,13 @@ describe('X-Organization-ID names the API key’s account', () => {
   });
 
   const jobsOf = async (accountId: string) =>
-    (await t.get(DataSource).query(`SELECT count(*)::int AS n FROM screenshot_jobs j JOIN api_keys k ON k.id = j.api_key_id WHERE k.account_id = $1`, [accountId]))[0].n as number;
+    (
+      await t
+        .get(DataSource)
+        .query(`SELECT count(*)::int AS n FROM screenshot_jobs j JOIN api_keys k ON k.id = j.api_key_id WHERE k.account_id = $1`, [
+          accountId,
+        ])
+    )[0].n as number;
 
   it('another account’s id is 403 ORGANIZATION_MISMATCH before anything is done: no job, no quota, no endpoint', async () => {
     const before = await t.request('GET', '/v1/quota', { key: a.key });
@@ -34,7 +40,11 @@ describe('X-Organization-ID names the API key’s account', () => {
       expect(res.status).toBe(403);
       expect(res.body).toEqual({ error: expect.any(String), code: 'ORGANIZATION_MISMATCH', requestId: res.headers.get('x-request-id') });
       expect(res.body.error).not.toContain(b.accountId);
-      const hook = await t.request('POST', '/v1/webhooks', { key: a.key, body: { url: 'http://127.0.0.1:9/x' }, headers: { 'X-Organization-ID': org } });
+      const hook = await t.request('POST', '/v1/webhooks', {
+        key: a.key,
+        body: { url: 'http://127.0.0.1:9/x' },
+        headers: { 'X-Organization-ID': org },
+      });
       expect(hook.status).toBe(403);
       expect((await t.request('GET', '/v1/webhooks', { key: a.key, headers: { 'X-Organization-ID': org } })).status).toBe(403);
     }
@@ -55,7 +65,9 @@ describe('X-Organization-ID names the API key’s account', () => {
   it('MCP: another account’s id is HTTP 403 with error.data.code ORGANIZATION_MISMATCH; the own id works', async () => {
     const list = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
     const post = (headers: Record<string, string>, path = '/mcp') =>
-      fetch(`${t.baseUrl}${path}`, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(list) }).then(async (r) => ({ status: r.status, body: await r.json() }));
+      fetch(`${t.baseUrl}${path}`, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(list) }).then(
+        async (r) => ({ status: r.status, body: await r.json() }),
+      );
     const other = await post({ authorization: `Bearer ${a.key}`, 'x-organization-id': b.accountId });
     expect(other.status).toBe(403);
     expect(other.body.error.data).toEqual({ code: 'ORGANIZATION_MISMATCH' });
@@ -68,7 +80,8 @@ describe('X-Organization-ID names the API key’s account', () => {
 
   it('is documented: every authenticated operation lists 403 ORGANIZATION_MISMATCH, POST /v1/webhooks 403 PLAN_LIMIT_REACHED', async () => {
     const doc = await (await fetch(`${t.baseUrl}/docs/openapi.json`)).json();
-    const codesOf = (op: any, status: string) => op.responses[status]?.content['application/json'].schema.allOf[1].properties.code.enum ?? [];
+    const codesOf = (op: any, status: string) =>
+      op.responses[status]?.content['application/json'].schema.allOf[1].properties.code.enum ?? [];
     expect(codesOf(doc.paths['/v1/screenshot'].post, '403')).toContain('ORGANIZATION_MISMATCH');
     expect(codesOf(doc.paths['/v1/webhooks'].post, '403')).toEqual(expect.arrayContaining(['PLAN_LIMIT_REACHED', 'ORGANIZATION_MISMATCH']));
     expect(codesOf(doc.paths['/v1/webhooks/{id}/test'].post, '429')).toContain('RATE_LIMITED');

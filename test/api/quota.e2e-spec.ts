@@ -86,7 +86,12 @@ describe('monthly quotas', () => {
   });
 
   it('applies each plan cap, legacy_free from LEGACY_FREE_CAP', async () => {
-    for (const [plan, cap] of [['free', 100], ['starter', 2000], ['pro', 10000], ['legacy_free', 7]] as const) {
+    for (const [plan, cap] of [
+      ['free', 100],
+      ['starter', 2000],
+      ['pro', 10000],
+      ['legacy_free', 7],
+    ] as const) {
       const { key, keyId } = await t.createKey(plan);
       await setUsage(keyId, cap - 1);
       expect((await t.request('POST', '/v1/screenshot', { key, body })).status).toBe(202);
@@ -330,7 +335,9 @@ describe('monthly quotas', () => {
       await setUsage(keyId, 79, '2026-04-01');
       await t.request('POST', '/v1/screenshot', { key, body });
       const april = (await warnings(accountId)).filter((d) => d.apiKeyId === keyId && d.resetAt === '2026-05-01T00:00:00.000Z');
-      expect(april).toEqual([{ threshold: 0.8, used: 80, limit: 100, remaining: 20, resetAt: '2026-05-01T00:00:00.000Z', apiKeyId: keyId }]);
+      expect(april).toEqual([
+        { threshold: 0.8, used: 80, limit: 100, remaining: 20, resetAt: '2026-05-01T00:00:00.000Z', apiKeyId: keyId },
+      ]);
     });
 
     it('is stored as an event with the envelope the webhooks deliver', async () => {
@@ -355,7 +362,10 @@ describe('monthly quotas', () => {
     await t.request('POST', '/v1/screenshot', { key, body });
     await t.request('POST', '/v1/screenshot', { key, body });
     const printed: any[] = [];
-    const program = buildAdminProgram(async () => t.app, () => (json) => printed.push(json));
+    const program = buildAdminProgram(
+      async () => t.app,
+      () => (json) => printed.push(json),
+    );
     await program.parseAsync(['node', 'glimpse', '--json', 'key:list', '--account', accountId]);
     expect(printed).toEqual([{ data: [expect.objectContaining({ id: keyId, usedThisMonth: 2 })] }]);
   });

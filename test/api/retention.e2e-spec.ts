@@ -49,7 +49,9 @@ describe('retention job', () => {
 
     const result = await t.get(RetentionProcessor).run();
     expect(result.usageRows).toBeGreaterThanOrEqual(dropped.length + RETENTION_BATCH_SIZE + 11);
-    const months = await db.query(`SELECT to_char(month, 'YYYY-MM-DD') AS month FROM quota_usage WHERE api_key_id = $1 ORDER BY month`, [keyId]);
+    const months = await db.query(`SELECT to_char(month, 'YYYY-MM-DD') AS month FROM quota_usage WHERE api_key_id = $1 ORDER BY month`, [
+      keyId,
+    ]);
     expect(months.map((r: { month: string }) => r.month)).toEqual([...kept].sort());
     expect(await db.query(`SELECT 1 FROM quota_usage WHERE api_key_id = $1`, [other])).toHaveLength(0);
   });

@@ -94,7 +94,9 @@ describe('browser session runs: API', () => {
       const res = await guarded.request('POST', '/v1/runs', { key: k, body: { url: 'http://127.0.0.1:9/' } });
       expect(res.status).toBe(400);
       expect(res.body.code).toBe('TARGET_NOT_ALLOWED');
-      const rows = await guarded.get(DataSource).query('SELECT COALESCE(SUM(used), 0)::int AS used FROM quota_usage WHERE api_key_id = $1', [keyId]);
+      const rows = await guarded
+        .get(DataSource)
+        .query('SELECT COALESCE(SUM(used), 0)::int AS used FROM quota_usage WHERE api_key_id = $1', [keyId]);
       expect(rows[0].used).toBe(0);
     } finally {
       await guarded.close();
@@ -105,7 +107,16 @@ describe('browser session runs: API', () => {
     const strict = await startTestApp({ runProcessors: false, env: { RUNS_ALLOW_EVALUATE: 'false' } });
     try {
       const { key: k } = await strict.createKey();
-      const res = await strict.request('POST', '/v1/runs', { key: k, body: { url, steps: [{ action: 'wait', ms: 1 }, { action: 'evaluate', script: '1' }] } });
+      const res = await strict.request('POST', '/v1/runs', {
+        key: k,
+        body: {
+          url,
+          steps: [
+            { action: 'wait', ms: 1 },
+            { action: 'evaluate', script: '1' },
+          ],
+        },
+      });
       expect(res.status).toBe(400);
       expect(res.body.details.fields).toEqual([{ field: 'steps[1].action', message: 'evaluate steps are disabled on this server' }]);
     } finally {
@@ -202,7 +213,16 @@ describe('browser session runs: API', () => {
   });
 
   it('ends a run redelivered after its worker died mid-run as failed (stage worker), never running it twice', async () => {
-    const created = await t.request('POST', '/v1/runs', { key, body: { url, steps: [{ action: 'wait', ms: 1 }, { action: 'wait', ms: 1 }] } });
+    const created = await t.request('POST', '/v1/runs', {
+      key,
+      body: {
+        url,
+        steps: [
+          { action: 'wait', ms: 1 },
+          { action: 'wait', ms: 1 },
+        ],
+      },
+    });
     // A worker claimed the run, finished step 0 and died; the queue redelivers the run.
     await db.query(`UPDATE runs SET status = 'running', started_at = $2, attempts = 1, step_results = $3 WHERE id = $1`, [
       created.body.id,
@@ -211,7 +231,11 @@ describe('browser session runs: API', () => {
     ]);
     await t.get(RunProcessor).process({ runId: created.body.id });
     const run = (await t.request('GET', `/v1/runs/${created.body.id}`, { key })).body;
-    expect(run).toMatchObject({ status: 'failed', finalizationError: 'the worker stopped during the run', failure: { stage: 'worker', stepIndex: 1 } });
+    expect(run).toMatchObject({
+      status: 'failed',
+      finalizationError: 'the worker stopped during the run',
+      failure: { stage: 'worker', stepIndex: 1 },
+    });
     expect(run.steps.map((s: any) => s.status)).toEqual(['ok', 'skipped']);
   });
 
@@ -224,7 +248,10 @@ describe('browser session runs: API', () => {
     clock.advance(10 * 60_000);
     const result = await t.get(RunProcessor).sweep();
     expect(result.stranded).toBeGreaterThanOrEqual(1);
-    expect((await t.request('GET', `/v1/runs/${stuck.body.id}`, { key })).body).toMatchObject({ status: 'failed', failure: { stage: 'worker' } });
+    expect((await t.request('GET', `/v1/runs/${stuck.body.id}`, { key })).body).toMatchObject({
+      status: 'failed',
+      failure: { stage: 'worker' },
+    });
     expect(await queue.getJob(lost.body.id)).not.toBeNull();
   });
 
@@ -234,12 +261,15 @@ describe('browser session runs: API', () => {
     const video = await files.save(Buffer.from('webm'), 'webm');
     const shot = await files.save(Buffer.from('png'), 'png');
     const created = await t.request('POST', '/v1/runs', { key, body: { url, steps: [{ action: 'screenshot' }] } });
-    await db.query(`UPDATE runs SET status = 'completed', started_at = $2, completed_at = $2, video_file = $3, step_results = $4 WHERE id = $1`, [
-      created.body.id,
-      clock.now(),
-      video,
-      JSON.stringify([{ index: 0, action: 'screenshot', status: 'ok', durationMs: 5, error: null, screenshotFile: shot, result: null }]),
-    ]);
+    await db.query(
+      `UPDATE runs SET status = 'completed', started_at = $2, completed_at = $2, video_file = $3, step_results = $4 WHERE id = $1`,
+      [
+        created.body.id,
+        clock.now(),
+        video,
+        JSON.stringify([{ index: 0, action: 'screenshot', status: 'ok', durationMs: 5, error: null, screenshotFile: shot, result: null }]),
+      ],
+    );
     expect(await storage.stat(video)).not.toBeNull();
     clock.advance(31 * 24 * 3600_000);
     const result = await t.get(RunProcessor).sweep();

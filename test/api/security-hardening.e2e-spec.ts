@@ -19,10 +19,21 @@ describe('security hardening', () => {
 
   it('a lone surrogate (\\ud800) in a JSON body is 400 VALIDATION_FAILED naming the field, and nothing is stored', async () => {
     const { key, accountId } = await t.createKey('pro');
-    const hook = await t.request('POST', '/v1/webhooks', { key, body: '{"url":"http://127.0.0.1:9/h","description":"bad \\ud800 text"}', headers: { 'content-type': 'application/json' } });
+    const hook = await t.request('POST', '/v1/webhooks', {
+      key,
+      body: '{"url":"http://127.0.0.1:9/h","description":"bad \\ud800 text"}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(hook.status).toBe(400);
-    expect(hook.body).toMatchObject({ code: 'VALIDATION_FAILED', details: { fields: [{ field: 'description', message: expect.stringContaining('Unicode') }] } });
-    const shot = await t.request('POST', '/v1/screenshot', { key, body: '{"url":"http://127.0.0.1:9/\\udc00"}', headers: { 'content-type': 'application/json' } });
+    expect(hook.body).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      details: { fields: [{ field: 'description', message: expect.stringContaining('Unicode') }] },
+    });
+    const shot = await t.request('POST', '/v1/screenshot', {
+      key,
+      body: '{"url":"http://127.0.0.1:9/\\udc00"}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(shot.status).toBe(400);
     expect(shot.body.code).toBe('VALIDATION_FAILED');
     const db = t.get(DataSource);
@@ -40,7 +51,10 @@ describe('security hardening', () => {
     const token = setPasswordUrl.split('/').pop()!;
     const spy = jest.spyOn(t.get(UsersService), 'setPasswordWithLink').mockRejectedValueOnce(new Error('unexpected failure for the test'));
     try {
-      const answer = await postForm(t.baseUrl, `/dashboard/set-password/${token}`, { password: 'a long enough passphrase', confirmPassword: 'a long enough passphrase' });
+      const answer = await postForm(t.baseUrl, `/dashboard/set-password/${token}`, {
+        password: 'a long enough passphrase',
+        confirmPassword: 'a long enough passphrase',
+      });
       expect(answer.status).toBe(500);
     } finally {
       spy.mockRestore();

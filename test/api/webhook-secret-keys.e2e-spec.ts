@@ -30,7 +30,10 @@ describe('webhook secret key rotation', () => {
 
   async function reseal(app: TestApp): Promise<{ resealed: number; alreadyCurrent: number; unreadable: string[] }> {
     const printed: string[] = [];
-    const program = buildAdminProgram(async () => app.app, () => (obj) => printed.push(JSON.stringify(obj)));
+    const program = buildAdminProgram(
+      async () => app.app,
+      () => (obj) => printed.push(JSON.stringify(obj)),
+    );
     await program.parseAsync(['node', 'glimpse', 'webhook:reseal', '--json']);
     return JSON.parse(printed[0]);
   }
@@ -67,7 +70,9 @@ describe('webhook secret key rotation', () => {
     expect(report.unreadable).not.toContain(first.id);
     expect(report.unreadable).not.toContain(second.id);
     expect(await sealedOf(t, first.id)).toMatch(new RegExp(`^v1\\.${secretKeyId(newKey)}\\.`));
-    const [both] = await t.get(DataSource).query('SELECT secret_sealed, previous_secret_sealed FROM webhook_endpoints WHERE id = $1', [overlapping.id]);
+    const [both] = await t
+      .get(DataSource)
+      .query('SELECT secret_sealed, previous_secret_sealed FROM webhook_endpoints WHERE id = $1', [overlapping.id]);
     expect(both.secret_sealed).toMatch(new RegExp(`^v1\\.${secretKeyId(newKey)}\\.`));
     expect(both.previous_secret_sealed).toMatch(new RegExp(`^v1\\.${secretKeyId(newKey)}\\.`));
     expect((await reseal(t)).resealed).toBe(0);
@@ -92,7 +97,11 @@ describe('webhook secret key rotation', () => {
     t = await start({ WEBHOOK_SECRET_KEY: newKey.toString('hex') });
     const { key: apiKey } = await t.createKey();
     const send = () =>
-      t!.request('POST', '/v1/webhooks', { key: apiKey, body: { url: receiver.route('sealed-answer', 204) }, headers: { 'idempotency-key': 'create-endpoint-0001' } });
+      t!.request('POST', '/v1/webhooks', {
+        key: apiKey,
+        body: { url: receiver.route('sealed-answer', 204) },
+        headers: { 'idempotency-key': 'create-endpoint-0001' },
+      });
     const created = await send();
     expect(created.status).toBe(201);
     const [stored] = await t.get(DataSource).query(`SELECT response_body FROM idempotency_keys WHERE "key" = 'create-endpoint-0001'`);
@@ -105,10 +114,20 @@ describe('webhook secret key rotation', () => {
 
     // Another scope cannot open it: the sealed answer moved to another key's row does not replay.
     const other = await t.createKey();
-    const theirs = await t.request('POST', '/v1/webhooks', { key: other.key, body: { url: receiver.route('sealed-other', 204) }, headers: { 'idempotency-key': 'create-endpoint-0002' } });
+    const theirs = await t.request('POST', '/v1/webhooks', {
+      key: other.key,
+      body: { url: receiver.route('sealed-other', 204) },
+      headers: { 'idempotency-key': 'create-endpoint-0002' },
+    });
     expect(theirs.status).toBe(201);
-    await t.get(DataSource).query(`UPDATE idempotency_keys SET response_body = $1 WHERE "key" = 'create-endpoint-0002'`, [stored.response_body]);
-    const moved = await t.request('POST', '/v1/webhooks', { key: other.key, body: { url: receiver.route('sealed-other', 204) }, headers: { 'idempotency-key': 'create-endpoint-0002' } });
+    await t
+      .get(DataSource)
+      .query(`UPDATE idempotency_keys SET response_body = $1 WHERE "key" = 'create-endpoint-0002'`, [stored.response_body]);
+    const moved = await t.request('POST', '/v1/webhooks', {
+      key: other.key,
+      body: { url: receiver.route('sealed-other', 204) },
+      headers: { 'idempotency-key': 'create-endpoint-0002' },
+    });
     expect(moved.status).toBe(500);
     expect(JSON.stringify(moved.body)).not.toContain(created.body.secret);
   });

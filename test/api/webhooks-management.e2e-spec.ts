@@ -206,16 +206,29 @@ describe('webhook management: PATCH, enable/disable, idempotency, resend, rotati
 
     // New events skip the paused endpoint: no delivery is even created.
     const events = t.get(EventsService);
-    await events.publish(accountId, 'screenshot.failed', { screenshotId: 'scr_000000000000000000000001', url: 'https://example.com', error: 'x', targetStatus: null });
+    await events.publish(accountId, 'screenshot.failed', {
+      screenshotId: 'scr_000000000000000000000001',
+      url: 'https://example.com',
+      error: 'x',
+      targetStatus: null,
+    });
     expect((await c.deliveries(endpoint.id)).map((d) => d.id)).toEqual([deliveryId]);
 
     // Re-enabled: reason cleared, and the next event is delivered.
     const resumed = await t.request('PATCH', `/v1/webhooks/${endpoint.id}`, { key, body: { enabled: true } });
     expect(resumed.body).toMatchObject({ enabled: true, disabledReason: null });
     receiver.route('paused', 204);
-    await events.publish(accountId, 'screenshot.failed', { screenshotId: 'scr_000000000000000000000002', url: 'https://example.com', error: 'y', targetStatus: null });
+    await events.publish(accountId, 'screenshot.failed', {
+      screenshotId: 'scr_000000000000000000000002',
+      url: 'https://example.com',
+      error: 'y',
+      targetStatus: null,
+    });
     const [delivered] = await receiver.waitFor('paused', 1);
-    expect(verifyDelivery(delivered, endpoint.secret)).toMatchObject({ type: 'screenshot.failed', data: { screenshotId: 'scr_000000000000000000000002' } });
+    expect(verifyDelivery(delivered, endpoint.secret)).toMatchObject({
+      type: 'screenshot.failed',
+      data: { screenshotId: 'scr_000000000000000000000002' },
+    });
   });
 
   it('resends a delivery with the same Webhook-Id and a fresh signature; 409 DELIVERY_IN_PROGRESS while it is open', async () => {
@@ -248,7 +261,9 @@ describe('webhook management: PATCH, enable/disable, idempotency, resend, rotati
     expect(Number(second.headers['webhook-timestamp'])).toBeGreaterThan(Number(first.headers['webhook-timestamp']));
     expect(second.headers['webhook-signature']).not.toBe(first.headers['webhook-signature']);
     expect(verifyDelivery(second, endpoint.secret).type).toBe('test.ping');
-    expect(await c.waitForDelivery(endpoint.id, deliveryId, (d) => d.status === 'successful' && d.attempts === 2)).toMatchObject({ responseCode: 200 });
+    expect(await c.waitForDelivery(endpoint.id, deliveryId, (d) => d.status === 'successful' && d.attempts === 2)).toMatchObject({
+      responseCode: 200,
+    });
 
     // A resend that fails is one attempt: exhausted again, no retry schedule behind it.
     expect((await t.request('POST', `/v1/webhooks/${endpoint.id}/deliveries/${deliveryId}/retry`, { key })).status).toBe(202);
@@ -271,10 +286,14 @@ describe('webhook management: PATCH, enable/disable, idempotency, resend, rotati
     }
   });
 
-  it('rotates with overlap: Stripe\'s verifier accepts the old and the new secret during it, only the new one after', async () => {
+  it("rotates with overlap: Stripe's verifier accepts the old and the new secret during it, only the new one after", async () => {
     const endpoint = await c.createEndpoint(receiver.route('overlap', 204));
     const invalid = await t.request('POST', `/v1/webhooks/${endpoint.id}/rotate`, { key, body: { expiresInSeconds: 604_801 } });
-    expect([invalid.status, invalid.body.code, invalid.body.details.fields[0].field]).toEqual([400, 'VALIDATION_FAILED', 'expiresInSeconds']);
+    expect([invalid.status, invalid.body.code, invalid.body.details.fields[0].field]).toEqual([
+      400,
+      'VALIDATION_FAILED',
+      'expiresInSeconds',
+    ]);
 
     const rotated = await t.request('POST', `/v1/webhooks/${endpoint.id}/rotate`, { key, body: { expiresInSeconds: 3 } });
     expect(rotated.status).toBe(200);
@@ -291,14 +310,18 @@ describe('webhook management: PATCH, enable/disable, idempotency, resend, rotati
     expect(sigs).toEqual([newSecret, oldSecret].map((s) => `v1=${createHmac('sha256', s).update(`${t0}.${during.body}`).digest('hex')}`));
     expect([stripeAccepts(during, oldSecret), stripeAccepts(during, newSecret)]).toEqual([true, true]);
     expect((await verifyWebhook(during.body, during.headers, oldSecret)).type).toBe('test.ping');
-    console.log(`rotation overlap, during: Webhook-Signature ${signature}; Stripe constructEvent accepts old secret: ${stripeAccepts(during, oldSecret)}, new secret: ${stripeAccepts(during, newSecret)}`);
+    console.log(
+      `rotation overlap, during: Webhook-Signature ${signature}; Stripe constructEvent accepts old secret: ${stripeAccepts(during, oldSecret)}, new secret: ${stripeAccepts(during, newSecret)}`,
+    );
 
     await sleep(Math.max(0, rotatedAt + 3200 - Date.now()));
     await c.ping(endpoint.id);
     const [, after] = await receiver.waitFor('overlap', 2);
     expect(String(after.headers['webhook-signature'])).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
     expect([stripeAccepts(after, oldSecret), stripeAccepts(after, newSecret)]).toEqual([false, true]);
-    console.log(`rotation overlap, after expiry: Webhook-Signature ${after.headers['webhook-signature']}; Stripe accepts old: ${stripeAccepts(after, oldSecret)}, new: ${stripeAccepts(after, newSecret)}`);
+    console.log(
+      `rotation overlap, after expiry: Webhook-Signature ${after.headers['webhook-signature']}; Stripe accepts old: ${stripeAccepts(after, oldSecret)}, new: ${stripeAccepts(after, newSecret)}`,
+    );
 
     // Without a body the old secret stops at once (the spec's rotation).
     const immediate = await t.request('POST', `/v1/webhooks/${endpoint.id}/rotate`, { key });
@@ -319,8 +342,10 @@ describe('webhook management: PATCH, enable/disable, idempotency, resend, rotati
     const event = new Webhook(endpoint.secret).verify(req.body, req.headers as Record<string, string>);
     expect(event).toMatchObject({ type: 'test.ping', data: { endpointId: endpoint.id } });
     expect(standardAccepts(req, `whsec_${randomBytes(32).toString('base64')}`)).toBe(false);
-    console.log(`standard-webhooks delivery: webhook-id ${req.headers['webhook-id']}, webhook-timestamp ${req.headers['webhook-timestamp']}, ` +
-      `webhook-signature ${req.headers['webhook-signature']}; standardwebhooks Webhook.verify → ${JSON.stringify(event)}`);
+    console.log(
+      `standard-webhooks delivery: webhook-id ${req.headers['webhook-id']}, webhook-timestamp ${req.headers['webhook-timestamp']}, ` +
+        `webhook-signature ${req.headers['webhook-signature']}; standardwebhooks Webhook.verify → ${JSON.stringify(event)}`,
+    );
 
     const rotated = await t.request('POST', `/v1/webhooks/${endpoint.id}/rotate`, { key, body: { expiresInSeconds: 60 } });
     await c.ping(endpoint.id);
@@ -341,9 +366,16 @@ describe('webhook management: PATCH, enable/disable, idempotency, resend, rotati
     // A pre-Standard-Webhooks secret, stored as the service stores secrets (sealed, bound to the id).
     const { SecretCipher } = await import('../../src/common/secret-cipher');
     const legacy = `whsec_${randomBytes(32).toString('base64url')}`;
-    await db.query('UPDATE webhook_endpoints SET secret_sealed = $2 WHERE id = $1', [endpoint.id, new SecretCipher(t.config.webhookSecretKeys).seal(legacy, endpoint.id)]);
+    await db.query('UPDATE webhook_endpoints SET secret_sealed = $2 WHERE id = $1', [
+      endpoint.id,
+      new SecretCipher(t.config.webhookSecretKeys).seal(legacy, endpoint.id),
+    ]);
     const refused = await t.request('PATCH', `/v1/webhooks/${endpoint.id}`, { key, body: { signatureScheme: 'standard-webhooks' } });
-    expect([refused.status, refused.body.code, refused.body.details.fields[0].field]).toEqual([400, 'VALIDATION_FAILED', 'signatureScheme']);
+    expect([refused.status, refused.body.code, refused.body.details.fields[0].field]).toEqual([
+      400,
+      'VALIDATION_FAILED',
+      'signatureScheme',
+    ]);
     expect((await t.request('POST', `/v1/webhooks/${endpoint.id}/rotate`, { key })).status).toBe(200);
     const accepted = await t.request('PATCH', `/v1/webhooks/${endpoint.id}`, { key, body: { signatureScheme: 'standard-webhooks' } });
     expect([accepted.status, accepted.body.signatureScheme]).toEqual([200, 'standard-webhooks']);
@@ -370,7 +402,7 @@ describe('webhook auto-disable after WEBHOOK_DISABLE_AFTER_S without success', (
     await receiver.close();
   });
 
-  it('disables a failing endpoint (reason failing) and sends endpoint.disabled to the account\'s other subscribed endpoints', async () => {
+  it("disables a failing endpoint (reason failing) and sends endpoint.disabled to the account's other subscribed endpoints", async () => {
     const failing = await c.createEndpoint(receiver.route('dead', 500));
     const watcher = await c.createEndpoint(receiver.route('watcher', 204), { events: ['endpoint.disabled'] });
     const everything = await c.createEndpoint(receiver.route('everything', 204), { events: ['*'] });

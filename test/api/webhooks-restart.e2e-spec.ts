@@ -80,10 +80,9 @@ describe('webhook deliveries across a restart', () => {
     // ago, and no queue job (the worst case: Redis lost it, or Bull gave up on the stalled job).
     const queue = api.get<Queue>(getQueueToken(WEBHOOK_QUEUE));
     await (await queue.getJob(`${deliveryId}-1`))!.remove();
-    await api.get(DataSource).query(
-      `UPDATE webhook_deliveries SET attempts = 1, attempt_started_at = now() - interval '1 hour' WHERE id = $1`,
-      [deliveryId],
-    );
+    await api
+      .get(DataSource)
+      .query(`UPDATE webhook_deliveries SET attempts = 1, attempt_started_at = now() - interval '1 hour' WHERE id = $1`, [deliveryId]);
     const prefix = api.config.queuePrefix;
     await stop(api);
     expect(receiver.requests('restart-inflight')).toHaveLength(0);

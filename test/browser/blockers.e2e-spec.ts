@@ -18,10 +18,12 @@ describe('request and consent-banner blockers', () => {
   const count = (path: string) => hits.get(path) ?? 0;
 
   beforeAll(async () => {
-    const counted = (path: string, type: string, body = '') => (_req: unknown, res: import('node:http').ServerResponse) => {
-      hits.set(path, count(path) + 1);
-      res.writeHead(200, { 'content-type': type }).end(body);
-    };
+    const counted =
+      (path: string, type: string, body = '') =>
+      (_req: unknown, res: import('node:http').ServerResponse) => {
+        hits.set(path, count(path) + 1);
+        res.writeHead(200, { 'content-type': type }).end(body);
+      };
     // The page references the listed hosts on the page server's own port (read when it is served).
     pages = await startPageServer({
       '/ad.js': counted('/ad.js', 'text/javascript', 'void 0;'),

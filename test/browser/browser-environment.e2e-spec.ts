@@ -61,7 +61,10 @@ describe('the browser’s environment and sandbox', () => {
       } catch {
         continue; // ended meanwhile
       }
-      const names = environ.split('\0').filter(Boolean).map((kv) => kv.split('=')[0]);
+      const names = environ
+        .split('\0')
+        .filter(Boolean)
+        .map((kv) => kv.split('=')[0]);
       expect(names).not.toContain('DATABASE_URL');
       expect(names).not.toContain('WEBHOOK_SECRET_KEY');
       expect(names).not.toContain('S3_SECRET_ACCESS_KEY');

@@ -28,7 +28,10 @@ describe('capture cache and batches (CONTRACT.md "Capture options": cache, "Batc
   });
 
   async function usage(keyId: string): Promise<number> {
-    const rows = await db.query(`SELECT used FROM quota_usage WHERE api_key_id = $1 AND month = $2`, [keyId, quotaMonthOf(new Date()).month]);
+    const rows = await db.query(`SELECT used FROM quota_usage WHERE api_key_id = $1 AND month = $2`, [
+      keyId,
+      quotaMonthOf(new Date()).month,
+    ]);
     return rows.length ? rows[0].used : 0;
   }
 
@@ -144,7 +147,10 @@ describe('capture cache and batches (CONTRACT.md "Capture options": cache, "Batc
       expect(await jobCount(keyId)).toBe(0);
       expect(await usage(keyId)).toBe(0);
 
-      const conflict = await t.request('POST', '/v1/screenshot/batch', { key, body: { items: [{ url: `${pages.url}/a` }, { url: `${pages.url}/c`, quality: 50 }] } });
+      const conflict = await t.request('POST', '/v1/screenshot/batch', {
+        key,
+        body: { items: [{ url: `${pages.url}/a` }, { url: `${pages.url}/c`, quality: 50 }] },
+      });
       expect(conflict.status).toBe(400);
       expect(conflict.body.details.fields.map((f: { field: string }) => f.field)).toEqual(['items[1].quality']);
 

@@ -192,7 +192,12 @@ describe('capture options (CONTRACT.md "Capture options")', () => {
     expect(pixel(shown, 10, 10)).toEqual([255, 0, 0]);
     const hidden = await png({ url: `${pages.url}/banner`, width: 200, height: 200, hideSelectors: ['#banner'] });
     expect(pixel(hidden, 10, 10)).toEqual([255, 255, 255]);
-    const styled = await png({ url: `${pages.url}/banner`, width: 200, height: 200, css: '#banner { background: rgb(0, 128, 0) !important; }' });
+    const styled = await png({
+      url: `${pages.url}/banner`,
+      width: 200,
+      height: 200,
+      css: '#banner { background: rgb(0, 128, 0) !important; }',
+    });
     expect(pixel(styled, 10, 10)).toEqual([0, 128, 0]);
     const scripted = await png({
       url: `${pages.url}/banner`,
@@ -279,7 +284,11 @@ describe('capture options (CONTRACT.md "Capture options")', () => {
     form.append('scale', '2');
     form.append('hideSelectors', JSON.stringify(['#nothing']));
     form.append('darkMode', 'true');
-    const res = await fetch(`${t.baseUrl}/v1/screenshot/upload`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    const res = await fetch(`${t.baseUrl}/v1/screenshot/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: form,
+    });
     expect(res.status).toBe(202);
     const body = await res.json();
     expect(body.options).toEqual({ clip: { x: 50, y: 70, width: 100, height: 50 }, scale: 2, hideSelectors: ['#nothing'], darkMode: true });
@@ -291,7 +300,11 @@ describe('capture options (CONTRACT.md "Capture options")', () => {
     const bad = new FormData();
     bad.append('file', new Blob([box], { type: 'text/html' }), 'box.html');
     bad.append('clip', '{"x": 1');
-    const refused = await fetch(`${t.baseUrl}/v1/screenshot/upload`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: bad });
+    const refused = await fetch(`${t.baseUrl}/v1/screenshot/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: bad,
+    });
     expect(refused.status).toBe(400);
     expect((await refused.json()).details.fields[0].field).toBe('clip');
   });

@@ -33,7 +33,9 @@ describe('capture engine robustness, full page and fonts', () => {
         <img loading="lazy" width="100" height="100" src="/lazy.gif"><div style="height:500px"></div></body></html>`,
       '/lazy.gif': (_req, res) => {
         lazyHits++;
-        res.writeHead(200, { 'content-type': 'image/gif' }).end(Buffer.from('R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==', 'base64'));
+        res
+          .writeHead(200, { 'content-type': 'image/gif' })
+          .end(Buffer.from('R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==', 'base64'));
       },
       '/never-loads': '<html><body style="margin:0;background:rgb(0,0,255)"><h1>partial</h1><img src="/hang"></body></html>',
       '/hang': () => {
@@ -48,8 +50,10 @@ describe('capture engine robustness, full page and fonts', () => {
         }
         res.writeHead(200, { 'content-type': 'text/html' }).end('<h1>survived</h1>');
       },
-      '/cjk': '<html><body style="margin:0;background:#fff"><div style="font-size:64px;line-height:80px">漢字かなカナ한글</div></body></html>',
-      '/tofu': '<html><body style="margin:0;background:#fff"><div style="font-size:64px;line-height:80px">\uE000\uE001\uE002\uE003\uE004\uE005\uE006\uE007</div></body></html>',
+      '/cjk':
+        '<html><body style="margin:0;background:#fff"><div style="font-size:64px;line-height:80px">漢字かなカナ한글</div></body></html>',
+      '/tofu':
+        '<html><body style="margin:0;background:#fff"><div style="font-size:64px;line-height:80px">\uE000\uE001\uE002\uE003\uE004\uE005\uE006\uE007</div></body></html>',
       '/emoji': '<html><body style="margin:0;background:#fff"><div style="font-size:64px;line-height:80px">😀🎉🍣</div></body></html>',
     });
     t = await startTestApp({ env: { CAPTURE_TIMEOUT_MS: '2000', CAPTURE_BROWSER_RECYCLE_AFTER: '3' } });

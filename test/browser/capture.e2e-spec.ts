@@ -82,7 +82,7 @@ describe('capture a real page end to end', () => {
     const firstPixel = (png: Buffer) => {
       // Concatenate IDAT chunks, inflate, skip the filter byte of row 0 (filter 0 or 1 keeps pixel 0 raw).
       const chunks: Buffer[] = [];
-      for (let at = 8; at < png.length; ) {
+      for (let at = 8; at < png.length;) {
         const len = png.readUInt32BE(at);
         if (png.toString('ascii', at + 4, at + 8) === 'IDAT') chunks.push(png.subarray(at + 8, at + 8 + len));
         at += len + 12;

@@ -1,6 +1,14 @@
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { ContractValidator, DocOperation, Json, loadCommittedDocument, OPENAPI_PATH, operationsOf, resolveRef } from '../support/openapi-contract';
+import {
+  ContractValidator,
+  DocOperation,
+  Json,
+  loadCommittedDocument,
+  OPENAPI_PATH,
+  operationsOf,
+  resolveRef,
+} from '../support/openapi-contract';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { PageServer, startPageServer } from '../support/page-server';
 import { waitForRun } from '../support/runs';
@@ -116,7 +124,10 @@ const idempotentTargets: Record<string, Record<string, string>> = {};
 
 /** Statuses of a render link that test/render-links.e2e-spec.ts provokes (each needs its own setup). */
 const RENDER_LINK_ELSEWHERE: Record<number, string> = Object.fromEntries(
-  [304, 400, 403, 414, 422, 429, 503].map((status) => [status, 'test/render-links.e2e-spec.ts provokes it (with its own keys, pages and RENDER_WAIT_MS)']),
+  [304, 400, 403, 414, 422, 429, 503].map((status) => [
+    status,
+    'test/render-links.e2e-spec.ts provokes it (with its own keys, pages and RENDER_WAIT_MS)',
+  ]),
 );
 
 /** A signed render link of a new render key of the test key (CONTRACT.md, "Render links"), as path parameters and query. */
@@ -141,16 +152,31 @@ const RECIPES: Record<string, Recipe> = {
     notExercised: { 409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it' },
   },
   createScreenshotBatch: {
-    valid: ({ pages }) => ({ body: { items: [{ url: `${pages.url}/page`, width: 320, height: 240 }, { url: `${pages.url}/page`, format: 'pdf' }] } }),
+    valid: ({ pages }) => ({
+      body: {
+        items: [
+          { url: `${pages.url}/page`, width: 320, height: 240 },
+          { url: `${pages.url}/page`, format: 'pdf' },
+        ],
+      },
+    }),
     scenarios: (ctx, valid) => {
       const idempotent = { ...valid, headers: { 'Idempotency-Key': `batch-${Date.now()}-${process.pid}` } };
       return [
         { name: 'no items', parts: { body: { items: [] } }, status: 400 },
-        { name: 'an invalid item', parts: { body: { items: [{ url: `${ctx.pages.url}/page` }, { url: 'ftp://example.com' }] } }, status: 400 },
+        {
+          name: 'an invalid item',
+          parts: { body: { items: [{ url: `${ctx.pages.url}/page` }, { url: 'ftp://example.com' }] } },
+          status: 400,
+        },
         { name: 'monthly quota used up', parts: { ...valid, auth: `Bearer ${ctx.exhaustedKey}` }, status: 429 },
         { name: 'first batch with an Idempotency-Key', parts: idempotent, status: 202 },
         { name: 'replayed batch', parts: idempotent, status: 202, expectHeaders: { 'Idempotency-Replayed': 'true' } },
-        { name: 'Idempotency-Key reused with another body', parts: { ...idempotent, body: { items: [{ url: `${ctx.pages.url}/page?other` }] } }, status: 422 },
+        {
+          name: 'Idempotency-Key reused with another body',
+          parts: { ...idempotent, body: { items: [{ url: `${ctx.pages.url}/page?other` }] } },
+          status: 422,
+        },
       ];
     },
     notExercised: { 409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it' },
@@ -187,7 +213,10 @@ const RECIPES: Record<string, Recipe> = {
     },
   },
   updateWebhookEndpoint: {
-    valid: async (ctx) => ({ pathParams: { id: await ctx.webhookEndpointId() }, body: { description: 'contract test, patched', enabled: true } }),
+    valid: async (ctx) => ({
+      pathParams: { id: await ctx.webhookEndpointId() },
+      body: { description: 'contract test, patched', enabled: true },
+    }),
     unknownPathParams: { id: 'we_000000000000000000000000' },
     scenarios: (_ctx, valid) => idempotencyScenarios('webhook-patch', valid, 200, { description: 'other' }),
     notExercised: { 409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it' },
@@ -232,7 +261,10 @@ const RECIPES: Record<string, Recipe> = {
   },
   listRenderKeys: { valid: () => ({}) },
   rotateRenderKey: {
-    valid: async (ctx) => ({ pathParams: { id: (await ctx.t.request('POST', '/v1/render-keys', { key: ctx.key, body: {} })).body.id }, body: { expiresInSeconds: 60 } }),
+    valid: async (ctx) => ({
+      pathParams: { id: (await ctx.t.request('POST', '/v1/render-keys', { key: ctx.key, body: {} })).body.id },
+      body: { expiresInSeconds: 60 },
+    }),
     unknownPathParams: { id: 'rk_000000000000000000000000' },
     scenarios: (_ctx, valid) => idempotencyScenarios('render-key-rotate', valid, 200, { expiresInSeconds: 120 }),
     notExercised: { 409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it' },
@@ -243,7 +275,9 @@ const RECIPES: Record<string, Recipe> = {
   },
   getRenderLink: {
     valid: (ctx) => renderLinkParts(ctx),
-    scenarios: (_ctx, valid) => [{ name: 'wrong signature', parts: { ...valid, query: valid.query!.replace(/signature=[0-9a-f]/, 'signature=g') }, status: 401 }],
+    scenarios: (_ctx, valid) => [
+      { name: 'wrong signature', parts: { ...valid, query: valid.query!.replace(/signature=[0-9a-f]/, 'signature=g') }, status: 401 },
+    ],
     notExercised: RENDER_LINK_ELSEWHERE,
   },
 
@@ -253,7 +287,13 @@ const RECIPES: Record<string, Recipe> = {
   },
   createRun: {
     valid: ({ pages }) => ({
-      body: { url: `${pages.url}/page`, width: 320, height: 240, video: false, steps: [{ action: 'waitForSelector', selector: 'h1' }, { action: 'screenshot' }] },
+      body: {
+        url: `${pages.url}/page`,
+        width: 320,
+        height: 240,
+        video: false,
+        steps: [{ action: 'waitForSelector', selector: 'h1' }, { action: 'screenshot' }],
+      },
     }),
     scenarios: (ctx, valid) => {
       const idempotent = { ...valid, headers: { 'Idempotency-Key': `contract-run-${Date.now()}-${process.pid}` } };
@@ -262,8 +302,17 @@ const RECIPES: Record<string, Recipe> = {
         { name: 'monthly quota used up', parts: { ...valid, auth: `Bearer ${ctx.exhaustedKey}` }, status: 429 },
         { name: 'Prefer: wait=60, ended in time', parts: { ...valid, headers: { Prefer: 'wait=60' } }, status: 200 },
         { name: 'first request with an Idempotency-Key', parts: idempotent, status: 202 },
-        { name: 'replayed retry with the same Idempotency-Key', parts: idempotent, status: 202, expectHeaders: { 'Idempotency-Replayed': 'true' } },
-        { name: 'Idempotency-Key reused with another body', parts: { ...idempotent, body: { url: `${ctx.pages.url}/page?other` } }, status: 422 },
+        {
+          name: 'replayed retry with the same Idempotency-Key',
+          parts: idempotent,
+          status: 202,
+          expectHeaders: { 'Idempotency-Replayed': 'true' },
+        },
+        {
+          name: 'Idempotency-Key reused with another body',
+          parts: { ...idempotent, body: { url: `${ctx.pages.url}/page?other` } },
+          status: 422,
+        },
       ];
     },
     notExercised: { 409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it' },
@@ -342,13 +391,19 @@ describe('contract: every operation of openapi/openapi.json against the running 
       newWebhookEndpointId: newEndpoint,
       completedRunId: () =>
         (completedRun ??= (async () => {
-          const created = await t.request('POST', '/v1/runs', { key, body: { url: `${pages.url}/page`, width: 320, height: 240, steps: [{ action: 'screenshot' }] } });
+          const created = await t.request('POST', '/v1/runs', {
+            key,
+            body: { url: `${pages.url}/page`, width: 320, height: 240, steps: [{ action: 'screenshot' }] },
+          });
           const run = await waitForRun(t, key, created.body.id, 90_000);
           if (run.status !== 'completed') throw new Error(`setup run ended ${run.status}: ${run.finalizationError}`);
           return run.id as string;
         })()),
       newLongRunId: async () => {
-        const created = await t.request('POST', '/v1/runs', { key, body: { url: `${pages.url}/page`, video: false, steps: [{ action: 'wait', ms: 10_000 }] } });
+        const created = await t.request('POST', '/v1/runs', {
+          key,
+          body: { url: `${pages.url}/page`, video: false, steps: [{ action: 'wait', ms: 10_000 }] },
+        });
         if (created.status !== 202) throw new Error(`setup run: ${created.status} ${JSON.stringify(created.body)}`);
         return created.body.id as string;
       },
@@ -357,7 +412,8 @@ describe('contract: every operation of openapi/openapi.json against the running 
         const { deliveryId } = (await t.request('POST', `/v1/webhooks/${created.body.id}/test`, { key })).body;
         for (let i = 0; i < 400; i++) {
           const log = (await t.request('GET', `/v1/webhooks/${created.body.id}/deliveries`, { key })).body.data;
-          if (log.some((d: { id: string; status: string }) => d.id === deliveryId && d.status === status)) return { id: created.body.id, deliveryId };
+          if (log.some((d: { id: string; status: string }) => d.id === deliveryId && d.status === status))
+            return { id: created.body.id, deliveryId };
           await new Promise((r) => setTimeout(r, 50));
         }
         throw new Error(`setup: delivery ${deliveryId} to ${path} never became ${status}`);
@@ -393,7 +449,8 @@ describe('contract: every operation of openapi/openapi.json against the running 
     const res = await fetch(t.baseUrl + path + (parts.query ?? ''), { method: op.method.toUpperCase(), headers, body });
     const received = { status: res.status, headers: res.headers, text: await res.text() };
     const problems = validator.problems(op, received);
-    if (received.status !== expectStatus) problems.unshift(`expected ${expectStatus}, got ${received.status}: ${received.text.slice(0, 300)}`);
+    if (received.status !== expectStatus)
+      problems.unshift(`expected ${expectStatus}, got ${received.status}: ${received.text.slice(0, 300)}`);
     else exercised.get(op.operationId)!.add(received.status);
     for (const [header, value] of Object.entries(expectHeaders ?? {})) {
       if (res.headers.get(header) !== value) problems.push(`expected ${header}: ${value}, got ${res.headers.get(header)}`);
@@ -464,7 +521,9 @@ describe('contract: every operation of openapi/openapi.json against the running 
       const valid = await recipe.valid(ctx);
       // The answer without `Prefer: wait` (its 200 is a scenario: CONTRACT.md, "Synchronous answers").
       const prefers = (op.operation.parameters ?? []).some((p: { name?: string }) => p.name === 'Prefer');
-      const success = Object.keys(op.operation.responses).map(Number).filter((s) => s >= 200 && s < 300 && !(prefers && s === 200));
+      const success = Object.keys(op.operation.responses)
+        .map(Number)
+        .filter((s) => s >= 200 && s < 300 && !(prefers && s === 200));
       expect(success).toHaveLength(1);
       const problems = await check(op, { name: 'valid request', parts: valid, status: success[0] });
       const variants = [...invalidVariants(op, valid, recipe), ...(recipe.scenarios?.(ctx, valid) ?? [])];
@@ -473,7 +532,9 @@ describe('contract: every operation of openapi/openapi.json against the running 
 
       const unexplained = Object.keys(op.operation.responses)
         .map(Number)
-        .filter((s) => !exercised.get(op.operationId)!.has(s) && !NEVER_EXERCISED[s] && !recipe.notExercised?.[s] && !provokedElsewhere(op, s));
+        .filter(
+          (s) => !exercised.get(op.operationId)!.has(s) && !NEVER_EXERCISED[s] && !recipe.notExercised?.[s] && !provokedElsewhere(op, s),
+        );
       expect(unexplained).toEqual([]);
     },
     120_000,
@@ -511,7 +572,8 @@ function schemaViolations(schema: Json): { name: string; patch: Record<string, u
     out.push({ name: `${field} of the wrong type`, patch: { [field]: types.includes('string') ? 12345 : 'not-a-number-or-boolean' } });
     if (prop.minimum !== undefined) out.push({ name: `${field} below minimum`, patch: { [field]: prop.minimum - 1 } });
     if (prop.maximum !== undefined) out.push({ name: `${field} above maximum`, patch: { [field]: prop.maximum + 1 } });
-    if (prop.maxLength !== undefined) out.push({ name: `${field} over maxLength`, patch: { [field]: `https://example.com/${'a'.repeat(prop.maxLength)}` } });
+    if (prop.maxLength !== undefined)
+      out.push({ name: `${field} over maxLength`, patch: { [field]: `https://example.com/${'a'.repeat(prop.maxLength)}` } });
     if (prop.enum) out.push({ name: `${field} outside enum`, patch: { [field]: 'not-in-enum' } });
   }
   return out;

@@ -126,7 +126,10 @@ describe('dashboard: Runs pages', () => {
     expect(await steps.nth(2).textContent()).toContain('optional');
     // The screenshot step's image is there and loads.
     const thumb = steps.nth(5).locator('img.thumb');
-    await page.waitForFunction((img) => (img as HTMLImageElement).complete && (img as HTMLImageElement).naturalWidth === 960, await thumb.elementHandle());
+    await page.waitForFunction(
+      (img) => (img as HTMLImageElement).complete && (img as HTMLImageElement).naturalWidth === 960,
+      await thumb.elementHandle(),
+    );
     // The page's errors: the uncaught exception and the missing image.
     expect(await page.getByTestId('console-error-count').textContent()).toBe('1');
     expect(await page.locator('#console-errors-table').textContent()).toContain('coupon service unavailable');
@@ -147,7 +150,9 @@ describe('dashboard: Runs pages', () => {
     const played = await page.waitForFunction(
       () => {
         const v = document.querySelector('video#run-video') as HTMLVideoElement;
-        return v.readyState >= 1 && v.duration > 0 && Number.isFinite(v.duration) ? { duration: v.duration, width: v.videoWidth, height: v.videoHeight } : null;
+        return v.readyState >= 1 && v.duration > 0 && Number.isFinite(v.duration)
+          ? { duration: v.duration, width: v.videoWidth, height: v.videoHeight }
+          : null;
       },
       undefined,
       { timeout: 15_000 },
@@ -179,7 +184,9 @@ describe('dashboard: Runs pages', () => {
     expect((await other.context.request.get(`/dashboard/runs/${runId}`)).status()).toBe(404);
     await other.page.goto('/dashboard/runs');
     const csrf = await other.page.locator('input[name=_csrf]').first().inputValue();
-    expect((await other.context.request.post(`/dashboard/runs/${runId}/cancel`, { form: { _csrf: csrf }, maxRedirects: 0 })).status()).toBe(404);
+    expect((await other.context.request.post(`/dashboard/runs/${runId}/cancel`, { form: { _csrf: csrf }, maxRedirects: 0 })).status()).toBe(
+      404,
+    );
     await audit(other.page, '33-runs-empty');
     await other.context.close();
     await owner.context.close();
@@ -211,7 +218,10 @@ describe('dashboard: Runs pages', () => {
     await page.locator('#run-live[data-status=failed]').waitFor({ timeout: 30_000 });
     expect(await page.getByTestId('run-status').first().textContent()).toBe('failed');
     expect(await page.locator('#run-live').textContent()).toContain('canceled');
-    expect((await t.request('GET', `/v1/runs/${runId}`, { key: owner.key })).body.failure).toEqual({ stage: 'canceled', stepIndex: expect.any(Number) });
+    expect((await t.request('GET', `/v1/runs/${runId}`, { key: owner.key })).body.failure).toEqual({
+      stage: 'canceled',
+      stepIndex: expect.any(Number),
+    });
 
     // Canceling it again is the page's message (409 RUN_ALREADY_ENDED in the API), not an error page.
     const csrf = await page.locator('input[name=_csrf]').first().inputValue();

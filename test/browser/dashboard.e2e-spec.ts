@@ -107,7 +107,10 @@ describe('dashboard (real Chromium against the real app)', () => {
     await audit(page, '01-sign-in');
     await page.getByLabel('Email').fill(owner.email);
     await page.getByLabel('Password').fill('not the password at all');
-    const [failed] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/dashboard/login') && r.request().method() === 'POST'), page.getByRole('button', { name: 'Sign in' }).click()]);
+    const [failed] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/dashboard/login') && r.request().method() === 'POST'),
+      page.getByRole('button', { name: 'Sign in' }).click(),
+    ]);
     expect(failed.status()).toBe(401);
     expect(await page.getByRole('alert').textContent()).toContain('That email and password do not match.');
     expect(await sessionCookie(context)).toBeUndefined();
@@ -125,7 +128,10 @@ describe('dashboard (real Chromium against the real app)', () => {
     await page.goto('/dashboard/login');
     expect(page.url()).toMatch(/\/dashboard$/);
     const csrf = await page.locator('input[name=_csrf]').first().inputValue();
-    const again = await context.request.post('/dashboard/login', { form: { _csrf: csrf, email: owner.email, password: PASSWORD }, maxRedirects: 0 });
+    const again = await context.request.post('/dashboard/login', {
+      form: { _csrf: csrf, email: owner.email, password: PASSWORD },
+      maxRedirects: 0,
+    });
     expect(again.status()).toBe(303);
     const second = await sessionCookie(context);
     expect(second?.value).not.toBe(first?.value);
@@ -178,19 +184,28 @@ describe('dashboard (real Chromium against the real app)', () => {
     await page.goto('/dashboard/login');
     const csrf = await page.locator('input[name=_csrf]').inputValue();
     for (let i = 0; i < 10; i++) {
-      const res = await context.request.post('/dashboard/login', { form: { _csrf: csrf, email, password: `wrong password ${i}` }, maxRedirects: 0 });
+      const res = await context.request.post('/dashboard/login', {
+        form: { _csrf: csrf, email, password: `wrong password ${i}` },
+        maxRedirects: 0,
+      });
       expect(res.status()).toBe(401);
     }
     // Even the right password is refused now, with a page saying why.
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill(PASSWORD);
-    const [limited] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/dashboard/login') && r.request().method() === 'POST'), page.getByRole('button', { name: 'Sign in' }).click()]);
+    const [limited] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/dashboard/login') && r.request().method() === 'POST'),
+      page.getByRole('button', { name: 'Sign in' }).click(),
+    ]);
     expect(limited.status()).toBe(429);
     expect(await page.getByRole('alert').textContent()).toContain('Too many failed sign-ins');
     expect(await sessionCookie(context)).toBeUndefined();
     await audit(page, '03-sign-in-rate-limited');
     // Another email from the same IP is not affected.
-    const other = await context.request.post('/dashboard/login', { form: { _csrf: csrf, email: owner.email, password: PASSWORD }, maxRedirects: 0 });
+    const other = await context.request.post('/dashboard/login', {
+      form: { _csrf: csrf, email: owner.email, password: PASSWORD },
+      maxRedirects: 0,
+    });
     expect(other.status()).toBe(303);
     await context.close();
   });
@@ -200,21 +215,35 @@ describe('dashboard (real Chromium against the real app)', () => {
     await page.goto('/dashboard/login');
     const csrf = await page.locator('input[name=_csrf]').inputValue();
     const db = t.get(DataSource);
-    const already: number = (await db.query(`SELECT count(*)::int AS n FROM sign_in_failures WHERE failed_at > now() - interval '15 minutes' AND ip LIKE '%127.0.0.1'`))[0].n;
+    const already: number = (
+      await db.query(
+        `SELECT count(*)::int AS n FROM sign_in_failures WHERE failed_at > now() - interval '15 minutes' AND ip LIKE '%127.0.0.1'`,
+      )
+    )[0].n;
     try {
       // One address spraying many emails, never more than a few per email.
       for (let i = already; i < 50; i++) {
-        const res = await context.request.post('/dashboard/login', { form: { _csrf: csrf, email: `spray-${i}@test.local`, password: 'Winter2026!' }, maxRedirects: 0 });
+        const res = await context.request.post('/dashboard/login', {
+          form: { _csrf: csrf, email: `spray-${i}@test.local`, password: 'Winter2026!' },
+          maxRedirects: 0,
+        });
         expect(res.status()).toBe(401);
       }
       // Now even a real user with the right password is refused from this address, with a page saying why.
-      const limited = await context.request.post('/dashboard/login', { form: { _csrf: csrf, email: owner.email, password: PASSWORD }, maxRedirects: 0 });
+      const limited = await context.request.post('/dashboard/login', {
+        form: { _csrf: csrf, email: owner.email, password: PASSWORD },
+        maxRedirects: 0,
+      });
       expect(limited.status()).toBe(429);
       expect(limited.headers()['retry-after']).toBe('900');
       expect(await limited.text()).toContain('Too many failed sign-ins from your network.');
       expect(await sessionCookie(context)).toBeUndefined();
       // A forged X-Forwarded-For does not get around it (TRUST_PROXY is unset: no proxy is trusted).
-      const forged = await context.request.post('/dashboard/login', { form: { _csrf: csrf, email: owner.email, password: PASSWORD }, headers: { 'x-forwarded-for': '203.0.113.9' }, maxRedirects: 0 });
+      const forged = await context.request.post('/dashboard/login', {
+        form: { _csrf: csrf, email: owner.email, password: PASSWORD },
+        headers: { 'x-forwarded-for': '203.0.113.9' },
+        maxRedirects: 0,
+      });
       expect(forged.status()).toBe(429);
       // Another address (127.0.0.2 on loopback) signs in as usual.
       expect(await signInFrom('127.0.0.2', owner.email, PASSWORD)).toBe(303);
@@ -297,7 +326,11 @@ describe('dashboard (real Chromium against the real app)', () => {
         const data = JSON.parse(canvas.getAttribute('data-chart')!);
         const index = data.series.findIndex((s: any) => s.keyId === id);
         const bars = canvas.chart.data.datasets[index * 2].data;
-        return { today: bars[bars.length - 1], lastLabel: canvas.chart.data.labels.at(-1), thresholds: canvas.chart.data.datasets.filter((d: any) => /of cap/.test(d.label)).map((d: any) => d.data[0]) };
+        return {
+          today: bars[bars.length - 1],
+          lastLabel: canvas.chart.data.labels.at(-1),
+          thresholds: canvas.chart.data.datasets.filter((d: any) => /of cap/.test(d.label)).map((d: any) => d.data[0]),
+        };
       },
       { keyId },
     );
@@ -339,7 +372,10 @@ describe('dashboard (real Chromium against the real app)', () => {
     await audit(page, '09-webhook-endpoint');
 
     // Resend the delivery: the receiver gets it a second time.
-    await page.getByRole('button', { name: /^Resend/ }).first().click();
+    await page
+      .getByRole('button', { name: /^Resend/ })
+      .first()
+      .click();
     await page.getByText('is being sent again').waitFor();
     await receiver.waitFor('dashboard', 2);
 
@@ -396,7 +432,8 @@ describe('dashboard (real Chromium against the real app)', () => {
     expect(rotated).not.toBe(secret);
     await page.getByRole('button', { name: 'Send test.ping' }).click();
     const [delivered] = await receiver.waitFor('dashboard-manage', 1);
-    for (const s of [secret, rotated]) expect(new Webhook(s).verify(delivered.body, delivered.headers as Record<string, string>)).toMatchObject({ type: 'test.ping' });
+    for (const s of [secret, rotated])
+      expect(new Webhook(s).verify(delivered.body, delivered.headers as Record<string, string>)).toMatchObject({ type: 'test.ping' });
     await audit(page, '09c-webhook-standard');
   });
 
@@ -541,22 +578,39 @@ describe('dashboard (real Chromium against the real app)', () => {
       expect(html).not.toContain(job.body.id);
       expect(html).not.toContain(endpoint.body.id);
     }
-    for (const path of [`/dashboard/screenshots/${job.body.id}`, `/dashboard/webhooks/${endpoint.body.id}`, `/dashboard/webhooks/${endpoint.body.id}/deliveries`]) {
+    for (const path of [
+      `/dashboard/screenshots/${job.body.id}`,
+      `/dashboard/webhooks/${endpoint.body.id}`,
+      `/dashboard/webhooks/${endpoint.body.id}/deliveries`,
+    ]) {
       expect((await b.context.request.get(path)).status()).toBe(404);
     }
     await b.page.goto(`/dashboard/webhooks/${endpoint.body.id}`);
     await audit(b.page, '14-not-found');
     const csrf = await b.page.locator('input[name=_csrf]').first().inputValue();
-    for (const path of [`/dashboard/keys/${key.id}/revoke`, `/dashboard/webhooks/${endpoint.body.id}/rotate`, `/dashboard/webhooks/${endpoint.body.id}/test`, `/dashboard/webhooks/${endpoint.body.id}/delete`]) {
+    for (const path of [
+      `/dashboard/keys/${key.id}/revoke`,
+      `/dashboard/webhooks/${endpoint.body.id}/rotate`,
+      `/dashboard/webhooks/${endpoint.body.id}/test`,
+      `/dashboard/webhooks/${endpoint.body.id}/delete`,
+    ]) {
       expect((await b.context.request.post(path, { form: { _csrf: csrf }, maxRedirects: 0 })).status()).toBe(404);
     }
     // A's members and sessions are out of reach too.
     await a.page.goto('/dashboard/account');
     const aUserId = await a.page.locator('#members-table tbody tr').first().getAttribute('data-user-id');
     const aSessionId = await a.page.locator('#sessions-table tbody tr').first().getAttribute('data-session-id');
-    expect((await b.context.request.post(`/dashboard/account/members/${aUserId}/remove`, { form: { _csrf: csrf }, maxRedirects: 0 })).status()).toBe(404);
-    expect((await b.context.request.post(`/dashboard/account/sessions/${aSessionId}/revoke`, { form: { _csrf: csrf }, maxRedirects: 0 })).status()).toBe(404);
-    const playground = await b.context.request.post('/dashboard/screenshots', { form: { _csrf: csrf, keyId: key.id, url: `${pages.url}/` } });
+    expect(
+      (await b.context.request.post(`/dashboard/account/members/${aUserId}/remove`, { form: { _csrf: csrf }, maxRedirects: 0 })).status(),
+    ).toBe(404);
+    expect(
+      (
+        await b.context.request.post(`/dashboard/account/sessions/${aSessionId}/revoke`, { form: { _csrf: csrf }, maxRedirects: 0 })
+      ).status(),
+    ).toBe(404);
+    const playground = await b.context.request.post('/dashboard/screenshots', {
+      form: { _csrf: csrf, keyId: key.id, url: `${pages.url}/` },
+    });
     expect(playground.status()).toBe(400);
     // A's key still works and its endpoint still exists.
     expect((await t.request('GET', `/v1/webhooks`, { key: key.key })).body.data.map((e: any) => e.id)).toContain(endpoint.body.id);

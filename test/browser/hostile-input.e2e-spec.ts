@@ -60,7 +60,11 @@ describe('hostile input', () => {
     for (const url of ['http://127.0.0.1:9/\u0000', 'http://127.0.0.1:9/?q=a\u0000b', 'http://127.0.0.1:9/#\u0000']) {
       expectError(await send('POST', '/v1/screenshot', JSON.stringify({ url })), 400, 'VALIDATION_FAILED', 'url');
     }
-    expectError(await send('POST', '/v1/screenshot', JSON.stringify({ url: 'http://127.0.0.1:9/', ['for\u0000mat']: 'png' })), 400, 'VALIDATION_FAILED');
+    expectError(
+      await send('POST', '/v1/screenshot', JSON.stringify({ url: 'http://127.0.0.1:9/', ['for\u0000mat']: 'png' })),
+      400,
+      'VALIDATION_FAILED',
+    );
     const webhook = JSON.stringify({ url: 'http://127.0.0.1:9/hook', description: 'a\u0000b' });
     expectError(await send('POST', '/v1/webhooks', webhook), 400, 'VALIDATION_FAILED', 'description');
     expect(await jobCount()).toBe(before);
@@ -97,7 +101,11 @@ describe('hostile input', () => {
         { name: 'file', value: '<h1>x</h1>', filename: 'a.html', contentType: 'text/html' },
         { name: `width[${name}]`, value: '5' },
       ]);
-      expectError(await send('POST', '/v1/screenshot/upload', bracketed.body, { 'content-type': bracketed.contentType }), 400, 'VALIDATION_FAILED');
+      expectError(
+        await send('POST', '/v1/screenshot/upload', bracketed.body, { 'content-type': bracketed.contentType }),
+        400,
+        'VALIDATION_FAILED',
+      );
     }
     expect(await jobCount()).toBe(before);
     expect(({} as Record<string, unknown>).width).toBeUndefined();
@@ -264,6 +272,7 @@ describe('a page that never answers', () => {
       ),
     );
     const jobs = await Promise.all(submitted.map((res) => waitForJob(t, key, res.body.id, NAVIGATION_TIMEOUT_MS + 20_000)));
-    for (const job of jobs) expect(job).toMatchObject({ status: 'failed', error: `navigation timed out after ${NAVIGATION_TIMEOUT_MS} ms` });
+    for (const job of jobs)
+      expect(job).toMatchObject({ status: 'failed', error: `navigation timed out after ${NAVIGATION_TIMEOUT_MS} ms` });
   }, 60_000);
 });

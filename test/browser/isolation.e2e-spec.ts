@@ -100,7 +100,9 @@ describe('capture isolation', () => {
         res.writeHead(200, { 'content-type': 'text/html' }).end(reader(role));
       },
       '/cacheable.js': (_req, res) =>
-        res.writeHead(200, { 'content-type': 'text/javascript', 'cache-control': 'public, max-age=3600' }).end(`window.cacheableValue = ${++cacheableHits};`),
+        res
+          .writeHead(200, { 'content-type': 'text/javascript', 'cache-control': 'public, max-age=3600' })
+          .end(`window.cacheableValue = ${++cacheableHits};`),
       '/sw.js': (_req, res) => res.writeHead(200, { 'content-type': 'text/javascript' }).end('self.addEventListener("fetch", () => {});'),
       '/report': report,
       '/hold': hold,

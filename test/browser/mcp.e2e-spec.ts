@@ -59,7 +59,11 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
   }
 
   async function post(path: string, body: unknown, headers: Record<string, string> = MCP_HEADERS) {
-    const res = await fetch(`${t.baseUrl}${path}`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    const res = await fetch(`${t.baseUrl}${path}`, {
+      method: 'POST',
+      headers,
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
     const text = await res.text();
     return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
   }
@@ -69,7 +73,14 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
     expect(client.getServerVersion()).toMatchObject({ name: 'glimpse' });
     const { tools } = await client.listTools();
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
-    expect(Object.keys(byName).sort()).toEqual(['get_quota', 'get_run', 'get_screenshot', 'read_page', 'run_browser_session', 'take_screenshot']);
+    expect(Object.keys(byName).sort()).toEqual([
+      'get_quota',
+      'get_run',
+      'get_screenshot',
+      'read_page',
+      'run_browser_session',
+      'take_screenshot',
+    ]);
 
     const take = byName.take_screenshot;
     expect(take.description).toMatch(/px/);
@@ -97,10 +108,46 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
     // Every capture option of CONTRACT.md's table is an argument.
     expect(Object.keys(take.inputSchema.properties ?? {}).sort()).toEqual(
       [
-        'url', 'width', 'height', 'fullPage', 'format', 'delay', 'selector', 'clip', 'scale', 'quality', 'waitUntil', 'waitForSelector',
-        'hideSelectors', 'css', 'javascript', 'darkMode', 'reducedMotion', 'device', 'userAgent', 'headers', 'cookies', 'timezone', 'locale',
-        'blockAds', 'blockTrackers', 'blockCookieBanners', 'pdf', 'cache', 'cacheTtl', 'omitBackground', 'extract', 'markdownMode', 'timeoutSeconds',
-        'failOnHttpError', 'blockResources', 'blockUrls', 'mask', 'maskColor', 'disableAnimations', 'geolocation',
+        'url',
+        'width',
+        'height',
+        'fullPage',
+        'format',
+        'delay',
+        'selector',
+        'clip',
+        'scale',
+        'quality',
+        'waitUntil',
+        'waitForSelector',
+        'hideSelectors',
+        'css',
+        'javascript',
+        'darkMode',
+        'reducedMotion',
+        'device',
+        'userAgent',
+        'headers',
+        'cookies',
+        'timezone',
+        'locale',
+        'blockAds',
+        'blockTrackers',
+        'blockCookieBanners',
+        'pdf',
+        'cache',
+        'cacheTtl',
+        'omitBackground',
+        'extract',
+        'markdownMode',
+        'timeoutSeconds',
+        'failOnHttpError',
+        'blockResources',
+        'blockUrls',
+        'mask',
+        'maskColor',
+        'disableAnimations',
+        'geolocation',
       ].sort(),
     );
     expect(take.outputSchema).toMatchObject({
@@ -117,16 +164,28 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
     const client = await connect();
     const { tools } = await client.listTools();
     const run = tools.find((tool) => tool.name === 'run_browser_session')!;
-    expect(run.inputSchema).toMatchObject({ required: ['url'], additionalProperties: false, properties: { steps: { type: 'array', maxItems: 50 }, timeoutSeconds: { maximum: 300 } } });
+    expect(run.inputSchema).toMatchObject({
+      required: ['url'],
+      additionalProperties: false,
+      properties: { steps: { type: 'array', maxItems: 50 }, timeoutSeconds: { maximum: 300 } },
+    });
     const result = await call(client, 'run_browser_session', {
       url: `${pages.url}/plain`,
       width: 320,
       height: 240,
       video: false,
-      steps: [{ action: 'waitForSelector', selector: 'body' }, { action: 'screenshot', name: 'plain' }],
+      steps: [
+        { action: 'waitForSelector', selector: 'body' },
+        { action: 'screenshot', name: 'plain' },
+      ],
     });
     expect(result.isError).toBeFalsy();
-    expect(result.structuredContent).toMatchObject({ status: 'completed', finalUrl: `${pages.url}/plain`, videoUrl: null, steps: [{ status: 'ok' }, { status: 'ok' }] });
+    expect(result.structuredContent).toMatchObject({
+      status: 'completed',
+      finalUrl: `${pages.url}/plain`,
+      videoUrl: null,
+      steps: [{ status: 'ok' }, { status: 'ok' }],
+    });
     const image = result.content.find((c: any) => c.type === 'image') as any;
     expect(image.mimeType).toBe('image/png');
     expect(pngSize(Buffer.from(image.data, 'base64'))).toEqual({ width: 320, height: 240 });
@@ -257,10 +316,19 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
   });
 
   it('refuses an unknown or revoked key with HTTP 401 and a JSON-RPC error, and no client can connect', async () => {
-    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    };
     const unknown = await post(`/mcp/sk_live_${'x'.repeat(40)}`, initialize);
     expect(unknown.status).toBe(401);
-    expect(unknown.body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'API key not recognised', data: { code: 'INVALID_API_KEY' } } });
+    expect(unknown.body).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32000, message: 'API key not recognised', data: { code: 'INVALID_API_KEY' } },
+    });
 
     const revoked = await t.createKey();
     await t.get(ApiKeysService).revoke(revoked.keyId);
@@ -304,8 +372,19 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
     expect(initialized.status).toBe(202);
     const list = await post(`/mcp/${key}`, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, headers);
     expect(list.status).toBe(200);
-    expect(list.body.result.tools.map((tool: { name: string }) => tool.name).sort()).toEqual(['get_quota', 'get_run', 'get_screenshot', 'read_page', 'run_browser_session', 'take_screenshot']);
-    const quota = await post(`/mcp/${key}`, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'get_quota', arguments: {} } }, headers);
+    expect(list.body.result.tools.map((tool: { name: string }) => tool.name).sort()).toEqual([
+      'get_quota',
+      'get_run',
+      'get_screenshot',
+      'read_page',
+      'run_browser_session',
+      'take_screenshot',
+    ]);
+    const quota = await post(
+      `/mcp/${key}`,
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'get_quota', arguments: {} } },
+      headers,
+    );
     expect(quota.body).toMatchObject({ id: 3, result: { structuredContent: { plan: 'pro', limit: 10000 } } });
   });
 
@@ -331,7 +410,11 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
 
     const preflight = await fetch(`${t.baseUrl}/mcp/${key}`, {
       method: 'OPTIONS',
-      headers: { origin: ALLOWED_ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, mcp-protocol-version' },
+      headers: {
+        origin: ALLOWED_ORIGIN,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type, mcp-protocol-version',
+      },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-methods')).toBe('POST');
@@ -341,7 +424,9 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
   it('takes the key in Authorization: Bearer on POST /mcp (preferred form): an SDK client with the header works like the path form', async () => {
     const client = new Client({ name: 'glimpse-e2e-header', version: '1.0.0' });
     clients.push(client);
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${t.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${t.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }),
+    );
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['take_screenshot', 'get_screenshot', 'get_quota']));
     const viaHeader = await call(client, 'get_quota');
@@ -366,7 +451,11 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
     // Browser-based clients may send the header: the preflight allows it.
     const preflight = await fetch(`${t.baseUrl}/mcp`, {
       method: 'OPTIONS',
-      headers: { origin: ALLOWED_ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+      headers: {
+        origin: ALLOWED_ORIGIN,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type',
+      },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('authorization');

@@ -52,7 +52,10 @@ async function closedPort(): Promise<number> {
 }
 
 function logLines(t: TestApp): any[] {
-  return readFileSync(t.logFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  return readFileSync(t.logFile, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }
 
 /** Waits until the app's log file has a line matching `predicate` (pino writes asynchronously). */
@@ -227,7 +230,11 @@ describe('operations: health, readiness, metrics, logs', () => {
       expect((await fetch(`${base}/health`)).status).toBe(200);
       const ready = await fetch(`${base}/ready`);
       expect(ready.status).toBe(200);
-      expect((await ready.json()).details).toMatchObject({ postgres: { status: 'up' }, redis: { status: 'up' }, browser: { status: 'up' } });
+      expect((await ready.json()).details).toMatchObject({
+        postgres: { status: 'up' },
+        redis: { status: 'up' },
+        browser: { status: 'up' },
+      });
       expect((await fetch(`${base}/metrics`)).status).toBe(401);
       const metrics = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
       expect(metrics.status).toBe(200);
@@ -343,7 +350,11 @@ describe('operations: health, readiness, metrics, logs', () => {
       const before = await scrape(t, metricsToken);
       const { key } = await t.createKey();
       const requestId = `ops-cap-${Date.now()}`;
-      const res = await t.request('POST', '/v1/screenshot', { key, body: { url: `${pages.url}/` }, headers: { 'x-request-id': requestId } });
+      const res = await t.request('POST', '/v1/screenshot', {
+        key,
+        body: { url: `${pages.url}/` },
+        headers: { 'x-request-id': requestId },
+      });
       expect(res.status).toBe(202);
       expect((await waitForJob(t, key, res.body.id)).status).toBe('done');
       await waitForLogLine(t, (l) => l.requestId === requestId && l.route === '/v1/screenshot' && l.status === 202);

@@ -50,7 +50,12 @@ describe.each(['local', 's3'] as const)('result files on %s storage', (driver) =
         S3_SECRET_ACCESS_KEY: 'S3RVER',
         S3_FORCE_PATH_STYLE: 'true',
       };
-      s3 = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+      s3 = new S3Client({
+        region: 'us-east-1',
+        endpoint,
+        forcePathStyle: true,
+        credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+      });
     }
     t = await startTestApp({ env, override: (b) => b.overrideProvider(Clock).useValue(clock) });
     ({ key } = await t.createKey());
@@ -135,7 +140,9 @@ describe.each(['local', 's3'] as const)('result files on %s storage', (driver) =
     clock.offsetMs = 0;
     expect((await fetch(url)).status).toBe(404);
     if (s3) {
-      await expect(s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: name }))).rejects.toMatchObject({ $metadata: { httpStatusCode: 404 } });
+      await expect(s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: name }))).rejects.toMatchObject({
+        $metadata: { httpStatusCode: 404 },
+      });
     }
   });
 

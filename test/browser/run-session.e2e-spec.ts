@@ -18,7 +18,11 @@ describe('runSession', () => {
 
   beforeAll(async () => {
     pages = await startRunPages();
-    browser = await chromium.launch({ executablePath: resolveChromiumExecutable(config.chromiumPath), headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+    browser = await chromium.launch({
+      executablePath: resolveChromiumExecutable(config.chromiumPath),
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu'],
+    });
   });
 
   afterAll(async () => {
@@ -32,7 +36,16 @@ describe('runSession', () => {
     try {
       return await runSession(
         page,
-        { url: `${pages.url}/login`, steps: [], timeoutMs: 20_000, navigationTimeoutMs: 5_000, video: null, sensitiveValues: [], imageCap: { deviceScale: 1, maxPixels: 100_000_000 }, ...spec },
+        {
+          url: `${pages.url}/login`,
+          steps: [],
+          timeoutMs: 20_000,
+          navigationTimeoutMs: 5_000,
+          video: null,
+          sensitiveValues: [],
+          imageCap: { deviceScale: 1, maxPixels: 100_000_000 },
+          ...spec,
+        },
         {
           signal,
           saveScreenshot: async (image, format) => {
@@ -68,7 +81,9 @@ describe('runSession', () => {
       expect(outcome.pageTitle).toBe('Quarterly report');
       expect(outcome.steps[7].result).toBe('Quarterly report'.length);
       expect(outcome.consoleErrorCount).toBe(1);
-      expect(outcome.consoleErrors).toEqual([{ text: 'chart failed to render', url: `${pages.url}/report`, lineNumber: expect.any(Number) }]);
+      expect(outcome.consoleErrors).toEqual([
+        { text: 'chart failed to render', url: `${pages.url}/report`, lineNumber: expect.any(Number) },
+      ]);
       expect(outcome.networkErrorCount).toBe(1);
       expect(outcome.networkErrors).toEqual([{ url: `${pages.url}/missing.png`, method: 'GET', status: 404, failure: null }]);
       const shot = saved[Number(outcome.steps[4].screenshotFile!.split('-')[1])];
@@ -88,13 +103,14 @@ describe('runSession', () => {
     const outcome = await session({
       url: `${pages.url}/slow`,
       video: { ffmpegPath: config.ffmpegPath, width: 640, height: 400 },
-      steps: [
-        { action: 'click', selector: '#never', timeoutMs: 1500 },
-        { action: 'screenshot' },
-      ],
+      steps: [{ action: 'click', selector: '#never', timeoutMs: 1500 }, { action: 'screenshot' }],
     });
     try {
-      expect(outcome.failure).toEqual({ stage: 'step', stepIndex: 0, message: 'step 0 (click "#never"): selector not visible within 1500 ms' });
+      expect(outcome.failure).toEqual({
+        stage: 'step',
+        stepIndex: 0,
+        message: 'step 0 (click "#never"): selector not visible within 1500 ms',
+      });
       expect(outcome.steps.map((s) => s.status)).toEqual(['failed', 'skipped']);
       expect(probeVideo(outcome.video!.path).durationS).toBeGreaterThan(1.2);
     } finally {
@@ -104,7 +120,10 @@ describe('runSession', () => {
 
   it('goes on after an optional step fails', async () => {
     const outcome = await session({
-      steps: [{ action: 'click', selector: '#nope', optional: true, timeoutMs: 300 }, { action: 'fill', selector: '#user', value: 'x' }],
+      steps: [
+        { action: 'click', selector: '#nope', optional: true, timeoutMs: 300 },
+        { action: 'fill', selector: '#user', value: 'x' },
+      ],
     });
     expect(outcome.failure).toBeNull();
     expect(outcome.steps.map((s) => s.status)).toEqual(['failed', 'ok']);
@@ -112,7 +131,14 @@ describe('runSession', () => {
   });
 
   it('ends at the budget with the budget message', async () => {
-    const outcome = await session({ timeoutMs: 1500, steps: [{ action: 'wait', ms: 1000 }, { action: 'waitForSelector', selector: '#never' }, { action: 'wait', ms: 10 }] });
+    const outcome = await session({
+      timeoutMs: 1500,
+      steps: [
+        { action: 'wait', ms: 1000 },
+        { action: 'waitForSelector', selector: '#never' },
+        { action: 'wait', ms: 10 },
+      ],
+    });
     expect(outcome.failure).toEqual({ stage: 'timeout', stepIndex: 1, message: 'run exceeded its time budget of 1500 ms (during step 1)' });
     expect(outcome.steps.map((s) => s.status)).toEqual(['ok', 'failed', 'skipped']);
   });

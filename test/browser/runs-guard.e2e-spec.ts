@@ -6,7 +6,11 @@ import { startTestApp, TestApp } from '../support/test-app';
 
 /** Commands of the processes descending from this one (the test app's Chromium and ffmpeg among them). */
 function descendants(): string[] {
-  const rows = execFileSync('ps', ['-eo', 'pid=,ppid=,comm=']).toString().trim().split('\n').map((l) => l.trim().split(/\s+/));
+  const rows = execFileSync('ps', ['-eo', 'pid=,ppid=,comm='])
+    .toString()
+    .trim()
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/));
   const children = new Map<string, string[][]>();
   for (const row of rows) children.set(row[1], [...(children.get(row[1]) ?? []), row]);
   const out: string[] = [];
@@ -49,7 +53,8 @@ describe('browser session runs: SSRF guard and processes', () => {
     );
     t = await startTestApp({
       env: { SSRF_ALLOW_PRIVATE: 'false' },
-      override: (b) => b.overrideProvider(AddressPolicy).useValue({ blockedReason: (a: string) => (a === PUBLIC ? null : blockedAddressReason(a)) }),
+      override: (b) =>
+        b.overrideProvider(AddressPolicy).useValue({ blockedReason: (a: string) => (a === PUBLIC ? null : blockedAddressReason(a)) }),
     });
     ({ key } = await t.createKey());
   });
@@ -63,22 +68,41 @@ describe('browser session runs: SSRF guard and processes', () => {
   it('fails a goto to a blocked address with "Target not allowed", and a click that navigates there never reaches it', async () => {
     const res = await t.request('POST', '/v1/runs', {
       key,
-      body: { url: `${site.url}/link`, video: false, steps: [{ action: 'click', selector: '#in' }, { action: 'goto', url: `http://127.0.0.1:${internal.port}/secret` }, { action: 'screenshot' }] },
+      body: {
+        url: `${site.url}/link`,
+        video: false,
+        steps: [
+          { action: 'click', selector: '#in' },
+          { action: 'goto', url: `http://127.0.0.1:${internal.port}/secret` },
+          { action: 'screenshot' },
+        ],
+      },
     });
     expect(res.status).toBe(202);
     const run = await waitForRun(t, key, res.body.id);
     expect(run.status).toBe('failed');
     expect(run.failure).toEqual({ stage: 'step', stepIndex: 1 });
-    expect(run.finalizationError).toMatch(new RegExp(`^step 1 \\(goto "http://127\\.0\\.0\\.1:${internal.port}/secret"\\): Target not allowed: `));
+    expect(run.finalizationError).toMatch(
+      new RegExp(`^step 1 \\(goto "http://127\\.0\\.0\\.1:${internal.port}/secret"\\): Target not allowed: `),
+    );
     expect(run.steps.map((s: any) => s.status)).toEqual(['ok', 'failed', 'skipped']);
-    expect(run.networkErrors).toContainEqual(expect.objectContaining({ url: `http://127.0.0.1:${internal.port}/secret`, status: null, failure: expect.stringMatching(/^Target not allowed: /) }));
+    expect(run.networkErrors).toContainEqual(
+      expect.objectContaining({
+        url: `http://127.0.0.1:${internal.port}/secret`,
+        status: null,
+        failure: expect.stringMatching(/^Target not allowed: /),
+      }),
+    );
     expect(internalHits).toBe(0);
   });
 
   it('runs 50 runs in a row with video and leaves no ffmpeg running, and no Chromium once the service stops', async () => {
     const before = descendants().filter((c) => /chrom/i.test(c)).length;
     for (let i = 0; i < 50; i++) {
-      const res = await t.request('POST', '/v1/runs', { key, body: { url: `${site.url}/`, width: 320, height: 240, steps: [{ action: 'screenshot' }] } });
+      const res = await t.request('POST', '/v1/runs', {
+        key,
+        body: { url: `${site.url}/`, width: 320, height: 240, steps: [{ action: 'screenshot' }] },
+      });
       expect(res.status).toBe(202);
       const run = await waitForRun(t, key, res.body.id);
       expect(run.status).toBe('completed');

@@ -38,7 +38,10 @@ describe('browser session runs', () => {
       restore.push(() => (stream.write = write));
     }
     ({ key } = await t.createKey());
-    const endpoint = await t.request('POST', '/v1/webhooks', { key, body: { url: receiver.route('runs', 204), events: ['run.completed', 'run.failed'] } });
+    const endpoint = await t.request('POST', '/v1/webhooks', {
+      key,
+      body: { url: receiver.route('runs', 204), events: ['run.completed', 'run.failed'] },
+    });
     expect(endpoint.status).toBe(201);
     webhookSecret = endpoint.body.secret;
   });
@@ -137,7 +140,9 @@ describe('browser session runs', () => {
     const replay = await t.request('POST', '/v1/runs', { key, body, headers });
     expect(replay.headers.get('idempotency-replayed')).toBe('true');
     const db = t.get(DataSource);
-    const tables = await db.query(`SELECT to_jsonb(r) AS row FROM runs r UNION ALL SELECT to_jsonb(e) FROM events e UNION ALL SELECT to_jsonb(i) FROM idempotency_keys i UNION ALL SELECT to_jsonb(d) FROM webhook_deliveries d`);
+    const tables = await db.query(
+      `SELECT to_jsonb(r) AS row FROM runs r UNION ALL SELECT to_jsonb(e) FROM events e UNION ALL SELECT to_jsonb(i) FROM idempotency_keys i UNION ALL SELECT to_jsonb(d) FROM webhook_deliveries d`,
+    );
     for (const text of [JSON.stringify(run), raw, JSON.stringify(replay.body), logs.join(''), JSON.stringify(tables)]) {
       expect(text).not.toContain(SECRET);
       expect(text).not.toContain(encodeURIComponent(SECRET));
@@ -149,7 +154,11 @@ describe('browser session runs', () => {
   it('fails at a step whose selector never appears: finalizationError names it, later steps skipped, video kept, run.failed signed', async () => {
     const accepted = await start({
       url: `${pages.url}/login`,
-      steps: [{ action: 'fill', selector: '#user', value: 'ada' }, { action: 'click', selector: '#buy', timeoutMs: 1500 }, { action: 'screenshot' }],
+      steps: [
+        { action: 'fill', selector: '#user', value: 'ada' },
+        { action: 'click', selector: '#buy', timeoutMs: 1500 },
+        { action: 'screenshot' },
+      ],
     });
     const run = await waitForRun(t, key, accepted.body.id);
     expect(run).toMatchObject({
@@ -199,7 +208,13 @@ describe('browser session runs', () => {
   });
 
   it('cancels a running run: failed, stage canceled, with the video up to the cancel', async () => {
-    const accepted = await start({ url: `${pages.url}/login`, steps: [{ action: 'wait', ms: 10 }, { action: 'wait', ms: 10_000 }] });
+    const accepted = await start({
+      url: `${pages.url}/login`,
+      steps: [
+        { action: 'wait', ms: 10 },
+        { action: 'wait', ms: 10_000 },
+      ],
+    });
     const deadline = Date.now() + 30_000;
     // Once step 0 is recorded, the run is in step 1.
     while ((await t.request('GET', `/v1/runs/${accepted.body.id}`, { key })).body.steps.length < 1 && Date.now() < deadline) {
@@ -208,7 +223,11 @@ describe('browser session runs', () => {
     const canceled = await t.request('POST', `/v1/runs/${accepted.body.id}/cancel`, { key });
     expect(canceled.status).toBe(202);
     const run = await waitForRun(t, key, accepted.body.id);
-    expect(run).toMatchObject({ status: 'failed', finalizationError: 'the run was canceled', failure: { stage: 'canceled', stepIndex: 1 } });
+    expect(run).toMatchObject({
+      status: 'failed',
+      finalizationError: 'the run was canceled',
+      failure: { stage: 'canceled', stepIndex: 1 },
+    });
     expect(run.steps.map((s: any) => s.status)).toEqual(['ok', 'failed']);
     expect(run.videoUrl).toMatch(/\.webm$/);
     expect(run.steps[1].durationMs).toBeLessThan(9000);

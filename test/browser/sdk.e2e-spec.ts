@@ -15,7 +15,8 @@ describe('TypeScript SDK against the running app', () => {
   const received: { headers: IncomingHttpHeaders; body: string }[] = [];
   const deliveryOf = async (deliveryId: string) => {
     const deadline = Date.now() + 20_000;
-    while (!received.some((r) => r.headers['webhook-id'] === deliveryId) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while (!received.some((r) => r.headers['webhook-id'] === deliveryId) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     const found = received.filter((r) => r.headers['webhook-id'] === deliveryId).at(-1);
     if (!found) throw new Error(`delivery ${deliveryId} never arrived`);
     return found;
@@ -46,7 +47,10 @@ describe('TypeScript SDK against the running app', () => {
   describe('screenshots', () => {
     it('capture: creates, waits and downloads bytes that decode to a PNG of the requested size', async () => {
       const progress: string[] = [];
-      const shot = await glimpse.screenshots.capture({ url: `${pages.url}/hello`, width: 640, height: 480 }, { intervalMs: 50, onProgress: (s) => progress.push(s.status) });
+      const shot = await glimpse.screenshots.capture(
+        { url: `${pages.url}/hello`, width: 640, height: 480 },
+        { intervalMs: 50, onProgress: (s) => progress.push(s.status) },
+      );
       expect(shot.contentType).toBe('image/png');
       expect(pngSize(Buffer.from(shot.data))).toEqual({ width: 640, height: 480 });
       expect(shot.job).toMatchObject({ status: 'done', width: 640, height: 480, format: 'png' });
@@ -54,7 +58,13 @@ describe('TypeScript SDK against the running app', () => {
     });
 
     it('create, get, waitFor and download, passing capture options (JPEG, full page)', async () => {
-      const created = await glimpse.screenshots.create({ url: `${pages.url}/hello`, width: 300, height: 200, format: 'jpeg', fullPage: true });
+      const created = await glimpse.screenshots.create({
+        url: `${pages.url}/hello`,
+        width: 300,
+        height: 200,
+        format: 'jpeg',
+        fullPage: true,
+      });
       expect(created).toMatchObject({ status: 'pending', url: null, format: 'jpeg' });
       expect((await glimpse.screenshots.get(created.id)).id).toBe(created.id);
       const job = await glimpse.screenshots.waitFor(created.id, { intervalMs: 50, timeoutMs: 30_000 });
@@ -69,7 +79,10 @@ describe('TypeScript SDK against the running app', () => {
       const first = await glimpse.screenshots.create(body, { idempotencyKey: 'sdk-e2e-order-1' });
       const again = await glimpse.screenshots.create(body, { idempotencyKey: 'sdk-e2e-order-1' });
       expect(again.id).toBe(first.id);
-      await expect(glimpse.screenshots.create({ ...body, width: 201 }, { idempotencyKey: 'sdk-e2e-order-1' })).rejects.toMatchObject({ status: 422, code: 'IDEMPOTENCY_KEY_REUSED' });
+      await expect(glimpse.screenshots.create({ ...body, width: 201 }, { idempotencyKey: 'sdk-e2e-order-1' })).rejects.toMatchObject({
+        status: 422,
+        code: 'IDEMPOTENCY_KEY_REUSED',
+      });
       await glimpse.screenshots.waitFor(first.id, { intervalMs: 50 });
     });
 
@@ -87,7 +100,12 @@ describe('TypeScript SDK against the running app', () => {
     });
 
     it('upload: captures an HTML document sent as a string, with options as form fields', async () => {
-      const job = await glimpse.screenshots.upload({ file: '<!doctype html><h1 style="margin:0">Invoice 42</h1>', width: 320, height: 240, hideSelectors: ['.nothing'] });
+      const job = await glimpse.screenshots.upload({
+        file: '<!doctype html><h1 style="margin:0">Invoice 42</h1>',
+        width: 320,
+        height: 240,
+        hideSelectors: ['.nothing'],
+      });
       const done = await glimpse.screenshots.waitFor(job.id, { intervalMs: 50 });
       expect(done.status).toBe('done');
       expect(pngSize(Buffer.from((await glimpse.screenshots.download(done)).data))).toEqual({ width: 320, height: 240 });
@@ -100,7 +118,10 @@ describe('TypeScript SDK against the running app', () => {
       expect((invalid as GlimpseError).details?.fields).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'url' })]));
       await expect(glimpse.screenshots.get('scr_000000000000000000000000')).rejects.toMatchObject({ status: 404, code: 'NOT_FOUND' });
       const stranger = new Glimpse({ baseUrl: t.baseUrl, apiKey: `sk_live_${'0'.repeat(40)}` });
-      await expect(stranger.screenshots.waitFor('scr_000000000000000000000000')).rejects.toMatchObject({ status: 401, code: 'INVALID_API_KEY' });
+      await expect(stranger.screenshots.waitFor('scr_000000000000000000000000')).rejects.toMatchObject({
+        status: 401,
+        code: 'INVALID_API_KEY',
+      });
     });
   });
 
@@ -111,7 +132,10 @@ describe('TypeScript SDK against the running app', () => {
         width: 400,
         height: 300,
         video: false,
-        steps: [{ action: 'waitForSelector', selector: 'h1' }, { action: 'screenshot', name: 'hello' }],
+        steps: [
+          { action: 'waitForSelector', selector: 'h1' },
+          { action: 'screenshot', name: 'hello' },
+        ],
       });
       expect(created.status).toBe('pending');
       const run = await glimpse.runs.waitFor(created.id, { intervalMs: 50, timeoutMs: 60_000 });
@@ -159,14 +183,30 @@ describe('TypeScript SDK against the running app', () => {
       expect(event).toMatchObject({ type: 'test.ping', data: { endpointId: endpoint.id } });
       // The body is what the document's webhooks section promises, field for field.
       const doc = loadCommittedDocument();
-      const validate = new ContractValidator(doc).schemaValidator('test.ping', doc.webhooks['test.ping'].post.requestBody.content['application/json'].schema);
+      const validate = new ContractValidator(doc).schemaValidator(
+        'test.ping',
+        doc.webhooks['test.ping'].post.requestBody.content['application/json'].schema,
+      );
       expect(validate(JSON.parse(delivery.body)) ? [] : validate.errors).toEqual([]);
       // The SDK's event types are the document's: every documented type is one of them, and nothing else.
       expect(Object.keys(doc.webhooks).sort()).toEqual(
-        (['endpoint.disabled', 'quota.warning', 'run.completed', 'run.failed', 'screenshot.completed', 'screenshot.failed', 'test.ping'] satisfies WebhookEventType[]).sort(),
+        (
+          [
+            'endpoint.disabled',
+            'quota.warning',
+            'run.completed',
+            'run.failed',
+            'screenshot.completed',
+            'screenshot.failed',
+            'test.ping',
+          ] satisfies WebhookEventType[]
+        ).sort(),
       );
 
-      const updated = await glimpse.webhooks.update(endpoint.id, { signatureScheme: 'standard-webhooks', description: 'sdk e2e, standard' });
+      const updated = await glimpse.webhooks.update(endpoint.id, {
+        signatureScheme: 'standard-webhooks',
+        description: 'sdk e2e, standard',
+      });
       expect(updated).toMatchObject({ signatureScheme: 'standard-webhooks', description: 'sdk e2e, standard' });
       const standard = await deliveryOf((await glimpse.webhooks.test(endpoint.id)).deliveryId);
       expect(String(standard.headers['webhook-signature'])).toMatch(/^v1,/);

@@ -33,7 +33,9 @@ describe('SSRF guard: every request the page makes goes through the checking pro
         '/redirect': (_req, res) => res.writeHead(302, { location: `http://127.0.0.1:${internal.port}/secret` }).end(),
         '/redirect-file': (_req, res) => res.writeHead(302, { location: 'file:///etc/hostname' }).end(),
         '/subresources': `<html><body><h1>public page with internal subresources</h1>
-          ${loopbackForms('/img.png').map((src) => `<img src="${src}">`).join('\n')}
+          ${loopbackForms('/img.png')
+            .map((src) => `<img src="${src}">`)
+            .join('\n')}
           <img src="https://127.0.0.1:${internal.port}/img.png">
           <iframe src="http://127.0.0.1:${internal.port}/frame"></iframe>
           <link rel="stylesheet" href="http://localhost:${internal.port}/style.css">
@@ -145,7 +147,11 @@ describe('SSRF guard: every request the page makes goes through the checking pro
       <script>fetch('http://2130706433:${internal.port}/fetch').catch(() => {})</script>
       <img src="http://allowed.test:${site.port}/"></body></html>`;
     form.append('file', new Blob([html], { type: 'text/html' }), 'page.html');
-    const res = await fetch(`${t.baseUrl}/v1/screenshot/upload`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    const res = await fetch(`${t.baseUrl}/v1/screenshot/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: form,
+    });
     expect(res.status).toBe(202);
     const job = await waitForJob(t, key, ((await res.json()) as { id: string }).id);
     expect(job).toMatchObject({ status: 'done', error: null });

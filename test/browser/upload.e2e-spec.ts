@@ -25,21 +25,37 @@ describe('POST /v1/screenshot/upload', () => {
   ) {
     const form = new FormData();
     for (const [name, value] of Object.entries(fields)) form.append(name, value);
-    if (file) form.append('file', new Blob([typeof file.content === 'string' ? file.content : new Uint8Array(file.content)], { type: file.type ?? 'text/html' }), file.name ?? 'page.html');
+    if (file)
+      form.append(
+        'file',
+        new Blob([typeof file.content === 'string' ? file.content : new Uint8Array(file.content)], { type: file.type ?? 'text/html' }),
+        file.name ?? 'page.html',
+      );
     const res = await fetch(`${t.baseUrl}/v1/screenshot/upload`, { method: 'POST', headers, body: form });
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : null };
   }
 
   async function jobCount(): Promise<number> {
-    const [{ count }] = await t.get(DataSource).query('SELECT count(*)::int AS count FROM screenshot_jobs WHERE account_id = $1', [accountId]);
+    const [{ count }] = await t
+      .get(DataSource)
+      .query('SELECT count(*)::int AS count FROM screenshot_jobs WHERE account_id = $1', [accountId]);
     return count;
   }
 
   it('answers 202 with the job shape of POST /v1/screenshot and renders the document as uploaded', async () => {
     const res = await upload({ content: page('rgb(0, 128, 0)') });
     expect(res.status).toBe(202);
-    expect(res.body).toMatchObject({ status: 'pending', url: null, error: null, format: 'png', width: 1280, height: 800, fullPage: false, clipped: false });
+    expect(res.body).toMatchObject({
+      status: 'pending',
+      url: null,
+      error: null,
+      format: 'png',
+      width: 1280,
+      height: 800,
+      fullPage: false,
+      clipped: false,
+    });
     expect(res.body.id).toMatch(/^scr_[0-9A-Za-z]{24}$/);
     const job = await waitForJob(t, key, res.body.id);
     expect(job).toMatchObject({ status: 'done', error: null });

@@ -93,7 +93,17 @@ describe('webhooks', () => {
     expect(list.status).toBe(200);
     const mine = list.body.data.filter((e: any) => e.id === created.id || e.id === defaults.id);
     expect(mine.map((e: any) => e.id)).toEqual([created.id, defaults.id]);
-    expect(Object.keys(mine[0]).sort()).toEqual(['createdAt', 'description', 'disabledReason', 'enabled', 'events', 'id', 'signatureScheme', 'updatedAt', 'url']);
+    expect(Object.keys(mine[0]).sort()).toEqual([
+      'createdAt',
+      'description',
+      'disabledReason',
+      'enabled',
+      'events',
+      'id',
+      'signatureScheme',
+      'updatedAt',
+      'url',
+    ]);
     expect(JSON.stringify(list.body)).not.toContain(created.secret);
 
     // Encrypted at rest (WEBHOOK_SECRET_KEY is set): the column does not hold the secret.
@@ -160,7 +170,9 @@ describe('webhooks', () => {
       'webhook-id': deliveryId,
       'x-glimpse-event': 'test.ping',
     });
-    expect(req.headers['webhook-signature']).toBe(`t=${req.headers['webhook-timestamp']},v1=${String(req.headers['webhook-signature']).split('v1=')[1]}`);
+    expect(req.headers['webhook-signature']).toBe(
+      `t=${req.headers['webhook-timestamp']},v1=${String(req.headers['webhook-signature']).split('v1=')[1]}`,
+    );
     expect(Math.abs(Number(req.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(300);
     const event = verifyDelivery(req, endpoint.secret);
     expect(event).toEqual({
@@ -248,11 +260,15 @@ describe('webhooks', () => {
   it('signs with the new secret from the next attempt on after a rotation', async () => {
     let endpoint!: { id: string; secret: string };
     let newSecret = '';
-    const url = receiver.route('rotate', async () => {
-      const res = await t.request('POST', `/v1/webhooks/${endpoint.id}/rotate`, { key });
-      newSecret = res.body.secret;
-      return 500;
-    }, 200);
+    const url = receiver.route(
+      'rotate',
+      async () => {
+        const res = await t.request('POST', `/v1/webhooks/${endpoint.id}/rotate`, { key });
+        newSecret = res.body.secret;
+        return 500;
+      },
+      200,
+    );
     endpoint = await createEndpoint(url);
     const deliveryId = await ping(endpoint.id);
     const [first, second] = await receiver.waitFor('rotate', 2);
@@ -291,7 +307,9 @@ describe('webhooks', () => {
       const failedOnly = await createEndpoint(receiver.route('sub-failed', 200), { events: ['screenshot.failed', 'quota.warning'] });
       const all = await createEndpoint(receiver.route('sub-all', 200), { events: ['*'] });
 
-      const okJob = (await t.request('POST', '/v1/screenshot', { key, body: { url: `${pages.url}/page`, width: 640, height: 480, format: 'jpeg' } })).body;
+      const okJob = (
+        await t.request('POST', '/v1/screenshot', { key, body: { url: `${pages.url}/page`, width: 640, height: 480, format: 'jpeg' } })
+      ).body;
       const badJob = (await t.request('POST', '/v1/screenshot', { key, body: { url: `${closed.url}/` } })).body;
       const done = await waitForJob(t, key, okJob.id);
       const failed = await waitForJob(t, key, badJob.id);
@@ -307,13 +325,18 @@ describe('webhooks', () => {
         data: { screenshotId: done.id, url: `${pages.url}/page`, publicUrl: done.url, format: 'jpeg', width: 640, height: 480 },
       });
       const failure = verifyDelivery(failedReq, failedOnly.secret);
-      expect(failure).toMatchObject({ type: 'screenshot.failed', data: { screenshotId: failed.id, url: `${closed.url}/`, error: failed.error } });
+      expect(failure).toMatchObject({
+        type: 'screenshot.failed',
+        data: { screenshotId: failed.id, url: `${closed.url}/`, error: failed.error },
+      });
       // One event, stored once: every endpoint gets the same event id and body, under its own delivery id.
       const allEvents = allReqs.map((r) => verifyDelivery(r, all.secret));
       expect(allEvents.map((e) => e.type).sort()).toEqual(['screenshot.completed', 'screenshot.failed']);
       expect(allEvents.find((e) => e.type === 'screenshot.completed').id).toBe(completed.id);
       expect(allReqs.find((r) => r.headers['x-glimpse-event'] === 'screenshot.completed')!.body).toBe(completedReq.body);
-      expect(allReqs.find((r) => r.headers['x-glimpse-event'] === 'screenshot.completed')!.headers['webhook-id']).not.toBe(completedReq.headers['webhook-id']);
+      expect(allReqs.find((r) => r.headers['x-glimpse-event'] === 'screenshot.completed')!.headers['webhook-id']).not.toBe(
+        completedReq.headers['webhook-id'],
+      );
 
       // Deliveries are created with the event, so the logs are final: no one got what it did not subscribe to.
       expect((await deliveries(completedOnly.id)).map((d) => d.type)).toEqual(['screenshot.completed']);
@@ -352,7 +375,14 @@ describe('webhooks', () => {
     expect(req.headers['x-glimpse-event']).toBe('quota.warning');
     expect(verifyDelivery(req, endpoint.secret)).toMatchObject({
       type: 'quota.warning',
-      data: { threshold: 0.8, used: 80, limit: 100, remaining: 20, apiKeyId: free.keyId, resetAt: expect.stringMatching(/-01T00:00:00\.000Z$/) },
+      data: {
+        threshold: 0.8,
+        used: 80,
+        limit: 100,
+        remaining: 20,
+        apiKeyId: free.keyId,
+        resetAt: expect.stringMatching(/-01T00:00:00\.000Z$/),
+      },
     });
     await waitForJob(t, free.key, job.body.id);
   });
@@ -364,7 +394,9 @@ describe('webhooks', () => {
     await receiver.waitFor('many', 55);
     const db = t.get(DataSource);
     const open = async () =>
-      (await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND status <> 'successful'`, [endpoint.id]))[0].n;
+      (
+        await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND status <> 'successful'`, [endpoint.id])
+      )[0].n;
     for (let i = 0; (await open()) > 0 && i < 200; i++) await new Promise((r) => setTimeout(r, 50));
     expect(await open()).toBe(0);
     ids.push(await ping(endpoint.id)); // its fan-out prunes the 6 oldest, all ended by now

@@ -7,7 +7,10 @@ import type { TestApp } from './test-app';
  */
 export async function adminCliJson(t: TestApp, ...args: string[]): Promise<any> {
   const printed: string[] = [];
-  const program = buildAdminProgram(async () => t.app, (json) => (obj, text) => printed.push(json ? JSON.stringify(obj) : text));
+  const program = buildAdminProgram(
+    async () => t.app,
+    (json) => (obj, text) => printed.push(json ? JSON.stringify(obj) : text),
+  );
   for (const command of [program, ...program.commands]) command.exitOverride().configureOutput({ writeErr: () => undefined });
   await program.parseAsync(['node', 'glimpse', ...args, '--json']);
   return JSON.parse(printed[0]);

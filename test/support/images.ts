@@ -33,7 +33,7 @@ export function decodePng(png: Buffer): DecodedPng {
   const channels = ({ 0: 1, 2: 3, 4: 2, 6: 4 } as Record<number, number>)[colourType];
   if (bitDepth !== 8 || !channels || png[28] !== 0) throw new Error(`unsupported PNG (depth ${bitDepth}, colour type ${colourType})`);
   const chunks: Buffer[] = [];
-  for (let at = 8; at < png.length; ) {
+  for (let at = 8; at < png.length;) {
     const len = png.readUInt32BE(at);
     if (png.toString('ascii', at + 4, at + 8) === 'IDAT') chunks.push(png.subarray(at + 8, at + 8 + len));
     at += len + 12;

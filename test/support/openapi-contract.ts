@@ -133,7 +133,9 @@ export class ContractValidator {
     const response = resolveRef(this.doc, documented);
 
     // Headers: every required one present and each present documented one valid; no undocumented service header.
-    const declared = new Map<string, Json>(Object.entries<Json>(response.headers ?? {}).map(([n, h]) => [n.toLowerCase(), resolveRef(this.doc, h)]));
+    const declared = new Map<string, Json>(
+      Object.entries<Json>(response.headers ?? {}).map(([n, h]) => [n.toLowerCase(), resolveRef(this.doc, h)]),
+    );
     for (const [name, header] of declared) {
       const value = res.headers.get(name);
       if (value === null) {

@@ -28,7 +28,12 @@ export async function freePort(): Promise<number> {
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Polls `check` every `everyMs` until it returns a truthy value, or throws after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | null | false>, timeoutMs: number, everyMs = 250): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | null | false>,
+  timeoutMs: number,
+  everyMs = 250,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check().catch(() => undefined);
@@ -78,12 +83,16 @@ export class PostgresCluster {
   async startServer(): Promise<void> {
     const options = `-p ${this.port} -c listen_addresses=127.0.0.1 -k ${this.dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=100`;
     this.run('pg_ctl', ['-D', this.dataDir, '-o', options, '-l', join(this.dir, 'server.log'), '-w', '-t', '30', 'start']);
-    await waitFor('PostgreSQL to accept connections', async () => {
-      const client = new Client({ connectionString: `${this.url}/postgres` });
-      await client.connect();
-      await client.end();
-      return true;
-    }, 30_000);
+    await waitFor(
+      'PostgreSQL to accept connections',
+      async () => {
+        const client = new Client({ connectionString: `${this.url}/postgres` });
+        await client.connect();
+        await client.end();
+        return true;
+      },
+      30_000,
+    );
   }
 
   /** Stops the server (`fast`: open sessions are ended, as an operator's restart does). */
@@ -98,7 +107,10 @@ export class PostgresCluster {
     await admin.query(`CREATE DATABASE "${name}"`);
     await admin.end();
     const url = `${this.url}/${name}`;
-    execFileSync(process.execPath, [join(ROOT, 'dist/database/run-migrations.js')], { env: { ...process.env, DATABASE_URL: url }, stdio: 'pipe' });
+    execFileSync(process.execPath, [join(ROOT, 'dist/database/run-migrations.js')], {
+      env: { ...process.env, DATABASE_URL: url },
+      stdio: 'pipe',
+    });
     return url;
   }
 
@@ -139,12 +151,19 @@ export class RedisServer {
 
   /** Starts the server (again, empty, after {@link kill}) and waits until it answers. */
   async startServer(): Promise<void> {
-    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
     this.child = child;
-    await waitFor('redis-server to answer', async () => {
-      execFileSync('redis-cli', ['-p', String(this.port), 'ping'], { stdio: 'pipe' });
-      return true;
-    }, 10_000, 100);
+    await waitFor(
+      'redis-server to answer',
+      async () => {
+        execFileSync('redis-cli', ['-p', String(this.port), 'ping'], { stdio: 'pipe' });
+        return true;
+      },
+      10_000,
+      100,
+    );
   }
 
   /** SIGKILLs the server: everything in it is lost. */
@@ -187,12 +206,17 @@ export class ServiceProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const service = new ServiceProcess(child, entry === 'main' ? `http://127.0.0.1:${port}` : null);
-    await waitFor(`${entry}.js to start`, async () => {
-      if (child.exitCode !== null) throw new Error(`${entry}.js exited with ${child.exitCode}:\n${service.output}`);
-      if (entry === 'worker') return /Worker started/.test(service.output);
-      const res = await fetch(`${service.baseUrl}/v1/screenshot/none`);
-      return res.status === 401;
-    }, 60_000, 200).catch((err) => {
+    await waitFor(
+      `${entry}.js to start`,
+      async () => {
+        if (child.exitCode !== null) throw new Error(`${entry}.js exited with ${child.exitCode}:\n${service.output}`);
+        if (entry === 'worker') return /Worker started/.test(service.output);
+        const res = await fetch(`${service.baseUrl}/v1/screenshot/none`);
+        return res.status === 401;
+      },
+      60_000,
+      200,
+    ).catch((err) => {
       child.kill('SIGKILL');
       throw new Error(`${(err as Error).message}\n${service.output}`);
     });
@@ -221,7 +245,12 @@ export class ServiceProcess {
 export function buildDist(): void {
   const built = existsSync(join(ROOT, 'dist/main.js')) ? statSync(join(ROOT, 'dist/main.js')).mtimeMs : 0;
   const newest = (dir: string): number =>
-    Math.max(0, ...readdirSync(dir, { withFileTypes: true }).map((e) => (e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs)));
+    Math.max(
+      0,
+      ...readdirSync(dir, { withFileTypes: true }).map((e) =>
+        e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs,
+      ),
+    );
   if (built > newest(join(ROOT, 'src'))) return;
   execFileSync('npm', ['run', 'build:js'], { cwd: ROOT, stdio: 'pipe' });
 }
@@ -230,7 +259,8 @@ export function buildDist(): void {
 export function createKey(databaseUrl: string, redisUrl: string, plan = 'pro'): { key: string; keyId: string } {
   const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl };
   const email = `outage-${Math.random().toString(36).slice(2)}@test.local`;
-  const cli = (args: string[]) => JSON.parse(execFileSync(process.execPath, [join(ROOT, 'dist/cli.js'), ...args, '--json'], { env, encoding: 'utf8' }));
+  const cli = (args: string[]) =>
+    JSON.parse(execFileSync(process.execPath, [join(ROOT, 'dist/cli.js'), ...args, '--json'], { env, encoding: 'utf8' }));
   cli(['account:create', '--email', email, '--plan', plan]);
   const created = cli(['key:create', '--account', email]);
   return { key: created.key, keyId: created.id };

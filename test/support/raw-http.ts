@@ -49,9 +49,10 @@ export function rawRequest(
 }
 
 /** A multipart/form-data body from fields (name, value) in order; `file` parts carry a file name and type. */
-export function multipartBody(
-  parts: Array<{ name: string; value: Buffer | string; filename?: string; contentType?: string }>,
-): { body: Buffer; contentType: string } {
+export function multipartBody(parts: Array<{ name: string; value: Buffer | string; filename?: string; contentType?: string }>): {
+  body: Buffer;
+  contentType: string;
+} {
   const boundary = `----glimpse${Math.random().toString(16).slice(2)}`;
   const chunks: Buffer[] = [];
   for (const part of parts) {
@@ -59,7 +60,11 @@ export function multipartBody(
     if (part.filename !== undefined) head += `; filename="${part.filename}"`;
     head += '\r\n';
     if (part.contentType) head += `Content-Type: ${part.contentType}\r\n`;
-    chunks.push(Buffer.from(`${head}\r\n`, 'utf8'), Buffer.isBuffer(part.value) ? part.value : Buffer.from(part.value, 'utf8'), Buffer.from('\r\n'));
+    chunks.push(
+      Buffer.from(`${head}\r\n`, 'utf8'),
+      Buffer.isBuffer(part.value) ? part.value : Buffer.from(part.value, 'utf8'),
+      Buffer.from('\r\n'),
+    );
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };

@@ -25,7 +25,11 @@ export interface TestApp {
   /** Creates an account on `plan` with one key; returns the secret and ids. */
   createKey(plan?: Plan): Promise<{ key: string; keyId: string; accountId: string }>;
   /** `fetch` against the app with JSON body handling and a Bearer key. */
-  request(method: string, path: string, options?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<TestResponse>;
+  request(
+    method: string,
+    path: string,
+    options?: { key?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<TestResponse>;
   close(): Promise<void>;
 }
 

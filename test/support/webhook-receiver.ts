@@ -64,7 +64,12 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
         res.writeHead(404).end();
         return;
       }
-      const received: ReceivedRequest = { method: req.method ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt: Date.now() };
+      const received: ReceivedRequest = {
+        method: req.method ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        receivedAt: Date.now(),
+      };
       const reply = route.replies[Math.min(route.received.length, route.replies.length - 1)];
       route.received.push(received);
       notify();
@@ -86,7 +91,10 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     requests: (name) => routes.get(name)?.received ?? [],
     waitFor(name, count, timeoutMs = 20_000) {
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`/${name}: ${routes.get(name)?.received.length ?? 0} of ${count} requests after ${timeoutMs} ms`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`/${name}: ${routes.get(name)?.received.length ?? 0} of ${count} requests after ${timeoutMs} ms`)),
+          timeoutMs,
+        );
         waiters.push({ name, count, resolve: () => (clearTimeout(timer), resolve(routes.get(name)?.received ?? [])) });
         notify();
       });

@@ -155,7 +155,11 @@ describe('abuse limits', () => {
       // Uploads count against the same limit.
       const form = new FormData();
       form.append('file', new Blob(['<h1>x</h1>'], { type: 'text/html' }), 'a.html');
-      const upload = await fetch(`${t.baseUrl}/v1/screenshot/upload`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+      const upload = await fetch(`${t.baseUrl}/v1/screenshot/upload`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}` },
+        body: form,
+      });
       expect(upload.status).toBe(429);
       expect((await upload.json()).code).toBe('TOO_MANY_PENDING_JOBS');
 
@@ -179,14 +183,16 @@ describe('abuse limits', () => {
     });
 
     it('counts processing jobs as not yet ended, and done ones not', async () => {
-      await t.get(DataSource).query(`UPDATE screenshot_jobs SET status = 'processing' WHERE account_id = $1 AND status = 'pending'`, [accountId]);
+      await t
+        .get(DataSource)
+        .query(`UPDATE screenshot_jobs SET status = 'processing' WHERE account_id = $1 AND status = 'pending'`, [accountId]);
       expect((await submit()).body.code).toBe('TOO_MANY_PENDING_JOBS');
       await t.get(DataSource).query(`UPDATE screenshot_jobs SET status = 'done', completed_at = now() WHERE account_id = $1`, [accountId]);
       for (let i = 0; i < 3; i++) expect((await submit()).status).toBe(202);
       expect((await submit()).status).toBe(429);
     });
 
-    it('counts the account\'s runs not yet ended together with its capture jobs', async () => {
+    it("counts the account's runs not yet ended together with its capture jobs", async () => {
       await t.get(DataSource).query(`UPDATE screenshot_jobs SET status = 'done', completed_at = now() WHERE account_id = $1`, [accountId]);
       const run = await t.request('POST', '/v1/runs', { key, body: { url: 'http://127.0.0.1:9/', video: false } });
       expect(run.status).toBe(202);
@@ -218,14 +224,20 @@ describe('abuse limits', () => {
 
       // A batch counts its items, all or none: 3 fit, a 4th item would not.
       const batch = (n: number) =>
-        t.request('POST', '/v1/screenshot/batch', { key: other.key, body: { items: Array.from({ length: n }, () => ({ url: 'http://127.0.0.1:9/' })) } });
+        t.request('POST', '/v1/screenshot/batch', {
+          key: other.key,
+          body: { items: Array.from({ length: n }, () => ({ url: 'http://127.0.0.1:9/' })) },
+        });
       expect((await batch(4)).body.code).toBe('TOO_MANY_PENDING_JOBS');
       expect(await counted(other.accountId)).toBeNull();
       expect((await batch(3)).status).toBe(202);
       expect(await counted(other.accountId)).toBe(3);
 
       // One statement ending one job and reopening none; another moving two between open statuses.
-      await db.query(`UPDATE screenshot_jobs SET status = 'done', completed_at = now() WHERE id = (SELECT id FROM screenshot_jobs WHERE account_id = $1 LIMIT 1)`, [other.accountId]);
+      await db.query(
+        `UPDATE screenshot_jobs SET status = 'done', completed_at = now() WHERE id = (SELECT id FROM screenshot_jobs WHERE account_id = $1 LIMIT 1)`,
+        [other.accountId],
+      );
       await db.query(`UPDATE screenshot_jobs SET status = 'processing' WHERE account_id = $1 AND status = 'pending'`, [other.accountId]);
       expect(await counted(other.accountId)).toBe(2);
       // Deleting an open job frees its place, deleting an ended one changes nothing.
@@ -246,8 +258,15 @@ describe('abuse limits', () => {
 
     it('is applied through a shared Redis and not applied (requests pass, fast) while that Redis is down', async () => {
       const port = await freePort();
-      redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-      const config = loadConfig({ ...process.env, REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_PER_SECOND: '1', QUEUE_PREFIX: `abuse_${process.pid}` });
+      redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+        stdio: 'ignore',
+      });
+      const config = loadConfig({
+        ...process.env,
+        REDIS_URL: `redis://127.0.0.1:${port}`,
+        RATE_LIMIT_PER_SECOND: '1',
+        QUEUE_PREFIX: `abuse_${process.pid}`,
+      });
       // Two processes sharing the Redis share the allowance.
       const metrics = new Metrics();
       const a = new RequestRateLimiter(config, metrics);
@@ -264,7 +283,10 @@ describe('abuse limits', () => {
         const caller = { apiKeyId: `key_${Date.now()}` };
         const results = await Promise.allSettled([a.consume(caller), b.consume(caller), a.consume(caller), b.consume(caller)]);
         expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(2); // 1 per second + 1 burst
-        expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.code)).toEqual(['RATE_LIMITED', 'RATE_LIMITED']);
+        expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.code)).toEqual([
+          'RATE_LIMITED',
+          'RATE_LIMITED',
+        ]);
 
         redis.kill('SIGKILL');
         await new Promise((r) => redis!.once('exit', r));

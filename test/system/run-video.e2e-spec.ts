@@ -16,9 +16,14 @@ describe('VideoRecorder', () => {
   beforeAll(async () => {
     pages = await startPageServer({
       '/still': '<html><body style="margin:0;background:#2a6"><h1>A page that never repaints</h1></body></html>',
-      '/ticking': '<html><body><h1 id="n">0</h1><script>let i=0;setInterval(()=>{document.getElementById("n").textContent=++i},100)</script></body></html>',
+      '/ticking':
+        '<html><body><h1 id="n">0</h1><script>let i=0;setInterval(()=>{document.getElementById("n").textContent=++i},100)</script></body></html>',
     });
-    browser = await chromium.launch({ executablePath: resolveChromiumExecutable(config.chromiumPath), headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+    browser = await chromium.launch({
+      executablePath: resolveChromiumExecutable(config.chromiumPath),
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu'],
+    });
   });
 
   afterAll(async () => {
@@ -57,7 +62,10 @@ describe('VideoRecorder', () => {
   });
 
   it('keeps odd viewport sizes and a scaled page at the viewport size', async () => {
-    for (const [w, h, scale] of [[801, 601, 1], [500, 300, 2]]) {
+    for (const [w, h, scale] of [
+      [801, 601, 1],
+      [500, 300, 2],
+    ]) {
       const { recording } = await record('/ticking', w, h, 1500, scale);
       try {
         expect(probeVideo(recording.path)).toMatchObject({ width: w, height: h });

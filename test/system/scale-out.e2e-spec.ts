@@ -64,7 +64,10 @@ describe('scale-out: an API without processors and two worker processes', () => 
   async function submit(count: number): Promise<string[]> {
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
-      const res = await t.request('POST', '/v1/screenshot', { key, body: { url: `${sites[i % sites.length].url}/page`, width: 400, height: 300 } });
+      const res = await t.request('POST', '/v1/screenshot', {
+        key,
+        body: { url: `${sites[i % sites.length].url}/page`, width: 400, height: 300 },
+      });
       expect(res.status).toBe(202);
       ids.push(res.body.id);
     }
@@ -73,7 +76,13 @@ describe('scale-out: an API without processors and two worker processes', () => 
 
   /** Job statuses by id, read from the shared database. */
   async function statuses(ids: string[]): Promise<Map<string, string>> {
-    const jobs = await t.get(DataSource).getRepository(ScreenshotJob).createQueryBuilder('j').select(['j.id', 'j.status']).where('j.id IN (:...ids)', { ids }).getMany();
+    const jobs = await t
+      .get(DataSource)
+      .getRepository(ScreenshotJob)
+      .createQueryBuilder('j')
+      .select(['j.id', 'j.status'])
+      .where('j.id IN (:...ids)', { ids })
+      .getMany();
     return new Map(jobs.map((j) => [j.id, j.status]));
   }
 
@@ -100,7 +109,9 @@ describe('scale-out: an API without processors and two worker processes', () => 
 
   beforeAll(async () => {
     for (let i = 1; i <= 4; i++) {
-      sites.push(await startPageServer({ '/page': `<html><body style="background:#fff"><h1>site ${i}</h1></body></html>` }, `127.0.0.${i}`));
+      sites.push(
+        await startPageServer({ '/page': `<html><body style="background:#fff"><h1>site ${i}</h1></body></html>` }, `127.0.0.${i}`),
+      );
     }
     t = await startTestApp({ runProcessors: false });
     ({ key, accountId } = await t.createKey('pro'));
@@ -129,7 +140,13 @@ describe('scale-out: an API without processors and two worker processes', () => 
     expect([...byId.values()].filter((s) => s !== 'done')).toEqual([]);
     const events = await eventsPerJob();
     for (const id of ids) expect(events.get(id)).toEqual(['screenshot.completed']);
-    const attempts = await t.get(DataSource).getRepository(ScreenshotJob).createQueryBuilder('j').select('max(j.attempts)', 'max').where('j.id IN (:...ids)', { ids }).getRawOne();
+    const attempts = await t
+      .get(DataSource)
+      .getRepository(ScreenshotJob)
+      .createQueryBuilder('j')
+      .select('max(j.attempts)', 'max')
+      .where('j.id IN (:...ids)', { ids })
+      .getRawOne();
     expect(Number(attempts.max)).toBe(1);
   }, 300_000);
 
@@ -146,7 +163,12 @@ describe('scale-out: an API without processors and two worker processes', () => 
     expect([...byId.values()].filter((s) => s !== 'done' && s !== 'failed')).toEqual([]);
     expect(byId.size).toBe(JOBS);
     // The killed worker held jobs: they were claimed again by the survivor (a second attempt).
-    const redelivered = await t.get(DataSource).getRepository(ScreenshotJob).createQueryBuilder('j').where('j.id IN (:...ids) AND j.attempts > 1', { ids }).getCount();
+    const redelivered = await t
+      .get(DataSource)
+      .getRepository(ScreenshotJob)
+      .createQueryBuilder('j')
+      .where('j.id IN (:...ids) AND j.attempts > 1', { ids })
+      .getCount();
     expect(redelivered).toBeGreaterThan(0);
     const events = await eventsPerJob();
     for (const id of ids) {

@@ -36,10 +36,16 @@ describe('@glimpse/sdk package (npm pack → install → use)', () => {
     // Build first (what `prepack` runs), then pack without scripts: the build's own output (coloured
     // on some terminals) never mixes with npm's JSON.
     await run(npm, ['run', 'build'], { cwd: SDK_DIR, maxBuffer: 16 << 20 });
-    const { stdout } = await run(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', project], { cwd: SDK_DIR, maxBuffer: 16 << 20 });
+    const { stdout } = await run(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', project], {
+      cwd: SDK_DIR,
+      maxBuffer: 16 << 20,
+    });
     packed = JSON.parse(stdout)[0];
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'sdk-consumer', private: true }));
-    await run(npm, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', join(project, packed.filename)], { cwd: project, maxBuffer: 16 << 20 });
+    await run(npm, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', join(project, packed.filename)], {
+      cwd: project,
+      maxBuffer: 16 << 20,
+    });
     pages = await startPageServer({ '/hello': '<html><body style="background:#fff"><h1>Hello package</h1></body></html>' });
     t = await startTestApp();
     key = (await t.createKey('pro')).key;
@@ -56,8 +62,20 @@ describe('@glimpse/sdk package (npm pack → install → use)', () => {
     expect(packed.version).toBe(document.info.version);
     const paths = packed.files.map((f) => f.path).sort();
     expect(paths.filter((p) => !p.startsWith('dist/'))).toEqual(['CHANGELOG.md', 'README.md', 'package.json']);
-    expect(paths).toEqual(expect.arrayContaining(['dist/index.js', 'dist/index.mjs', 'dist/index.d.ts', 'dist/index.d.mts', 'dist/webhooks.js', 'dist/webhooks.mjs', 'dist/cli.js']));
-    console.log(`packed ${packed.filename}: ${packed.size} B (unpacked ${packed.unpackedSize} B)\n${packed.files.map((f) => `  ${String(f.size).padStart(8)} ${f.path}`).join('\n')}`);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'dist/index.js',
+        'dist/index.mjs',
+        'dist/index.d.ts',
+        'dist/index.d.mts',
+        'dist/webhooks.js',
+        'dist/webhooks.mjs',
+        'dist/cli.js',
+      ]),
+    );
+    console.log(
+      `packed ${packed.filename}: ${packed.size} B (unpacked ${packed.unpackedSize} B)\n${packed.files.map((f) => `  ${String(f.size).padStart(8)} ${f.path}`).join('\n')}`,
+    );
   });
 
   it('imports as ESM and as CommonJS, and one call of each reaches the running app', async () => {
@@ -67,7 +85,10 @@ describe('@glimpse/sdk package (npm pack → install → use)', () => {
       const missing = await glimpse.runs.get('run_000000000000000000000000').catch((e) => e);
       const event = await verifyWebhook('{}', {}, 'whsec_x').catch((e) => e);
       console.log(JSON.stringify({ status: job.status, notFound: missing instanceof GlimpseError && missing.code, verifier: event.code }));`;
-    writeFileSync(join(project, 'esm.mjs'), `import { Glimpse, GlimpseError } from '@glimpse/sdk';\nimport { verifyWebhook } from '@glimpse/sdk/webhooks';\n${call}\n`);
+    writeFileSync(
+      join(project, 'esm.mjs'),
+      `import { Glimpse, GlimpseError } from '@glimpse/sdk';\nimport { verifyWebhook } from '@glimpse/sdk/webhooks';\n${call}\n`,
+    );
     writeFileSync(
       join(project, 'cjs.cjs'),
       `const { Glimpse, GlimpseError } = require('@glimpse/sdk');\nconst { verifyWebhook } = require('@glimpse/sdk/webhooks');\n(async () => {${call}\n})();\n`,
@@ -83,15 +104,23 @@ describe('@glimpse/sdk package (npm pack → install → use)', () => {
     const bin = join(project, 'node_modules', '.bin', 'glimpse');
     const env = { ...process.env, GLIMPSE_API_KEY: key, GLIMPSE_BASE_URL: t.baseUrl };
     const out = join(project, 'shot.png');
-    const { stdout, stderr } = await run(bin, ['capture', `${pages.url}/hello`, '--width', '320', '--height', '240', '--block-ads', '-o', out], { cwd: project, env });
+    const { stdout, stderr } = await run(
+      bin,
+      ['capture', `${pages.url}/hello`, '--width', '320', '--height', '240', '--block-ads', '-o', out],
+      { cwd: project, env },
+    );
     expect(JSON.parse(stdout)).toMatchObject({ status: 'done', width: 320, height: 240 });
     expect(stderr).toMatch(/done/);
     expect(pngSize(readFileSync(out))).toEqual({ width: 320, height: 240 });
     expect((await run(bin, ['--version'])).stdout.trim()).toBe(packed.version);
 
-    const failed = await run(bin, ['capture', `${pages.url}/hello`, '-o', out, '--width', 'wide'], { cwd: project, env }).catch((e: { code: number; stderr: string }) => e);
+    const failed = await run(bin, ['capture', `${pages.url}/hello`, '-o', out, '--width', 'wide'], { cwd: project, env }).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
     expect(failed).toMatchObject({ code: 2, stderr: expect.stringContaining('--width must be an integer') });
-    const rejected = await run(bin, ['capture', 'ftp://example.com', '-o', out], { cwd: project, env }).catch((e: { code: number; stderr: string }) => e);
+    const rejected = await run(bin, ['capture', 'ftp://example.com', '-o', out], { cwd: project, env }).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
     expect(rejected).toMatchObject({ code: 1, stderr: expect.stringMatching(/VALIDATION_FAILED \(HTTP 400\).*\(request \S+\)/) });
   });
 
@@ -106,7 +135,10 @@ describe('@glimpse/sdk package (npm pack → install → use)', () => {
         });
       },
     };
-    writeFileSync(join(project, 'browser.mjs'), `export { Glimpse } from '@glimpse/sdk';\nexport { verifyWebhook } from '@glimpse/sdk/webhooks';\n`);
+    writeFileSync(
+      join(project, 'browser.mjs'),
+      `export { Glimpse } from '@glimpse/sdk';\nexport { verifyWebhook } from '@glimpse/sdk/webhooks';\n`,
+    );
     const result = await build({
       entryPoints: [join(project, 'browser.mjs')],
       absWorkingDir: project,
@@ -154,7 +186,9 @@ describe('@glimpse/sdk package (npm pack → install → use)', () => {
           include: ['examples/*.ts'],
         }),
       );
-      const result = await run(process.execPath, [tsc, '-p', `tsconfig.${moduleResolution}.json`], { cwd: project }).catch((e: { stdout: string }) => e);
+      const result = await run(process.execPath, [tsc, '-p', `tsconfig.${moduleResolution}.json`], { cwd: project }).catch(
+        (e: { stdout: string }) => e,
+      );
       expect({ moduleResolution, errors: 'stdout' in result ? result.stdout : '' }).toEqual({ moduleResolution, errors: '' });
     }
   });

@@ -29,7 +29,8 @@ describe('deployment files', () => {
     expect(froms.length).toBeGreaterThan(0);
     for (const image of froms) expect(image).toMatch(/^node:24-(bookworm|trixie)-slim$/);
     const install = /apt-get install[^\n]*/.exec(dockerfile)?.[0] ?? '';
-    for (const pkg of ['tini', 'chromium-headless-shell', 'ffmpeg', 'fonts-noto-cjk', 'fonts-noto-color-emoji']) expect(install).toContain(pkg);
+    for (const pkg of ['tini', 'chromium-headless-shell', 'ffmpeg', 'fonts-noto-cjk', 'fonts-noto-color-emoji'])
+      expect(install).toContain(pkg);
     const user = [...dockerfile.matchAll(/^USER\s+(\S+)/gm)].pop()?.[1];
     expect(user).toBeDefined();
     expect(['root', '0']).not.toContain(user);
@@ -42,12 +43,17 @@ describe('deployment files', () => {
     const envNames = [...dockerfile.matchAll(/^ENV\s+(.*)$/gm)].flatMap((m) => [...m[1].matchAll(/([A-Z_][A-Z0-9_]*)=/g)].map((n) => n[1]));
     expect(envNames.length).toBeGreaterThan(0);
     expect(envNames.filter((n) => !KNOWN.has(n))).toEqual([]);
-    const ignored = read('.dockerignore').split('\n').map((l) => l.trim());
+    const ignored = read('.dockerignore')
+      .split('\n')
+      .map((l) => l.trim());
     for (const entry of ['.git', 'node_modules', '.env', 'dist']) expect(ignored).toContain(entry);
   });
 
   it('docker-compose.yml: one-shot migrate first, health checks, restart policy, grace beyond the capture budget, no hard-coded secrets', () => {
-    const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, any>; volumes: Record<string, unknown> };
+    const compose = parse(read('docker-compose.yml'), { merge: true }) as {
+      services: Record<string, any>;
+      volumes: Record<string, unknown>;
+    };
     const { services } = compose;
     expect(Object.keys(services).sort()).toEqual(['api', 'migrate', 'postgres', 'redis', 'worker']);
     expect(services.migrate.command).toEqual(['node', 'dist/database/run-migrations.js']);
@@ -142,7 +148,9 @@ describe('deployment files', () => {
       for (const name of ['configmap.yaml', 'secret.yaml']) {
         const [doc] = skeleton(template(name)) as any[];
         expect(doc.metadata.annotations['helm.sh/hook']).toBe('pre-install,pre-upgrade');
-        expect(Number(doc.metadata.annotations['helm.sh/hook-weight'])).toBeLessThan(Number(job.metadata.annotations['helm.sh/hook-weight']));
+        expect(Number(doc.metadata.annotations['helm.sh/hook-weight'])).toBeLessThan(
+          Number(job.metadata.annotations['helm.sh/hook-weight']),
+        );
       }
 
       expect((skeleton(template('hpa-worker.yaml'))[0] as any).kind).toBe('HorizontalPodAutoscaler');

@@ -25,7 +25,8 @@ describe('deployment files: security defaults', () => {
     expect(redis.command).toEqual(expect.arrayContaining(['--requirepass', '${REDIS_PASSWORD:?set REDIS_PASSWORD}']));
     expect(redis.ports).toBeUndefined();
     expect(redis.environment.REDISCLI_AUTH).toMatch(/^\$\{REDIS_PASSWORD:\?/);
-    for (const service of [api, worker, migrate]) expect(service.environment.REDIS_URL).toMatch(/^redis:\/\/:\$\{REDIS_PASSWORD:\?[^}]*\}@redis:6379$/);
+    for (const service of [api, worker, migrate])
+      expect(service.environment.REDIS_URL).toMatch(/^redis:\/\/:\$\{REDIS_PASSWORD:\?[^}]*\}@redis:6379$/);
     expect(api.ports).toEqual(['${API_BIND:-127.0.0.1}:3000:3000']);
     expect(compose.services.postgres.ports).toBeUndefined();
   });

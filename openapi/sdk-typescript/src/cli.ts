@@ -48,7 +48,10 @@ function parseValue(field: string, spec: FlagSpec, text: string, previous: unkno
 /** Adds one `--kebab-name` option per field; values are parsed (and checked) when the command runs. */
 function addFieldOptions(command: Command, flags: Record<string, FlagSpec>): void {
   for (const [field, spec] of Object.entries(flags)) {
-    const option = spec.kind === 'boolean' ? new Option(`--${kebab(field)}`, spec.description) : new Option(`--${kebab(field)} <value>`, spec.description);
+    const option =
+      spec.kind === 'boolean'
+        ? new Option(`--${kebab(field)}`, spec.description)
+        : new Option(`--${kebab(field)} <value>`, spec.description);
     if (spec.kind === 'list') option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
     command.addOption(option);
   }
@@ -122,7 +125,10 @@ export function buildProgram(io: { stdout: NodeJS.WritableStream; stderr: NodeJS
     const job = await glimpse.screenshots.create(body, { idempotencyKey: options.idempotencyKey as string | undefined });
     const onProgress = progress(io.stderr, job.id);
     onProgress(job);
-    const finished = await glimpse.screenshots.waitFor(job.id, { timeoutMs: waitTimeout(options.waitTimeout as string | undefined), onProgress });
+    const finished = await glimpse.screenshots.waitFor(job.id, {
+      timeoutMs: waitTimeout(options.waitTimeout as string | undefined),
+      onProgress,
+    });
     io.stdout.write(`${JSON.stringify(finished)}\n`);
     if (finished.status === 'failed') {
       io.stderr.write(`glimpse: capture ${finished.id} failed: ${finished.error}\n`);
@@ -150,7 +156,10 @@ export function buildProgram(io: { stdout: NodeJS.WritableStream; stderr: NodeJS
     const created = await glimpse.runs.create(body, { idempotencyKey: options.idempotencyKey as string | undefined });
     const onProgress = progress(io.stderr, created.id);
     onProgress(created);
-    const finished = await glimpse.runs.waitFor(created.id, { timeoutMs: waitTimeout(options.waitTimeout as string | undefined), onProgress });
+    const finished = await glimpse.runs.waitFor(created.id, {
+      timeoutMs: waitTimeout(options.waitTimeout as string | undefined),
+      onProgress,
+    });
     const output = String(options.output);
     writeFileSync(output, `${JSON.stringify(finished, null, 2)}\n`);
     io.stderr.write(`saved ${output}\n`);
@@ -167,10 +176,14 @@ export function buildProgram(io: { stdout: NodeJS.WritableStream; stderr: NodeJS
       process.exitCode = EXIT.failed;
     }
   });
-  const renderFlags = Object.fromEntries(Object.entries(CAPTURE_FLAGS).filter(([field]) => field !== 'format' && field !== 'cache')) as Record<string, FlagSpec>;
+  const renderFlags = Object.fromEntries(
+    Object.entries(CAPTURE_FLAGS).filter(([field]) => field !== 'format' && field !== 'cache'),
+  ) as Record<string, FlagSpec>;
   const renderUrl = program
     .command('render-url')
-    .description('print a signed render link for <url> (docs/CONTRACT.md "Render links"); sign on a server, never ship the secret to a browser')
+    .description(
+      'print a signed render link for <url> (docs/CONTRACT.md "Render links"); sign on a server, never ship the secret to a browser',
+    )
     .argument('<url>', 'page to capture (http or https)')
     .requiredOption('--render-key <id>', 'the render key (rk_…)')
     .addOption(new Option('--secret <rks_…>', "the render key's secret").env('GLIMPSE_RENDER_SECRET'))
@@ -182,7 +195,8 @@ export function buildProgram(io: { stdout: NodeJS.WritableStream; stderr: NodeJS
     if (!baseUrl) throw new UsageError('no API address: set GLIMPSE_BASE_URL, e.g. https://glimpse.example.com (or pass --base-url)');
     if (!options.secret) throw new UsageError('no render key secret: set GLIMPSE_RENDER_SECRET (or pass --secret)');
     const expiresIn = options.expiresIn === undefined ? undefined : Number(options.expiresIn);
-    if (expiresIn !== undefined && !(Number.isInteger(expiresIn) && expiresIn > 0)) throw new UsageError('--expires-in: a whole number of seconds above 0');
+    if (expiresIn !== undefined && !(Number.isInteger(expiresIn) && expiresIn > 0))
+      throw new UsageError('--expires-in: a whole number of seconds above 0');
     const link = await signRenderUrl({
       baseUrl,
       renderKeyId: String(options.renderKey),
@@ -198,7 +212,10 @@ export function buildProgram(io: { stdout: NodeJS.WritableStream; stderr: NodeJS
 }
 
 /** Runs the CLI with `argv` (without node and script) and resolves with the exit code; writes errors to stderr. */
-export async function main(argv: string[], io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream } = process): Promise<number> {
+export async function main(
+  argv: string[],
+  io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream } = process,
+): Promise<number> {
   process.exitCode = undefined;
   try {
     await buildProgram(io).parseAsync(argv, { from: 'user' });

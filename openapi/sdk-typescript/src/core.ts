@@ -97,9 +97,17 @@ export class Core {
     const response = await fetchOnce(new Request(url, { signal: options.signal }));
     if (!response.ok) {
       await response.body?.cancel().catch(() => undefined);
-      throw new GlimpseError({ message: `downloading ${url} failed: HTTP ${response.status}`, status: response.status, code: 'DOWNLOAD_FAILED', headers: response.headers });
+      throw new GlimpseError({
+        message: `downloading ${url} failed: HTTP ${response.status}`,
+        status: response.status,
+        code: 'DOWNLOAD_FAILED',
+        headers: response.headers,
+      });
     }
-    return { data: new Uint8Array(await response.arrayBuffer()), contentType: response.headers.get('content-type') ?? 'application/octet-stream' };
+    return {
+      data: new Uint8Array(await response.arrayBuffer()),
+      contentType: response.headers.get('content-type') ?? 'application/octet-stream',
+    };
   }
 }
 

@@ -2,7 +2,9 @@ import type { operations } from './generated/schema';
 import type { ErrorEnvelope } from './types';
 
 type ErrorBody<O> = O extends { responses: infer R }
-  ? { [S in keyof R]: S extends 200 | 201 | 202 | 204 ? never : R[S] extends { content: { 'application/json': infer B } } ? B : never }[keyof R]
+  ? {
+      [S in keyof R]: S extends 200 | 201 | 202 | 204 ? never : R[S] extends { content: { 'application/json': infer B } } ? B : never;
+    }[keyof R]
   : never;
 
 /**
@@ -38,8 +40,19 @@ export class GlimpseError extends Error {
   /** Response headers of the answer (e.g. `Retry-After`, `X-RateLimit-Remaining`), when there was one. */
   readonly headers: Headers | undefined;
 
-  constructor(init: { message: string; status: number; code: GlimpseErrorCode; requestId?: string; details?: Record<string, unknown>; headers?: Headers; cause?: unknown }) {
-    super(init.requestId ? `${init.message} (request ${init.requestId})` : init.message, init.cause === undefined ? undefined : { cause: init.cause });
+  constructor(init: {
+    message: string;
+    status: number;
+    code: GlimpseErrorCode;
+    requestId?: string;
+    details?: Record<string, unknown>;
+    headers?: Headers;
+    cause?: unknown;
+  }) {
+    super(
+      init.requestId ? `${init.message} (request ${init.requestId})` : init.message,
+      init.cause === undefined ? undefined : { cause: init.cause },
+    );
     this.status = init.status;
     this.code = init.code;
     this.requestId = init.requestId;

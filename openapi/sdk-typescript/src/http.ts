@@ -27,7 +27,13 @@ export interface RetryPolicy {
   maxRetryAfterMs: number;
 }
 
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxRetries: 2, timeoutMs: 60_000, initialDelayMs: 500, maxDelayMs: 8_000, maxRetryAfterMs: 60_000 };
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxRetries: 2,
+  timeoutMs: 60_000,
+  initialDelayMs: 500,
+  maxDelayMs: 8_000,
+  maxRetryAfterMs: 60_000,
+};
 
 /**
  * 429 codes worth waiting for (docs/CONTRACT.md "Error codes"): the short-interval rate limit and the
@@ -48,7 +54,11 @@ export function retryAfterMs(header: string | null, now = Date.now()): number | 
 }
 
 /** The pause before retry number `retry` (0-based): random in [0, min(maxDelayMs, initialDelayMs × 2^retry)] ("full jitter"). */
-export function backoffMs(retry: number, policy: Pick<RetryPolicy, 'initialDelayMs' | 'maxDelayMs'>, random: () => number = Math.random): number {
+export function backoffMs(
+  retry: number,
+  policy: Pick<RetryPolicy, 'initialDelayMs' | 'maxDelayMs'>,
+  random: () => number = Math.random,
+): number {
   return Math.round(random() * Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** retry));
 }
 
@@ -134,7 +144,9 @@ export function retryingFetch(baseFetch: FetchLike, policy: RetryPolicy, random:
       }, policy.timeoutMs);
       let response: Response;
       try {
-        response = await baseFetch(new Request(request.url, { method: request.method, headers, body, redirect: request.redirect, signal: attempt.signal }));
+        response = await baseFetch(
+          new Request(request.url, { method: request.method, headers, body, redirect: request.redirect, signal: attempt.signal }),
+        );
       } catch (err) {
         callerSignal.removeEventListener('abort', onCallerAbort);
         if (callerSignal.aborted) throw callerSignal.reason;
@@ -142,8 +154,14 @@ export function retryingFetch(baseFetch: FetchLike, policy: RetryPolicy, random:
           await sleep(backoffMs(retry, policy, random), callerSignal);
           continue;
         }
-        if (timedOut) throw new GlimpseTimeoutError(`${request.method} ${request.url}: no response within ${policy.timeoutMs} ms (${retry + 1} attempts)`);
-        throw new GlimpseConnectionError(`${request.method} ${request.url} failed: ${(err as Error)?.message ?? err} (${retry + 1} attempts)`, err);
+        if (timedOut)
+          throw new GlimpseTimeoutError(
+            `${request.method} ${request.url}: no response within ${policy.timeoutMs} ms (${retry + 1} attempts)`,
+          );
+        throw new GlimpseConnectionError(
+          `${request.method} ${request.url} failed: ${(err as Error)?.message ?? err} (${retry + 1} attempts)`,
+          err,
+        );
       } finally {
         clearTimeout(timer);
       }

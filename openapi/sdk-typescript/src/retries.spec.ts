@@ -17,12 +17,17 @@ function scriptedFetch(...script: (((req: Request) => Response) | Error)[]) {
   return { fetch, requests, bodies };
 }
 
-const json = (status: number, body: unknown, headers: Record<string, string> = {}) => () =>
-  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'x-request-id': 'req_test', ...headers } });
+const json =
+  (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  () =>
+    new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'x-request-id': 'req_test', ...headers } });
 const job = { id: 'scr_1', status: 'pending', url: null, error: null, createdAt: '2026-11-20T12:00:00.000Z' };
 const envelope = (code: string) => ({ error: code.toLowerCase(), code, requestId: 'req_test' });
 
-function client(fetch: (req: Request) => Promise<Response>, options: { maxRetries?: number; maxRetryAfterMs?: number; timeoutMs?: number } = {}) {
+function client(
+  fetch: (req: Request) => Promise<Response>,
+  options: { maxRetries?: number; maxRetryAfterMs?: number; timeoutMs?: number } = {},
+) {
   return new Glimpse({ apiKey: 'sk_live_test', baseUrl: 'http://api.test/', fetch, ...options });
 }
 
@@ -31,7 +36,11 @@ describe('retries and idempotency', () => {
   afterEach(() => jest.restoreAllMocks());
 
   it('sends one Idempotency-Key per POST call, the same on each retry of it, and a new one for the next call', async () => {
-    const s = scriptedFetch(json(503, envelope('SERVICE_UNAVAILABLE'), { 'retry-after': '0' }), new TypeError('fetch failed'), json(202, job));
+    const s = scriptedFetch(
+      json(503, envelope('SERVICE_UNAVAILABLE'), { 'retry-after': '0' }),
+      new TypeError('fetch failed'),
+      json(202, job),
+    );
     const glimpse = client(s.fetch);
     await expect(glimpse.screenshots.create({ url: 'https://example.com' })).resolves.toMatchObject({ id: 'scr_1' });
     expect(s.requests).toHaveLength(3);
@@ -55,7 +64,11 @@ describe('retries and idempotency', () => {
   });
 
   it('waits for Retry-After on 429 RATE_LIMITED and TOO_MANY_PENDING_JOBS', async () => {
-    const s = scriptedFetch(json(429, envelope('RATE_LIMITED'), { 'retry-after': '1' }), json(429, envelope('TOO_MANY_PENDING_JOBS'), { 'retry-after': '1' }), json(202, job));
+    const s = scriptedFetch(
+      json(429, envelope('RATE_LIMITED'), { 'retry-after': '1' }),
+      json(429, envelope('TOO_MANY_PENDING_JOBS'), { 'retry-after': '1' }),
+      json(202, job),
+    );
     const started = Date.now();
     await client(s.fetch).screenshots.create({ url: 'https://example.com' });
     expect(s.requests).toHaveLength(3);
@@ -64,13 +77,17 @@ describe('retries and idempotency', () => {
 
   it('throws at once when Retry-After passes the cap (PLAN_QUOTA_EXCEEDED until next month)', async () => {
     const s = scriptedFetch(json(429, envelope('PLAN_QUOTA_EXCEEDED'), { 'retry-after': '600000' }), json(202, job));
-    const err = await client(s.fetch).screenshots.create({ url: 'https://example.com' }).catch((e: unknown) => e);
+    const err = await client(s.fetch)
+      .screenshots.create({ url: 'https://example.com' })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GlimpseError);
     expect(err).toMatchObject({ status: 429, code: 'PLAN_QUOTA_EXCEEDED', requestId: 'req_test' });
     expect(s.requests).toHaveLength(1);
 
     const rateLimited = scriptedFetch(json(429, envelope('RATE_LIMITED'), { 'retry-after': '5' }), json(202, job));
-    await expect(client(rateLimited.fetch, { maxRetryAfterMs: 4000 }).screenshots.create({ url: 'https://example.com' })).rejects.toMatchObject({ code: 'RATE_LIMITED' });
+    await expect(
+      client(rateLimited.fetch, { maxRetryAfterMs: 4000 }).screenshots.create({ url: 'https://example.com' }),
+    ).rejects.toMatchObject({ code: 'RATE_LIMITED' });
     expect(rateLimited.requests).toHaveLength(1);
   });
 
@@ -89,7 +106,13 @@ describe('retries and idempotency', () => {
     [422, 'IDEMPOTENCY_KEY_REUSED'],
   ])('never retries %i %s and throws it typed', async (status, code) => {
     const s = scriptedFetch(json(status, { ...envelope(code), details: { fields: [] } }), json(202, job));
-    await expect(client(s.fetch).screenshots.create({ url: 'https://example.com' })).rejects.toMatchObject({ name: 'GlimpseError', status, code, requestId: 'req_test', details: { fields: [] } });
+    await expect(client(s.fetch).screenshots.create({ url: 'https://example.com' })).rejects.toMatchObject({
+      name: 'GlimpseError',
+      status,
+      code,
+      requestId: 'req_test',
+      details: { fields: [] },
+    });
     expect(s.requests).toHaveLength(1);
   });
 
@@ -104,8 +127,12 @@ describe('retries and idempotency', () => {
   });
 
   it('times an attempt out after timeoutMs, and stops at once when the caller aborts', async () => {
-    const hang = (req: Request) => new Promise<Response>((_, reject) => req.signal.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError'))));
-    await expect(client(hang, { maxRetries: 1, timeoutMs: 50 }).runs.get('run_1')).rejects.toMatchObject({ name: 'GlimpseTimeoutError', code: 'TIMEOUT' });
+    const hang = (req: Request) =>
+      new Promise<Response>((_, reject) => req.signal.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError'))));
+    await expect(client(hang, { maxRetries: 1, timeoutMs: 50 }).runs.get('run_1')).rejects.toMatchObject({
+      name: 'GlimpseTimeoutError',
+      code: 'TIMEOUT',
+    });
 
     const controller = new AbortController();
     const calls: Request[] = [];
@@ -130,7 +157,13 @@ describe('retryAfterMs, backoffMs, newIdempotencyKey and the error code type', (
   });
 
   it('types code as the documented codes (checked when compiling)', () => {
-    const documented: GlimpseApiErrorCode[] = ['VALIDATION_FAILED', 'PLAN_QUOTA_EXCEEDED', 'RUN_ALREADY_ENDED', 'DELIVERY_IN_PROGRESS', 'SERVICE_UNAVAILABLE'];
+    const documented: GlimpseApiErrorCode[] = [
+      'VALIDATION_FAILED',
+      'PLAN_QUOTA_EXCEEDED',
+      'RUN_ALREADY_ENDED',
+      'DELIVERY_IN_PROGRESS',
+      'SERVICE_UNAVAILABLE',
+    ];
     // @ts-expect-error a code no operation documents
     const unknown: GlimpseApiErrorCode = 'NOT_A_DOCUMENTED_CODE';
     expect([...documented, unknown]).toHaveLength(6);

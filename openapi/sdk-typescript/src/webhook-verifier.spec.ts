@@ -3,10 +3,14 @@ import { verifyWebhook, WebhookVerificationError } from './webhook-verifier';
 
 /** Signs like the service does, written out here so the verifier is checked against the schemes, not itself. */
 function signGlimpse(secret: string, t: number, body: string | Buffer): string {
-  return createHmac('sha256', secret).update(Buffer.concat([Buffer.from(`${t}.`), Buffer.from(body)])).digest('hex');
+  return createHmac('sha256', secret)
+    .update(Buffer.concat([Buffer.from(`${t}.`), Buffer.from(body)]))
+    .digest('hex');
 }
 function signStandard(secret: string, id: string, t: number, body: string): string {
-  return createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(`${id}.${t}.${body}`).digest('base64');
+  return createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
+    .update(`${id}.${t}.${body}`)
+    .digest('base64');
 }
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
@@ -19,7 +23,12 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
   return 'accepted';
 }
 
-const body = JSON.stringify({ id: 'evt_1', type: 'test.ping', createdAt: '2026-11-20T12:00:00.000Z', data: { endpointId: 'we_1', message: 'hi ✓' } });
+const body = JSON.stringify({
+  id: 'evt_1',
+  type: 'test.ping',
+  createdAt: '2026-11-20T12:00:00.000Z',
+  data: { endpointId: 'we_1', message: 'hi ✓' },
+});
 const t = 1_790_000_000;
 
 describe('verifyWebhook, glimpse-v1 (t=…,v1=<hex>)', () => {
@@ -28,7 +37,9 @@ describe('verifyWebhook, glimpse-v1 (t=…,v1=<hex>)', () => {
 
   it('returns the parsed event for a valid signature, from a string or bytes, any header case', async () => {
     expect(await verifyWebhook(body, headers, secret, { nowS: t + 10 })).toEqual(JSON.parse(body));
-    expect(await verifyWebhook(Buffer.from(body), { 'webhook-signature': [headers['Webhook-Signature']] }, secret, { nowS: t })).toMatchObject({ type: 'test.ping' });
+    expect(
+      await verifyWebhook(Buffer.from(body), { 'webhook-signature': [headers['Webhook-Signature']] }, secret, { nowS: t }),
+    ).toMatchObject({ type: 'test.ping' });
     expect((await verifyWebhook(new TextEncoder().encode(body).buffer, new Headers(headers), secret, { nowS: t })).id).toBe('evt_1');
   });
 
@@ -56,7 +67,9 @@ describe('verifyWebhook, glimpse-v1 (t=…,v1=<hex>)', () => {
     expect(await codeOf(verifyWebhook(body, {}, secret, { nowS: t }))).toBe('MISSING_SIGNATURE');
     expect(await codeOf(verifyWebhook(body, { 'webhook-signature': 'v1=abc' }, secret, { nowS: t }))).toBe('MALFORMED_SIGNATURE');
     expect(await codeOf(verifyWebhook(body, { 'webhook-signature': `t=${t}` }, secret, { nowS: t }))).toBe('MALFORMED_SIGNATURE');
-    expect(await codeOf(verifyWebhook(body, { 'webhook-signature': `t=${t},v1=${'g'.repeat(64)}` }, secret, { nowS: t }))).toBe('MALFORMED_SIGNATURE');
+    expect(await codeOf(verifyWebhook(body, { 'webhook-signature': `t=${t},v1=${'g'.repeat(64)}` }, secret, { nowS: t }))).toBe(
+      'MALFORMED_SIGNATURE',
+    );
   });
 
   it('reports a signed body that is not an envelope as INVALID_PAYLOAD', async () => {
@@ -80,12 +93,16 @@ describe('verifyWebhook, standard-webhooks (v1,<base64>)', () => {
 
   it('binds the signature to the delivery id and timestamp', async () => {
     expect(await codeOf(verifyWebhook(body, { ...headers, 'webhook-id': 'dlv_other' }, secret, { nowS: t }))).toBe('SIGNATURE_MISMATCH');
-    expect(await codeOf(verifyWebhook(body, { ...headers, 'webhook-timestamp': String(t + 1) }, secret, { nowS: t }))).toBe('SIGNATURE_MISMATCH');
+    expect(await codeOf(verifyWebhook(body, { ...headers, 'webhook-timestamp': String(t + 1) }, secret, { nowS: t }))).toBe(
+      'SIGNATURE_MISMATCH',
+    );
     expect(await codeOf(verifyWebhook(body, headers, secret, { nowS: t + 301 }))).toBe('TIMESTAMP_OUT_OF_TOLERANCE');
   });
 
   it('rejects another secret, and a header without Webhook-Id', async () => {
-    expect(await codeOf(verifyWebhook(body, headers, `whsec_${randomBytes(32).toString('base64')}`, { nowS: t }))).toBe('SIGNATURE_MISMATCH');
+    expect(await codeOf(verifyWebhook(body, headers, `whsec_${randomBytes(32).toString('base64')}`, { nowS: t }))).toBe(
+      'SIGNATURE_MISMATCH',
+    );
     expect(await codeOf(verifyWebhook(body, { ...headers, 'webhook-id': undefined }, secret, { nowS: t }))).toBe('MALFORMED_SIGNATURE');
   });
 });

@@ -87,12 +87,21 @@ export async function verifyWebhook(
   const signed = parseSignature(header, headers);
 
   if (toleranceS > 0 && Math.abs(nowS - signed.timestamp) > toleranceS) {
-    throw new WebhookVerificationError('TIMESTAMP_OUT_OF_TOLERANCE', `signature timestamp ${signed.timestamp} is more than ${toleranceS} s away from now (${nowS})`);
+    throw new WebhookVerificationError(
+      'TIMESTAMP_OUT_OF_TOLERANCE',
+      `signature timestamp ${signed.timestamp} is more than ${toleranceS} s away from now (${nowS})`,
+    );
   }
   const content = concat(encoder.encode(signed.prefix), body);
   let matched = false;
   for (const candidate of secrets) {
-    const key = await crypto.subtle.importKey('raw', signed.scheme === 'glimpse-v1' ? encoder.encode(candidate) : standardKey(candidate), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+    const key = await crypto.subtle.importKey(
+      'raw',
+      signed.scheme === 'glimpse-v1' ? encoder.encode(candidate) : standardKey(candidate),
+      { name: 'HMAC', hash: 'SHA-256' },
+      false,
+      ['verify'],
+    );
     // crypto.subtle.verify compares in constant time; every candidate is checked (no early exit).
     for (const signature of signed.signatures) if (await crypto.subtle.verify('HMAC', key, signature, content)) matched = true;
   }
@@ -147,7 +156,8 @@ function parseSignature(header: string, headers: WebhookHeaders): SignedContent 
 /** The HMAC key of `standard-webhooks`: the base64-decoded part after `whsec_`. */
 function standardKey(secret: string): Uint8Array<ArrayBuffer> {
   const encoded = secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret;
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) throw new TypeError('verifyWebhook: a standard-webhooks secret is whsec_ followed by base64');
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded))
+    throw new TypeError('verifyWebhook: a standard-webhooks secret is whsec_ followed by base64');
   return base64Bytes(encoded);
 }
 
@@ -170,7 +180,15 @@ function parseEvent(body: Uint8Array): WebhookEvent {
     throw new WebhookVerificationError('INVALID_PAYLOAD', 'body is not JSON');
   }
   const e = event as Partial<Record<'id' | 'type' | 'createdAt' | 'data', unknown>> | null;
-  if (!e || typeof e !== 'object' || typeof e.id !== 'string' || typeof e.type !== 'string' || typeof e.createdAt !== 'string' || typeof e.data !== 'object' || e.data === null) {
+  if (
+    !e ||
+    typeof e !== 'object' ||
+    typeof e.id !== 'string' ||
+    typeof e.type !== 'string' ||
+    typeof e.createdAt !== 'string' ||
+    typeof e.data !== 'object' ||
+    e.data === null
+  ) {
     throw new WebhookVerificationError('INVALID_PAYLOAD', 'body is not an event envelope { id, type, createdAt, data }');
   }
   return event as WebhookEvent;

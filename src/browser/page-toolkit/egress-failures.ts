@@ -40,7 +40,9 @@ export function proxyFailureFor(lookup: EgressFailureLookup | undefined, url: st
  * {@link EGRESS_ERROR_HEADER}; the proxy strips that header from sites' answers). An https answer
  * comes from the site through a tunnel, so the header there is the site's own and is ignored.
  */
-export function egressRefusal(response: (Pick<Response, 'headers'> & Partial<Pick<Response, 'url'>>) | null | undefined): string | undefined {
+export function egressRefusal(
+  response: (Pick<Response, 'headers'> & Partial<Pick<Response, 'url'>>) | null | undefined,
+): string | undefined {
   if (response?.url && !response.url().startsWith('http:')) return undefined;
   return response?.headers()[EGRESS_ERROR_HEADER] || undefined;
 }

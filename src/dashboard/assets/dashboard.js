@@ -12,13 +12,22 @@
     const text = source.textContent.trim();
     const done = function () {
       button.textContent = 'Copied';
-      setTimeout(function () { button.textContent = 'Copy'; }, 2000);
+      setTimeout(function () {
+        button.textContent = 'Copy';
+      }, 2000);
     };
     if (navigator.clipboard && window.isSecureContext) {
-      navigator.clipboard.writeText(text).then(done, function () { selectText(source); });
+      navigator.clipboard.writeText(text).then(done, function () {
+        selectText(source);
+      });
     } else {
       selectText(source);
-      try { document.execCommand('copy'); done(); } catch { /* text stays selected */ }
+      try {
+        document.execCommand('copy');
+        done();
+      } catch {
+        /* text stays selected */
+      }
     }
   });
 
@@ -41,39 +50,101 @@
       if (canvas.dataset.drawn) return;
       canvas.dataset.drawn = '1';
       const data = JSON.parse(canvas.getAttribute('data-chart'));
-      const labels = data.days.map(function (d) { return d.slice(5); });
+      const labels = data.days.map(function (d) {
+        return d.slice(5);
+      });
       const datasets = [];
       data.series.forEach(function (s, i) {
         const color = PALETTE[i % PALETTE.length];
-        datasets.push({ type: 'bar', label: s.label + ' per day', data: s.daily, backgroundColor: color + 'cc', yAxisID: 'daily', order: 2 });
+        datasets.push({
+          type: 'bar',
+          label: s.label + ' per day',
+          data: s.daily,
+          backgroundColor: color + 'cc',
+          yAxisID: 'daily',
+          order: 2,
+        });
         let total = 0;
         datasets.push({
-          type: 'line', label: s.label + ' month to date', borderColor: color, backgroundColor: color, pointRadius: 2, tension: 0.1,
-          data: s.daily.map(function (n) { total += n; return total; }), yAxisID: 'total', order: 1,
+          type: 'line',
+          label: s.label + ' month to date',
+          borderColor: color,
+          backgroundColor: color,
+          pointRadius: 2,
+          tension: 0.1,
+          data: s.daily.map(function (n) {
+            total += n;
+            return total;
+          }),
+          yAxisID: 'total',
+          order: 1,
         });
       });
-      [['80% of cap', data.thresholds[0], '#b45309'], ['95% of cap', data.thresholds[1], '#b91c1c']].forEach(function (t) {
+      [
+        ['80% of cap', data.thresholds[0], '#b45309'],
+        ['95% of cap', data.thresholds[1], '#b91c1c'],
+      ].forEach(function (t) {
         datasets.push({
-          type: 'line', label: t[0] + ' (' + t[1].toLocaleString('en-US') + ')', data: labels.map(function () { return t[1]; }),
-          borderColor: t[2], borderDash: [6, 4], borderWidth: 1.5, pointRadius: 0, yAxisID: 'total', order: 0,
+          type: 'line',
+          label: t[0] + ' (' + t[1].toLocaleString('en-US') + ')',
+          data: labels.map(function () {
+            return t[1];
+          }),
+          borderColor: t[2],
+          borderDash: [6, 4],
+          borderWidth: 1.5,
+          pointRadius: 0,
+          yAxisID: 'total',
+          order: 0,
         });
       });
-      const maxTotal = Math.max.apply(null, [data.thresholds[1]].concat(datasets.filter(function (d) { return d.yAxisID === 'total'; }).map(function (d) { return Math.max.apply(null, d.data.concat([0])); })));
+      const maxTotal = Math.max.apply(
+        null,
+        [data.thresholds[1]].concat(
+          datasets
+            .filter(function (d) {
+              return d.yAxisID === 'total';
+            })
+            .map(function (d) {
+              return Math.max.apply(null, d.data.concat([0]));
+            }),
+        ),
+      );
       canvas.chart = new window.Chart(canvas, {
         data: { labels, datasets },
         options: {
-          responsive: true, maintainAspectRatio: false, animation: false,
+          responsive: true,
+          maintainAspectRatio: false,
+          animation: false,
           interaction: { mode: 'index', intersect: false },
           plugins: { legend: { position: 'bottom', labels: { boxWidth: 12 } } },
           scales: {
-            daily: { type: 'linear', position: 'left', beginAtZero: true, title: { display: true, text: 'Captures per day' }, ticks: { precision: 0 } },
-            total: { type: 'linear', position: 'right', beginAtZero: true, max: Math.ceil(maxTotal * 1.05), title: { display: true, text: 'Month to date' }, grid: { drawOnChartArea: false }, ticks: { precision: 0 } },
+            daily: {
+              type: 'linear',
+              position: 'left',
+              beginAtZero: true,
+              title: { display: true, text: 'Captures per day' },
+              ticks: { precision: 0 },
+            },
+            total: {
+              type: 'linear',
+              position: 'right',
+              beginAtZero: true,
+              max: Math.ceil(maxTotal * 1.05),
+              title: { display: true, text: 'Month to date' },
+              grid: { drawOnChartArea: false },
+              ticks: { precision: 0 },
+            },
           },
         },
       });
     });
   }
 
-  document.addEventListener('DOMContentLoaded', function () { drawCharts(document); });
-  document.addEventListener('htmx:afterSettle', function (event) { drawCharts(event.target); });
+  document.addEventListener('DOMContentLoaded', function () {
+    drawCharts(document);
+  });
+  document.addEventListener('htmx:afterSettle', function (event) {
+    drawCharts(event.target);
+  });
 })();

@@ -1,10 +1,10 @@
-import { MigrationInterface, QueryRunner } from "typeorm";
+import { MigrationInterface, QueryRunner } from 'typeorm';
 
 export class CaptureEngine1795218600000 implements MigrationInterface {
-    name = 'CaptureEngine1795218600000'
+  name = 'CaptureEngine1795218600000';
 
-    public async up(queryRunner: QueryRunner): Promise<void> {
-        await queryRunner.query(`
+  public async up(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`
             CREATE TABLE "screenshot_uploads" (
                 "job_id" character varying(40) NOT NULL,
                 "document" bytea NOT NULL,
@@ -13,33 +13,32 @@ export class CaptureEngine1795218600000 implements MigrationInterface {
                 CONSTRAINT "PK_7f70342d209e74ea2d2db50c268" PRIMARY KEY ("job_id")
             )
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             ALTER TABLE "screenshot_jobs"
             ADD "source" character varying(8) NOT NULL DEFAULT 'url'
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             ALTER TABLE "screenshot_jobs"
             ADD "clipped" boolean NOT NULL DEFAULT false
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             ALTER TABLE "screenshot_uploads"
             ADD CONSTRAINT "FK_7f70342d209e74ea2d2db50c268" FOREIGN KEY ("job_id") REFERENCES "screenshot_jobs"("id") ON DELETE CASCADE ON UPDATE NO ACTION
         `);
-    }
+  }
 
-    public async down(queryRunner: QueryRunner): Promise<void> {
-        await queryRunner.query(`
+  public async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`
             ALTER TABLE "screenshot_uploads" DROP CONSTRAINT "FK_7f70342d209e74ea2d2db50c268"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             ALTER TABLE "screenshot_jobs" DROP COLUMN "clipped"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             ALTER TABLE "screenshot_jobs" DROP COLUMN "source"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             DROP TABLE "screenshot_uploads"
         `);
-    }
-
+  }
 }

@@ -1,10 +1,10 @@
-import { MigrationInterface, QueryRunner } from "typeorm";
+import { MigrationInterface, QueryRunner } from 'typeorm';
 
 export class Runs1795437856201 implements MigrationInterface {
-    name = 'Runs1795437856201'
+  name = 'Runs1795437856201';
 
-    public async up(queryRunner: QueryRunner): Promise<void> {
-        await queryRunner.query(`
+  public async up(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`
             CREATE TABLE "runs" (
                 "id" character varying(40) NOT NULL,
                 "account_id" character varying(40) NOT NULL,
@@ -34,51 +34,50 @@ export class Runs1795437856201 implements MigrationInterface {
                 CONSTRAINT "PK_46d6a1e257c38ba58f1a3c30836" PRIMARY KEY ("id")
             )
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             CREATE INDEX "IDX_e6b9f484368df07d812c9b6654" ON "runs" ("api_key_id")
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             CREATE INDEX "IDX_960d03633e2a14a4bdf668aa1e" ON "runs" ("status")
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             CREATE INDEX "IDX_6ea6233a23dade4f601b3f9882" ON "runs" ("account_id", "created_at")
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             CREATE INDEX "IDX_runs_open_by_account" ON "runs" ("account_id")
             WHERE "status" IN ('pending', 'running')
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             ALTER TABLE "runs"
             ADD CONSTRAINT "FK_38b9fe460b36f9c989366a6bb18" FOREIGN KEY ("account_id") REFERENCES "accounts"("id") ON DELETE CASCADE ON UPDATE NO ACTION
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             ALTER TABLE "runs"
             ADD CONSTRAINT "FK_e6b9f484368df07d812c9b66541" FOREIGN KEY ("api_key_id") REFERENCES "api_keys"("id") ON DELETE CASCADE ON UPDATE NO ACTION
         `);
-    }
+  }
 
-    public async down(queryRunner: QueryRunner): Promise<void> {
-        await queryRunner.query(`
+  public async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`
             ALTER TABLE "runs" DROP CONSTRAINT "FK_e6b9f484368df07d812c9b66541"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             ALTER TABLE "runs" DROP CONSTRAINT "FK_38b9fe460b36f9c989366a6bb18"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             DROP INDEX "public"."IDX_runs_open_by_account"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             DROP INDEX "public"."IDX_6ea6233a23dade4f601b3f9882"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             DROP INDEX "public"."IDX_960d03633e2a14a4bdf668aa1e"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             DROP INDEX "public"."IDX_e6b9f484368df07d812c9b6654"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             DROP TABLE "runs"
         `);
-    }
-
+  }
 }

@@ -1,9 +1,9 @@
-import { MigrationInterface, QueryRunner } from "typeorm";
+import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /** The tables whose rows count, and the statuses in which a row has not ended. */
 const OPEN_WORK: [string, string[]][] = [
-    ['screenshot_jobs', ['pending', 'processing']],
-    ['runs', ['pending', 'running']],
+  ['screenshot_jobs', ['pending', 'processing']],
+  ['runs', ['pending', 'running']],
 ];
 
 /** `'a', 'b'`: statuses as SQL literals (the code's own constants, never input). */
@@ -11,9 +11,9 @@ const sqlList = (statuses: string[]) => statuses.map((status) => `'${status}'`).
 
 /** The trigger events and the transition tables `count_open_work` reads for each. */
 const EVENTS: [string, string][] = [
-    ['INSERT', 'NEW TABLE AS new_rows'],
-    ['UPDATE', 'OLD TABLE AS old_rows NEW TABLE AS new_rows'],
-    ['DELETE', 'OLD TABLE AS old_rows'],
+  ['INSERT', 'NEW TABLE AS new_rows'],
+  ['UPDATE', 'OLD TABLE AS old_rows NEW TABLE AS new_rows'],
+  ['DELETE', 'OLD TABLE AS old_rows'],
 ];
 
 /**
@@ -25,19 +25,19 @@ const EVENTS: [string, string][] = [
  * them). TRUNCATE fires none of them: truncate the counter with the tables (the tests do).
  */
 export class OpenWorkCounter1795520000000 implements MigrationInterface {
-    name = 'OpenWorkCounter1795520000000'
+  name = 'OpenWorkCounter1795520000000';
 
-    public async up(queryRunner: QueryRunner): Promise<void> {
-        await queryRunner.query(`
+  public async up(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`
             CREATE TABLE "account_open_work" (
                 "account_id" character varying(40) NOT NULL REFERENCES "accounts"("id") ON DELETE CASCADE,
                 "open" integer NOT NULL,
                 CONSTRAINT "PK_account_open_work" PRIMARY KEY ("account_id")
             )
         `);
-        // TG_ARGV: the statuses in which a row has not ended. A change of status moves the count;
-        // a deleted account's counter row goes with it (ON DELETE CASCADE), so DELETE only subtracts.
-        await queryRunner.query(`
+    // TG_ARGV: the statuses in which a row has not ended. A change of status moves the count;
+    // a deleted account's counter row goes with it (ON DELETE CASCADE), so DELETE only subtracts.
+    await queryRunner.query(`
             CREATE FUNCTION "count_open_work"() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN
               IF TG_OP = 'INSERT' THEN
@@ -61,27 +61,30 @@ export class OpenWorkCounter1795520000000 implements MigrationInterface {
               RETURN NULL;
             END $$
         `);
-        for (const [table, open] of OPEN_WORK) {
-            // Creating the triggers locks out writers until the end of the migration, so the backfill below is exact.
-            for (const [event, transitions] of EVENTS) {
-                await queryRunner.query(`CREATE TRIGGER "${table}_open_work_${event.toLowerCase()}" AFTER ${event} ON "${table}" REFERENCING ${transitions} FOR EACH STATEMENT EXECUTE FUNCTION "count_open_work"(${sqlList(open)})`);
-            }
-        }
-        const openRows = OPEN_WORK.map(([table, open]) => `SELECT account_id FROM "${table}" WHERE status IN (${sqlList(open)})`);
-        await queryRunner.query(`
+    for (const [table, open] of OPEN_WORK) {
+      // Creating the triggers locks out writers until the end of the migration, so the backfill below is exact.
+      for (const [event, transitions] of EVENTS) {
+        await queryRunner.query(
+          `CREATE TRIGGER "${table}_open_work_${event.toLowerCase()}" AFTER ${event} ON "${table}" REFERENCING ${transitions} FOR EACH STATEMENT EXECUTE FUNCTION "count_open_work"(${sqlList(open)})`,
+        );
+      }
+    }
+    const openRows = OPEN_WORK.map(([table, open]) => `SELECT account_id FROM "${table}" WHERE status IN (${sqlList(open)})`);
+    await queryRunner.query(`
             INSERT INTO "account_open_work" ("account_id", "open")
             SELECT account_id, count(*) FROM (${openRows.join(' UNION ALL ')}) AS open_work GROUP BY account_id
         `);
-        for (const [table] of OPEN_WORK) await queryRunner.query(`DROP INDEX "public"."IDX_${table}_open_by_account"`);
-    }
+    for (const [table] of OPEN_WORK) await queryRunner.query(`DROP INDEX "public"."IDX_${table}_open_by_account"`);
+  }
 
-    public async down(queryRunner: QueryRunner): Promise<void> {
-        for (const [table, open] of OPEN_WORK) {
-            await queryRunner.query(`CREATE INDEX "IDX_${table}_open_by_account" ON "${table}" ("account_id") WHERE "status" IN (${sqlList(open)})`);
-            for (const [event] of EVENTS) await queryRunner.query(`DROP TRIGGER "${table}_open_work_${event.toLowerCase()}" ON "${table}"`);
-        }
-        await queryRunner.query(`DROP FUNCTION "count_open_work"()`);
-        await queryRunner.query(`DROP TABLE "account_open_work"`);
+  public async down(queryRunner: QueryRunner): Promise<void> {
+    for (const [table, open] of OPEN_WORK) {
+      await queryRunner.query(
+        `CREATE INDEX "IDX_${table}_open_by_account" ON "${table}" ("account_id") WHERE "status" IN (${sqlList(open)})`,
+      );
+      for (const [event] of EVENTS) await queryRunner.query(`DROP TRIGGER "${table}_open_work_${event.toLowerCase()}" ON "${table}"`);
     }
-
+    await queryRunner.query(`DROP FUNCTION "count_open_work"()`);
+    await queryRunner.query(`DROP TABLE "account_open_work"`);
+  }
 }

@@ -13,7 +13,11 @@ import { RunStepDto, STEP_SCHEMA, toStepInstances } from './run-step.dto';
  * `CAPTURE_OPTION_TABLE`, with their rules (docs/capture-options.md). Unknown fields are rejected.
  */
 export class CreateRunDto extends captureOptionsDtoOf(SESSION_OPTION_NAMES) {
-  @ApiProperty({ description: 'Absolute http(s) URL of the first page (same rules as a capture\'s `url`)', maxLength: 2048, example: 'https://example.com/login' })
+  @ApiProperty({
+    description: "Absolute http(s) URL of the first page (same rules as a capture's `url`)",
+    maxLength: 2048,
+    example: 'https://example.com/login',
+  })
   @IsHttpUrl(2048)
   url: string;
 

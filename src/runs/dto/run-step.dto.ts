@@ -1,7 +1,20 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { plainToInstance } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, ValidateBy, ValidationArguments } from 'class-validator';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateBy,
+  ValidationArguments,
+} from 'class-validator';
 import { IMAGE_FORMATS, ImageFormat } from '../../results/result-formats';
 import { IsHttpUrl } from '../../common/validation';
 import { RUN_LIMITS, STEP_ACTIONS, StepAction } from '../run-steps';
@@ -72,11 +85,19 @@ export class FillStepDto extends StepBaseDto {
 
 export class PressStepDto extends StepBaseDto {
   @Action('press') action: 'press';
-  @ApiProperty({ description: 'Key or chord in Playwright notation (`Enter`, `Tab`, `Control+A`)', minLength: 1, maxLength: L.keyMaxLength, example: 'Enter' })
+  @ApiProperty({
+    description: 'Key or chord in Playwright notation (`Enter`, `Tab`, `Control+A`)',
+    minLength: 1,
+    maxLength: L.keyMaxLength,
+    example: 'Enter',
+  })
   @IsString()
   @Length(1, L.keyMaxLength)
   key: string;
-  @ApiPropertyOptional({ description: 'Element to focus first; without it the key goes to the focused element', maxLength: L.selectorMaxLength })
+  @ApiPropertyOptional({
+    description: 'Element to focus first; without it the key goes to the focused element',
+    maxLength: L.selectorMaxLength,
+  })
   @IsOptional()
   @IsString()
   @Length(1, L.selectorMaxLength)
@@ -130,7 +151,12 @@ export class ScrollStepDto extends StepBaseDto {
   @ApiPropertyOptional({ description: 'Scroll this element into view (not with `y`)', maxLength: L.selectorMaxLength })
   @SelectorOrY()
   selector?: string;
-  @ApiPropertyOptional({ description: 'Scroll the page to this vertical offset in px (not with `selector`)', type: 'integer', minimum: 0, maximum: L.scrollYMax })
+  @ApiPropertyOptional({
+    description: 'Scroll the page to this vertical offset in px (not with `selector`)',
+    type: 'integer',
+    minimum: 0,
+    maximum: L.scrollYMax,
+  })
   @IsOptional()
   @IsInt()
   @Min(0)
@@ -145,7 +171,12 @@ export class WaitForSelectorStepDto extends StepBaseDto {
 
 export class WaitForUrlStepDto extends StepBaseDto {
   @Action('waitForUrl') action: 'waitForUrl';
-  @ApiProperty({ description: 'Exact URL, or a glob (`**/welcome*`), the page must reach', minLength: 1, maxLength: 2048, example: '**/dashboard' })
+  @ApiProperty({
+    description: 'Exact URL, or a glob (`**/welcome*`), the page must reach',
+    minLength: 1,
+    maxLength: 2048,
+    example: '**/dashboard',
+  })
   @IsString()
   @Length(1, 2048)
   url: string;
@@ -164,7 +195,7 @@ export class EvaluateStepDto extends StepBaseDto {
   @Action('evaluate') action: 'evaluate';
   @ApiProperty({
     description:
-      'JavaScript expression evaluated in the page (awaited when it is a promise); its JSON value (at most 10 KiB) is the step\'s `result`. ' +
+      "JavaScript expression evaluated in the page (awaited when it is a promise); its JSON value (at most 10 KiB) is the step's `result`. " +
       'Refused (400) when the operator set `RUNS_ALLOW_EVALUATE=false`.',
     minLength: 1,
     maxLength: L.scriptMaxLength,
@@ -177,7 +208,11 @@ export class EvaluateStepDto extends StepBaseDto {
 
 export class ScreenshotStepDto extends StepBaseDto {
   @Action('screenshot') action: 'screenshot';
-  @ApiPropertyOptional({ description: 'Label of the screenshot (MCP shows it with the image)', maxLength: L.nameMaxLength, pattern: '^[A-Za-z0-9 _.-]+$' })
+  @ApiPropertyOptional({
+    description: 'Label of the screenshot (MCP shows it with the image)',
+    maxLength: L.nameMaxLength,
+    pattern: '^[A-Za-z0-9 _.-]+$',
+  })
   @IsOptional()
   @IsString()
   @Length(1, L.nameMaxLength)
@@ -187,7 +222,10 @@ export class ScreenshotStepDto extends StepBaseDto {
   @IsOptional()
   @IsBoolean()
   fullPage?: boolean;
-  @ApiPropertyOptional({ description: 'Only the box of the first element matching this selector (not with `fullPage`)', maxLength: L.selectorMaxLength })
+  @ApiPropertyOptional({
+    description: 'Only the box of the first element matching this selector (not with `fullPage`)',
+    maxLength: L.selectorMaxLength,
+  })
   @IsOptional()
   @IsString()
   @Length(1, L.selectorMaxLength)

@@ -22,12 +22,19 @@ export class RunStepResultDto {
   @ApiProperty({ type: 'string', nullable: true, description: 'Why the step failed (customer-safe); null unless failed' })
   error: string | null;
 
-  @ApiProperty({ type: 'string', nullable: true, description: 'Capability URL of a `screenshot` step\'s image; null for other steps' })
+  @ApiProperty({ type: 'string', nullable: true, description: "Capability URL of a `screenshot` step's image; null for other steps" })
   screenshotUrl: string | null;
 
   @ApiProperty({
     description: 'JSON result of an `evaluate` step (at most 10 KiB); null for other steps',
-    oneOf: [{ type: 'object' }, { type: 'array', items: {} }, { type: 'string' }, { type: 'number' }, { type: 'boolean' }, { type: 'null' }],
+    oneOf: [
+      { type: 'object' },
+      { type: 'array', items: {} },
+      { type: 'string' },
+      { type: 'number' },
+      { type: 'boolean' },
+      { type: 'null' },
+    ],
   })
   result: unknown;
 }
@@ -52,10 +59,18 @@ export class RunNetworkErrorDto {
   @ApiProperty({ example: 'GET' })
   method: string;
 
-  @ApiProperty({ type: 'integer', nullable: true, description: 'HTTP status of a 4xx/5xx answer; null when the request failed without one' })
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: 'HTTP status of a 4xx/5xx answer; null when the request failed without one',
+  })
   status: number | null;
 
-  @ApiProperty({ type: 'string', nullable: true, description: 'Why it failed (`net::ERR_CONNECTION_REFUSED`, `Target not allowed: …`); null for a 4xx/5xx answer' })
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'Why it failed (`net::ERR_CONNECTION_REFUSED`, `Target not allowed: …`); null for a 4xx/5xx answer',
+  })
   failure: string | null;
 }
 
@@ -64,12 +79,16 @@ export class RunFailureDto {
   @ApiProperty({
     enum: FAILURE_STAGES,
     description:
-      '`step`: a step (or the first page) failed; `timeout`: the run\'s budget ran out; `browser`: the browser crashed; ' +
+      "`step`: a step (or the first page) failed; `timeout`: the run's budget ran out; `browser`: the browser crashed; " +
       '`worker`: the worker stopped mid-run; `finalize`: the video or files could not be stored; `canceled`: canceled by the customer',
   })
   stage: FailureStage;
 
-  @ApiProperty({ type: 'integer', nullable: true, description: 'The step running then (from 0); null before the first step (loading `url`) or after the last' })
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: 'The step running then (from 0); null before the first step (loading `url`) or after the last',
+  })
   stepIndex: number | null;
 }
 
@@ -91,7 +110,11 @@ export class RunDto {
   @ApiProperty({ type: 'string', nullable: true, description: 'Title of that page' })
   pageTitle: string | null;
 
-  @ApiProperty({ type: 'string', nullable: true, description: 'Capability URL of the WebM video; null until the run ended, or without `video`' })
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'Capability URL of the WebM video; null until the run ended, or without `video`',
+  })
   videoUrl: string | null;
 
   @ApiProperty({ type: 'integer', description: 'Console errors of the page (all, beyond the 100 listed)' })
@@ -109,10 +132,18 @@ export class RunDto {
   @ApiProperty({ type: [RunStepResultDto], description: 'Outcome of each step that ended; every step once the run ended' })
   steps: RunStepResultDto[];
 
-  @ApiProperty({ type: 'string', nullable: true, description: 'Why the run failed, customer-safe (e.g. `step 2 (click "#buy"): selector not visible within 10000 ms`); null unless failed' })
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description:
+      'Why the run failed, customer-safe (e.g. `step 2 (click "#buy"): selector not visible within 10000 ms`); null unless failed',
+  })
   finalizationError: string | null;
 
-  @ApiProperty({ oneOf: [{ $ref: getSchemaPath(RunFailureDto) }, { type: 'null' }], description: 'Where the run failed; null unless failed' })
+  @ApiProperty({
+    oneOf: [{ $ref: getSchemaPath(RunFailureDto) }, { type: 'null' }],
+    description: 'Where the run failed; null unless failed',
+  })
   failure: RunFailureDto | null;
 
   @ApiProperty({ description: 'ISO 8601 UTC with milliseconds' })

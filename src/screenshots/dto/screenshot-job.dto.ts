@@ -55,7 +55,10 @@ export class ScreenshotJobDto {
   })
   targetStatus: number | null;
 
-  @ApiProperty({ description: 'True when the job reused a recent identical capture of the account (`cache: true`) instead of capturing; such a job is not counted against the quota' })
+  @ApiProperty({
+    description:
+      'True when the job reused a recent identical capture of the account (`cache: true`) instead of capturing; such a job is not counted against the quota',
+  })
   cached: boolean;
 
   @ApiProperty({

@@ -1,5 +1,18 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+} from 'class-validator';
 import { IsHttpUrl, NormalizeUrl } from '../../common/validation';
 import { EVENT_TYPES } from '../../events/event-types';
 import { SIGNATURE_SCHEMES, SignatureScheme } from '../signing';
@@ -15,7 +28,7 @@ export const MAX_ROTATION_OVERLAP_S = 604_800;
 
 /** Description of `signatureScheme` (CONTRACT.md "Webhooks", signature scheme). */
 export const SIGNATURE_SCHEME_DESCRIPTION =
-  'How deliveries are signed: `glimpse-v1` (`Webhook-Signature: t=<unix s>,v1=<hex>`, Stripe\'s scheme, which Stripe\'s verifier accepts) ' +
+  "How deliveries are signed: `glimpse-v1` (`Webhook-Signature: t=<unix s>,v1=<hex>`, Stripe's scheme, which Stripe's verifier accepts) " +
   'or `standard-webhooks` (`Webhook-Signature: v1,<base64>` over `<Webhook-Id>.<Webhook-Timestamp>.<body>`, keyed with the base64-decoded ' +
   'part of the secret after `whsec_`, verifiable with the Standard Webhooks libraries).';
 
@@ -72,7 +85,8 @@ const AbsentOrValid = () => ValidateIf((_object: unknown, value: unknown) => val
  */
 export class UpdateWebhookEndpointDto {
   @ApiPropertyOptional({
-    description: 'New URL, with the rules of creation (https unless WEBHOOK_ALLOW_HTTP, no credentials, SSRF guard); stored WHATWG-serialized.',
+    description:
+      'New URL, with the rules of creation (https unless WEBHOOK_ALLOW_HTTP, no credentials, SSRF guard); stored WHATWG-serialized.',
     maxLength: WEBHOOK_ENDPOINT_LIMITS.urlMaxLength,
     example: 'https://example.com/hooks/v2',
   })

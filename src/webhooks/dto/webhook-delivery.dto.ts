@@ -7,7 +7,7 @@ export class WebhookDeliveryDto {
   @ApiProperty({ description: 'Delivery id, sent as `Webhook-Id` on every attempt', example: 'dlv_7hT2kP9mQ4xW1vB8nR3sL6cZ' })
   id: string;
 
-  @ApiProperty({ description: 'Id of the event (the envelope\'s `id`)', example: 'evt_2mK8pQ4xW1vB8nR3sL6cZ7hT' })
+  @ApiProperty({ description: "Id of the event (the envelope's `id`)", example: 'evt_2mK8pQ4xW1vB8nR3sL6cZ7hT' })
   eventId: string;
 
   @ApiProperty({ enum: EVENT_TYPES, description: 'Event type' })
@@ -19,7 +19,11 @@ export class WebhookDeliveryDto {
   @ApiProperty({ type: 'integer', description: 'Attempts made so far (at most 6 with the default retry schedule)' })
   attempts: number;
 
-  @ApiProperty({ type: 'integer', nullable: true, description: 'HTTP status of the last attempt; null when it got no answer (network failure, timeout)' })
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: 'HTTP status of the last attempt; null when it got no answer (network failure, timeout)',
+  })
   responseCode: number | null;
 
   @ApiProperty({
@@ -36,7 +40,11 @@ export class WebhookDeliveryDto {
   @ApiProperty({ type: 'string', nullable: true, description: 'When the last attempt started (ISO 8601 UTC)' })
   lastAttemptAt: string | null;
 
-  @ApiProperty({ type: 'string', nullable: true, description: 'When the next attempt is due (ISO 8601 UTC); null once successful or exhausted' })
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'When the next attempt is due (ISO 8601 UTC); null once successful or exhausted',
+  })
   nextAttemptAt: string | null;
 }
 

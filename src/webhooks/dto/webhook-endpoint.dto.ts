@@ -17,7 +17,10 @@ export class WebhookEndpointDto {
   @ApiProperty({ description: 'Free-text label', example: 'production' })
   description: string;
 
-  @ApiProperty({ description: 'Whether the endpoint gets deliveries; a disabled one gets none, and its scheduled retries end `exhausted`', example: true })
+  @ApiProperty({
+    description: 'Whether the endpoint gets deliveries; a disabled one gets none, and its scheduled retries end `exhausted`',
+    example: true,
+  })
   enabled: boolean;
 
   @ApiProperty({
@@ -37,7 +40,10 @@ export class WebhookEndpointDto {
   @ApiProperty({ description: 'ISO 8601 UTC with milliseconds', example: '2026-11-20T12:00:00.000Z' })
   createdAt: string;
 
-  @ApiProperty({ description: 'ISO 8601 UTC with milliseconds; changes on update, rotation and (auto-)disabling', example: '2026-11-20T12:00:00.000Z' })
+  @ApiProperty({
+    description: 'ISO 8601 UTC with milliseconds; changes on update, rotation and (auto-)disabling',
+    example: '2026-11-20T12:00:00.000Z',
+  })
   updatedAt: string;
 }
 
@@ -54,7 +60,7 @@ export class CreatedWebhookEndpointDto extends WebhookEndpointDto {
 
 /** Response of `GET /v1/webhooks`. */
 export class WebhookEndpointListDto {
-  @ApiProperty({ type: [WebhookEndpointDto], description: 'The account\'s endpoints, oldest first' })
+  @ApiProperty({ type: [WebhookEndpointDto], description: "The account's endpoints, oldest first" })
   data: WebhookEndpointDto[];
 }
 
@@ -72,7 +78,10 @@ export class RotatedWebhookSecretDto {
 
 /** Response of `POST /v1/webhooks/{id}/deliveries/{deliveryId}/retry`. */
 export class ResentWebhookDeliveryDto {
-  @ApiProperty({ description: 'Id of the resent delivery: the same `Webhook-Id` as before, attempted again now', example: 'dlv_7hT2kP9mQ4xW1vB8nR3sL6cZ' })
+  @ApiProperty({
+    description: 'Id of the resent delivery: the same `Webhook-Id` as before, attempted again now',
+    example: 'dlv_7hT2kP9mQ4xW1vB8nR3sL6cZ',
+  })
   deliveryId: string;
 }
 

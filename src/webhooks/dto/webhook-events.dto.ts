@@ -89,7 +89,11 @@ export class RunCompletedDataDto implements RunCompletedData {
   finalUrl: string;
   @ApiProperty({ description: 'Title of the page when the run ended' })
   pageTitle: string;
-  @ApiProperty({ type: 'string', nullable: true, description: 'WebM video capability URL; null when the run was started with `video: false`' })
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'WebM video capability URL; null when the run was started with `video: false`',
+  })
   videoUrl: string | null;
   @ApiProperty({ type: 'integer', description: "The page's console errors and uncaught exceptions" })
   consoleErrorCount: number;
@@ -121,7 +125,10 @@ export class RunFailedDataDto implements RunFailedData {
   stepCount: number;
   @ApiProperty({ type: 'integer', description: 'Duration of the run in ms' })
   durationMs: number;
-  @ApiProperty({ description: 'Why the run failed (customer-safe)', example: 'step 3 (click "#buy"): selector not visible within 10000 ms' })
+  @ApiProperty({
+    description: 'Why the run failed (customer-safe)',
+    example: 'step 3 (click "#buy"): selector not visible within 10000 ms',
+  })
   finalizationError: string;
 }
 
@@ -155,7 +162,10 @@ export class EndpointDisabledDataDto implements EndpointDisabledData {
   endpointId: string;
   @ApiProperty({ description: 'Its URL', example: 'https://example.com/hooks/glimpse' })
   url: string;
-  @ApiProperty({ enum: ['failing'], description: '`failing`: no successful attempt for `WEBHOOK_DISABLE_AFTER_S` and a delivery exhausted in that time' })
+  @ApiProperty({
+    enum: ['failing'],
+    description: '`failing`: no successful attempt for `WEBHOOK_DISABLE_AFTER_S` and a delivery exhausted in that time',
+  })
   reason: 'failing';
   @ApiProperty({ description: 'When it was disabled (ISO 8601 UTC)', example: '2026-11-25T12:00:00.000Z' })
   disabledAt: string;

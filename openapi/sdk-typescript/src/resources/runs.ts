@@ -47,11 +47,16 @@ export class Runs {
    * thrown). Throws `GlimpseTimeoutError` after `timeoutMs` (default 330000: a run may last 300 s).
    */
   async waitFor(id: string, options: WaitOptions = {}): Promise<FinishedRun> {
-    const run = await pollUntil(`run ${id}`, (signal) => this.get(id, { signal }), (r) => r.status === 'completed' || r.status === 'failed', {
-      intervalMs: 500,
-      ...options,
-      defaultTimeoutMs: 330_000,
-    });
+    const run = await pollUntil(
+      `run ${id}`,
+      (signal) => this.get(id, { signal }),
+      (r) => r.status === 'completed' || r.status === 'failed',
+      {
+        intervalMs: 500,
+        ...options,
+        defaultTimeoutMs: 330_000,
+      },
+    );
     return run as FinishedRun;
   }
 }

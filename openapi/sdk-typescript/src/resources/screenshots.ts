@@ -45,7 +45,11 @@ export class Screenshots {
     for (const [name, value] of Object.entries(fields)) {
       if (value !== undefined) form.append(name, typeof value === 'object' ? JSON.stringify(value) : String(value));
     }
-    form.append('file', typeof file === 'string' || file instanceof Uint8Array ? new Blob([file as BlobPart], { type: 'text/html' }) : file, filename);
+    form.append(
+      'file',
+      typeof file === 'string' || file instanceof Uint8Array ? new Blob([file as BlobPart], { type: 'text/html' }) : file,
+      filename,
+    );
     return unwrap(
       await this.core.api.POST('/v1/screenshot/upload', {
         body: form as unknown as UploadScreenshotForm,
@@ -65,15 +69,23 @@ export class Screenshots {
    * thrown). Throws `GlimpseTimeoutError` after `timeoutMs` (default 120000).
    */
   async waitFor(id: string, options: WaitOptions = {}): Promise<FinishedScreenshotJob> {
-    const job = await pollUntil(`screenshot ${id}`, (signal) => this.get(id, { signal }), (j) => j.status === 'done' || j.status === 'failed', {
-      ...options,
-      defaultTimeoutMs: 120_000,
-    });
+    const job = await pollUntil(
+      `screenshot ${id}`,
+      (signal) => this.get(id, { signal }),
+      (j) => j.status === 'done' || j.status === 'failed',
+      {
+        ...options,
+        defaultTimeoutMs: 120_000,
+      },
+    );
     return job as FinishedScreenshotJob;
   }
 
   /** Downloads the result file of a `done` job (no API key is sent: the URL is the credential). Throws `TypeError` for a job not `done`. */
-  async download(job: Pick<ScreenshotJob, 'id' | 'status' | 'url'>, options?: Omit<RequestOptions, 'idempotencyKey'>): Promise<DownloadedFile> {
+  async download(
+    job: Pick<ScreenshotJob, 'id' | 'status' | 'url'>,
+    options?: Omit<RequestOptions, 'idempotencyKey'>,
+  ): Promise<DownloadedFile> {
     if (job.status !== 'done' || !job.url) throw new TypeError(`screenshot ${job.id} is ${job.status}, not done`);
     return this.core.download(job.url, options);
   }
@@ -87,7 +99,12 @@ export class Screenshots {
     const created = await this.create(body, { signal: options.signal, idempotencyKey });
     const job = await this.waitFor(created.id, wait);
     if (job.status === 'failed') {
-      throw new GlimpseError({ message: `capture ${job.id} failed: ${job.error ?? 'unknown error'}`, status: 0, code: 'JOB_FAILED', details: { job } });
+      throw new GlimpseError({
+        message: `capture ${job.id} failed: ${job.error ?? 'unknown error'}`,
+        status: 0,
+        code: 'JOB_FAILED',
+        details: { job },
+      });
     }
     const file = await this.download(job, { signal: options.signal });
     return { job: job as CapturedScreenshot['job'], ...file };

@@ -50,6 +50,11 @@ export class Webhooks {
 
   /** `POST /v1/webhooks/{id}/deliveries/{deliveryId}/retry`: sends a delivery again now. Throws 409 `DELIVERY_IN_PROGRESS` while it is still being retried. */
   async retryDelivery(id: string, deliveryId: string, options?: RequestOptions): Promise<{ deliveryId: string }> {
-    return unwrap(await this.core.api.POST('/v1/webhooks/{id}/deliveries/{deliveryId}/retry', { params: { path: { id, deliveryId } }, ...this.core.init(options) }));
+    return unwrap(
+      await this.core.api.POST('/v1/webhooks/{id}/deliveries/{deliveryId}/retry', {
+        params: { path: { id, deliveryId } },
+        ...this.core.init(options),
+      }),
+    );
   }
 }
