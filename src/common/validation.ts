@@ -36,9 +36,18 @@ function schemaOf(target: object, property: string): z.ZodType | undefined {
   return Reflect.getMetadata(SCHEMA_METADATA, target, property) as z.ZodType | undefined;
 }
 
+/**
+ * The issues of `value` against `schema`. A value of the wrong type gets that one issue for its path:
+ * zod also runs the length checks on it (a string has a `length`), which would name the field twice.
+ */
 function schemaIssues(schema: z.ZodType, value: unknown): { path: PropertyKey[]; message: string }[] {
   const result = schema.safeParse(value);
-  return result.success ? [] : result.error.issues.map((i) => ({ path: i.path, message: i.message }));
+  if (result.success) return [];
+  const key = (path: PropertyKey[]) => path.map(String).join('.');
+  const wrongType = new Set(result.error.issues.filter((i) => i.code === 'invalid_type').map((i) => key(i.path)));
+  return result.error.issues
+    .filter((i) => i.code === 'invalid_type' || !wrongType.has(key(i.path)))
+    .map((i) => ({ path: i.path, message: i.message }));
 }
 
 /**

@@ -23,7 +23,8 @@ export const MAX_CAPTURE_ATTEMPTS = 2;
 const EVERY_ATTEMPT_STOPPED = 'capture did not finish: the worker stopped during every attempt';
 
 /** How a capture went: the stored result, or the cause of its failure; with the timer of its duration metric. */
-type CaptureAttempt = (({ ok: true } & CaptureOutcome) | { ok: false; cause: unknown }) & {
+/** A capture that failed after the page answered (storing its files) keeps the page's status, `targetStatus`. */
+type CaptureAttempt = (({ ok: true } & CaptureOutcome) | { ok: false; cause: unknown; targetStatus: number | null }) & {
   stopTimer: (labels: { status: string }) => void;
 };
 
@@ -90,6 +91,7 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
 
   protected async work(job: ScreenshotJob): Promise<CaptureAttempt> {
     const stopTimer = this.metrics.captureDuration.startTimer();
+    let targetStatus: number | null = null;
     try {
       const upload =
         job.source === 'upload' ? await this.write(`read the upload of ${job.id}`, () => this.uploads.findOneBy({ jobId: job.id })) : null;
@@ -106,17 +108,18 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
             }
           : undefined,
       });
+      targetStatus = result.targetStatus;
       const resultFile = result.image && result.format ? await this.files.save(result.image, result.format) : null;
       const extracted = content ? await this.extraction.store(content) : null;
       return { ok: true, resultFile, clipped: result.clipped, targetStatus: result.targetStatus, extracted, stopTimer };
     } catch (cause) {
-      return { ok: false, cause, stopTimer };
+      return { ok: false, cause, targetStatus, stopTimer };
     }
   }
 
   protected async finish(job: ScreenshotJob, attempt: CaptureAttempt): Promise<void> {
     if (attempt.ok) await this.lifecycle.complete(job.id, attempt);
-    else await this.lifecycle.fail(job.id, attempt.cause);
+    else await this.lifecycle.fail(job.id, attempt.cause, attempt.targetStatus);
     const status = attempt.ok ? 'done' : 'failed';
     this.metrics.captures.inc({ status, format: job.format });
     attempt.stopTimer({ status });

@@ -93,13 +93,14 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
 
   /**
    * Ends a job `failed` with the customer-safe text of `cause` ({@link customerSafeError}); false when
-   * it had already ended. Logs internal causes with their stack for operators.
+   * it had already ended. Logs internal causes with their stack for operators. `targetStatus` is the
+   * cause's, else `answeredStatus`: what the page answered before a later step (storing) failed.
    */
-  fail(jobId: string, cause: unknown): Promise<boolean> {
+  fail(jobId: string, cause: unknown, answeredStatus: number | null = null): Promise<boolean> {
     if (!(cause instanceof CaptureError) && !(cause instanceof CustomerMessage)) {
       this.logger.error(`Job ${jobId} failed`, cause instanceof Error ? cause.stack : String(cause));
     }
-    const targetStatus = cause instanceof CaptureError ? cause.targetStatus : null;
+    const targetStatus = (cause instanceof CaptureError ? cause.targetStatus : null) ?? answeredStatus;
     return this.endJob(jobId, { status: 'failed', error: customerSafeError(cause), targetStatus, completedAt: this.clock.now() });
   }
 

@@ -159,6 +159,9 @@ describe('global contract: envelope, request ids, validation, authentication', (
       fullPage: true,
       clipped: false,
       cached: false,
+      // CONTRACT.md, "Capture options, second set" and "Extracted content": every job has both.
+      targetStatus: null,
+      extracted: null,
       options: { width: 100, height: 4320, fullPage: true, format: 'webp', delay: 10000 },
     });
     const polled = await t.request('GET', `/v1/screenshot/${res.body.id}`, { key });

@@ -36,7 +36,7 @@ describe('internal failures reach customers as safe messages', () => {
     expect(job).toMatchObject({ status: 'failed', error: STORAGE_FAILURE_MESSAGE, url: null });
     const events = await t.get(DataSource).getRepository(EventRecord).findBy({ accountId, type: 'screenshot.failed' });
     expect(events).toHaveLength(1);
-    expect(events[0].data).toEqual({ screenshotId: job.id, url: `${pages.url}/plain`, error: STORAGE_FAILURE_MESSAGE });
+    expect(events[0].data).toEqual({ screenshotId: job.id, url: `${pages.url}/plain`, error: STORAGE_FAILURE_MESSAGE, targetStatus: 200 });
     const shown = JSON.stringify([job, events[0].data]);
     expect(shown).not.toContain(dir);
     expect(shown).not.toMatch(/ENOTDIR|EEXIST|at .*\.js:\d+/);
