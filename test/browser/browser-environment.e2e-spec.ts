@@ -45,7 +45,13 @@ describe('the browser’s environment and sandbox', () => {
   });
 
   it('/ready reports the browser up with whether its sandbox is on', async () => {
-    const ready = await fetch(`${t.baseUrl}/ready`);
+    // Readiness may lag the app's start on a loaded machine (the browser's first launch): poll, with a deadline.
+    const deadline = Date.now() + 30_000;
+    let ready = await fetch(`${t.baseUrl}/ready`);
+    while (ready.status !== 200 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250));
+      ready = await fetch(`${t.baseUrl}/ready`);
+    }
     expect(ready.status).toBe(200);
     const body = await ready.json();
     expect(body.details.browser).toEqual({ status: 'up', sandbox: sandboxSupport().possible ? 'on' : 'off' });
