@@ -35,11 +35,10 @@ const e2e = {
 };
 
 /**
- * Workers of the parallel lane (GLIMPSE_TEST_WORKERS overrides). On 2 cores 3 measured faster than 2, and
- * 4 than 3 (docs/testing.md, "Measured"): the files spend much of their time waiting on Chromium, the
- * network and timers, so the cores are not saturated.
+ * Workers of the parallel lane (GLIMPSE_TEST_WORKERS overrides). 3 measured faster than 2 on 2 cores
+ * (docs/testing.md, "Measured"): the files spend much of their time waiting on Chromium and the network.
  */
-const workers = Number(process.env.GLIMPSE_TEST_WORKERS) || 4;
+const workers = Number(process.env.GLIMPSE_TEST_WORKERS) || 3;
 /** Workers of the system lane, read by the runner and the global setup (GLIMPSE_TEST_SYSTEM_WORKERS overrides). */
 process.env.GLIMPSE_TEST_SYSTEM_WORKERS ||= '2';
 

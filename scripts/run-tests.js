@@ -1,12 +1,10 @@
 #!/usr/bin/env node
-// `npm test`: runs npm scripts in groups, e.g. `openapi:check test:jest,lint,typecheck`. The groups
+// `npm test`: runs npm scripts in groups, e.g. `lint,typecheck,openapi:check test:jest`. The groups
 // (separated by spaces) run one after another; the scripts of a group (separated by commas) run at the
-// same time, as many as the machine has cores. A group's first script writes straight to the terminal
-// (jest's progress stays live); the others' output is printed as each ends, so it never interleaves
-// within a script. Stops after the first group with a failing script, and ends with a table of the time
+// same time, as many as the machine has cores, and their output is printed as each ends, so it never
+// interleaves. Stops after the first group with a failing script, and ends with a table of the time
 // each script took and, for jest, each project (scripts/jest-project-times.js). Exits with the first
-// failing script's exit code, 0 when all passed. Add a check by adding its script's name to a group:
-// beside jest it costs no wall time while the tests leave a core idle (docs/testing.md).
+// failing script's exit code, 0 when all passed. Add a check by adding its script's name to a group.
 const { spawn } = require('node:child_process');
 const { existsSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
 const { availableParallelism, tmpdir } = require('node:os');
@@ -24,16 +22,16 @@ const timesFile = join(dir, 'projects.json');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const env = { ...process.env, GLIMPSE_TEST_TIMES_FILE: timesFile };
 
-/** Runs `npm run <script>`; `live`: its output goes straight to the terminal, else it is buffered until it ends. */
-function run(script, live) {
+/** Runs `npm run <script>`; a script alone in its group writes straight to the terminal, others are buffered. */
+function run(script, alone) {
   return new Promise((resolve) => {
     const started = Date.now();
-    const child = spawn(npm, ['run', script], { env, stdio: live ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(npm, ['run', script], { env, stdio: alone ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
     const output = [];
     child.stdout?.on('data', (d) => output.push(d));
     child.stderr?.on('data', (d) => output.push(d));
     child.on('close', (code, signal) => {
-      if (!live) process.stdout.write(Buffer.concat(output));
+      if (!alone) process.stdout.write(Buffer.concat(output));
       resolve({ script, ms: Date.now() - started, code: code ?? (signal ? 1 : 0) });
     });
   });
@@ -46,7 +44,7 @@ async function runGroup(group, limit) {
   const lane = async () => {
     while (next < group.length) {
       const index = next++;
-      results[index] = await run(group[index], index === 0);
+      results[index] = await run(group[index], group.length === 1);
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, group.length) }, lane));
