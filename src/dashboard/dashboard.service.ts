@@ -162,14 +162,8 @@ export class DashboardService {
       description: String(form.description ?? '').trim(),
       signatureScheme: form.signatureScheme || undefined,
     });
-    const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true });
-    if (errors.length)
-      return {
-        ok: false,
-        error: toFieldErrors(errors)
-          .map((f) => `${f.field}: ${f.message}`)
-          .join('; '),
-      };
+    const invalid = await formProblems(dto);
+    if (invalid) return { ok: false, error: invalid };
     return this.formAction(() => this.webhooks.create(user, dto));
   }
 
@@ -186,14 +180,8 @@ export class DashboardService {
       description: String(form.description ?? '').trim(),
       signatureScheme: form.signatureScheme || undefined,
     });
-    const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true });
-    if (errors.length)
-      return {
-        ok: false,
-        error: toFieldErrors(errors)
-          .map((f) => `${f.field}: ${f.message}`)
-          .join('; '),
-      };
+    const invalid = await formProblems(dto);
+    if (invalid) return { ok: false, error: invalid };
     return this.formAction(() => this.notFoundAsPage(() => this.webhooks.update(user, id, dto)));
   }
 
@@ -285,14 +273,8 @@ export class DashboardService {
       format: form.format || undefined,
       delay: int(form.delay),
     });
-    const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true });
-    if (errors.length)
-      return {
-        ok: false,
-        error: toFieldErrors(errors)
-          .map((f) => `${f.field}: ${f.message}`)
-          .join('; '),
-      };
+    const invalid = await formProblems(dto);
+    if (invalid) return { ok: false, error: invalid };
     return this.formAction(() => this.screenshots.create(caller, dto));
   }
 
@@ -364,4 +346,16 @@ export class DashboardService {
 function keyLabel(keys: KeyRow[], apiKeyId: string): string {
   const key = keys.find((k) => k.id === apiKeyId);
   return key ? key.name || `${key.prefix}…` : '';
+}
+
+/**
+ * Validates a form's DTO as the matching API route does; returns the problems as one line for the
+ * form's message (`field: message; …`), or null when it is valid.
+ */
+async function formProblems(dto: object): Promise<string | null> {
+  const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true });
+  if (!errors.length) return null;
+  return toFieldErrors(errors)
+    .map((f) => `${f.field}: ${f.message}`)
+    .join('; ');
 }

@@ -1,8 +1,9 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse } from 'yaml';
 import { captureBudgetMs } from '../../src/capture/capture-options';
 import { environmentVariableNames, loadConfig } from '../../src/config/app-config';
+import { helmSkeleton as skeleton } from '../support/helm-skeleton';
 
 const root = join(__dirname, '../..');
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
@@ -90,21 +91,6 @@ describe('deployment files', () => {
     const chart = 'deploy/helm/glimpse';
     const templates = readdirSync(join(root, chart, 'templates')).filter((f) => f.endsWith('.yaml'));
     const template = (name: string) => read(`${chart}/templates/${name}`);
-
-    /**
-     * The YAML skeleton of a template: lines holding only a template action are dropped and inline
-     * actions become a placeholder, so the structure around them must be valid YAML.
-     */
-    function skeleton(text: string): unknown[] {
-      const stripped = text
-        .split('\n')
-        .filter((line) => !/^\s*\{\{-?.*-?\}\}\s*$/.test(line))
-        .map((line) => line.replace(/\{\{-?.*?-?\}\}/g, 'TEMPLATE'))
-        .join('\n');
-      const docs = parseAllDocuments(stripped);
-      for (const doc of docs) expect(doc.errors.map((e) => e.message)).toEqual([]);
-      return docs.map((d) => d.toJS());
-    }
 
     it('has the chart metadata and values with configuration names only', () => {
       const meta = parse(read(`${chart}/Chart.yaml`));

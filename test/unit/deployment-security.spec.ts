@@ -1,21 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse } from 'yaml';
+import { helmSkeleton as skeleton } from '../support/helm-skeleton';
 
 const root = join(__dirname, '../..');
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
-
-/** The YAML around a Helm template's actions (lines of only an action dropped, inline ones replaced). */
-function skeleton(text: string): any[] {
-  const stripped = text
-    .split('\n')
-    .filter((line) => !/^\s*\{\{-?.*-?\}\}\s*$/.test(line))
-    .map((line) => line.replace(/\{\{-?.*?-?\}\}/g, 'TEMPLATE'))
-    .join('\n');
-  const docs = parseAllDocuments(stripped);
-  for (const doc of docs) expect(doc.errors.map((e) => e.message)).toEqual([]);
-  return docs.map((d) => d.toJS());
-}
 
 /** docs/security.md, "What an operator must configure": the deployment files ship the safe defaults. */
 describe('deployment files: security defaults', () => {
