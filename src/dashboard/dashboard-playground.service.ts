@@ -91,7 +91,11 @@ export class DashboardPlaygroundService {
     } catch (err) {
       if (!(err instanceof ApiError) || err.status < 400 || err.status >= 500) throw err;
       const fields = err.code === ErrorCode.VALIDATION_FAILED ? (err.details as { fields?: FieldError[] } | undefined)?.fields : undefined;
-      return { ok: false, error: fields?.length ? fields.map((f) => `${f.field}: ${f.message}`).join('; ') : err.message, status: err.status };
+      return {
+        ok: false,
+        error: fields?.length ? fields.map((f) => `${f.field}: ${f.message}`).join('; ') : err.message,
+        status: err.status,
+      };
     }
   }
 
@@ -102,10 +106,11 @@ export class DashboardPlaygroundService {
   async result(user: UserView, id: string, waitMs = PLAYGROUND_WAIT_MS): Promise<PlaygroundResult> {
     const caller = { accountId: user.accountId };
     const read = () => this.notFoundAsPage(() => this.screenshots.get(caller, id));
-    const job = (await this.waiter.waitForEnd(id, waitMs, async () => {
-      const now = await read();
-      return now.status === 'done' || now.status === 'failed' ? now : null;
-    })) ?? (await read());
+    const job =
+      (await this.waiter.waitForEnd(id, waitMs, async () => {
+        const now = await read();
+        return now.status === 'done' || now.status === 'failed' ? now : null;
+      })) ?? (await read());
     const result: PlaygroundResult = {
       job,
       busy: job.status === 'pending' || job.status === 'processing',
@@ -162,14 +167,14 @@ export function playgroundRequest(form: Record<string, unknown>): Record<string,
 }
 
 /** The start of a text the page shows: at most {@link PLAYGROUND_TEXT_MAX_CHARS} characters, never half a surrogate pair. */
-function shownText(content: string): { text: string; cut: boolean } {
+export function shownText(content: string): { text: string; cut: boolean } {
   if (content.length <= PLAYGROUND_TEXT_MAX_CHARS) return { text: content, cut: false };
   const end = PLAYGROUND_TEXT_MAX_CHARS - (/[\uD800-\uDBFF]/.test(content.charAt(PLAYGROUND_TEXT_MAX_CHARS - 1)) ? 1 : 0);
   return { text: content.slice(0, end), cut: true };
 }
 
 /** The first {@link PLAYGROUND_LINKS_MAX} links of the `links` file (`[{ url, text, rel }]`); only http(s) URLs become links. */
-function shownLinks(content: string): ShownLink[] {
+export function shownLinks(content: string): ShownLink[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(content);
@@ -184,7 +189,7 @@ function shownLinks(content: string): ShownLink[] {
 }
 
 /** The metadata as table rows: the named fields in the contract's order, then `og:*` and `twitter:*`; absent values left out. */
-function metadataRows(metadata: ExtractedMetadata): MetadataRow[] {
+export function metadataRows(metadata: ExtractedMetadata): MetadataRow[] {
   const rows: MetadataRow[] = [];
   const add = (name: string, value: unknown, url = false) => {
     if (value === null || value === undefined || value === '') return;

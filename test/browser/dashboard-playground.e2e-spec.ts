@@ -99,7 +99,9 @@ describe('dashboard playground (real Chromium against the real app)', () => {
     expect(await page.locator('details.pg-more pre').textContent()).toContain('<p id="target-marker">');
 
     const metadata = Object.fromEntries(
-      await page.locator('#pg-metadata tbody tr').evaluateAll((rows) => rows.map((r) => [r.querySelector('th')?.textContent, r.querySelector('td')?.textContent])),
+      await page
+        .locator('#pg-metadata tbody tr')
+        .evaluateAll((rows) => rows.map((r) => [r.querySelector('th')?.textContent, r.querySelector('td')?.textContent])),
     );
     expect(metadata).toMatchObject({
       title: 'Loopback article',
