@@ -43,6 +43,19 @@ describe('the image size cap at submission', () => {
     expect(captureOptionConflicts({ device: 'iPhone 15', scale: 1 }, { maxImagePixels: pixels - 1 })).toEqual([]);
   });
 
+  it('holds with format none too: the viewport is rendered at its scale even when no image is taken', () => {
+    const phone = devices['iPhone 15'];
+    const pixels = imagePixels(phone.viewport.width, phone.viewport.height, phone.deviceScaleFactor);
+    const none = { format: 'none', extract: ['markdown'] } as const;
+    expect(captureOptionConflicts({ ...none, device: 'iPhone 15' }, { maxImagePixels: pixels })).toEqual([]);
+    expect(captureOptionConflicts({ ...none, device: 'iPhone 15' }, { maxImagePixels: pixels - 1 })).toEqual([
+      { field: 'device', message: expect.stringMatching(/MAX_IMAGE_PIXELS\)$/) },
+    ]);
+    expect(captureOptionConflicts({ ...none, width: 3840, height: 4320 }, { maxImagePixels: 16_000_000 })).toEqual([
+      { field: 'width', message: expect.stringMatching(/^asks for an image of 16,588,800 pixels/) },
+    ]);
+  });
+
   it('prefixes batch items and leaves a selector or full page to the page', () => {
     expect(captureOptionConflicts({ clip: { x: 0, y: 0, width: 2000, height: 2000 } }, { maxImagePixels: 2_000_000 }, 'items[3].')).toEqual(
       [{ field: 'items[3].clip', message: expect.any(String) }],
