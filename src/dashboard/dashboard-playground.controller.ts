@@ -52,7 +52,9 @@ export class DashboardPlaygroundController {
     const result = await this.playground.result(signedIn(req).user, id);
     // The result card's own request for itself gets the card; a boosted link (also htmx) gets the page.
     if (req.headers['hx-request'] && !req.headers['hx-boosted']) return this.views.send(res, 200, 'partials/playground-result', { result });
-    await this.render(req, res, 200, { form: { ...DEFAULT_FORM, ...result.job.options }, error: null, result });
+    // The form shows the job's own options (the target URL and the key are not part of them).
+    const form = { markdownMode: DEFAULT_FORM.markdownMode, ...result.job.options, extract: result.job.options.extract ?? [] };
+    await this.render(req, res, 200, { form, error: null, result });
   }
 
   private async render(

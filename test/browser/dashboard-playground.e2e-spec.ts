@@ -130,6 +130,11 @@ describe('dashboard playground (real Chromium against the real app)', () => {
     await page.locator('#playground-result').getByRole('link', { name: /^scr_/ }).click();
     await page.waitForURL('**/dashboard/playground/jobs/scr_*');
     expect(await page.locator('#pg-markdown').textContent()).toMatch(/^# Loopback article/);
+    expect(await page.getByRole('navigation', { name: 'Dashboard' }).count()).toBe(1);
+    // Its form has the job's options, to capture again.
+    expect(await page.getByLabel('Width (px)').inputValue()).toBe('800');
+    expect(await page.getByLabel('html', { exact: true }).isChecked()).toBe(true);
+    expect(await page.getByLabel('text', { exact: true }).isChecked()).toBe(false);
     expect(await used()).toBe(before + 1);
   });
 
