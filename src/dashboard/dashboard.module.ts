@@ -13,6 +13,8 @@ import { DashboardNotFoundController, DashboardPagesController } from './dashboa
 import { DashboardSession } from './dashboard-session.entity';
 import { DashboardSessionsService } from './dashboard-sessions.service';
 import { DashboardOidcService } from './dashboard-oidc.service';
+import { DashboardPlaygroundController } from './dashboard-playground.controller';
+import { DashboardPlaygroundService } from './dashboard-playground.service';
 import { DashboardSignInService } from './dashboard-sign-in.service';
 import { DashboardViews } from './dashboard-views';
 import { DashboardMiddleware } from './dashboard.middleware';
@@ -34,13 +36,20 @@ import { SignInFailure } from './sign-in-failure.entity';
     WebhooksModule,
   ],
   // The catch-all 404 controller must stay last.
-  controllers: [DashboardAssetsController, DashboardAuthController, DashboardPagesController, DashboardNotFoundController],
+  controllers: [
+    DashboardAssetsController,
+    DashboardAuthController,
+    DashboardPagesController,
+    DashboardPlaygroundController,
+    DashboardNotFoundController,
+  ],
   providers: [
     DashboardViews,
     DashboardSessionsService,
     DashboardSignInService,
     DashboardOidcService,
     DashboardService,
+    DashboardPlaygroundService,
     DashboardExceptionFilter,
   ],
 })
@@ -48,6 +57,12 @@ export class DashboardModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     consumer
       .apply(DashboardMiddleware)
-      .forRoutes(DashboardAuthController, DashboardPagesController, DashboardNotFoundController, DashboardAssetsController);
+      .forRoutes(
+        DashboardAuthController,
+        DashboardPagesController,
+        DashboardPlaygroundController,
+        DashboardNotFoundController,
+        DashboardAssetsController,
+      );
   }
 }

@@ -24,7 +24,14 @@ import {
   TakeScreenshotInput,
   validateToolInput,
 } from './tool-inputs';
-import { QUOTA_OUTPUT_SCHEMA, QuotaOutput, SCREENSHOT_OUTPUT_SCHEMA, ScreenshotOutput } from './tool-outputs';
+import {
+  QUOTA_OUTPUT_SCHEMA,
+  QuotaOutput,
+  READ_PAGE_OUTPUT_SCHEMA,
+  ReadPageOutput,
+  SCREENSHOT_OUTPUT_SCHEMA,
+  ScreenshotOutput,
+} from './tool-outputs';
 
 /** How often `take_screenshot` looks at its job while waiting, in ms. */
 export const JOB_POLL_INTERVAL_MS = 100;
@@ -101,9 +108,11 @@ export class McpToolsService {
           `(the main content as Mozilla Readability finds it, its title as the first heading; markdownMode full: the whole body; at most ${READ_PAGE_MARKDOWN_MAX_CHARS.toLocaleString('en-US')} characters, then …[truncated]) ` +
           'and the page metadata as structured content {title, description, lang, canonicalUrl, siteName, image, favicon, openGraph, twitter, statusCode, finalUrl}. ' +
           'Takes the same arguments as take_screenshot (waits, scripts, cookies, headers, …); no image unless format is given. ' +
-          `Waits up to timeoutSeconds (${SCREENSHOT_WAIT_S.min}-${SCREENSHOT_WAIT_S.max}, default ${SCREENSHOT_WAIT_S.default}). ` +
+          `Waits up to timeoutSeconds (${SCREENSHOT_WAIT_S.min}-${SCREENSHOT_WAIT_S.max}, default ${SCREENSHOT_WAIT_S.default}); ` +
+          'if the page is not read by then, the structured content is {id, status}: call get_screenshot with that id later (its job has the extracted files). ' +
           'Counts one screenshot against the monthly quota of this API key.',
         inputSchema: TAKE_SCREENSHOT_INPUT_SCHEMA,
+        outputSchema: READ_PAGE_OUTPUT_SCHEMA,
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       },
       (args, extra) => this.asToolResult(() => this.readPage(caller, args, extra.signal)),
@@ -247,8 +256,9 @@ export class McpToolsService {
    * `read_page`: a capture with `extract` markdown and metadata (added to any `extract` given) and
    * `format: "none"` unless a format is given, validated and counted as `take_screenshot`; returns the
    * markdown as text (cut at {@link READ_PAGE_MARKDOWN_MAX_CHARS} characters, then `…[truncated]`) and
-   * the metadata as structured content (CONTRACT.md, "Extracted content"). A failed capture is an
-   * error result `CAPTURE_FAILED: …`; one not finished in time returns the job and a hint to poll.
+   * the metadata as structured content ({@link READ_PAGE_OUTPUT_SCHEMA}; CONTRACT.md, "Extracted content").
+   * A failed capture is an error result `CAPTURE_FAILED: …`; one not finished in time returns `{ id, status }`
+   * and a hint to poll get_screenshot.
    */
   async readPage(caller: AuthenticatedKey, args: unknown, signal?: AbortSignal): Promise<CallToolResult> {
     const { timeoutSeconds = SCREENSHOT_WAIT_S.default, ...request } = validateToolInput(TakeScreenshotInput, args);
@@ -259,12 +269,23 @@ export class McpToolsService {
       await sleep(JOB_POLL_INTERVAL_MS, undefined, { signal }).catch(() => undefined);
       job = await this.screenshots.get(caller, job.id);
     }
-    if (job.status !== 'done') return this.jobResult(caller, job, false);
+    if (job.status === 'failed') return this.jobResult(caller, job, false);
+    if (job.status !== 'done') {
+      const running: ReadPageOutput = { id: job.id, status: job.status };
+      const hint = `The page is not read yet (status ${job.status}). Call get_screenshot with id "${job.id}" in a few seconds.`;
+      return {
+        content: [
+          { type: 'text', text: JSON.stringify(running) },
+          { type: 'text', text: hint },
+        ],
+        structuredContent: running,
+      };
+    }
     const markdown = (await this.screenshots.openExtracted(caller, job.id, 'markdown')) ?? '';
     // Cut at a character boundary: never between the halves of a surrogate pair.
     const cut = READ_PAGE_MARKDOWN_MAX_CHARS - (/[\uD800-\uDBFF]/.test(markdown.charAt(READ_PAGE_MARKDOWN_MAX_CHARS - 1)) ? 1 : 0);
     const text = markdown.length > READ_PAGE_MARKDOWN_MAX_CHARS ? `${markdown.slice(0, cut)}…[truncated]` : markdown;
-    const metadata = (job.extracted?.metadata ?? {}) as unknown as Record<string, unknown>;
+    const metadata: ReadPageOutput = job.extracted?.metadata ?? {};
     return { content: [{ type: 'text', text }], structuredContent: metadata };
   }
 
