@@ -12,7 +12,6 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { QuotaService } from '../quota/quota.service';
 import { RunOverview, RunsService } from '../runs/runs.service';
 import { quotaMonthOf, WARNING_THRESHOLD_PERCENTS } from '../quota/quota-window';
-import { CreateScreenshotDto } from '../screenshots/dto/create-screenshot.dto';
 import { ScreenshotJobDto } from '../screenshots/dto/screenshot-job.dto';
 import { ScreenshotsService } from '../screenshots/screenshots.service';
 import { CreateWebhookEndpointDto, UpdateWebhookEndpointDto } from '../webhooks/dto/create-webhook-endpoint.dto';
@@ -255,27 +254,6 @@ export class DashboardService {
   async cancelRun(user: UserView, id: string): Promise<FormResult<void>> {
     const result = await this.formAction(() => this.notFoundAsPage(() => this.runs.cancel(user, id)));
     return result.ok ? { ok: true, value: undefined } : result;
-  }
-
-  /**
-   * The playground: captures with one of the account's active keys, exactly like `POST /v1/screenshot`
-   * with that key (SSRF guard, quota reservation, webhooks).
-   */
-  async capture(user: UserView, form: Record<string, unknown>): Promise<FormResult<ScreenshotJobDto>> {
-    const caller = await this.apiKeys.callerFor(user.accountId, String(form.keyId ?? ''));
-    if (!caller) return { ok: false, error: 'Choose one of your active API keys.' };
-    const int = (v: unknown) => (v === undefined || v === '' ? undefined : /^-?\d+$/.test(String(v)) ? Number(v) : v);
-    const dto = plainToInstance(CreateScreenshotDto, {
-      url: String(form.url ?? '').trim(),
-      width: int(form.width),
-      height: int(form.height),
-      fullPage: form.fullPage === 'on' || form.fullPage === 'true',
-      format: form.format || undefined,
-      delay: int(form.delay),
-    });
-    const invalid = await formProblems(dto);
-    if (invalid) return { ok: false, error: invalid };
-    return this.formAction(() => this.screenshots.create(caller, dto));
   }
 
   /** Members of the user's account and the user's sessions (Account page). */
