@@ -4,7 +4,7 @@ import { BrowserGoneError, BrowserPoolClosedError, BrowserUnavailableError, Leas
 import { BrowserPool, Lease } from '../browser/browser-pool';
 import {
   addPageStyles,
-  captureScreenshot,
+  captureTallScreenshot,
   classifyPlaywrightError,
   elementPageBox,
   firstLine,
@@ -21,6 +21,7 @@ import {
   scrollForLazyContent,
   settleAnimations,
   TimeLimitExceededError,
+  WEBP_MAX_HEIGHT_PX,
   withTimeLimit,
 } from '../browser/page-toolkit';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
@@ -50,7 +51,7 @@ export interface CaptureRequest {
 export interface CaptureResult {
   image: Buffer | null;
   format: ResultFormat | null;
-  /** True when a full-page capture was cut at {@link CAPTURE_LIMITS.fullPageMaxHeightPx} or at `MAX_IMAGE_PIXELS`. */
+  /** True when a full-page capture was cut at `fullPageMaxHeight` (image px) or at `MAX_IMAGE_PIXELS`. */
   clipped: boolean;
   /** HTTP status of the page's main document (CONTRACT.md, "Capture options, second set"); null for an upload. */
   targetStatus: number | null;
@@ -249,7 +250,7 @@ export class CaptureEngine {
         viewportWidth: options.width,
         viewportHeight: options.height,
         scale: options.scale,
-        maxImageHeightPx: CAPTURE_LIMITS.fullPageMaxHeightPx,
+        maxImageHeightPx: options.format === 'webp' ? Math.min(options.fullPageMaxHeight, WEBP_MAX_HEIGHT_PX) : options.fullPageMaxHeight,
         maxImagePixels: this.config.maxImagePixels,
       };
       const maxHeight = fullPageMaxHeight(bounds);
@@ -290,7 +291,7 @@ export class CaptureEngine {
       await cdp.send('Emulation.setDefaultBackgroundColorOverride', { color: { r: 0, g: 0, b: 0, a: 0 } });
     }
     const format = options.format as ImageFormat;
-    const image = await captureScreenshot(cdp, {
+    const image = await captureTallScreenshot(cdp, {
       format,
       quality: options.quality,
       clip,

@@ -330,7 +330,7 @@ export const CAPTURE_OPTION_TABLE = {
     resolve: (height, { device }): number => height ?? device?.viewport.height ?? L.height.default,
   }),
   fullPage: option(z.boolean('must be a boolean'), {
-    doc: `Capture the whole scrollable page instead of the viewport only (height capped at ${L.fullPageMaxHeightPx.toLocaleString('en-US')} px; the job then says \`clipped\`). Not with selector or clip.`,
+    doc: `Capture the whole scrollable page instead of the viewport only (height capped at fullPageMaxHeight, default ${L.fullPageMaxHeightPx.toLocaleString('en-US')} image px; the job then says \`clipped\`). Not with selector or clip.`,
     default: false,
     example: true,
   }),

@@ -6,6 +6,19 @@ import { startTestApp, TestApp, waitForJob } from '../support/test-app';
  * thumbnail, fullPageMaxHeight and proxy (CONTRACT.md, "Capture options, second set"): the stored
  * thumbnail decoded, a stitched tall page read at its seams, and what a loopback upstream proxy saw.
  */
+/** Colour of the 1,000 px band starting at `band` × 1,000 px of {@link TALL_PAGE}. */
+const bandColour = (band: number) => [(band * 37) % 256, (band * 91) % 256, (band * 53 + 7) % 256];
+
+/**
+ * 30,000 px tall, 30 bands of 1,000 px in distinct colours, and a green band from 16,300 to 16,500 px
+ * across the first section's end (16,384 px): the rows around the seam show whether the sections were
+ * placed right.
+ */
+const TALL_PAGE = `<!doctype html><html><body style="margin:0">${Array.from(
+  { length: 30 },
+  (_, i) => `<div style="height:1000px;background:rgb(${bandColour(i).join(',')})"></div>`,
+).join('')}<div style="position:absolute;left:0;top:16300px;width:100%;height:200px;background:rgb(0,200,0)"></div></body></html>`;
+
 describe('capture options, second set: thumbnail, fullPageMaxHeight, proxy', () => {
   let t: TestApp;
   let pages: PageServer;
@@ -17,6 +30,7 @@ describe('capture options, second set: thumbnail, fullPageMaxHeight, proxy', () 
       '/halves': `<!doctype html><html><body style="margin:0">
         <div style="position:absolute;left:0;top:0;width:200px;height:300px;background:rgb(255,0,0)"></div>
         <div style="position:absolute;left:200px;top:0;width:200px;height:300px;background:rgb(0,0,255)"></div></body></html>`,
+      '/tall': TALL_PAGE,
     });
     t = await startTestApp();
     ({ key } = await t.createKey());
@@ -45,9 +59,24 @@ describe('capture options, second set: thumbnail, fullPageMaxHeight, proxy', () 
     return [...data.subarray(0, 3)].concat(info.channels === 4 ? [data[3]] : []);
   }
 
-  /** Captures left this month (X-RateLimit-Remaining): unchanged when nothing was counted. */
-  async function remaining(): Promise<number> {
-    return Number((await t.request('GET', '/v1/screenshots', { key })).headers.get('x-ratelimit-remaining'));
+  /** Captures left this month after a request (X-RateLimit-Remaining): unchanged when nothing was counted. */
+  const remaining = (res: { headers: Headers }) => Number(res.headers.get('x-ratelimit-remaining'));
+
+  /** Submits bodies that must be refused with 400 VALIDATION_FAILED and counted nowhere; returns the fields named. */
+  async function refusedFields(bodies: Record<string, unknown>[]): Promise<string[][]> {
+    const counted = await t.request('POST', '/v1/screenshot', { key, body: { url: `${pages.url}/halves` } });
+    expect(counted.status).toBe(202);
+    const left = remaining(counted);
+    expect(left).toBeGreaterThan(0);
+    const fields: string[][] = [];
+    for (const body of bodies) {
+      const res = await t.request('POST', '/v1/screenshot', { key, body });
+      expect(res.status).toBe(400);
+      expect(res.body.code).toBe('VALIDATION_FAILED');
+      expect(remaining(res)).toBe(left);
+      fields.push(res.body.details.fields.map((f: { field: string }) => f.field));
+    }
+    return fields;
   }
 
   describe('thumbnail', () => {
@@ -85,20 +114,62 @@ describe('capture options, second set: thumbnail, fullPageMaxHeight, proxy', () 
     });
 
     it('not with format pdf or none: 400 naming thumbnail, nothing counted', async () => {
-      const before = await remaining();
-      expect(before).toBeGreaterThan(0);
-      for (const body of [
+      const fields = await refusedFields([
         { url: `${pages.url}/halves`, format: 'pdf', thumbnail: { width: 100 } },
         { url: `${pages.url}/halves`, format: 'none', extract: ['text'], thumbnail: { width: 100 } },
         { url: `${pages.url}/halves`, thumbnail: { width: 8 } },
         { url: `${pages.url}/halves`, thumbnail: { width: 100, fit: 'fill' } },
-      ]) {
-        const res = await t.request('POST', '/v1/screenshot', { key, body });
+      ]);
+      for (const named of fields) expect(named.map((f) => f.split('.')[0])).toEqual(['thumbnail']);
+    });
+  });
+
+  describe('fullPageMaxHeight: a page taller than 16,384 px is captured in sections and stitched', () => {
+    const GREEN = [0, 200, 0];
+
+    it('30,000 px with fullPageMaxHeight 65000: the whole page, clipped false, the seam at 16,384 px in place', async () => {
+      const job = await capture({ url: `${pages.url}/tall`, width: 300, height: 1000, fullPage: true, fullPageMaxHeight: 65_000 });
+      expect(job).toMatchObject({ status: 'done', clipped: false, options: { fullPageMaxHeight: 65_000 } });
+      const png = await download(job.url);
+      expect(await sharp(png, { limitInputPixels: false }).metadata()).toMatchObject({ format: 'png', width: 300, height: 30_000 });
+      const rows: [number, number[]][] = [
+        [0, bandColour(0)],
+        [15_999, bandColour(15)],
+        [16_000, bandColour(16)],
+        [16_299, bandColour(16)],
+        [16_300, GREEN],
+        [16_383, GREEN],
+        [16_384, GREEN],
+        [16_499, GREEN],
+        [16_500, bandColour(16)],
+        [16_999, bandColour(16)],
+        [17_000, bandColour(17)],
+        [29_999, bandColour(29)],
+      ];
+      for (const [row, colour] of rows) expect([row, (await rgbAt(png, 150, row)).slice(0, 3)]).toEqual([row, colour]);
+    });
+
+    it('fullPageMaxHeight 20000 cuts the image there: clipped true', async () => {
+      const job = await capture({ url: `${pages.url}/tall`, width: 300, height: 1000, fullPage: true, fullPageMaxHeight: 20_000 });
+      expect(job).toMatchObject({ status: 'done', clipped: true });
+      const png = await download(job.url);
+      expect(await sharp(png, { limitInputPixels: false }).metadata()).toMatchObject({ width: 300, height: 20_000 });
+      expect((await rgbAt(png, 10, 16_384)).slice(0, 3)).toEqual(GREEN);
+      expect((await rgbAt(png, 10, 19_999)).slice(0, 3)).toEqual(bandColour(19));
+    });
+
+    it('by default a full page stops at 16,384 px (clipped true), and the value is checked', async () => {
+      const job = await capture({ url: `${pages.url}/tall`, width: 300, height: 1000, fullPage: true });
+      expect(job).toMatchObject({ status: 'done', clipped: true });
+      expect(await sharp(await download(job.url)).metadata()).toMatchObject({ height: 16_384 });
+      for (const fullPageMaxHeight of [99, 65_001, 20_000.5]) {
+        const res = await t.request('POST', '/v1/screenshot', {
+          key,
+          body: { url: `${pages.url}/tall`, fullPage: true, fullPageMaxHeight },
+        });
         expect(res.status).toBe(400);
-        expect(res.body.code).toBe('VALIDATION_FAILED');
-        expect(res.body.details.fields.map((f: { field: string }) => f.field.split('.')[0])).toEqual(['thumbnail']);
+        expect(res.body.details.fields[0].field).toBe('fullPageMaxHeight');
       }
-      expect(await remaining()).toBe(before);
     });
   });
 });

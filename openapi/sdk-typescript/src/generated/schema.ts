@@ -869,7 +869,7 @@ export interface components {
              */
             format?: "png" | "jpeg" | "webp" | "pdf" | "none";
             /**
-             * @description Capture the whole scrollable page instead of the viewport only (height capped at 16,384 px; the job then says `clipped`). Not with selector or clip.
+             * @description Capture the whole scrollable page instead of the viewport only (height capped at fullPageMaxHeight, default 16,384 image px; the job then says `clipped`). Not with selector or clip.
              * @default false
              * @example true
              */
@@ -1957,7 +1957,7 @@ export interface components {
                  */
                 format?: "png" | "jpeg" | "webp" | "pdf" | "none";
                 /**
-                 * @description Capture the whole scrollable page instead of the viewport only (height capped at 16,384 px; the job then says `clipped`). Not with selector or clip.
+                 * @description Capture the whole scrollable page instead of the viewport only (height capped at fullPageMaxHeight, default 16,384 image px; the job then says `clipped`). Not with selector or clip.
                  * @default false
                  * @example true
                  */
@@ -2476,7 +2476,7 @@ export interface components {
              */
             format?: "png" | "jpeg" | "webp" | "pdf" | "none";
             /**
-             * @description Capture the whole scrollable page instead of the viewport only (height capped at 16,384 px; the job then says `clipped`). Not with selector or clip.
+             * @description Capture the whole scrollable page instead of the viewport only (height capped at fullPageMaxHeight, default 16,384 image px; the job then says `clipped`). Not with selector or clip.
              * @default false
              * @example true
              */
