@@ -26,7 +26,7 @@ import {
 } from '../browser/page-toolkit';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EgressProxy } from '../egress/egress-proxy';
-import { CAPTURE_LIMITS, captureBudgetMs, CaptureOptions, PdfOptions } from './capture-options';
+import { captureBudgetMs, CaptureOptions, PdfOptions } from './capture-options';
 import { ImageFormat, ResultFormat } from '../results/result-formats';
 import { SessionSetup, sessionContextOptions } from './session-options';
 
