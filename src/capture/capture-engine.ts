@@ -26,6 +26,7 @@ import {
 } from '../browser/page-toolkit';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EgressProxy } from '../egress/egress-proxy';
+import { UpstreamProxyError } from '../egress/upstream-proxy-dial';
 import { captureBudgetMs, CaptureOptions, PdfOptions } from './capture-options';
 import { ImageFormat, ResultFormat } from '../results/result-formats';
 import { SessionSetup, sessionContextOptions } from './session-options';
@@ -117,9 +118,14 @@ export class CaptureEngine {
     const budgetMs = captureBudgetMs(this.config.captureTimeoutMs, options);
     const target: TargetAnswer = { status: null };
     try {
-      return await this.pool.withLease({ budgetMs, crashRetries: 1, lane: 'capture', context: sessionContextOptions(options) }, (lease) =>
-        this.run(lease, request, target),
-      );
+      const lease = {
+        budgetMs,
+        crashRetries: 1,
+        lane: 'capture' as const,
+        context: sessionContextOptions(options),
+        upstreamProxy: options.proxy,
+      };
+      return await this.pool.withLease(lease, (leased) => this.run(leased, request, target));
     } catch (err) {
       let error: CaptureError;
       if (err instanceof CaptureError) error = err;
@@ -332,7 +338,7 @@ export class CaptureEngine {
  */
 export function captureFailure(err: unknown, captureTimeoutMs: number): { message: string; unexpected: boolean } {
   const known = (message: string) => ({ message, unexpected: false });
-  if (err instanceof PageFailure) return known(err.message);
+  if (err instanceof PageFailure || err instanceof UpstreamProxyError) return known(err.message);
   if (err instanceof BrowserGoneError) return known(`${err.message} during the capture${err.attempts > 1 ? ', twice' : ''}`);
   if (err instanceof LeaseBudgetExceededError) return known(`capture ${err.message}`);
   if (err instanceof BrowserPoolClosedError) return known('the capture service is shutting down');
