@@ -28,8 +28,8 @@ export function authorityOf(host: string, port: number): string {
  * Opens a connection to `upstream` (an operator-listed proxy of `EGRESS_PROXIES`, dialled as
  * configured: it is not a customer's target) and asks it for a tunnel to `host:port` with
  * `CONNECT host:port HTTP/1.1` and its `Proxy-Authorization`, if any (CONTRACT.md, "Capture options,
- * second set": `proxy`). Resolves with the socket once the upstream answered 2xx; any bytes it sent
- * after its answer head are unshifted back into the socket. Rejects with an {@link UpstreamProxyError}
+ * second set": `proxy`). Resolves with the socket, paused (`pipe` or `resume` it), once the upstream
+ * answered 2xx; any bytes it sent after its answer head are unshifted back into the socket. Rejects with an {@link UpstreamProxyError}
  * when the upstream cannot be reached within `timeoutMs`, answers otherwise, or closes; the error of a
  * socket (ECONNREFUSED, …) is passed on as the `cause`.
  */
