@@ -334,9 +334,8 @@ export class EgressProxy implements OnApplicationShutdown {
       client.pipe(upstream);
     };
     if (via) {
-      tunnelThroughUpstream(via, host, port, this.connectTimeoutMs).then(
+      tunnelThroughUpstream(via, host, port, this.connectTimeoutMs, (socket) => this.track(socket)).then(
         (upstream) => {
-          this.track(upstream);
           // The browser may have given up on the request while the tunnel was being opened.
           if (client.destroyed) return void upstream.destroy();
           client.on('error', () => upstream.destroy());

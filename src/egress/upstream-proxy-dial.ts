@@ -31,11 +31,19 @@ export function authorityOf(host: string, port: number): string {
  * second set": `proxy`). Resolves with the socket, paused (`pipe` or `resume` it), once the upstream
  * answered 2xx; any bytes it sent after its answer head are unshifted back into the socket. Rejects with an {@link UpstreamProxyError}
  * when the upstream cannot be reached within `timeoutMs`, answers otherwise, or closes; the error of a
- * socket (ECONNREFUSED, …) is passed on as the `cause`.
+ * socket (ECONNREFUSED, …) is passed on as the `cause`. `onSocket` sees the socket as soon as it
+ * exists (the egress proxy keeps it, to cut it at shutdown).
  */
-export function tunnelThroughUpstream(upstream: UpstreamProxy, host: string, port: number, timeoutMs: number): Promise<Socket> {
+export function tunnelThroughUpstream(
+  upstream: UpstreamProxy,
+  host: string,
+  port: number,
+  timeoutMs: number,
+  onSocket: (socket: Socket) => void = () => undefined,
+): Promise<Socket> {
   return new Promise<Socket>((resolve, reject) => {
     const socket = connect({ host: upstream.host, port: upstream.port, timeout: timeoutMs });
+    onSocket(socket);
     let head = Buffer.alloc(0);
     const fail = (err: UpstreamProxyError) => {
       socket.destroy();
