@@ -13,8 +13,8 @@ import {
   SESSION_OPTION_NAMES,
 } from './capture-options';
 
-/** The configured limits of these tests: the contract's default image size cap. */
-const LIMITS = { maxImagePixels: 100_000_000 };
+/** The configured limits of these tests: the contract's default image size cap, and the upstream proxy the proxy option's example names. */
+const LIMITS = { maxImagePixels: 100_000_000, egressProxies: { 'de-residential': {} } };
 
 // The DTOs, OpenAPI, MCP and CLI derived from the table are checked in src/openapi/capture-options-derived.spec.ts.
 

@@ -15,6 +15,7 @@ import { ResultFilesService } from '../storage/result-files.service';
 import { jobCaptureOptions, ScreenshotJob } from './screenshot-job.entity';
 import { CaptureOutcome, CustomerMessage, ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
 import { ScreenshotUpload } from './screenshot-upload.entity';
+import { saveThumbnail } from './thumbnail';
 
 /** Capture attempts per job: the first, and one more when a worker died during the first. */
 export const MAX_CAPTURE_ATTEMPTS = 2;
@@ -110,8 +111,9 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
       });
       targetStatus = result.targetStatus;
       const resultFile = result.image && result.format ? await this.files.save(result.image, result.format) : null;
+      const thumbnailFile = await saveThumbnail(this.files, result, options, this.config.maxImagePixels);
       const extracted = content ? await this.extraction.store(content) : null;
-      return { ok: true, resultFile, clipped: result.clipped, targetStatus: result.targetStatus, extracted, stopTimer };
+      return { ok: true, resultFile, thumbnailFile, clipped: result.clipped, targetStatus: result.targetStatus, extracted, stopTimer };
     } catch (cause) {
       return { ok: false, cause, targetStatus, stopTimer };
     }

@@ -40,6 +40,8 @@ export function customerSafeError(cause: unknown): string {
 export interface CaptureOutcome {
   /** Name of the stored result file (null with `format: "none"`). */
   resultFile: string | null;
+  /** Name of the stored thumbnail (null or absent without `thumbnail`). */
+  thumbnailFile?: string | null;
   clipped: boolean;
   /** HTTP status of the page's main document; null for an upload. */
   targetStatus: number | null;
@@ -84,6 +86,7 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
     return this.endJob(jobId, {
       status: 'done',
       resultFile: outcome.resultFile,
+      thumbnailFile: outcome.thumbnailFile ?? null,
       clipped: outcome.clipped,
       extracted: outcome.extracted ?? null,
       targetStatus: outcome.targetStatus,
@@ -127,6 +130,7 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
         screenshotId: job.id,
         url: job.targetUrl,
         publicUrl: job.resultFile ? this.files.publicUrl(job.resultFile) : null,
+        thumbnailUrl: job.thumbnailFile ? this.files.publicUrl(job.thumbnailFile) : null,
         format: job.format,
         width: job.width,
         height: job.height,

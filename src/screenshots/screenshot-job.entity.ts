@@ -83,6 +83,10 @@ export class ScreenshotJob extends KeyOwnedWork {
   @Column({ name: 'result_file', type: 'varchar', length: 64, nullable: true })
   resultFile: string | null;
 
+  /** Name of the stored thumbnail (CONTRACT.md, "Capture options, second set": `thumbnail`), once done; null without one. */
+  @Column({ name: 'thumbnail_file', type: 'varchar', length: 64, nullable: true })
+  thumbnailFile: string | null;
+
   /** The extracted content (CONTRACT.md, "Extracted content"): file names, sizes, metadata; null until done or without `extract`. */
   @Column({ type: 'jsonb', nullable: true })
   extracted: StoredExtracted | null;

@@ -215,11 +215,19 @@ export class ScreenshotsService {
   /** Ends a cached job `done` with a copy of `source`'s file; when the file is gone after all, the job is captured as usual instead. */
   private async completeFromCache(job: ScreenshotJob, source: ScreenshotJob): Promise<void> {
     const resultFile = await this.files.copy(source.resultFile as string);
+    const thumbnailFile = resultFile && source.thumbnailFile ? await this.files.copy(source.thumbnailFile) : null;
     const extracted = resultFile ? await this.extraction.copy(source.extracted) : null;
     if (
       resultFile &&
+      (thumbnailFile || !source.thumbnailFile) &&
       extracted !== undefined &&
-      (await this.lifecycle.complete(job.id, { resultFile, clipped: source.clipped, targetStatus: source.targetStatus, extracted }))
+      (await this.lifecycle.complete(job.id, {
+        resultFile,
+        thumbnailFile,
+        clipped: source.clipped,
+        targetStatus: source.targetStatus,
+        extracted,
+      }))
     )
       return;
     this.logger.warn(`The cached capture of ${job.id} (${source.id}) is gone; capturing instead`);
@@ -249,6 +257,7 @@ export class ScreenshotsService {
       targetStatus: null,
       createdAt: this.clock.now(),
       resultFile: null,
+      thumbnailFile: null,
       extracted: null,
       error: null,
       startedAt: null,
@@ -312,6 +321,7 @@ export class ScreenshotsService {
       id: job.id,
       status: job.status,
       url: job.status === 'done' && job.resultFile ? this.files.publicUrl(job.resultFile) : null,
+      thumbnailUrl: job.status === 'done' && job.thumbnailFile ? this.files.publicUrl(job.thumbnailFile) : null,
       error: job.error,
       createdAt: job.createdAt.toISOString(),
       completedAt: job.completedAt?.toISOString() ?? null,

@@ -150,6 +150,7 @@ describe('global contract: envelope, request ids, validation, authentication', (
       id: expect.stringMatching(/^scr_[0-9A-Za-z]{24}$/),
       status: 'pending',
       url: null,
+      thumbnailUrl: null,
       error: null,
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       completedAt: null,

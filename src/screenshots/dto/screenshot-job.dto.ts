@@ -21,6 +21,14 @@ export class ScreenshotJobDto {
   })
   url: string | null;
 
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'Thumbnail URL (capture option thumbnail; a capability URL served as the result); null until done, and without thumbnail',
+    example: 'http://localhost:3000/files/7hJf…r0.png',
+  })
+  thumbnailUrl: string | null;
+
   @ApiProperty({ type: 'string', nullable: true, description: 'Failure description; null unless status is failed' })
   error: string | null;
 
@@ -43,7 +51,7 @@ export class ScreenshotJobDto {
   fullPage: boolean;
 
   @ApiProperty({
-    description: `True when a full-page capture was cut: at the height cap of ${CAPTURE_LIMITS.fullPageMaxHeightPx.toLocaleString('en-US')} image px, or where width × height × scale² reaches MAX_IMAGE_PIXELS (the image size cap)`,
+    description: `True when a full-page capture was cut: at fullPageMaxHeight (default ${CAPTURE_LIMITS.fullPageMaxHeightPx.toLocaleString('en-US')} image px), or where width × height × scale² reaches MAX_IMAGE_PIXELS (the image size cap)`,
   })
   clipped: boolean;
 

@@ -674,6 +674,11 @@ export interface components {
              */
             locale?: string;
             /**
+             * @description Id of an operator-listed upstream proxy (EGRESS_PROXIES) the requests of the capture leave through, after the SSRF guard; an unknown id is refused.
+             * @example de-residential
+             */
+            proxy?: string;
+            /**
              * @description Emulate prefers-reduced-motion: reduce.
              * @default false
              * @example true
@@ -864,11 +869,17 @@ export interface components {
              */
             format?: "png" | "jpeg" | "webp" | "pdf" | "none";
             /**
-             * @description Capture the whole scrollable page instead of the viewport only (height capped at 16,384 px; the job then says `clipped`). Not with selector or clip.
+             * @description Capture the whole scrollable page instead of the viewport only (height capped at fullPageMaxHeight, default 16,384 image px; the job then says `clipped`). Not with selector or clip.
              * @default false
              * @example true
              */
             fullPage?: boolean;
+            /**
+             * @description Tallest full-page image, image px: a page taller than Chromium's single texture (16,384 px) is captured in sections and stitched up to this height, then cut (clipped: true); MAX_IMAGE_PIXELS still caps it (webp: at most 16,383 px).
+             * @default 16384
+             * @example 40000
+             */
+            fullPageMaxHeight?: number;
             /**
              * @description Position reported by navigator.geolocation, with the permission granted.
              * @example {
@@ -981,6 +992,11 @@ export interface components {
                 scale?: number;
             };
             /**
+             * @description Id of an operator-listed upstream proxy (EGRESS_PROXIES) the requests of the capture leave through, after the SSRF guard; an unknown id is refused.
+             * @example de-residential
+             */
+            proxy?: string;
+            /**
              * @description Compression quality of jpeg and webp (not with png or pdf).
              * @default 85
              * @example 70
@@ -1003,6 +1019,25 @@ export interface components {
              * @example #pricing-table
              */
             selector?: string;
+            /**
+             * @description Also store a downscaled image beside the result, in its format (fit inside by default; cover crops to width × height, contain pads); the job then has thumbnailUrl. Not with format pdf or none.
+             * @example {
+             *       "fit": "cover",
+             *       "height": 200,
+             *       "width": 320
+             *     }
+             */
+            thumbnail?: {
+                /**
+                 * @description inside (default): the whole image within the box; cover: fills the box, cropped; contain: fills the box, padded.
+                 * @enum {string}
+                 */
+                fit?: "inside" | "cover" | "contain";
+                /** @description px; without it the height follows the aspect ratio. */
+                height?: number;
+                /** @description px. */
+                width?: number;
+            };
             /**
              * @description IANA time zone of Intl and Date in the page (default: the server's).
              * @example America/New_York
@@ -1658,7 +1693,7 @@ export interface components {
             data: components["schemas"]["ScreenshotJobDto"][];
         };
         ScreenshotCompletedDataDto: {
-            /** @description True when a full-page capture was cut: at the height cap of 16,384 image px, or where width × height × scale² reaches MAX_IMAGE_PIXELS (the image size cap) */
+            /** @description True when a full-page capture was cut: at fullPageMaxHeight (default 16,384 image px), or where width × height × scale² reaches MAX_IMAGE_PIXELS (the image size cap) */
             clipped: boolean;
             /** @description The job's extracted object (URLs, sizes, metadata; not the contents); null without extract */
             extracted: components["schemas"]["ExtractedDto"] | null;
@@ -1683,6 +1718,11 @@ export interface components {
              * @example 200
              */
             targetStatus: number | null;
+            /**
+             * @description Thumbnail URL (capability URL, no API key needed, served as the result); null without the thumbnail option
+             * @example https://glimpse.example.com/files/7hJf1pSg…r0.png
+             */
+            thumbnailUrl: string | null;
             /**
              * @description The captured page URL
              * @example https://example.com
@@ -1743,7 +1783,7 @@ export interface components {
         ScreenshotJobDto: {
             /** @description True when the job reused a recent identical capture of the account (`cache: true`) instead of capturing; such a job is not counted against the quota */
             cached: boolean;
-            /** @description True when a full-page capture was cut: at the height cap of 16,384 image px, or where width × height × scale² reaches MAX_IMAGE_PIXELS (the image size cap) */
+            /** @description True when a full-page capture was cut: at fullPageMaxHeight (default 16,384 image px), or where width × height × scale² reaches MAX_IMAGE_PIXELS (the image size cap) */
             clipped: boolean;
             /** @description When the job reached done or failed (ISO 8601 UTC) */
             completedAt: string | null;
@@ -1917,11 +1957,17 @@ export interface components {
                  */
                 format?: "png" | "jpeg" | "webp" | "pdf" | "none";
                 /**
-                 * @description Capture the whole scrollable page instead of the viewport only (height capped at 16,384 px; the job then says `clipped`). Not with selector or clip.
+                 * @description Capture the whole scrollable page instead of the viewport only (height capped at fullPageMaxHeight, default 16,384 image px; the job then says `clipped`). Not with selector or clip.
                  * @default false
                  * @example true
                  */
                 fullPage?: boolean;
+                /**
+                 * @description Tallest full-page image, image px: a page taller than Chromium's single texture (16,384 px) is captured in sections and stitched up to this height, then cut (clipped: true); MAX_IMAGE_PIXELS still caps it (webp: at most 16,383 px).
+                 * @default 16384
+                 * @example 40000
+                 */
+                fullPageMaxHeight?: number;
                 /**
                  * @description Position reported by navigator.geolocation, with the permission granted.
                  * @example {
@@ -2034,6 +2080,11 @@ export interface components {
                     scale?: number;
                 };
                 /**
+                 * @description Id of an operator-listed upstream proxy (EGRESS_PROXIES) the requests of the capture leave through, after the SSRF guard; an unknown id is refused.
+                 * @example de-residential
+                 */
+                proxy?: string;
+                /**
                  * @description Compression quality of jpeg and webp (not with png or pdf).
                  * @default 85
                  * @example 70
@@ -2056,6 +2107,25 @@ export interface components {
                  * @example #pricing-table
                  */
                 selector?: string;
+                /**
+                 * @description Also store a downscaled image beside the result, in its format (fit inside by default; cover crops to width × height, contain pads); the job then has thumbnailUrl. Not with format pdf or none.
+                 * @example {
+                 *       "fit": "cover",
+                 *       "height": 200,
+                 *       "width": 320
+                 *     }
+                 */
+                thumbnail?: {
+                    /**
+                     * @description inside (default): the whole image within the box; cover: fills the box, cropped; contain: fills the box, padded.
+                     * @enum {string}
+                     */
+                    fit?: "inside" | "cover" | "contain";
+                    /** @description px; without it the height follows the aspect ratio. */
+                    height?: number;
+                    /** @description px. */
+                    width: number;
+                };
                 /**
                  * @description IANA time zone of Intl and Date in the page (default: the server's).
                  * @example America/New_York
@@ -2095,6 +2165,11 @@ export interface components {
              * @example 200
              */
             targetStatus: number | null;
+            /**
+             * @description Thumbnail URL (capture option thumbnail; a capability URL served as the result); null until done, and without thumbnail
+             * @example http://localhost:3000/files/7hJf…r0.png
+             */
+            thumbnailUrl: string | null;
             /**
              * @description Result URL (a capability URL, no API key needed); null until status is done
              * @example http://localhost:3000/files/2vQd…x1.png
@@ -2401,11 +2476,17 @@ export interface components {
              */
             format?: "png" | "jpeg" | "webp" | "pdf" | "none";
             /**
-             * @description Capture the whole scrollable page instead of the viewport only (height capped at 16,384 px; the job then says `clipped`). Not with selector or clip.
+             * @description Capture the whole scrollable page instead of the viewport only (height capped at fullPageMaxHeight, default 16,384 image px; the job then says `clipped`). Not with selector or clip.
              * @default false
              * @example true
              */
             fullPage?: boolean;
+            /**
+             * @description Tallest full-page image, image px: a page taller than Chromium's single texture (16,384 px) is captured in sections and stitched up to this height, then cut (clipped: true); MAX_IMAGE_PIXELS still caps it (webp: at most 16,383 px).
+             * @default 16384
+             * @example 40000
+             */
+            fullPageMaxHeight?: number;
             /**
              * @description Position reported by navigator.geolocation, with the permission granted.
              * @example {
@@ -2518,6 +2599,11 @@ export interface components {
                 scale?: number;
             };
             /**
+             * @description Id of an operator-listed upstream proxy (EGRESS_PROXIES) the requests of the capture leave through, after the SSRF guard; an unknown id is refused.
+             * @example de-residential
+             */
+            proxy?: string;
+            /**
              * @description Compression quality of jpeg and webp (not with png or pdf).
              * @default 85
              * @example 70
@@ -2540,6 +2626,25 @@ export interface components {
              * @example #pricing-table
              */
             selector?: string;
+            /**
+             * @description Also store a downscaled image beside the result, in its format (fit inside by default; cover crops to width × height, contain pads); the job then has thumbnailUrl. Not with format pdf or none.
+             * @example {
+             *       "fit": "cover",
+             *       "height": 200,
+             *       "width": 320
+             *     }
+             */
+            thumbnail?: {
+                /**
+                 * @description inside (default): the whole image within the box; cover: fills the box, cropped; contain: fills the box, padded.
+                 * @enum {string}
+                 */
+                fit?: "inside" | "cover" | "contain";
+                /** @description px; without it the height follows the aspect ratio. */
+                height?: number;
+                /** @description px. */
+                width?: number;
+            };
             /**
              * @description IANA time zone of Intl and Date in the page (default: the server's).
              * @example America/New_York
@@ -5809,6 +5914,7 @@ export interface operations {
                      *       "options": {},
                      *       "status": "done",
                      *       "targetStatus": null,
+                     *       "thumbnailUrl": null,
                      *       "url": "https://glimpse.example.com/files/Xq2vQd8Lr0tYb3nWc5mKz7hJf1pSg4aDe6uVi9oRl2x.png",
                      *       "width": 1280
                      *     }
@@ -5849,6 +5955,7 @@ export interface operations {
                      *       "options": {},
                      *       "status": "pending",
                      *       "targetStatus": null,
+                     *       "thumbnailUrl": null,
                      *       "url": null,
                      *       "width": 1280
                      *     }
@@ -6226,6 +6333,7 @@ export interface operations {
                      *           "options": {},
                      *           "status": "pending",
                      *           "targetStatus": null,
+                     *           "thumbnailUrl": null,
                      *           "url": null,
                      *           "width": 1280
                      *         },
@@ -6243,6 +6351,7 @@ export interface operations {
                      *           "options": {},
                      *           "status": "pending",
                      *           "targetStatus": null,
+                     *           "thumbnailUrl": null,
                      *           "url": null,
                      *           "width": 1280
                      *         }
@@ -6624,6 +6733,7 @@ export interface operations {
                      *       "options": {},
                      *       "status": "done",
                      *       "targetStatus": null,
+                     *       "thumbnailUrl": null,
                      *       "url": "https://glimpse.example.com/files/Xq2vQd8Lr0tYb3nWc5mKz7hJf1pSg4aDe6uVi9oRl2x.png",
                      *       "width": 1280
                      *     }
@@ -6664,6 +6774,7 @@ export interface operations {
                      *       "options": {},
                      *       "status": "pending",
                      *       "targetStatus": null,
+                     *       "thumbnailUrl": null,
                      *       "url": null,
                      *       "width": 1280
                      *     }
@@ -7034,6 +7145,7 @@ export interface operations {
                      *       "options": {},
                      *       "status": "done",
                      *       "targetStatus": null,
+                     *       "thumbnailUrl": null,
                      *       "url": "https://glimpse.example.com/files/Xq2vQd8Lr0tYb3nWc5mKz7hJf1pSg4aDe6uVi9oRl2x.png",
                      *       "width": 1280
                      *     }
@@ -10020,6 +10132,7 @@ export interface operations {
                  *         "publicUrl": "https://glimpse.example.com/files/Xq2vQd8Lr0tYb3nWc5mKz7hJf1pSg4aDe6uVi9oRl2x.png",
                  *         "screenshotId": "scr_8cV1nQw3ZrT5yU7iO9pA2sD4",
                  *         "targetStatus": 200,
+                 *         "thumbnailUrl": null,
                  *         "url": "https://example.com",
                  *         "width": 1280
                  *       },
