@@ -21,6 +21,7 @@ import { ApiError, ErrorCode, FieldError } from '../common/api-error';
 import { isId, newId } from '../common/ids';
 import { DurableQueueService } from '../queue/durable-queue.service';
 import { ResultFilesService, ServedFile } from '../storage/result-files.service';
+import { StorageDestinationsService } from '../storage-destinations/storage-destinations.service';
 import { CreateScreenshotDto } from './dto/create-screenshot.dto';
 import { ScreenshotJobDto } from './dto/screenshot-job.dto';
 import { UPLOAD_MAX_BYTES, UPLOAD_MEDIA_TYPES, UploadScreenshotDto } from './dto/upload-screenshot.dto';
@@ -54,6 +55,7 @@ export class ScreenshotsService {
     private readonly lifecycle: ScreenshotJobLifecycle,
     private readonly extraction: ExtractionService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly destinations: StorageDestinationsService,
   ) {}
 
   /**
@@ -68,6 +70,7 @@ export class ScreenshotsService {
   async create(caller: AuthenticatedKey, dto: CreateScreenshotDto, jobId?: string): Promise<ScreenshotJobDto> {
     assertNoConflicts(captureOptionConflicts(dto, this.config));
     await this.ssrfGuard.assertAllowed(dto.url);
+    await this.destinations.assertUsable(caller.accountId, [{ input: dto, prefix: '' }]);
     const job = this.newJob(caller, dto, dto.url, 'url');
     if (jobId) job.id = jobId;
     const cached = await this.fromCache(caller, job);
@@ -98,6 +101,10 @@ export class ScreenshotsService {
         throw err;
       });
     }
+    await this.destinations.assertUsable(
+      caller.accountId,
+      dto.items.map((input, i) => ({ input, prefix: `items[${i}].` })),
+    );
     const jobs = dto.items.map((item) => this.newJob(caller, item, item.url, 'url'));
     const hits = await Promise.all(jobs.map((job) => this.cacheSource(job)));
     const captures = jobs.filter((_, i) => !hits[i]);
@@ -135,6 +142,7 @@ export class ScreenshotsService {
       throw new ApiError(ErrorCode.PAYLOAD_TOO_LARGE, 413, `The file exceeds ${UPLOAD_MAX_BYTES} bytes`);
     }
     assertNoConflicts(captureOptionConflicts(dto, this.config));
+    await this.destinations.assertUsable(caller.accountId, [{ input: dto, prefix: '' }]);
     const sha256 = uploadDigest(file.buffer);
     const job = this.newJob(caller, dto, `upload:${sha256}`, 'upload');
     const cached = await this.fromCache(caller, job);
@@ -250,6 +258,7 @@ export class ScreenshotsService {
       createdAt: this.clock.now(),
       resultFile: null,
       extracted: null,
+      storage: null,
       error: null,
       startedAt: null,
       completedAt: null,
@@ -324,6 +333,7 @@ export class ScreenshotsService {
       cached: job.cached,
       options: job.requestedOptions ?? {},
       extracted: job.status === 'done' ? extractedSummary(job.extracted, (file) => this.files.publicUrl(file)) : null,
+      storage: job.status === 'done' ? job.storage : null,
     };
   }
 }
