@@ -629,7 +629,9 @@ export const CAPTURE_OPTION_TABLE = {
       notWith: ['upload', 'cache'],
       formats: RESULT_FORMATS,
       resolve: (storage): { destinationId: string; path: string; keepCopy: boolean } | null =>
-        storage ? { destinationId: storage.destinationId, path: storage.path ?? DEFAULT_STORAGE_PATH, keepCopy: storage.keepCopy ?? true } : null,
+        storage
+          ? { destinationId: storage.destinationId, path: storage.path ?? DEFAULT_STORAGE_PATH, keepCopy: storage.keepCopy ?? true }
+          : null,
     },
   ),
   upload: option(

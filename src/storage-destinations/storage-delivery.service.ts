@@ -114,7 +114,13 @@ export class StorageDeliveryService {
     } catch {
       throw new DeliveryFailure("the storage destination's credentials could not be read; add the destination again");
     }
-    const values = (ext: string): StoragePathValues => ({ id: job.id, accountId: job.accountId, targetUrl: job.targetUrl, createdAt: job.createdAt, ext });
+    const values = (ext: string): StoragePathValues => ({
+      id: job.id,
+      accountId: job.accountId,
+      targetUrl: job.targetUrl,
+      createdAt: job.createdAt,
+      ext,
+    });
     const template = option.path || DEFAULT_STORAGE_PATH;
     const imageExt = captured.format ?? 'bin';
     const key = storageObjectKey(destination.prefix, template, values(imageExt));

@@ -26,7 +26,7 @@ const EXAMPLE = {
 const DESTINATION_ID = ApiParam({ name: 'id', description: 'Storage destination id (`dst_…`)', example: EXAMPLE.id });
 
 /** Storage destinations: customers' buckets that results are uploaded to (CONTRACT.md, "Storage destinations"). */
-@ApiTags('storage destinations')
+@ApiTags('storage')
 @ApiKeyAuth()
 @Controller('v1/storage-destinations')
 export class StorageDestinationsController {
@@ -48,7 +48,14 @@ export class StorageDestinationsController {
     examples: {
       aws: {
         summary: 'AWS S3',
-        value: { type: 's3', bucket: 'my-screenshots', region: 'eu-central-1', accessKeyId: 'AKIA…', secretAccessKey: '…', prefix: 'glimpse/' },
+        value: {
+          type: 's3',
+          bucket: 'my-screenshots',
+          region: 'eu-central-1',
+          accessKeyId: 'AKIA…',
+          secretAccessKey: '…',
+          prefix: 'glimpse/',
+        },
       },
       minio: {
         summary: 'MinIO',
@@ -76,12 +83,19 @@ export class StorageDestinationsController {
     415,
     500,
   )
-  createStorageDestination(@CurrentApiKey() caller: AuthenticatedKey, @Body() dto: CreateStorageDestinationDto): Promise<StorageDestinationDto> {
+  createStorageDestination(
+    @CurrentApiKey() caller: AuthenticatedKey,
+    @Body() dto: CreateStorageDestinationDto,
+  ): Promise<StorageDestinationDto> {
     return this.destinations.create(caller, dto);
   }
 
   @Get()
-  @ApiOperation({ operationId: 'listStorageDestinations', summary: 'List storage destinations', description: "The account's destinations, oldest first." })
+  @ApiOperation({
+    operationId: 'listStorageDestinations',
+    summary: 'List storage destinations',
+    description: "The account's destinations, oldest first.",
+  })
   @ApiOkResponse({ type: StorageDestinationListDto, description: 'The destinations', example: { data: [EXAMPLE] } })
   @ApiErrorResponses(401, 500)
   listStorageDestinations(@CurrentApiKey() caller: AuthenticatedKey): Promise<StorageDestinationListDto> {
@@ -90,7 +104,7 @@ export class StorageDestinationsController {
 
   @Get(':id')
   @DESTINATION_ID
-  @ApiOperation({ operationId: 'getStorageDestination', summary: 'Get a storage destination' })
+  @ApiOperation({ operationId: 'getStorageDestination', summary: 'Get a storage destination', description: 'One destination, without credentials.' })
   @ApiOkResponse({ type: StorageDestinationDto, description: 'The destination', example: EXAMPLE })
   @ApiErrorResponses(401, 404, 500)
   getStorageDestination(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string): Promise<StorageDestinationDto> {

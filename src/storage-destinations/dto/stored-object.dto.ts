@@ -2,7 +2,12 @@ import { ApiProperty } from '@nestjs/swagger';
 
 /** The job's `storage`: where its result was delivered (CONTRACT.md, "Storage destinations"). */
 export class StoredObjectDto {
-  @ApiProperty({ type: 'string', nullable: true, description: 'The storage destination (`dst_…`); null for `upload`', example: 'dst_4fQx9LmZ2pRt7YvB1nKc3sDw' })
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'The storage destination (`dst_…`); null for `upload`',
+    example: 'dst_4fQx9LmZ2pRt7YvB1nKc3sDw',
+  })
   destinationId: string | null;
 
   @ApiProperty({ type: 'string', nullable: true, description: 'Null for `upload`', example: 'my-screenshots' })
@@ -16,6 +21,11 @@ export class StoredObjectDto {
   })
   key: string | null;
 
-  @ApiProperty({ type: 'string', nullable: true, description: 'The ETag the bucket (or the upload URL) answered, as sent', example: '"9b2cf535f27731c974343645a3985328"' })
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'The ETag the bucket (or the upload URL) answered, as sent',
+    example: '"9b2cf535f27731c974343645a3985328"',
+  })
   etag: string | null;
 }
