@@ -5,6 +5,9 @@ import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import S3rver from 's3rver';
+import { PassThrough } from 'node:stream';
+import { Glimpse } from '../../openapi/sdk-typescript/src';
+import { main as cli } from '../../openapi/sdk-typescript/src/cli';
 import { pngSize } from '../support/images';
 import { PageServer, startPageServer } from '../support/page-server';
 import { startTestApp, TestApp, waitForJob } from '../support/test-app';
@@ -155,6 +158,36 @@ describe('storage destinations', () => {
     expect(invalid.status).toBe(400);
     expect(invalid.body.code).toBe('VALIDATION_FAILED');
     expect(invalid.body.details.fields.map((f: { field: string }) => f.field).sort()).toEqual(['bucket', 'endpoint']);
+  });
+
+  it('is wrapped by the SDK (glimpse.storageDestinations) and the CLI (glimpse storage add|list|test|delete)', async () => {
+    const account = await t.createKey('starter');
+    const glimpse = new Glimpse({ apiKey: account.key, baseUrl: t.baseUrl });
+    const created = await glimpse.storageDestinations.create(destinationBody() as Parameters<Glimpse['storageDestinations']['create']>[0]);
+    expect(await glimpse.storageDestinations.get(created.id)).toEqual(created);
+    expect(await glimpse.storageDestinations.test(created.id)).toEqual({ ok: true, error: null });
+
+    const run = async (...argv: string[]) => {
+      const stdout = new PassThrough();
+      const stderr = new PassThrough();
+      const out: Buffer[] = [];
+      stdout.on('data', (c: Buffer) => out.push(c));
+      const code = await cli(['--api-key', account.key, '--base-url', t.baseUrl, 'storage', ...argv], { stdout, stderr });
+      return { code, out: Buffer.concat(out).toString('utf8') };
+    };
+    process.env.GLIMPSE_STORAGE_SECRET_ACCESS_KEY = 'S3RVER';
+    try {
+      const added = await run('add', '--bucket', BUCKET, '--endpoint', endpoint, '--force-path-style', '--access-key-id', 'S3RVER');
+      expect(added.code).toBe(0);
+      const id = JSON.parse(added.out).id as string;
+      expect(JSON.parse((await run('list')).out).map((d: { id: string }) => d.id)).toEqual([created.id, id]);
+      expect(await run('test', id)).toEqual({ code: 0, out: expect.stringContaining('"ok": true') });
+      expect((await run('delete', id)).code).toBe(0);
+    } finally {
+      delete process.env.GLIMPSE_STORAGE_SECRET_ACCESS_KEY;
+    }
+    await glimpse.storageDestinations.delete(created.id);
+    expect(await glimpse.storageDestinations.list()).toEqual([]);
   });
 
   it('uploads the image and the extracted files under the path template and ends done with key and ETag', async () => {
