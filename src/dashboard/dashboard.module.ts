@@ -5,6 +5,7 @@ import { AuthModule } from '../auth/auth.module';
 import { QuotaModule } from '../quota/quota.module';
 import { RunsModule } from '../runs/runs.module';
 import { ScreenshotsModule } from '../screenshots/screenshots.module';
+import { StorageDestinationsModule } from '../storage-destinations/storage-destinations.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { DashboardAssetsController } from './dashboard-assets.controller';
 import { DashboardAuthController } from './dashboard-auth.controller';
@@ -12,6 +13,7 @@ import { DashboardExceptionFilter } from './dashboard-exception.filter';
 import { DashboardNotFoundController, DashboardPagesController } from './dashboard-pages.controller';
 import { DashboardSession } from './dashboard-session.entity';
 import { DashboardSessionsService } from './dashboard-sessions.service';
+import { DashboardStorageController } from './dashboard-storage.controller';
 import { DashboardOidcService } from './dashboard-oidc.service';
 import { DashboardSignInService } from './dashboard-sign-in.service';
 import { DashboardViews } from './dashboard-views';
@@ -32,9 +34,16 @@ import { SignInFailure } from './sign-in-failure.entity';
     RunsModule,
     ScreenshotsModule,
     WebhooksModule,
+    StorageDestinationsModule,
   ],
   // The catch-all 404 controller must stay last.
-  controllers: [DashboardAssetsController, DashboardAuthController, DashboardPagesController, DashboardNotFoundController],
+  controllers: [
+    DashboardAssetsController,
+    DashboardAuthController,
+    DashboardPagesController,
+    DashboardStorageController,
+    DashboardNotFoundController,
+  ],
   providers: [
     DashboardViews,
     DashboardSessionsService,
@@ -48,6 +57,12 @@ export class DashboardModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     consumer
       .apply(DashboardMiddleware)
-      .forRoutes(DashboardAuthController, DashboardPagesController, DashboardNotFoundController, DashboardAssetsController);
+      .forRoutes(
+        DashboardAuthController,
+        DashboardPagesController,
+        DashboardStorageController,
+        DashboardNotFoundController,
+        DashboardAssetsController,
+      );
   }
 }

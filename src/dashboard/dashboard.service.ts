@@ -352,7 +352,7 @@ function keyLabel(keys: KeyRow[], apiKeyId: string): string {
  * Validates a form's DTO as the matching API route does; returns the problems as one line for the
  * form's message (`field: message; …`), or null when it is valid.
  */
-async function formProblems(dto: object): Promise<string | null> {
+export async function formProblems(dto: object): Promise<string | null> {
   const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true });
   if (!errors.length) return null;
   return toFieldErrors(errors)

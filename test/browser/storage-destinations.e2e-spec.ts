@@ -1,10 +1,12 @@
 import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { chromium } from 'playwright';
 import S3rver from 's3rver';
+import { UsersService } from '../../src/accounts/users.service';
 import { PassThrough } from 'node:stream';
 import { Glimpse } from '../../openapi/sdk-typescript/src';
 import { main as cli } from '../../openapi/sdk-typescript/src/cli';
@@ -13,6 +15,8 @@ import { PageServer, startPageServer } from '../support/page-server';
 import { startTestApp, TestApp, waitForJob } from '../support/test-app';
 
 const BUCKET = 'customer-bucket';
+/** Where the Storage page's screenshots go (look at them). */
+const SCREENSHOT_DIR = process.env.DASHBOARD_SCREENSHOT_DIR ?? join(tmpdir(), 'glimpse-dashboard-screenshots');
 
 /** A presigned-URL stand-in on 127.0.0.1: records each PUT and answers with the status of its path (`/ok`, `/403`). */
 interface PutReceiver {
@@ -246,6 +250,55 @@ describe('storage destinations', () => {
     expect(refused.error).toBe('storage upload failed: the upload URL answered HTTP 403');
     // A 4xx is not retried.
     expect(receiver.puts.filter((p) => p.path === '/403')).toHaveLength(1);
+  });
+
+  it('dashboard: the Storage page adds, tests and deletes destinations, never showing the secret', async () => {
+    const email = `storage-${Math.random().toString(36).slice(2)}@test.local`;
+    const password = 'correct horse battery staple';
+    await t.get(UsersService).signUp(email, password);
+    mkdirSync(SCREENSHOT_DIR, { recursive: true });
+    const browser = await chromium.launch({ executablePath: t.config.chromiumPath ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+    try {
+      const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 }, baseURL: t.baseUrl })).newPage();
+      await page.goto('/dashboard/login');
+      await page.getByLabel('Email').fill(email);
+      await page.getByLabel('Password').fill(password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL('**/dashboard');
+      await page.getByRole('link', { name: 'Storage' }).click();
+      await page.waitForURL('**/dashboard/storage');
+      expect(await page.getByText('No destinations yet.').isVisible()).toBe(true);
+
+      await page.getByLabel('Bucket').fill(BUCKET);
+      await page.getByLabel(/^Endpoint/).fill(endpoint);
+      await page.getByLabel('Path-style addressing (MinIO)').check();
+      await page.getByLabel('Access key id').fill('S3RVER');
+      await page.getByLabel('Secret access key').fill('S3RVER');
+      await page.getByLabel(/^Key prefix/).fill('dash/');
+      await page.getByRole('button', { name: 'Add destination' }).click();
+      await page.getByRole('status').filter({ hasText: 'added' }).waitFor();
+      const row = page.locator('#destinations-table tbody tr');
+      expect(await row.count()).toBe(1);
+      await row.getByRole('button', { name: 'Test' }).click();
+      await page.getByTestId('test-result').filter({ hasText: 'passed' }).waitFor();
+      expect(await page.content()).not.toContain('S3RVER');
+      await page.screenshot({ path: join(SCREENSHOT_DIR, 'storage-tested.png'), caret: 'initial' });
+
+      // The free plan allows one destination: the form says so.
+      await page.getByLabel('Bucket').fill('second');
+      await page.getByLabel('Access key id').fill('S3RVER');
+      await page.getByLabel('Secret access key').fill('S3RVER');
+      await page.getByRole('button', { name: 'Add destination' }).click();
+      await page.getByRole('alert').filter({ hasText: 'free plan allows 1 storage destinations' }).waitFor();
+      expect(await page.getByLabel('Bucket').inputValue()).toBe('second');
+      expect(await page.getByLabel('Secret access key').inputValue()).toBe('');
+
+      await page.locator('#destinations-table summary').click();
+      await page.getByRole('button', { name: 'Delete destination' }).click();
+      await page.getByText('No destinations yet.').waitFor();
+    } finally {
+      await browser.close();
+    }
   });
 
   it('refuses bad storage and upload options at submission with 400, counting nothing', async () => {
