@@ -14,12 +14,18 @@ export interface BucketTarget {
   secretAccessKey: string;
 }
 
-/** Attempts per request (the SDK's standard retry: exponential back-off with jitter, on throttling, 5xx and network errors). */
-const MAX_ATTEMPTS = 3;
+/** How hard a {@link BucketClient} tries. */
+export interface BucketClientLimits {
+  /** Attempts per request (the SDK's standard retry: exponential back-off with jitter, on throttling, 5xx and network errors). */
+  maxAttempts: number;
+  /** Longest wait for an answer once connected, ms (per attempt). */
+  requestTimeoutMs: number;
+  /** Aborts every request of the client when it fires (the caller's overall deadline). */
+  signal: AbortSignal;
+}
+
 /** Longest wait for a connection, ms. */
 const CONNECTION_TIMEOUT_MS = 5_000;
-/** Longest wait for an answer once connected, ms. */
-const REQUEST_TIMEOUT_MS = 30_000;
 
 /**
  * Writes objects to a customer's S3-compatible bucket with `@aws-sdk/client-s3` (CONTRACT.md,
@@ -35,6 +41,7 @@ export class BucketClient {
   constructor(
     private readonly target: BucketTarget,
     guard: SsrfGuard,
+    private readonly limits: BucketClientLimits,
   ) {
     const lookup = guardedLookup(guard);
     this.agents = [new HttpAgent({ lookup, keepAlive: true }), new HttpsAgent({ lookup, keepAlive: true })];
@@ -43,12 +50,12 @@ export class BucketClient {
       endpoint: target.endpoint ?? undefined,
       forcePathStyle: target.forcePathStyle,
       credentials: { accessKeyId: target.accessKeyId, secretAccessKey: target.secretAccessKey },
-      maxAttempts: MAX_ATTEMPTS,
+      maxAttempts: limits.maxAttempts,
       requestHandler: {
         httpAgent: this.agents[0],
         httpsAgent: this.agents[1],
         connectionTimeout: CONNECTION_TIMEOUT_MS,
-        requestTimeout: REQUEST_TIMEOUT_MS,
+        requestTimeout: limits.requestTimeoutMs,
       },
     });
   }
@@ -57,13 +64,14 @@ export class BucketClient {
   async put(key: string, data: Buffer, contentType: string): Promise<string | null> {
     const answer = await this.client.send(
       new PutObjectCommand({ Bucket: this.target.bucket, Key: key, Body: data, ContentType: contentType, ContentLength: data.length }),
+      { abortSignal: this.limits.signal },
     );
     return answer.ETag ?? null;
   }
 
   /** Deletes the object at `key` (no error when it does not exist). */
   async delete(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.target.bucket, Key: key }));
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.target.bucket, Key: key }), { abortSignal: this.limits.signal });
   }
 
   close(): void {

@@ -8,8 +8,8 @@ import { guardedLookup } from './guarded-lookup';
 const MAX_ATTEMPTS = 3;
 /** Wait before the first retry, ms (doubled for the next, with full jitter). */
 const FIRST_RETRY_DELAY_MS = 250;
-/** Longest one attempt may take, ms. */
-const ATTEMPT_TIMEOUT_MS = 30_000;
+/** Longest one attempt may take, ms (three, with the back-off: about a minute at most). */
+const ATTEMPT_TIMEOUT_MS = 20_000;
 
 /** A presigned `PUT` that failed; `message` is customer-safe. */
 export class PresignedUploadError extends Error {

@@ -52,6 +52,12 @@ export interface DeliveredFiles {
   storage: StoredObject | null;
 }
 
+/**
+ * How hard a delivery to a bucket tries: 3 attempts per object with the SDK's back-off, 20 s per
+ * attempt, and at most 60 s for all the job's objects together (the stuck-job sweep allows minutes).
+ */
+const DELIVERY_LIMITS = { maxAttempts: 3, requestTimeoutMs: 20_000, totalMs: 60_000 } as const;
+
 /** Prefix of the job's `error` when delivery failed (CONTRACT.md, "Storage destinations"). */
 export const STORAGE_FAILURE_PREFIX = 'storage upload failed: ';
 
@@ -110,7 +116,10 @@ export class StorageDeliveryService {
     if (!destination) throw new DeliveryFailure('the storage destination no longer exists');
     let client: BucketClient;
     try {
-      client = new BucketClient(this.destinations.targetOf(destination), this.guard);
+      client = new BucketClient(this.destinations.targetOf(destination), this.guard, {
+        ...DELIVERY_LIMITS,
+        signal: AbortSignal.timeout(DELIVERY_LIMITS.totalMs),
+      });
     } catch {
       throw new DeliveryFailure("the storage destination's credentials could not be read; add the destination again");
     }

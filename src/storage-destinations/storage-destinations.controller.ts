@@ -104,7 +104,11 @@ export class StorageDestinationsController {
 
   @Get(':id')
   @DESTINATION_ID
-  @ApiOperation({ operationId: 'getStorageDestination', summary: 'Get a storage destination', description: 'One destination, without credentials.' })
+  @ApiOperation({
+    operationId: 'getStorageDestination',
+    summary: 'Get a storage destination',
+    description: 'One destination, without credentials.',
+  })
   @ApiOkResponse({ type: StorageDestinationDto, description: 'The destination', example: EXAMPLE })
   @ApiErrorResponses(401, 404, 500)
   getStorageDestination(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string): Promise<StorageDestinationDto> {

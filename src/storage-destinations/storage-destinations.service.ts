@@ -20,6 +20,9 @@ import { StorageDestination } from './storage-destination.entity';
 /** Counts the account's storage destinations for {@link assertBelowPlanLimit}. */
 const DESTINATIONS_SQL = `SELECT count(*)::int AS n FROM storage_destinations WHERE account_id = $1`;
 
+/** How hard the test tries: one attempt, answered within seconds (it runs inside an HTTP request). */
+const TEST_LIMITS = { maxAttempts: 1, requestTimeoutMs: 10_000, totalMs: 15_000 } as const;
+
 /** Region of a destination created without one. */
 export const DEFAULT_REGION = 'us-east-1';
 
@@ -102,7 +105,10 @@ export class StorageDestinationsService {
     const key = `${destination.prefix}glimpse-test-${randomBase62(16)}.txt`;
     let client: BucketClient | null = null;
     try {
-      client = new BucketClient(this.targetOf(destination), this.guard);
+      client = new BucketClient(this.targetOf(destination), this.guard, {
+        ...TEST_LIMITS,
+        signal: AbortSignal.timeout(TEST_LIMITS.totalMs),
+      });
       await client.put(key, Buffer.from('Glimpse storage destination test; safe to delete.\n'), 'text/plain');
       await client.delete(key);
       return { ok: true, error: null };
