@@ -58,6 +58,9 @@ export interface DeliveredFiles {
  */
 const DELIVERY_LIMITS = { maxAttempts: 3, requestTimeoutMs: 20_000, totalMs: 60_000 } as const;
 
+/** Largest extracted file read for upload, bytes: above the largest cap (html's), with room for the links' JSON. */
+const EXTRACTED_FILE_MAX_BYTES = 4 * EXTRACT_CAPS.html;
+
 /** Prefix of the job's `error` when delivery failed (CONTRACT.md, "Storage destinations"). */
 export const STORAGE_FAILURE_PREFIX = 'storage upload failed: ';
 
@@ -137,8 +140,9 @@ export class StorageDeliveryService {
       let etag: string | null = null;
       if (captured.image && captured.format) etag = await client.put(key, captured.image, RESULT_CONTENT_TYPES[captured.format]);
       for (const file of storedExtractedFiles(captured.extracted)) {
-        const opened = await this.files.open(file, EXTRACT_CAPS.html);
-        if (!opened?.data) throw new DeliveryFailure('an extracted file expired before it could be uploaded');
+        const opened = await this.files.open(file, EXTRACTED_FILE_MAX_BYTES);
+        if (!opened) throw new DeliveryFailure('an extracted file expired before it could be uploaded');
+        if (!opened.data) throw new DeliveryFailure('an extracted file is too large to upload');
         const ext = file.slice(file.lastIndexOf('.') + 1);
         await client.put(besideObjectKey(destination.prefix, template, values(ext), imageExt), opened.data, opened.contentType);
       }
