@@ -1,3 +1,4 @@
+import AxeBuilder from '@axe-core/playwright';
 import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
@@ -283,6 +284,8 @@ describe('storage destinations', () => {
       await page.getByTestId('test-result').filter({ hasText: 'passed' }).waitFor();
       expect(await page.content()).not.toContain('S3RVER');
       await page.screenshot({ path: join(SCREENSHOT_DIR, 'storage-tested.png'), caret: 'initial' });
+      const axe = await new AxeBuilder({ page }).analyze();
+      expect(axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
 
       // The free plan allows one destination: the form says so.
       await page.getByLabel('Bucket').fill('second');
