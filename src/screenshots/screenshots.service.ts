@@ -62,7 +62,8 @@ export class ScreenshotsService {
    * Checks the target against the SSRF guard, then accepts a `pending` job ({@link AcceptanceService}:
    * the account's pending jobs, quota count, row and idempotency record in one statement; queued
    * after it). Throws 400 `VALIDATION_FAILED` for conflicting options or an image over `MAX_IMAGE_PIXELS`
-   * ({@link captureOptionConflicts}), 400 `TARGET_NOT_ALLOWED`, 429 `TOO_MANY_PENDING_JOBS` and 429
+   * ({@link captureOptionConflicts}) or a `storage.destinationId` that is not the account's, 400
+   * `TARGET_NOT_ALLOWED` (the URL, or `upload.url`: {@link StorageDestinationsService.assertUsable}), 429 `TOO_MANY_PENDING_JOBS` and 429
    * `PLAN_QUOTA_EXCEEDED` (nothing counted), 503 `SERVICE_UNAVAILABLE` (PostgreSQL unreachable). Redis
    * unreachable is no error: the job is queued when it is back. `jobId` (`scr_…`) is the new job's id
    * when the caller must know it before the job exists (a render link's single flight); default a new one.
