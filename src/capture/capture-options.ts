@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { FieldError } from '../common/api-error';
 import { EXTRACT_KINDS, MARKDOWN_MODES } from '../results/extracted';
 import { FULL_PAGE_MAX_HEIGHT_PX, JOB_FORMATS, JobFormat, RESULT_FORMATS } from '../results/result-formats';
+import { DEFAULT_STORAGE_PATH, STORAGE_PATH_MAX_LENGTH, storagePathProblem } from '../storage-destinations/storage-path';
 
 /**
  * The capture options (CONTRACT.md, "Capture options"), declared once in {@link CAPTURE_OPTION_TABLE}:
@@ -653,6 +654,57 @@ export const CAPTURE_OPTION_TABLE = {
     default: 'readable',
     example: 'full',
   }),
+  // Where the result is delivered (CONTRACT.md, "Storage destinations"); src/storage-destinations/ delivers it.
+  storage: option(
+    z.strictObject({
+      destinationId: z
+        .string('must be a string')
+        .regex(/^dst_[0-9A-Za-z]{24}$/, 'must be a storage destination id (dst_…)')
+        .meta({ description: 'A storage destination of the account (POST /v1/storage-destinations).' }),
+      path: z
+        .string('must be a string')
+        .max(STORAGE_PATH_MAX_LENGTH, `must be at most ${STORAGE_PATH_MAX_LENGTH} characters`)
+        .superRefine((path, ctx) => {
+          const problem = storagePathProblem(path);
+          if (problem) ctx.addIssue({ code: 'custom', message: problem });
+        })
+        .optional()
+        .meta({
+          description: `Object key template after the destination's prefix (default ${DEFAULT_STORAGE_PATH}): {id}, {ext}, {date} (YYYY-MM-DD UTC), {host}, {accountId}.`,
+        }),
+      keepCopy: z
+        .boolean('must be a boolean')
+        .optional()
+        .meta({ description: "Keep the service's own copy too (default true); false: the job's url is null." }),
+    }),
+    {
+      doc: "Also upload the result (and extracted files, beside it) to the account's storage destination; the job ends done only once it is stored, and says where in storage (docs/storage-destinations.md). Not with upload or cache.",
+      example: { destinationId: 'dst_4fQx9LmZ2pRt7YvB1nKc3sDw', path: '{date}/{id}.{ext}', keepCopy: false },
+      notWith: ['upload', 'cache'],
+      formats: RESULT_FORMATS,
+      resolve: (storage): { destinationId: string; path: string; keepCopy: boolean } | null =>
+        storage
+          ? { destinationId: storage.destinationId, path: storage.path ?? DEFAULT_STORAGE_PATH, keepCopy: storage.keepCopy ?? true }
+          : null,
+    },
+  ),
+  upload: option(
+    z.strictObject({
+      url: text()
+        .max(L.urlMaxLength, `must be at most ${L.urlMaxLength} characters`)
+        .refine((url) => /^https?:\/\//i.test(url) && URL.canParse(url), 'must be an absolute http or https URL')
+        .meta({ description: 'A presigned PUT URL (e.g. S3); it must pass the SSRF guard.' }),
+      headers: headersSchema.optional().meta({ description: 'Headers to send with the PUT (e.g. ones the URL was signed with).' }),
+    }),
+    {
+      doc: 'Also send the image with one PUT to this presigned URL when the capture ends; a non-2xx answer fails the job (docs/storage-destinations.md). Not with storage or cache.',
+      example: { url: 'https://my-bucket.s3.amazonaws.com/shot.png?X-Amz-Signature=…', headers: { 'x-amz-acl': 'private' } },
+      notWith: ['cache'],
+      formats: RESULT_FORMATS,
+      resolve: (upload): { url: string; headers: Record<string, string> } | null =>
+        upload ? { url: upload.url, headers: { ...(upload.headers ?? {}) } } : null,
+    },
+  ),
 } as const;
 
 type Table = typeof CAPTURE_OPTION_TABLE;

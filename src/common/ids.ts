@@ -12,6 +12,7 @@ export const ID_PREFIX = {
   delivery: 'dlv',
   run: 'run',
   renderKey: 'rk',
+  storageDestination: 'dst',
   user: 'usr',
   session: 'ses',
 } as const;

@@ -5,6 +5,7 @@ import { AuthModule } from '../auth/auth.module';
 import { QuotaModule } from '../quota/quota.module';
 import { RunsModule } from '../runs/runs.module';
 import { ScreenshotsModule } from '../screenshots/screenshots.module';
+import { StorageDestinationsModule } from '../storage-destinations/storage-destinations.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { DashboardAssetsController } from './dashboard-assets.controller';
 import { DashboardAuthController } from './dashboard-auth.controller';
@@ -12,6 +13,7 @@ import { DashboardExceptionFilter } from './dashboard-exception.filter';
 import { DashboardNotFoundController, DashboardPagesController } from './dashboard-pages.controller';
 import { DashboardSession } from './dashboard-session.entity';
 import { DashboardSessionsService } from './dashboard-sessions.service';
+import { DashboardStorageController } from './dashboard-storage.controller';
 import { DashboardOidcService } from './dashboard-oidc.service';
 import { DashboardPlaygroundController } from './dashboard-playground.controller';
 import { DashboardPlaygroundService } from './dashboard-playground.service';
@@ -34,6 +36,7 @@ import { SignInFailure } from './sign-in-failure.entity';
     RunsModule,
     ScreenshotsModule,
     WebhooksModule,
+    StorageDestinationsModule,
   ],
   // The catch-all 404 controller must stay last.
   controllers: [
@@ -41,6 +44,7 @@ import { SignInFailure } from './sign-in-failure.entity';
     DashboardAuthController,
     DashboardPagesController,
     DashboardPlaygroundController,
+    DashboardStorageController,
     DashboardNotFoundController,
   ],
   providers: [
@@ -61,6 +65,7 @@ export class DashboardModule implements NestModule {
         DashboardAuthController,
         DashboardPagesController,
         DashboardPlaygroundController,
+        DashboardStorageController,
         DashboardNotFoundController,
         DashboardAssetsController,
       );

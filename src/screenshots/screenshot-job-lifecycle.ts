@@ -7,6 +7,7 @@ import { EventsService } from '../events/events.service';
 import { WorkLifecycle } from '../queue/work-lifecycle';
 import { extractedSummary, StoredExtracted } from '../results/extracted';
 import { ResultFilesService } from '../storage/result-files.service';
+import type { StoredObject } from '../storage-destinations/storage-path';
 import { ScreenshotJob } from './screenshot-job.entity';
 import { ScreenshotUpload } from './screenshot-upload.entity';
 
@@ -47,6 +48,8 @@ export interface CaptureOutcome {
   targetStatus: number | null;
   /** The extracted content's files and metadata (null without `extract`). */
   extracted?: StoredExtracted | null;
+  /** Where the result was delivered (`storage` / `upload` options); null or absent without them. */
+  storage?: StoredObject | null;
 }
 
 /** States a screenshot job can still move from. */
@@ -89,6 +92,7 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
       thumbnailFile: outcome.thumbnailFile ?? null,
       clipped: outcome.clipped,
       extracted: outcome.extracted ?? null,
+      storage: outcome.storage ?? null,
       targetStatus: outcome.targetStatus,
       completedAt: this.clock.now(),
     });

@@ -3,6 +3,7 @@ import { KeyOwnedWork } from '../auth/key-owned-work.entity';
 import { CaptureOptions, CaptureOptionsInput, DEFAULT_CAPTURE_OPTIONS } from '../capture/capture-options';
 import type { StoredExtracted } from '../results/extracted';
 import type { JobFormat } from '../results/result-formats';
+import type { StoredObject } from '../storage-destinations/storage-path';
 
 /** Job states (spec section 3.1): `pending` → `processing` → `done` | `failed`, never back. */
 export const JOB_STATUSES = ['pending', 'processing', 'done', 'failed'] as const;
@@ -90,6 +91,10 @@ export class ScreenshotJob extends KeyOwnedWork {
   /** The extracted content (CONTRACT.md, "Extracted content"): file names, sizes, metadata; null until done or without `extract`. */
   @Column({ type: 'jsonb', nullable: true })
   extracted: StoredExtracted | null;
+
+  /** Where the result was delivered (`storage` or `upload` option, CONTRACT.md "Storage destinations"); null until done, and without them. */
+  @Column({ type: 'jsonb', nullable: true })
+  storage: StoredObject | null;
 
   @Column({ type: 'text', nullable: true })
   error: string | null;

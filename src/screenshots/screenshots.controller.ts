@@ -75,6 +75,7 @@ const PENDING_JOB_EXAMPLE: ScreenshotJobDto = {
   cached: false,
   options: {},
   extracted: null,
+  storage: null,
 };
 const DONE_JOB_EXAMPLE: ScreenshotJobDto = {
   ...PENDING_JOB_EXAMPLE,

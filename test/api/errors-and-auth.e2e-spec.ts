@@ -163,6 +163,8 @@ describe('global contract: envelope, request ids, validation, authentication', (
       // CONTRACT.md, "Capture options, second set" and "Extracted content": every job has both.
       targetStatus: null,
       extracted: null,
+      // CONTRACT.md, "Storage destinations": where the result was delivered (null until done, and without storage/upload).
+      storage: null,
       options: { width: 100, height: 4320, fullPage: true, format: 'webp', delay: 10000 },
     });
     const polled = await t.request('GET', `/v1/screenshot/${res.body.id}`, { key });

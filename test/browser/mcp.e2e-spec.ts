@@ -140,6 +140,8 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
         'omitBackground',
         'extract',
         'markdownMode',
+        'storage',
+        'upload',
         'timeoutSeconds',
         'failOnHttpError',
         'blockResources',

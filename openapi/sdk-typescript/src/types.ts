@@ -32,6 +32,10 @@ export type CreatedRenderKey = Schemas['CreatedRenderKeyDto'];
 export type CreateRenderKeyRequest = NonNullable<Schemas['CreateRenderKeyDto']>;
 export type RotatedRenderKey = Schemas['RotatedRenderKeyDto'];
 export type RotateRenderKeyRequest = NonNullable<Schemas['RotateRenderKeyDto']>;
+/** A storage destination (`StorageDestinationDto`, never its credentials), its creation body and the answer of its test. */
+export type StorageDestination = Schemas['StorageDestinationDto'];
+export type CreateStorageDestinationRequest = Schemas['CreateStorageDestinationDto'];
+export type StorageDestinationTest = Schemas['StorageDestinationTestDto'];
 /** Body of `POST /v1/webhooks`. */
 export type CreateWebhookEndpointRequest = Schemas['CreateWebhookEndpointDto'];
 /** Body of `PATCH /v1/webhooks/{id}`. */

@@ -19,6 +19,7 @@ import { RenderKeys1795600000000 } from './1795600000000-RenderKeys';
 import { ExtractedContent1795640000000 } from './1795640000000-ExtractedContent';
 import { Thumbnails1795730000000 } from './1795730000000-Thumbnails';
 import { TargetStatus1795540000000 } from './1795540000000-TargetStatus';
+import { StorageDestinations1795710000000 } from './1795710000000-StorageDestinations';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -41,5 +42,6 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   TargetStatus1795540000000,
   RenderKeys1795600000000,
   ExtractedContent1795640000000,
+  StorageDestinations1795710000000,
   Thumbnails1795730000000,
 ];
