@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { chromium } from 'playwright';
 import { DataSource } from 'typeorm';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
+import { KeyCache } from '../../src/auth/key-cache';
 import { resolveChromiumExecutable } from '../../src/browser/chromium-executable';
 import { isJpeg, pngSize } from '../support/images';
 import { PageServer, startPageServer } from '../support/page-server';
@@ -144,6 +145,34 @@ describe('render links', () => {
     const deleted = (await t.request('POST', '/v1/render-keys', { key: another.key, body: {} })).body;
     expect((await t.request('DELETE', `/v1/render-keys/${deleted.id}`, { key: another.key })).status).toBe(204);
     await expect401(signedLink(t.baseUrl, deleted.id, deleted.secret, 'png', params));
+  });
+
+  it('a revocation or deletion made by another process refuses the link at once, right after cached hits', async () => {
+    const params = { url: `${pages.url}/?first`, width: '640', height: '480' };
+    // Another API replica or the admin CLI: its own connection and its own cache of key lookups.
+    const elsewhere = new KeyCache(t.config);
+    try {
+      const revoked = await t.createKey('pro');
+      const byRevoked = (await t.request('POST', '/v1/render-keys', { key: revoked.key, body: {} })).body;
+      const revokedLink = signedLink(t.baseUrl, byRevoked.id, byRevoked.secret, 'png', params);
+      const deletedOwner = await t.createKey('pro');
+      const deleted = (await t.request('POST', '/v1/render-keys', { key: deletedOwner.key, body: {} })).body;
+      const deletedLink = signedLink(t.baseUrl, deleted.id, deleted.secret, 'png', params);
+      // The first request of each renders (a new account), the second is a hit with the key lookup cached.
+      for (const href of [revokedLink, revokedLink, deletedLink, deletedLink]) {
+        const res = await fetch(href);
+        expect(res.status).toBe(200);
+        await res.arrayBuffer();
+      }
+      await db.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [revoked.keyId]);
+      await db.query('DELETE FROM render_keys WHERE id = $1', [deleted.id]);
+      await elsewhere.bump();
+      expect((await fetch(revokedLink)).status).toBe(401);
+      expect((await fetch(deletedLink)).status).toBe(401);
+      expect((await t.request('GET', '/v1/render-keys', { key: revoked.key })).status).toBe(401);
+    } finally {
+      await elsewhere.onModuleDestroy();
+    }
   });
 
   it('403 RENDER_LINK_EXPIRED for a past expires, 403 HOST_NOT_ALLOWED outside allowedHosts, 414 over 8,192 characters, 400 for invalid options', async () => {
