@@ -24,6 +24,8 @@ export const RENDER_LINK_CACHE_TTL_S = 86_400;
 export const RENDER_FAILURE_MEMORY_MS = 60_000;
 /** How long a single-flight slot names a job not yet readable (being accepted) before another request may take it over, ms. */
 const FLIGHT_ACCEPT_GRACE_MS = 30_000;
+/** How long a single-flight slot is kept after it was claimed (unless its job is still open), ms: then the retention job deletes it. */
+export const RENDER_FLIGHT_RETENTION_MS = 24 * 3600 * 1000;
 /** `Retry-After` of 503 `RENDER_PENDING`, s. */
 export const RENDER_PENDING_RETRY_AFTER_S = 5;
 
@@ -180,6 +182,24 @@ export class RenderLinksService {
     const data =
       file.size <= RECENT_HIT_MAX_FILE_BYTES ? ((await this.files.open(file.name, RECENT_HIT_MAX_FILE_BYTES))?.data ?? null) : null;
     return { jobId: capture.id, completedAtMs: capture.completedAt.getTime(), file, data };
+  }
+
+  /**
+   * Deletes at most `limit` single-flight slots claimed more than {@link RENDER_FLIGHT_RETENTION_MS}
+   * ago whose job is no longer pending or processing (past that a slot only names an ended render,
+   * which the capture cache or a new render answers); returns how many. For the retention job.
+   */
+  async purgeOldFlights(limit: number): Promise<number> {
+    const cutoff = new Date(this.clock.now().getTime() - RENDER_FLIGHT_RETENTION_MS);
+    const [, affected]: [unknown, number] = await this.db.query(
+      `DELETE FROM render_flights WHERE ctid IN (
+         SELECT f.ctid FROM render_flights f
+          WHERE f.created_at < $1
+            AND NOT EXISTS (SELECT 1 FROM screenshot_jobs j WHERE j.id = f.job_id AND j.status IN ('pending', 'processing'))
+          LIMIT $2)`,
+      [cutoff, limit],
+    );
+    return affected;
   }
 
   /** The caller's job, or null when it does not exist (yet). */

@@ -17,6 +17,7 @@ import { OpenWorkCounter1795520000000 } from './1795520000000-OpenWorkCounter';
 import { RateLimits1795530000000 } from './1795530000000-RateLimits';
 import { RenderKeys1795600000000 } from './1795600000000-RenderKeys';
 import { ExtractedContent1795640000000 } from './1795640000000-ExtractedContent';
+import { RenderFlightsCreatedAt1795720000000 } from './1795720000000-RenderFlightsCreatedAt';
 import { TargetStatus1795540000000 } from './1795540000000-TargetStatus';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
@@ -40,4 +41,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   TargetStatus1795540000000,
   RenderKeys1795600000000,
   ExtractedContent1795640000000,
+  RenderFlightsCreatedAt1795720000000,
 ];
