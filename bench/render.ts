@@ -28,7 +28,7 @@ import Redis from 'ioredis';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/database/data-source';
-import { canonicalQuery, renderSignature } from '../src/render/render-signature';
+import { signedRenderLink } from '../src/render/render-signature';
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'hit,flight,miss').split(',').map((p) => p.trim()));
@@ -121,11 +121,9 @@ async function startPageSites(): Promise<{ proc: ChildProcess; simple: string[] 
   return { proc, ...(JSON.parse(line) as { simple: string[] }) };
 }
 
-/** A signed render link (docs/render-links.md, "Signing a link"). */
+/** A signed PNG render link (docs/render-links.md, "Signing a link"). */
 function signedLink(baseUrl: string, key: { id: string; secret: string }, params: Record<string, string>): string {
-  const path = `/v1/render/${key.id}.png`;
-  const canonical = canonicalQuery(Object.entries(params));
-  return `${baseUrl}${path}?${canonical}&signature=${renderSignature(key.secret, path, canonical)}`;
+  return signedRenderLink(baseUrl, key.id, key.secret, 'png', params);
 }
 
 /** Milliseconds from sending `url` to its first body byte (the whole answer read after), and the status. */

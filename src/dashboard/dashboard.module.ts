@@ -4,6 +4,7 @@ import { AccountsModule } from '../accounts/accounts.module';
 import { AuthModule } from '../auth/auth.module';
 import { QuotaModule } from '../quota/quota.module';
 import { RunsModule } from '../runs/runs.module';
+import { RenderModule } from '../render/render.module';
 import { ScreenshotsModule } from '../screenshots/screenshots.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { DashboardAssetsController } from './dashboard-assets.controller';
@@ -13,6 +14,8 @@ import { DashboardNotFoundController, DashboardPagesController } from './dashboa
 import { DashboardSession } from './dashboard-session.entity';
 import { DashboardSessionsService } from './dashboard-sessions.service';
 import { DashboardOidcService } from './dashboard-oidc.service';
+import { DashboardRenderLinksController } from './dashboard-render-links.controller';
+import { DashboardRenderLinksService } from './dashboard-render-links.service';
 import { DashboardSignInService } from './dashboard-sign-in.service';
 import { DashboardViews } from './dashboard-views';
 import { DashboardMiddleware } from './dashboard.middleware';
@@ -29,18 +32,26 @@ import { SignInFailure } from './sign-in-failure.entity';
     AccountsModule,
     AuthModule,
     QuotaModule,
+    RenderModule,
     RunsModule,
     ScreenshotsModule,
     WebhooksModule,
   ],
   // The catch-all 404 controller must stay last.
-  controllers: [DashboardAssetsController, DashboardAuthController, DashboardPagesController, DashboardNotFoundController],
+  controllers: [
+    DashboardAssetsController,
+    DashboardAuthController,
+    DashboardPagesController,
+    DashboardRenderLinksController,
+    DashboardNotFoundController,
+  ],
   providers: [
     DashboardViews,
     DashboardSessionsService,
     DashboardSignInService,
     DashboardOidcService,
     DashboardService,
+    DashboardRenderLinksService,
     DashboardExceptionFilter,
   ],
 })
@@ -48,6 +59,12 @@ export class DashboardModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     consumer
       .apply(DashboardMiddleware)
-      .forRoutes(DashboardAuthController, DashboardPagesController, DashboardNotFoundController, DashboardAssetsController);
+      .forRoutes(
+        DashboardAuthController,
+        DashboardPagesController,
+        DashboardRenderLinksController,
+        DashboardNotFoundController,
+        DashboardAssetsController,
+      );
   }
 }
