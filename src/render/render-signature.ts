@@ -77,7 +77,13 @@ export function hostAllowed(host: string, patterns: string[]): boolean {
  * {canonical query}&signature=…` for `params` (option name → text value, `url` and `expires`
  * included), signed with `secret`.
  */
-export function signedRenderLink(baseUrl: string, renderKeyId: string, secret: string, format: string, params: Record<string, string>): string {
+export function signedRenderLink(
+  baseUrl: string,
+  renderKeyId: string,
+  secret: string,
+  format: string,
+  params: Record<string, string>,
+): string {
   const path = `/v1/render/${renderKeyId}.${format}`;
   const canonical = canonicalQuery(Object.entries(params));
   return `${baseUrl.replace(/\/+$/, '')}${path}?${canonical}&signature=${renderSignature(secret, path, canonical)}`;
