@@ -4,6 +4,7 @@ import { AccountsModule } from '../accounts/accounts.module';
 import { AuthModule } from '../auth/auth.module';
 import { QuotaModule } from '../quota/quota.module';
 import { RunsModule } from '../runs/runs.module';
+import { RenderModule } from '../render/render.module';
 import { ScreenshotsModule } from '../screenshots/screenshots.module';
 import { StorageDestinationsModule } from '../storage-destinations/storage-destinations.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
@@ -17,6 +18,8 @@ import { DashboardStorageController } from './dashboard-storage.controller';
 import { DashboardOidcService } from './dashboard-oidc.service';
 import { DashboardPlaygroundController } from './dashboard-playground.controller';
 import { DashboardPlaygroundService } from './dashboard-playground.service';
+import { DashboardRenderLinksController } from './dashboard-render-links.controller';
+import { DashboardRenderLinksService } from './dashboard-render-links.service';
 import { DashboardSignInService } from './dashboard-sign-in.service';
 import { DashboardViews } from './dashboard-views';
 import { DashboardMiddleware } from './dashboard.middleware';
@@ -33,6 +36,7 @@ import { SignInFailure } from './sign-in-failure.entity';
     AccountsModule,
     AuthModule,
     QuotaModule,
+    RenderModule,
     RunsModule,
     ScreenshotsModule,
     WebhooksModule,
@@ -45,6 +49,7 @@ import { SignInFailure } from './sign-in-failure.entity';
     DashboardPagesController,
     DashboardPlaygroundController,
     DashboardStorageController,
+    DashboardRenderLinksController,
     DashboardNotFoundController,
   ],
   providers: [
@@ -54,6 +59,7 @@ import { SignInFailure } from './sign-in-failure.entity';
     DashboardOidcService,
     DashboardService,
     DashboardPlaygroundService,
+    DashboardRenderLinksService,
     DashboardExceptionFilter,
   ],
 })
@@ -66,6 +72,7 @@ export class DashboardModule implements NestModule {
         DashboardPagesController,
         DashboardPlaygroundController,
         DashboardStorageController,
+        DashboardRenderLinksController,
         DashboardNotFoundController,
         DashboardAssetsController,
       );

@@ -298,25 +298,34 @@ export class DashboardService {
     if (!(await this.sessions.revoke(user.id, sessionId))) throw DashboardError.notFound();
   }
 
-  /** Runs a form action; a person's mistake (a 4xx ApiError or a UserError) becomes the form's message. */
-  private async formAction<T>(action: () => Promise<T>): Promise<FormResult<T>> {
-    try {
-      return { ok: true, value: await action() };
-    } catch (err) {
-      if (err instanceof UserError) return { ok: false, error: err.message };
-      if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 404)
-        return { ok: false, error: err.message, status: err.status };
-      throw err;
-    }
+  private formAction<T>(action: () => Promise<T>): Promise<FormResult<T>> {
+    return formAction(action);
   }
 
-  private async notFoundAsPage<T>(action: () => Promise<T>): Promise<T> {
-    try {
-      return await action();
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 404) throw DashboardError.notFound();
-      throw err;
-    }
+  private notFoundAsPage<T>(action: () => Promise<T>): Promise<T> {
+    return notFoundAsPage(action);
+  }
+}
+
+/** Runs a form action; a person's mistake (a 4xx ApiError or a UserError) becomes the form's message. */
+export async function formAction<T>(action: () => Promise<T>): Promise<FormResult<T>> {
+  try {
+    return { ok: true, value: await action() };
+  } catch (err) {
+    if (err instanceof UserError) return { ok: false, error: err.message };
+    if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 404)
+      return { ok: false, error: err.message, status: err.status };
+    throw err;
+  }
+}
+
+/** Runs `action`; its 404 `ApiError` becomes the dashboard's 404 page. */
+export async function notFoundAsPage<T>(action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) throw DashboardError.notFound();
+    throw err;
   }
 }
 
