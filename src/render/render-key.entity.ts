@@ -1,29 +1,15 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { Account } from '../accounts/account.entity';
+import { Column, Entity, Index } from 'typeorm';
+import { KeyOwnedWork } from '../auth/key-owned-work.entity';
 
 /**
  * A key that signs render links (CONTRACT.md, "Render links"). It belongs to the API key that created
  * it: its renders count against that key's quota, and it stops working when that key is revoked. The
  * secret is stored sealed ({@link SecretCipher}, bound to this id): the server computes HMACs with it.
+ * Its id is `rk_…`; `apiKeyId` is the API key whose quota its renders use.
  */
 @Entity({ name: 'render_keys' })
 @Index(['accountId', 'createdAt'])
-export class RenderKey {
-  /** `rk_…` */
-  @PrimaryColumn({ type: 'varchar', length: 40 })
-  id: string;
-
-  @Column({ name: 'account_id', type: 'varchar', length: 40 })
-  accountId: string;
-
-  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'account_id' })
-  account?: Account;
-
-  /** The API key (`key_…`) whose quota its renders use. */
-  @Column({ name: 'api_key_id', type: 'varchar', length: 40 })
-  apiKeyId: string;
-
+export class RenderKey extends KeyOwnedWork {
   @Column({ type: 'varchar', length: 500, default: '' })
   description: string;
 

@@ -1,5 +1,5 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { Account } from '../accounts/account.entity';
+import { Column, Entity, Index } from 'typeorm';
+import { AccountOwned } from '../accounts/account-owned.entity';
 
 /** Kinds of storage destination (CONTRACT.md, "Storage destinations"): S3-compatible buckets. */
 export const STORAGE_DESTINATION_TYPES = ['s3'] as const;
@@ -11,18 +11,7 @@ export type StorageDestinationType = (typeof STORAGE_DESTINATION_TYPES)[number];
  */
 @Entity({ name: 'storage_destinations' })
 @Index(['accountId', 'createdAt'])
-export class StorageDestination {
-  /** `dst_…` */
-  @PrimaryColumn({ type: 'varchar', length: 40 })
-  id: string;
-
-  @Column({ name: 'account_id', type: 'varchar', length: 40 })
-  accountId: string;
-
-  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'account_id' })
-  account?: Account;
-
+export class StorageDestination extends AccountOwned {
   @Column({ type: 'varchar', length: 8 })
   type: StorageDestinationType;
 

@@ -1,5 +1,5 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { Account } from '../accounts/account.entity';
+import { Column, Entity, Index } from 'typeorm';
+import { AccountOwned } from '../accounts/account-owned.entity';
 import type { SignatureScheme } from './signing';
 
 /** Why an endpoint is disabled (CONTRACT.md "Webhooks"): by its owner, or automatically after failing. */
@@ -12,18 +12,7 @@ export type DisabledReason = (typeof DISABLED_REASONS)[number];
  */
 @Entity({ name: 'webhook_endpoints' })
 @Index(['accountId', 'createdAt'])
-export class WebhookEndpoint {
-  /** `we_…` */
-  @PrimaryColumn({ type: 'varchar', length: 40 })
-  id: string;
-
-  @Column({ name: 'account_id', type: 'varchar', length: 40 })
-  accountId: string;
-
-  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'account_id' })
-  account?: Account;
-
+export class WebhookEndpoint extends AccountOwned {
   @Column({ type: 'text' })
   url: string;
 

@@ -21,6 +21,7 @@ import { ExtractedContent1795640000000 } from './1795640000000-ExtractedContent'
 import { StorageDestinations1795710000000 } from './1795710000000-StorageDestinations';
 import { RenderFlightsCreatedAt1795720000000 } from './1795720000000-RenderFlightsCreatedAt';
 import { Thumbnails1795730000000 } from './1795730000000-Thumbnails';
+import { RenderKeysApiKey1795740000000 } from './1795740000000-RenderKeysApiKey';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -46,4 +47,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   StorageDestinations1795710000000,
   RenderFlightsCreatedAt1795720000000,
   Thumbnails1795730000000,
+  RenderKeysApiKey1795740000000,
 ];
