@@ -14,7 +14,9 @@ async function png(width: number, height: number, boxes: { x: number; y: number;
       }
     }
   }
-  return sharp(raw, { raw: { width, height, channels: 4 } }).png().toBuffer();
+  return sharp(raw, { raw: { width, height, channels: 4 } })
+    .png()
+    .toBuffer();
 }
 
 async function pixel(image: Buffer, x: number, y: number): Promise<number[]> {
@@ -88,7 +90,12 @@ describe('compareImages', () => {
 
   it('calls images of another size changed with ratio 1', async () => {
     const result = await compareImages(await png(200, 100), await png(200, 150), OPTIONS);
-    expect(result).toMatchObject({ sizeChanged: true, diffRatio: 1, diffPixels: 30000, regions: [{ x: 0, y: 0, width: 200, height: 150 }] });
+    expect(result).toMatchObject({
+      sizeChanged: true,
+      diffRatio: 1,
+      diffPixels: 30000,
+      regions: [{ x: 0, y: 0, width: 200, height: 150 }],
+    });
     const diff = await sharp(await encodeDiffPng(result)).metadata();
     expect([diff.width, diff.height]).toEqual([200, 150]);
   });

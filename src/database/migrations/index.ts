@@ -18,6 +18,7 @@ import { RateLimits1795530000000 } from './1795530000000-RateLimits';
 import { RenderKeys1795600000000 } from './1795600000000-RenderKeys';
 import { ExtractedContent1795640000000 } from './1795640000000-ExtractedContent';
 import { TargetStatus1795540000000 } from './1795540000000-TargetStatus';
+import { Monitors1795700000000 } from './1795700000000-Monitors';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -40,4 +41,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   TargetStatus1795540000000,
   RenderKeys1795600000000,
   ExtractedContent1795640000000,
+  Monitors1795700000000,
 ];
