@@ -129,7 +129,8 @@ export class MonitorChecksService implements OnModuleInit {
    */
   async compareJob(jobId: string): Promise<boolean> {
     const now = this.clock.now();
-    const [claimed]: { id: string }[] = await this.dataSource.query(
+    const [claimed] = await rowsOf<{ id: string }>(
+      this.dataSource.manager,
       `UPDATE monitor_checks SET compare_started_at = $2
         WHERE job_id = $1 AND status = 'pending' AND (compare_started_at IS NULL OR compare_started_at < $3)
           AND EXISTS (SELECT 1 FROM screenshot_jobs j WHERE j.id = $1 AND j.status IN ('done', 'failed'))
@@ -240,7 +241,8 @@ export class MonitorChecksService implements OnModuleInit {
    * `monitor.failed`. Returns the event's after-commit work.
    */
   private async countFailure(manager: EntityManager, monitorId: string, check: MonitorCheck): Promise<AfterCommit> {
-    const [row]: { account_id: string; url: string; consecutive_failures: number; paused: boolean }[] = await manager.query(
+    const [row] = await rowsOf<{ account_id: string; url: string; consecutive_failures: number; paused: boolean }>(
+      manager,
       `WITH before AS (SELECT id, enabled FROM monitors WHERE id = $1 FOR UPDATE)
        UPDATE monitors m SET consecutive_failures = m.consecutive_failures + 1,
               enabled = m.enabled AND m.consecutive_failures + 1 < $2,
@@ -283,6 +285,15 @@ export class MonitorChecksService implements OnModuleInit {
   urlOf(file: string | null): string | null {
     return file ? this.files.publicUrl(file) : null;
   }
+}
+
+/**
+ * The rows a statement returns through `manager`: TypeORM answers an `UPDATE`/`DELETE … RETURNING`
+ * with `[rows, affected]` and a `SELECT` with the rows.
+ */
+export async function rowsOf<T>(manager: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
+  const result = (await manager.query(sql, params)) as unknown[];
+  return (result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number' ? result[0] : result) as T[];
 }
 
 /** The capture options of a monitor's check: its options, with `diff.ignoreSelectors` masked (CONTRACT.md, "Monitors"). */

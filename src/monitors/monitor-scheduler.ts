@@ -6,7 +6,7 @@ import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { RUN_PROCESSORS } from '../queue/queues';
 import { ResultFilesService } from '../storage/result-files.service';
-import { AfterCommit, MonitorChecksService } from './monitor-checks.service';
+import { AfterCommit, MonitorChecksService, rowsOf } from './monitor-checks.service';
 import { nextCheckAt } from './monitor-schedule';
 import { Monitor } from './monitor.entity';
 
@@ -115,7 +115,8 @@ export class MonitorScheduler implements OnApplicationBootstrap, OnModuleDestroy
     );
     await this.checks.compareEnded(50);
     const cutoff = new Date(this.clock.now().getTime() - CHECK_RETENTION_DAYS * 86_400_000);
-    const purged: { diff_file: string | null }[] = await this.dataSource.query(
+    const purged = await rowsOf<{ diff_file: string | null }>(
+      this.dataSource.manager,
       `DELETE FROM monitor_checks WHERE id IN (SELECT id FROM monitor_checks WHERE created_at < $1 LIMIT 500) RETURNING diff_file`,
       [cutoff],
     );
