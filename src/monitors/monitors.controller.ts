@@ -122,7 +122,11 @@ export class MonitorsController {
 
   @Get(':id')
   @MONITOR_ID
-  @ApiOperation({ operationId: 'getMonitor', summary: 'Get a monitor' })
+  @ApiOperation({
+    operationId: 'getMonitor',
+    summary: 'Get a monitor',
+    description: 'The monitor with its schedule state (`nextCheckAt`, `lastCheckAt`), failure count and last change.',
+  })
   @ApiOkResponse({ type: MonitorDto, description: 'The monitor', example: MONITOR_EXAMPLE })
   @ApiErrorResponses(401, 404, 500)
   get(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string): Promise<MonitorDto> {
@@ -159,7 +163,7 @@ export class MonitorsController {
   @HttpCode(202)
   @MONITOR_ID
   @ApiOperation({
-    operationId: 'checkMonitor',
+    operationId: 'createMonitorCheck',
     summary: 'Check a monitor now',
     description:
       'Starts a check outside the schedule (also of a paused monitor); it counts one screenshot against the monitor’s API key. Poll ' +
@@ -175,12 +179,12 @@ export class MonitorsController {
   @HttpCode(200)
   @MONITOR_ID
   @ApiOperation({
-    operationId: 'pinMonitorBaseline',
+    operationId: 'updateMonitorBaseline',
     summary: 'Pin a baseline',
     description:
       'Makes the image of one of the monitor’s successful checks the baseline every later check is compared with (`baseline: "pinned"`).',
   })
-  @ApiBody({ type: PinBaselineDto })
+  @ApiBody({ type: PinBaselineDto, examples: { pin: { summary: 'Pin a check', value: { checkId: CHECK_EXAMPLE.id } } } })
   @ApiOkResponse({
     type: MonitorDto,
     description: 'The monitor',
