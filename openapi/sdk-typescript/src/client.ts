@@ -1,4 +1,5 @@
 import { Core, type DownloadedFile, type GlimpseOptions, type RequestOptions } from './core';
+import { Monitors } from './resources/monitors';
 import { Runs } from './resources/runs';
 import { Screenshots } from './resources/screenshots';
 import { RenderKeys } from './resources/render-keys';
@@ -21,6 +22,7 @@ export class Glimpse {
   readonly runs: Runs;
   readonly webhooks: Webhooks;
   readonly renderKeys: RenderKeys;
+  readonly monitors: Monitors;
   /** The generated openapi-fetch client on the same transport, for anything the resources do not wrap. */
   readonly api: Core['api'];
   private readonly core: Core;
@@ -32,6 +34,7 @@ export class Glimpse {
     this.runs = new Runs(this.core);
     this.webhooks = new Webhooks(this.core);
     this.renderKeys = new RenderKeys(this.core);
+    this.monitors = new Monitors(this.core);
   }
 
   /** Downloads any capability URL the API returned (a result `url`, a run's `videoUrl`, a step's `screenshotUrl`); no API key is sent. */
