@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Brackets, Repository } from 'typeorm';
+import { Repository } from 'typeorm';
 import { assertBelowPlanLimit } from '../accounts/plan-limits';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiKeysService } from '../auth/api-keys.service';
@@ -210,9 +210,10 @@ export class MonitorsService {
       .innerJoinAndSelect('c.monitor', 'm')
       .where(`c.account_id = :accountId AND c.status = 'changed'`, { accountId: caller.accountId })
       .orderBy('c.created_at', 'DESC')
-      .take(filter.limit);
+      .addOrderBy('c.id', 'DESC')
+      .limit(filter.limit);
     if (filter.monitorId) qb.andWhere('c.monitor_id = :monitorId', { monitorId: filter.monitorId });
-    if (filter.since) qb.andWhere(new Brackets((w) => w.where('c.created_at >= :since', { since: filter.since })));
+    if (filter.since) qb.andWhere('c.created_at >= :since', { since: filter.since });
     const rows = await qb.getMany();
     return rows.map((c) => ({ ...this.checkDto(c), url: c.monitor?.url ?? '' }));
   }

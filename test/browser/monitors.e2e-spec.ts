@@ -190,6 +190,16 @@ describe('monitors', () => {
     expect(got.lastCheckAt).not.toBeNull();
     expect(await used()).toBeGreaterThanOrEqual(3);
 
+    // The MCP tool lists the same change.
+    const mcp = await t.request('POST', '/mcp', {
+      key,
+      headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_monitor_changes', arguments: { monitorId: monitor.id } } },
+    });
+    expect(mcp.body.result?.structuredContent?.changes).toEqual([
+      expect.objectContaining({ monitorId: monitor.id, checkId: changed.id, diffUrl: changed.diffUrl, regions: changed.regions }),
+    ]);
+
     const [delivery] = (await hooks.waitFor('hooks', 1)).filter((r) => JSON.parse(r.body).type === 'monitor.changed');
     const event = verifyDelivery(delivery, secret);
     expect(event.data).toEqual({
@@ -216,7 +226,18 @@ describe('monitors', () => {
   });
 
   it('compares with a pinned baseline', async () => {
-    const monitor = await create('/pinned');
+    const viaMcp = await t.request('POST', '/mcp', {
+      key,
+      headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+      body: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'create_monitor', arguments: { ...body('/pinned'), schedule: { intervalSeconds: 3600 } } },
+      },
+    });
+    const monitor = viaMcp.body.result.structuredContent;
+    expect(monitor).toMatchObject({ id: expect.stringMatching(/^mon_/), url: pages.url + '/pinned', enabled: true });
     const [first] = await ended(monitor.id, 1);
     colors['/pinned'] = 'rgb(255,0,255)';
     expect((await checkNow(monitor.id)).status).toBe('changed');

@@ -100,6 +100,10 @@ function jsonSchema(schema: z.ZodType): Record<string, unknown> {
   return rest;
 }
 
+/** JSON Schemas of `schedule` and `diff` (OpenAPI and the MCP tool `create_monitor`). */
+export const SCHEDULE_JSON_SCHEMA = jsonSchema(scheduleSchema);
+export const DIFF_JSON_SCHEMA = jsonSchema(diffSchema);
+
 export type ScheduleInput = z.output<typeof scheduleSchema>;
 export type DiffInput = z.output<typeof diffSchema>;
 
@@ -113,11 +117,11 @@ export class CreateMonitorDto extends captureOptionsDtoOf(MONITOR_OPTION_NAMES) 
   @IsHttpUrl(CAPTURE_LIMITS.urlMaxLength)
   url: string;
 
-  @ApiProperty({ ...jsonSchema(scheduleSchema), description: 'When to check: a fixed interval, or cron in a time zone' })
+  @ApiProperty({ ...SCHEDULE_JSON_SCHEMA, description: 'When to check: a fixed interval, or cron in a time zone' })
   @MatchesSchema(scheduleSchema)
   schedule: ScheduleInput;
 
-  @ApiPropertyOptional({ ...jsonSchema(diffSchema), description: 'How images are compared' })
+  @ApiPropertyOptional({ ...DIFF_JSON_SCHEMA, description: 'How images are compared' })
   @IsOptional()
   @MatchesSchema(diffSchema)
   diff?: DiffInput;
