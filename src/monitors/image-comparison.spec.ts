@@ -30,7 +30,7 @@ const OPTIONS = { threshold: 0.1, ignoreRegions: [] };
 describe('compareImages', () => {
   it('finds nothing between identical images, byte-equal or only pixel-equal', async () => {
     const a = await png(200, 100, [{ x: 10, y: 10, w: 20, h: 20 }]);
-    expect(await compareImages(a, a, OPTIONS)).toMatchObject({ diffPixels: 0, diffRatio: 0, regions: [], diffRaw: null });
+    expect(await compareImages(a, a, OPTIONS)).toMatchObject({ diffPixels: 0, diffRatio: 0, regions: [], diff: null });
     const reencoded = await sharp(a).png({ compressionLevel: 9 }).toBuffer();
     expect(reencoded.equals(a)).toBe(false);
     expect(await compareImages(a, reencoded, OPTIONS)).toMatchObject({ diffPixels: 0, regions: [] });
@@ -78,7 +78,7 @@ describe('compareImages', () => {
     expect(result.diffPixels).toBe(100);
     expect(result.regions).toEqual([{ x: 150, y: 150, width: 10, height: 10 }]);
     const all = await compareImages(before, after, { threshold: 0.1, ignoreRegions: [{ x: 0, y: 0, width: 200, height: 200 }] });
-    expect(all).toMatchObject({ diffPixels: 0, diffRaw: null });
+    expect(all).toMatchObject({ diffPixels: 0, diff: null });
   });
 
   it('ignores colour changes below the threshold', async () => {

@@ -22,6 +22,22 @@ export interface ComparisonOptions {
   ignoreRegions: ImageRegion[];
 }
 
+/** Rows of the current image where pixels changed: their top row and pixelmatch's mask (RGBA, changed pixels red and opaque, others transparent). */
+interface ChangedBand {
+  top: number;
+  height: number;
+  mask: Buffer;
+}
+
+/** What drawing the diff image needs: the current image and where it changed. */
+export interface DiffDrawing {
+  current: RawImage;
+  /** Changed bands; empty with `everything`. */
+  bands: ChangedBand[];
+  /** The whole image counts as changed (another size than the baseline). */
+  everything: boolean;
+}
+
 /** The outcome of {@link compareImages}. */
 export interface Comparison {
   /** Pixels that differ (anti-aliased pixels and ignored regions excluded). */
@@ -35,14 +51,12 @@ export interface Comparison {
   /** Size of the current image, px. */
   width: number;
   height: number;
-  /**
-   * The diff image as raw RGBA (`width` × `height`): unchanged pixels faded, changed pixels red; null when
-   * nothing changed. Encode it with {@link encodeDiffPng}.
-   */
-  diffRaw: Buffer | null;
+  /** What {@link encodeDiffPng} draws; null when nothing changed. */
+  diff: DiffDrawing | null;
 }
 
-interface RawImage {
+/** A decoded image: raw RGBA. */
+export interface RawImage {
   data: Buffer;
   width: number;
   height: number;
@@ -53,98 +67,122 @@ async function decode(image: Buffer): Promise<RawImage> {
   return { data, width: info.width, height: info.height };
 }
 
+/** Rows above and below a differing row that pixelmatch also sees (its anti-aliasing test looks two pixels away). */
+const BAND_MARGIN_ROWS = 2;
+
 /**
  * Compares the `current` image (PNG, JPEG or WebP bytes) with `baseline` (CONTRACT.md, "Monitors"):
- * identical bytes or identical pixels answer at once; otherwise pixelmatch with `threshold`,
- * anti-aliased pixels ignored, `ignoreRegions` taken from the baseline so they never differ. Changed
+ * identical bytes answer at once; otherwise both are decoded (at the same time), rows that are
+ * byte-identical are skipped, and pixelmatch (`threshold`, anti-aliased pixels ignored) runs on the
+ * bands of rows that differ; `ignoreRegions` are taken from the baseline so they never differ. Changed
  * pixels are grouped into {@link CELL_PX} cells whose 8-connected areas give the regions, merged
  * (overlapping ones first, then the pair growing least) down to {@link MAX_REGIONS}. Images of
  * different sizes are changed with ratio 1 and one region: the whole current image. Throws when an
  * image cannot be decoded.
  */
 export async function compareImages(baseline: Buffer, current: Buffer, options: ComparisonOptions): Promise<Comparison> {
-  const now = await decode(current);
-  const unchanged: Comparison = {
-    diffPixels: 0,
-    diffRatio: 0,
-    regions: [],
-    sizeChanged: false,
-    width: now.width,
-    height: now.height,
-    diffRaw: null,
-  };
-  if (baseline.equals(current)) return unchanged;
-  const before = await decode(baseline);
-  if (before.width !== now.width || before.height !== now.height) {
-    const diffRaw = Buffer.alloc(now.data.length);
-    for (let i = 0; i < diffRaw.length; i += 4) {
-      const faded = fade(now.data, i);
-      diffRaw[i] = 255;
-      diffRaw[i + 1] = faded >> 1;
-      diffRaw[i + 2] = faded >> 1;
-      diffRaw[i + 3] = 255;
-    }
+  const sameBytes = baseline.equals(current);
+  const [now, before] = await Promise.all([decode(current), sameBytes ? null : decode(baseline)]);
+  const { width, height } = now;
+  const unchanged: Comparison = { diffPixels: 0, diffRatio: 0, regions: [], sizeChanged: false, width, height, diff: null };
+  if (!before) return unchanged;
+  if (before.width !== width || before.height !== height) {
     return {
       ...unchanged,
-      diffPixels: now.width * now.height,
+      diffPixels: width * height,
       diffRatio: 1,
       sizeChanged: true,
-      regions: [{ x: 0, y: 0, width: now.width, height: now.height }],
-      diffRaw,
+      regions: [{ x: 0, y: 0, width, height }],
+      diff: { current: now, bands: [], everything: true },
     };
   }
-  if (before.data.equals(now.data)) return unchanged;
-  const { width, height } = now;
   for (const region of options.ignoreRegions) copyRegion(before.data, now.data, width, height, region);
-  const mask = Buffer.alloc(now.data.length);
-  const diffPixels = pixelmatch(before.data, now.data, mask, width, height, {
-    threshold: options.threshold,
-    includeAA: false,
-    diffMask: true,
-    diffColor: [255, 0, 0],
-  });
-  if (diffPixels === 0) return unchanged;
-  // One pass: the diff image (faded current, red where changed) and the cells holding changed pixels.
   const cells = new CellGrid(width, height, CELL_PX);
-  const diffRaw = Buffer.alloc(now.data.length);
-  for (let y = 0, i = 0; y < height; y++) {
-    for (let x = 0; x < width; x++, i += 4) {
-      if (mask[i + 3] === 255) {
-        diffRaw[i] = 255;
-        diffRaw[i + 1] = 0;
-        diffRaw[i + 2] = 0;
-        cells.mark(x, y);
-      } else {
-        const faded = fade(now.data, i);
-        diffRaw[i] = faded;
-        diffRaw[i + 1] = faded;
-        diffRaw[i + 2] = faded;
-      }
-      diffRaw[i + 3] = 255;
+  const bands: ChangedBand[] = [];
+  let diffPixels = 0;
+  for (const [top, bottom] of differingRows(before.data, now.data, width, height)) {
+    const from = top * width * 4;
+    const to = bottom * width * 4;
+    const mask = Buffer.alloc(to - from);
+    const found = pixelmatch(before.data.subarray(from, to), now.data.subarray(from, to), mask, width, bottom - top, {
+      threshold: options.threshold,
+      includeAA: false,
+      diffMask: true,
+      diffColor: [255, 0, 0],
+    });
+    if (!found) continue;
+    diffPixels += found;
+    for (let i = 3; i < mask.length; i += 4) {
+      if (mask[i] !== 255) continue;
+      const p = (i - 3) >> 2;
+      cells.mark(p % width, top + ((p / width) | 0));
     }
+    bands.push({ top, height: bottom - top, mask });
   }
+  if (diffPixels === 0) return unchanged;
   return {
     ...unchanged,
     diffPixels,
     diffRatio: diffPixels / (width * height),
     regions: mergeRegions(cells.areas(), MAX_REGIONS),
-    diffRaw,
+    diff: { current: now, bands, everything: false },
   };
 }
 
-/** The diff image of a {@link Comparison} as PNG bytes (fast compression: it is mostly flat colour). */
-export function encodeDiffPng(comparison: Pick<Comparison, 'diffRaw' | 'width' | 'height'>): Promise<Buffer> {
-  if (!comparison.diffRaw) throw new Error('nothing changed: no diff image');
-  return sharp(comparison.diffRaw, { raw: { width: comparison.width, height: comparison.height, channels: 4 }, limitInputPixels: false })
-    .png({ compressionLevel: 2, adaptiveFiltering: false })
-    .toBuffer();
+/**
+ * The bands `[top, bottom)` of rows where `a` and `b` (raw RGBA, `width` × `height`) differ, each
+ * widened by {@link BAND_MARGIN_ROWS} and joined with its neighbours when they touch.
+ */
+function differingRows(a: Buffer, b: Buffer, width: number, height: number): [number, number][] {
+  const rowBytes = width * 4;
+  const bands: [number, number][] = [];
+  for (let y = 0; y < height; y++) {
+    const at = y * rowBytes;
+    if (a.compare(b, at, at + rowBytes, at, at + rowBytes) === 0) continue;
+    const top = Math.max(0, y - BAND_MARGIN_ROWS);
+    const bottom = Math.min(height, y + 1 + BAND_MARGIN_ROWS);
+    const last = bands[bands.length - 1];
+    if (last && top <= last[1]) last[1] = bottom;
+    else bands.push([top, bottom]);
+  }
+  return bands;
 }
 
-/** Grey level of pixel `i` of `rgba` blended with white at {@link FADE_ALPHA}. */
-function fade(rgba: Buffer, i: number): number {
-  const luma = 0.299 * rgba[i] + 0.587 * rgba[i + 1] + 0.114 * rgba[i + 2];
-  const alpha = (FADE_ALPHA * rgba[i + 3]) / 255;
-  return Math.round(255 + (luma - 255) * alpha);
+/**
+ * The diff image of a {@link Comparison} as PNG bytes (CONTRACT.md, "Monitors"): the current image in
+ * grey faded towards white, changed pixels red (an image of another size: tinted red all over). The
+ * grey comes from sharp, the fade from a table, the red from the changed bands' masks; fast PNG
+ * compression. Throws when nothing changed.
+ */
+export async function encodeDiffPng(comparison: Pick<Comparison, 'diff'>): Promise<Buffer> {
+  const drawing = comparison.diff;
+  if (!drawing) throw new Error('nothing changed: no diff image');
+  const { current, bands, everything } = drawing;
+  const { width, height } = current;
+  const grey = await sharp(current.data, { raw: { width, height, channels: 4 }, limitInputPixels: false })
+    .flatten({ background: '#ffffff' })
+    .greyscale()
+    .extractChannel(0)
+    .raw()
+    .toBuffer();
+  // One 32-bit write per pixel through a table of the 256 faded greys (RGBA bytes, little-endian words).
+  const table = new Uint32Array(256);
+  for (let v = 0; v < 256; v++) {
+    const faded = Math.round(255 + (v - 255) * FADE_ALPHA);
+    table[v] = everything
+      ? (0xff << 24) | ((faded >> 1) << 16) | ((faded >> 1) << 8) | 255
+      : (0xff << 24) | (faded << 16) | (faded << 8) | faded;
+  }
+  const pixels = new Uint32Array(width * height);
+  for (let i = 0; i < pixels.length; i++) pixels[i] = table[grey[i]];
+  const red = new Uint32Array(new Uint8Array([255, 0, 0, 255]).buffer)[0];
+  for (const band of bands) {
+    const offset = band.top * width;
+    for (let j = 0, i = 3; i < band.mask.length; j++, i += 4) if (band.mask[i] === 255) pixels[offset + j] = red;
+  }
+  return sharp(Buffer.from(pixels.buffer), { raw: { width, height, channels: 4 }, limitInputPixels: false })
+    .png({ compressionLevel: 2, adaptiveFiltering: false })
+    .toBuffer();
 }
 
 /** Copies `region` (clipped to the image) of `from` into `to`, both raw RGBA of `width` × `height`. */
