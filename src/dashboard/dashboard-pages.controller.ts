@@ -274,11 +274,12 @@ export class DashboardNotFoundController {
   }
 }
 
-function user(req: DashboardRequest): UserView {
+/** The signed-in user of a dashboard request. */
+export function user(req: DashboardRequest): UserView {
   return (req.dashboard.signedIn as SignedIn).user;
 }
 
 /** Data every signed-in page's layout needs. */
-function page(req: DashboardRequest, active: string, title: string, data: Record<string, unknown>): Record<string, unknown> {
+export function page(req: DashboardRequest, active: string, title: string, data: Record<string, unknown>): Record<string, unknown> {
   return { signedIn: req.dashboard.signedIn, csrfToken: req.dashboard.csrfToken, active, title, ...data };
 }

@@ -2,6 +2,7 @@ import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccountsModule } from '../accounts/accounts.module';
 import { AuthModule } from '../auth/auth.module';
+import { MonitorsModule } from '../monitors/monitors.module';
 import { QuotaModule } from '../quota/quota.module';
 import { RunsModule } from '../runs/runs.module';
 import { ScreenshotsModule } from '../screenshots/screenshots.module';
@@ -9,6 +10,7 @@ import { WebhooksModule } from '../webhooks/webhooks.module';
 import { DashboardAssetsController } from './dashboard-assets.controller';
 import { DashboardAuthController } from './dashboard-auth.controller';
 import { DashboardExceptionFilter } from './dashboard-exception.filter';
+import { DashboardMonitorsController } from './dashboard-monitors.controller';
 import { DashboardNotFoundController, DashboardPagesController } from './dashboard-pages.controller';
 import { DashboardSession } from './dashboard-session.entity';
 import { DashboardSessionsService } from './dashboard-sessions.service';
@@ -28,13 +30,20 @@ import { SignInFailure } from './sign-in-failure.entity';
     TypeOrmModule.forFeature([DashboardSession, SignInFailure]),
     AccountsModule,
     AuthModule,
+    MonitorsModule,
     QuotaModule,
     RunsModule,
     ScreenshotsModule,
     WebhooksModule,
   ],
   // The catch-all 404 controller must stay last.
-  controllers: [DashboardAssetsController, DashboardAuthController, DashboardPagesController, DashboardNotFoundController],
+  controllers: [
+    DashboardAssetsController,
+    DashboardAuthController,
+    DashboardPagesController,
+    DashboardMonitorsController,
+    DashboardNotFoundController,
+  ],
   providers: [
     DashboardViews,
     DashboardSessionsService,
@@ -48,6 +57,12 @@ export class DashboardModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     consumer
       .apply(DashboardMiddleware)
-      .forRoutes(DashboardAuthController, DashboardPagesController, DashboardNotFoundController, DashboardAssetsController);
+      .forRoutes(
+        DashboardAuthController,
+        DashboardPagesController,
+        DashboardMonitorsController,
+        DashboardNotFoundController,
+        DashboardAssetsController,
+      );
   }
 }
