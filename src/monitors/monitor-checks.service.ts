@@ -11,6 +11,7 @@ import { EventsService } from '../events/events.service';
 import { ScreenshotsService } from '../screenshots/screenshots.service';
 import { ResultFilesService } from '../storage/result-files.service';
 import { compareImages, encodeDiffPng } from './image-comparison';
+import { MonitorCheckLifecycle } from './monitor-check-lifecycle';
 import { MonitorCheck } from './monitor-check.entity';
 import { Monitor } from './monitor.entity';
 
@@ -53,6 +54,7 @@ export class MonitorChecksService implements OnModuleInit {
     private readonly screenshots: ScreenshotsService,
     private readonly events: EventsService,
     private readonly files: ResultFilesService,
+    private readonly lifecycle: MonitorCheckLifecycle,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -194,45 +196,36 @@ export class MonitorChecksService implements OnModuleInit {
   }
 
   /**
-   * Ends the still-open `check` with `changes` in one transaction with the monitor's bookkeeping and
-   * its event: a failure counts towards the auto-pause ({@link countFailure}, `monitor.failed`); a
-   * success clears the count, and a change updates `lastChange` and publishes `monitor.changed`.
-   * Returns false when the check had already ended.
+   * Ends the still-open `check` with `changes` through its {@link MonitorCheckLifecycle}, with the
+   * monitor's bookkeeping and its event in the same transaction: a failure counts towards the
+   * auto-pause ({@link countFailure}, `monitor.failed`); a success clears the count, and a change
+   * updates `lastChange` and publishes `monitor.changed`. Returns false when the check had already ended.
    */
-  private async end(check: MonitorCheck, changes: Partial<MonitorCheck> & { status: MonitorCheck['status'] }): Promise<boolean> {
+  private async end(
+    check: MonitorCheck,
+    changes: Partial<MonitorCheck> & { status: Exclude<MonitorCheck['status'], 'pending'> },
+  ): Promise<boolean> {
     const now = this.clock.now();
-    const after = await this.dataSource.transaction(async (manager) => {
-      const result = await manager
-        .createQueryBuilder()
-        .update(MonitorCheck)
-        .set({ ...changes, completedAt: now })
-        .where(`id = :id AND status = 'pending'`, { id: check.id })
-        .returning('*')
-        .execute();
-      if (!(result.raw as unknown[]).length) return null;
-      const ended = { ...check, ...changes, completedAt: now } as MonitorCheck;
-      if (ended.status === 'failed') return this.countFailure(manager, check.monitorId, ended);
+    const ended = await this.lifecycle.finish(check.id, { ...changes, completedAt: now }, async (manager, row) => {
+      if (row.status === 'failed') return { afterCommit: await this.countFailure(manager, row.monitorId, row) };
       const lastChange =
-        ended.status === 'changed' ? { checkId: ended.id, at: now.toISOString(), diffRatio: ended.diffRatio as number } : undefined;
-      await manager.update(Monitor, { id: check.monitorId }, { consecutiveFailures: 0, ...(lastChange ? { lastChange } : {}) });
-      if (ended.status !== 'changed') return async () => undefined;
-      const monitor = (await manager.findOneBy(Monitor, { id: check.monitorId })) as Monitor;
-      const { afterCommit } = await this.events.publishWithin(manager, monitor.accountId, 'monitor.changed', {
+        row.status === 'changed' ? { checkId: row.id, at: now.toISOString(), diffRatio: row.diffRatio as number } : undefined;
+      await manager.update(Monitor, { id: row.monitorId }, { consecutiveFailures: 0, ...(lastChange ? { lastChange } : {}) });
+      if (row.status !== 'changed') return { afterCommit: async () => undefined };
+      const monitor = (await manager.findOneBy(Monitor, { id: row.monitorId })) as Monitor;
+      return this.events.publishWithin(manager, monitor.accountId, 'monitor.changed', {
         monitorId: monitor.id,
-        checkId: ended.id,
+        checkId: row.id,
         url: monitor.url,
-        diffRatio: ended.diffRatio as number,
-        diffPixels: ended.diffPixels as number,
-        regions: ended.regions,
-        screenshotUrl: this.urlOf(ended.screenshotFile),
-        baselineUrl: this.urlOf(ended.baselineFile),
-        diffUrl: this.urlOf(ended.diffFile),
+        diffRatio: row.diffRatio as number,
+        diffPixels: row.diffPixels as number,
+        regions: row.regions,
+        screenshotUrl: this.urlOf(row.screenshotFile),
+        baselineUrl: this.urlOf(row.baselineFile),
+        diffUrl: this.urlOf(row.diffFile),
       });
-      return afterCommit;
     });
-    if (!after) return false;
-    await after().catch((err) => this.logger.error(`Could not enqueue the deliveries of ${check.id}`, (err as Error).stack));
-    return true;
+    return ended !== null;
   }
 
   /**

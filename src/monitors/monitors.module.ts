@@ -6,6 +6,7 @@ import { EventsModule } from '../events/events.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { ScreenshotsModule } from '../screenshots/screenshots.module';
 import { StorageModule } from '../storage/storage.module';
+import { MonitorCheckLifecycle } from './monitor-check-lifecycle';
 import { MonitorCheck } from './monitor-check.entity';
 import { MonitorChecksService } from './monitor-checks.service';
 import { MonitorScheduler } from './monitor-scheduler';
@@ -25,7 +26,7 @@ import { MonitorsService } from './monitors.service';
     StorageModule,
   ],
   controllers: [MonitorsController],
-  providers: [MonitorsService, MonitorChecksService, MonitorScheduler],
+  providers: [MonitorsService, MonitorChecksService, MonitorCheckLifecycle, MonitorScheduler],
   exports: [MonitorsService],
 })
 export class MonitorsModule {}

@@ -2,6 +2,7 @@ import sharp from 'sharp';
 import { DataSource } from 'typeorm';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { MonitorScheduler } from '../../src/monitors/monitor-scheduler';
+import { ContractValidator, loadCommittedDocument } from '../support/openapi-contract';
 import { PageServer, startPageServer } from '../support/page-server';
 import { startTestApp, TestApp } from '../support/test-app';
 import { startWebhookReceiver, verifyDelivery, WebhookReceiver } from '../support/webhook-receiver';
@@ -123,6 +124,16 @@ describe('monitors', () => {
     return { data, width: info.width, height: info.height };
   }
 
+  /** Checks an event body against the OpenAPI document's `webhooks` entry of its type. */
+  function expectDocumented(event: { type: string }): void {
+    const doc = loadCommittedDocument();
+    const validate = new ContractValidator(doc).schemaValidator(
+      event.type,
+      doc.webhooks[event.type].post.requestBody.content['application/json'].schema,
+    );
+    expect(validate(event) ? [] : validate.errors).toEqual([]);
+  }
+
   const rgbAt = (img: { data: Buffer; width: number }, x: number, y: number) => {
     const i = (y * img.width + x) * 4;
     return [img.data[i], img.data[i + 1], img.data[i + 2]];
@@ -202,6 +213,7 @@ describe('monitors', () => {
 
     const [delivery] = (await hooks.waitFor('hooks', 1)).filter((r) => JSON.parse(r.body).type === 'monitor.changed');
     const event = verifyDelivery(delivery, secret);
+    expectDocumented(event);
     expect(event.data).toEqual({
       monitorId: monitor.id,
       checkId: changed.id,
@@ -292,6 +304,7 @@ describe('monitors', () => {
       [2, true],
     ]);
     expect(deliveries[1].data).toMatchObject({ monitorId: monitor.id, checkId: second.id, url: pages.url + '/broken' });
+    expectDocumented(deliveries[1]);
     brokenStatus = 200;
   });
 
