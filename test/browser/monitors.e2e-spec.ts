@@ -308,10 +308,23 @@ describe('monitors', () => {
     brokenStatus = 200;
   });
 
-  it("pauses a revoked key's monitors and limits monitors per plan", async () => {
+  it("pauses a revoked key's monitors, replays an Idempotency-Key and limits monitors per plan", async () => {
     const other = await t.createKey('free');
     const monitors = [];
-    for (let i = 0; i < 3; i++) monitors.push(await create('/a', { enabled: false }, other.key));
+    for (let i = 0; i < 2; i++) monitors.push(await create('/a', { enabled: false }, other.key));
+    const first = await t.request('POST', '/v1/monitors', {
+      key: other.key,
+      body: body('/a', { enabled: false }),
+      headers: { 'idempotency-key': 'monitor-create-1' },
+    });
+    expect(first.status).toBe(201);
+    monitors.push(first.body);
+    // An Idempotency-Key replays the created monitor instead of creating (and counting) another.
+    const headers = { 'idempotency-key': 'monitor-create-1' };
+    const replayed = await t.request('POST', '/v1/monitors', { key: other.key, body: body('/a', { enabled: false }), headers });
+    expect(replayed.status).toBe(201);
+    expect(replayed.headers.get('idempotency-replayed')).toBe('true');
+    expect(replayed.body.id).toBe(monitors[2].id);
     const over = await t.request('POST', '/v1/monitors', { key: other.key, body: body('/a') });
     expect(over.status).toBe(403);
     expect(over.body).toMatchObject({ code: 'PLAN_LIMIT_REACHED', details: { resource: 'monitors', limit: 3, plan: 'free' } });
