@@ -10,6 +10,7 @@ import { isId, newId } from '../common/ids';
 import { sqlRows } from '../database/sql';
 import { quotaMonthOf } from '../quota/quota-window';
 import { ApiKey } from './api-key.entity';
+import { KeyCache } from './key-cache';
 import { API_KEY_SECRET_PREFIX, displayPrefix, hashApiKeySecret, newApiKeySecret } from './api-key-secret';
 
 /** The caller of an authenticated request, as attached by the API key guard. */
@@ -49,6 +50,7 @@ export class ApiKeysService {
     @InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>,
     private readonly accounts: AccountsService,
     private readonly clock: Clock,
+    private readonly keyCache: KeyCache,
   ) {}
 
   /**
@@ -75,13 +77,17 @@ export class ApiKeysService {
     return { id: record.id, key: secret, prefix: record.prefix, accountId: account.id };
   }
 
-  /** Revokes a key at once; idempotent (a second revoke keeps the first time). Throws {@link ApiKeyNotFoundError}. */
+  /**
+   * Revokes a key at once, in every process (cached lookups are invalidated, {@link KeyCache.bump});
+   * idempotent (a second revoke keeps the first time). Throws {@link ApiKeyNotFoundError}.
+   */
   async revoke(keyId: string): Promise<ApiKey> {
     const key = await this.keys.findOneBy({ id: keyId });
     if (!key) throw new ApiKeyNotFoundError(`No API key ${keyId}`);
     if (!key.revokedAt) {
       key.revokedAt = this.clock.now();
       await this.keys.save(key);
+      await this.keyCache.bump();
     }
     return key;
   }

@@ -75,6 +75,13 @@ export interface LeaseOptions {
   crashRetries?: number;
   /** The concurrency limit the lease waits for, if any (see {@link LeaseLane}). */
   lane?: LeaseLane;
+  /**
+   * An `EGRESS_PROXIES` id (the `proxy` option, CONTRACT.md "Capture options, second set"): the
+   * context's requests go to the egress proxy's listener for that upstream (still through the SSRF
+   * guard), so the lease gets a fresh context. An id the configuration lacks rejects with the egress
+   * proxy's `UpstreamProxyError`.
+   */
+  upstreamProxy?: string | null;
 }
 
 /** A fresh browser context with one page, used by exactly one piece of work and closed after it. */
@@ -234,7 +241,7 @@ export class BrowserPool implements OnApplicationShutdown {
     let closeTimer: NodeJS.Timeout | undefined;
     let crashed = false;
     try {
-      set = await this.take(slot, options.context);
+      set = await this.take(slot, options.context, options.upstreamProxy);
       const leased = set;
       leased.page.once('crash', () => (crashed = true));
       budgetTimer = setTimeout(() => {
@@ -331,7 +338,11 @@ export class BrowserPool implements OnApplicationShutdown {
    * A fresh context and page for `options`: a warm one when the options allow it (see
    * {@link ContextOptions}), else a new one created with them; then tops the warm pool up.
    */
-  private async take(slot: BrowserSlot, options: ContextOptions = {}): Promise<PageSet> {
+  private async take(slot: BrowserSlot, options: ContextOptions = {}, upstreamProxy?: string | null): Promise<PageSet> {
+    if (upstreamProxy) {
+      const proxy = { server: `http://${await this.proxy.start(upstreamProxy)}` };
+      return this.newPageSet(slot.browser, { viewport: DEFAULT_VIEWPORT, ...options, proxy });
+    }
     const own = Object.entries(options).some(
       ([key, value]) => value !== undefined && !APPLIED_AFTER_CREATION.has(key as keyof ContextOptions),
     );
@@ -358,7 +369,7 @@ export class BrowserPool implements OnApplicationShutdown {
     }
   }
 
-  private async newPageSet(browser: Browser, options: ContextOptions): Promise<PageSet> {
+  private async newPageSet(browser: Browser, options: ContextOptions & Pick<BrowserContextOptions, 'proxy'>): Promise<PageSet> {
     const context = await browser.newContext({
       viewport: DEFAULT_VIEWPORT,
       ...options,

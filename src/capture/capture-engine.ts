@@ -4,7 +4,7 @@ import { BrowserGoneError, BrowserPoolClosedError, BrowserUnavailableError, Leas
 import { BrowserPool, Lease } from '../browser/browser-pool';
 import {
   addPageStyles,
-  captureScreenshot,
+  captureTallScreenshot,
   classifyPlaywrightError,
   elementPageBox,
   firstLine,
@@ -21,11 +21,13 @@ import {
   scrollForLazyContent,
   settleAnimations,
   TimeLimitExceededError,
+  WEBP_MAX_HEIGHT_PX,
   withTimeLimit,
 } from '../browser/page-toolkit';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EgressProxy } from '../egress/egress-proxy';
-import { CAPTURE_LIMITS, captureBudgetMs, CaptureOptions, PdfOptions } from './capture-options';
+import { UpstreamProxyError } from '../egress/upstream-proxy-dial';
+import { captureBudgetMs, CaptureOptions, PdfOptions } from './capture-options';
 import { ImageFormat, ResultFormat } from '../results/result-formats';
 import { SessionSetup, sessionContextOptions } from './session-options';
 
@@ -50,7 +52,7 @@ export interface CaptureRequest {
 export interface CaptureResult {
   image: Buffer | null;
   format: ResultFormat | null;
-  /** True when a full-page capture was cut at {@link CAPTURE_LIMITS.fullPageMaxHeightPx} or at `MAX_IMAGE_PIXELS`. */
+  /** True when a full-page capture was cut at `fullPageMaxHeight` (image px) or at `MAX_IMAGE_PIXELS`. */
   clipped: boolean;
   /** HTTP status of the page's main document (CONTRACT.md, "Capture options, second set"); null for an upload. */
   targetStatus: number | null;
@@ -116,9 +118,14 @@ export class CaptureEngine {
     const budgetMs = captureBudgetMs(this.config.captureTimeoutMs, options);
     const target: TargetAnswer = { status: null };
     try {
-      return await this.pool.withLease({ budgetMs, crashRetries: 1, lane: 'capture', context: sessionContextOptions(options) }, (lease) =>
-        this.run(lease, request, target),
-      );
+      const lease = {
+        budgetMs,
+        crashRetries: 1,
+        lane: 'capture' as const,
+        context: sessionContextOptions(options),
+        upstreamProxy: options.proxy,
+      };
+      return await this.pool.withLease(lease, (leased) => this.run(leased, request, target));
     } catch (err) {
       let error: CaptureError;
       if (err instanceof CaptureError) error = err;
@@ -249,7 +256,7 @@ export class CaptureEngine {
         viewportWidth: options.width,
         viewportHeight: options.height,
         scale: options.scale,
-        maxImageHeightPx: CAPTURE_LIMITS.fullPageMaxHeightPx,
+        maxImageHeightPx: options.format === 'webp' ? Math.min(options.fullPageMaxHeight, WEBP_MAX_HEIGHT_PX) : options.fullPageMaxHeight,
         maxImagePixels: this.config.maxImagePixels,
       };
       const maxHeight = fullPageMaxHeight(bounds);
@@ -290,7 +297,7 @@ export class CaptureEngine {
       await cdp.send('Emulation.setDefaultBackgroundColorOverride', { color: { r: 0, g: 0, b: 0, a: 0 } });
     }
     const format = options.format as ImageFormat;
-    const image = await captureScreenshot(cdp, {
+    const image = await captureTallScreenshot(cdp, {
       format,
       quality: options.quality,
       clip,
@@ -331,7 +338,7 @@ export class CaptureEngine {
  */
 export function captureFailure(err: unknown, captureTimeoutMs: number): { message: string; unexpected: boolean } {
   const known = (message: string) => ({ message, unexpected: false });
-  if (err instanceof PageFailure) return known(err.message);
+  if (err instanceof PageFailure || err instanceof UpstreamProxyError) return known(err.message);
   if (err instanceof BrowserGoneError) return known(`${err.message} during the capture${err.attempts > 1 ? ', twice' : ''}`);
   if (err instanceof LeaseBudgetExceededError) return known(`capture ${err.message}`);
   if (err instanceof BrowserPoolClosedError) return known('the capture service is shutting down');

@@ -13,8 +13,8 @@ import {
   SESSION_OPTION_NAMES,
 } from './capture-options';
 
-/** The configured limits of these tests: the contract's default image size cap. */
-const LIMITS = { maxImagePixels: 100_000_000 };
+/** The configured limits of these tests: the contract's default image size cap, and the upstream proxy the proxy option's example names. */
+const LIMITS = { maxImagePixels: 100_000_000, egressProxies: { 'de-residential': {} } };
 
 // The DTOs, OpenAPI, MCP and CLI derived from the table are checked in src/openapi/capture-options-derived.spec.ts.
 
@@ -34,6 +34,12 @@ describe('the options table', () => {
         expect(`${name}: ${spec.doc}`).toContain(other);
       }
       for (const format of spec.formats ?? []) expect(RESULT_FORMATS).toContain(format);
+      for (const [value, needed] of Object.entries(spec.valueNeeds ?? {})) {
+        expect(spec.schema.safeParse(value).success).toBe(true);
+        expect(CAPTURE_OPTION_NAMES).toContain(needed);
+        expect(`${name}: ${spec.doc}`).toContain(value);
+        expect(`${name}: ${spec.doc}`).toContain(needed);
+      }
     }
   });
 });
@@ -100,6 +106,39 @@ describe('captureOptionConflicts', () => {
         ]);
       }
     }
+  });
+
+  it('refuses a value that needs another option without it, naming the option and the value, and accepts it with it', () => {
+    const declared = CAPTURE_OPTION_NAMES.flatMap((name) =>
+      Object.entries(captureOptionSpec(name).valueNeeds ?? {}).map(([value, needed]) => ({ name, value, needed })),
+    );
+    expect(declared).toContainEqual({ name: 'format', value: 'none', needed: 'extract' });
+    for (const { name, value, needed } of declared) {
+      const alone = { [name]: value } as CaptureOptionsInput;
+      expect(captureOptionConflicts(alone, LIMITS)).toEqual([{ field: name, message: `${value} is only allowed with ${needed}` }]);
+      expect(captureOptionConflicts(alone, LIMITS, 'items[2].')).toEqual([
+        { field: `items[2].${name}`, message: `${value} is only allowed with ${needed}` },
+      ]);
+      const withNeeded = { ...alone, [needed]: captureOptionSpec(needed as CaptureOptionName).example } as CaptureOptionsInput;
+      expect(captureOptionConflicts(withNeeded, LIMITS)).toEqual([]);
+      // A null is not given: it does not satisfy the need.
+      expect(captureOptionConflicts({ ...alone, [needed]: null } as CaptureOptionsInput, LIMITS)).toHaveLength(1);
+    }
+    // The other values of the option need nothing.
+    for (const format of RESULT_FORMATS) expect(captureOptionConflicts({ format }, LIMITS)).toEqual([]);
+  });
+
+  it('checks format none like any other format: the image options are refused with it, after the other rules', () => {
+    expect(captureOptionConflicts({ format: 'none', quality: 50, omitBackground: true, selector: '#a', fullPage: true }, LIMITS)).toEqual([
+      { field: 'selector', message: 'is not allowed with fullPage' },
+      { field: 'selector', message: 'is only allowed with format png or jpeg or webp' },
+      { field: 'quality', message: 'is only allowed with format jpeg or webp' },
+      { field: 'omitBackground', message: 'is only allowed with format png or webp' },
+      { field: 'format', message: 'none is only allowed with extract' },
+    ]);
+    expect(
+      captureOptionConflicts({ format: 'none', extract: ['markdown'], markdownMode: 'full', fullPage: true, delay: 100 }, LIMITS),
+    ).toEqual([]);
   });
 
   it("keeps the messages and order of CONTRACT.md's rules", () => {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { FieldError } from '../common/api-error';
 import { EXTRACT_KINDS, MARKDOWN_MODES } from '../results/extracted';
 import { FULL_PAGE_MAX_HEIGHT_PX, JOB_FORMATS, JobFormat, RESULT_FORMATS } from '../results/result-formats';
+import { DEFAULT_STORAGE_PATH, STORAGE_PATH_MAX_LENGTH, storagePathProblem } from '../storage-destinations/storage-path';
 
 /**
  * The capture options (CONTRACT.md, "Capture options"), declared once in {@link CAPTURE_OPTION_TABLE}:
@@ -46,6 +47,10 @@ export const CAPTURE_LIMITS = {
   blockUrlMaxLength: 512,
   /** Selectors of `mask`. */
   maskMax: 50,
+  /** Tallest stitched full-page image, image px (`fullPageMaxHeight`). */
+  fullPageMaxHeight: { min: 100, max: 65_000, default: FULL_PAGE_MAX_HEIGHT_PX },
+  /** Sides of the `thumbnail` box, px. */
+  thumbnailSide: { min: 16, max: 1_920 },
   /** Seconds. */
   cacheTtlS: { min: 60, max: 2_592_000, default: 14_400 },
 } as const;
@@ -200,6 +205,30 @@ const pdfSchema = z.strictObject({
     .meta({ description: 'Scale of the rendering, 0.1-2 (default 1).' }),
 });
 
+/** How a `thumbnail` fits its box (sharp's `fit`): inside keeps the whole image within it, cover fills it and crops, contain fills it and pads. */
+export const THUMBNAIL_FITS = ['inside', 'cover', 'contain'] as const;
+export type ThumbnailFit = (typeof THUMBNAIL_FITS)[number];
+
+const thumbnailSchema = z.strictObject({
+  width: int(L.thumbnailSide.min, L.thumbnailSide.max).meta({ description: 'px.' }),
+  height: int(L.thumbnailSide.min, L.thumbnailSide.max)
+    .optional()
+    .meta({ description: 'px; without it the height follows the aspect ratio.' }),
+  fit: z
+    .enum(THUMBNAIL_FITS, `must be one of ${THUMBNAIL_FITS.join(', ')}`)
+    .optional()
+    .meta({
+      description: 'inside (default): the whole image within the box; cover: fills the box, cropped; contain: fills the box, padded.',
+    }),
+});
+
+/** The `thumbnail` with its default fit: sides in px, `height` null when only the width was given. */
+export interface ThumbnailOptions {
+  width: number;
+  height: number | null;
+  fit: ThumbnailFit;
+}
+
 /** What an option's resolution may look at besides its own value: the emulated device and the result format. */
 export interface ResolveContext {
   /** Playwright's descriptor of `device`, when one is given. */
@@ -244,6 +273,8 @@ export interface CaptureOptionSpec<S extends z.ZodType = z.ZodType> {
   imagePixels?: (value: z.output<S> | undefined, size: ImageSize) => number | null;
   /** The other options {@link imagePixels} reads: the first of them given is named when this option is not. */
   imagePixelsFrom?: readonly string[];
+  /** A value the service's configuration refuses (an unknown `proxy` id): the message, else null. */
+  configured?: (value: z.output<S> | undefined, limits: ConfiguredOptionLimits) => string | null;
 }
 
 /** The resolved viewport (CSS px) and scale an image's size is computed from. */
@@ -260,6 +291,8 @@ export interface ImageSize {
 export interface ConfiguredOptionLimits {
   /** `MAX_IMAGE_PIXELS`: device pixels (width × height × scale²) one image may have. */
   maxImagePixels: number;
+  /** `EGRESS_PROXIES`: the upstream proxies by id (only the ids are read here); absent: none. */
+  egressProxies?: Readonly<Record<string, unknown>>;
 }
 
 /** Device pixels of an image of `width` × `height` CSS px at `scale` (device pixels per CSS px). */
@@ -298,7 +331,7 @@ export const CAPTURE_OPTION_TABLE = {
     resolve: (height, { device }): number => height ?? device?.viewport.height ?? L.height.default,
   }),
   fullPage: option(z.boolean('must be a boolean'), {
-    doc: `Capture the whole scrollable page instead of the viewport only (height capped at ${L.fullPageMaxHeightPx.toLocaleString('en-US')} px; the job then says \`clipped\`). Not with selector or clip.`,
+    doc: `Capture the whole scrollable page instead of the viewport only (height capped at fullPageMaxHeight, default ${L.fullPageMaxHeightPx.toLocaleString('en-US')} image px; the job then says \`clipped\`). Not with selector or clip.`,
     default: false,
     example: true,
   }),
@@ -438,6 +471,28 @@ export const CAPTURE_OPTION_TABLE = {
         geo ? { latitude: geo.latitude, longitude: geo.longitude, accuracy: geo.accuracy ?? 0 } : null,
     },
   ),
+  // Capture options, second set (CONTRACT.md): the upstream proxy, the thumbnail and the stitched full page.
+  proxy: option(text().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be the id of an upstream proxy of EGRESS_PROXIES'), {
+    doc: 'Id of an operator-listed upstream proxy (EGRESS_PROXIES) the requests of the capture leave through, after the SSRF guard; an unknown id is refused.',
+    example: 'de-residential',
+    session: true,
+    configured: (id, limits) =>
+      id !== undefined && !Object.hasOwn(limits.egressProxies ?? {}, id)
+        ? 'is not an upstream proxy this service knows (EGRESS_PROXIES)'
+        : null,
+  }),
+  thumbnail: option(thumbnailSchema, {
+    doc: `Also store a downscaled image beside the result, in its format (fit inside by default; cover crops to width × height, contain pads); the job then has thumbnailUrl. Not with format pdf or none.`,
+    example: { width: 320, height: 200, fit: 'cover' },
+    formats: IMAGE_FORMATS,
+    resolve: (thumbnail): ThumbnailOptions | null =>
+      thumbnail ? { width: thumbnail.width, height: thumbnail.height ?? null, fit: thumbnail.fit ?? 'inside' } : null,
+  }),
+  fullPageMaxHeight: option(int(L.fullPageMaxHeight.min, L.fullPageMaxHeight.max), {
+    doc: `Tallest full-page image, image px: a page taller than Chromium's single texture (${L.fullPageMaxHeightPx.toLocaleString('en-US')} px) is captured in sections and stitched up to this height, then cut (clipped: true); MAX_IMAGE_PIXELS still caps it (webp: at most 16,383 px).`,
+    default: L.fullPageMaxHeight.default,
+    example: 40_000,
+  }),
   waitUntil: option(z.enum(WAIT_UNTIL, `must be one of ${WAIT_UNTIL.join(', ')}`), {
     doc: 'Navigation milestone to wait for before the rest; networkidle = no request for 500 ms.',
     default: 'load',
@@ -599,6 +654,57 @@ export const CAPTURE_OPTION_TABLE = {
     default: 'readable',
     example: 'full',
   }),
+  // Where the result is delivered (CONTRACT.md, "Storage destinations"); src/storage-destinations/ delivers it.
+  storage: option(
+    z.strictObject({
+      destinationId: z
+        .string('must be a string')
+        .regex(/^dst_[0-9A-Za-z]{24}$/, 'must be a storage destination id (dst_…)')
+        .meta({ description: 'A storage destination of the account (POST /v1/storage-destinations).' }),
+      path: z
+        .string('must be a string')
+        .max(STORAGE_PATH_MAX_LENGTH, `must be at most ${STORAGE_PATH_MAX_LENGTH} characters`)
+        .superRefine((path, ctx) => {
+          const problem = storagePathProblem(path);
+          if (problem) ctx.addIssue({ code: 'custom', message: problem });
+        })
+        .optional()
+        .meta({
+          description: `Object key template after the destination's prefix (default ${DEFAULT_STORAGE_PATH}): {id}, {ext}, {date} (YYYY-MM-DD UTC), {host}, {accountId}.`,
+        }),
+      keepCopy: z
+        .boolean('must be a boolean')
+        .optional()
+        .meta({ description: "Keep the service's own copy too (default true); false: the job's url is null." }),
+    }),
+    {
+      doc: "Also upload the result (and extracted files, beside it) to the account's storage destination; the job ends done only once it is stored, and says where in storage (docs/storage-destinations.md). Not with upload or cache.",
+      example: { destinationId: 'dst_4fQx9LmZ2pRt7YvB1nKc3sDw', path: '{date}/{id}.{ext}', keepCopy: false },
+      notWith: ['upload', 'cache'],
+      formats: RESULT_FORMATS,
+      resolve: (storage): { destinationId: string; path: string; keepCopy: boolean } | null =>
+        storage
+          ? { destinationId: storage.destinationId, path: storage.path ?? DEFAULT_STORAGE_PATH, keepCopy: storage.keepCopy ?? true }
+          : null,
+    },
+  ),
+  upload: option(
+    z.strictObject({
+      url: text()
+        .max(L.urlMaxLength, `must be at most ${L.urlMaxLength} characters`)
+        .refine((url) => /^https?:\/\//i.test(url) && URL.canParse(url), 'must be an absolute http or https URL')
+        .meta({ description: 'A presigned PUT URL (e.g. S3); it must pass the SSRF guard.' }),
+      headers: headersSchema.optional().meta({ description: 'Headers to send with the PUT (e.g. ones the URL was signed with).' }),
+    }),
+    {
+      doc: 'Also send the image with one PUT to this presigned URL when the capture ends; a non-2xx answer fails the job (docs/storage-destinations.md). Not with storage or cache.',
+      example: { url: 'https://my-bucket.s3.amazonaws.com/shot.png?X-Amz-Signature=…', headers: { 'x-amz-acl': 'private' } },
+      notWith: ['cache'],
+      formats: RESULT_FORMATS,
+      resolve: (upload): { url: string; headers: Record<string, string> } | null =>
+        upload ? { url: upload.url, headers: { ...(upload.headers ?? {}) } } : null,
+    },
+  ),
 } as const;
 
 type Table = typeof CAPTURE_OPTION_TABLE;
@@ -718,7 +824,8 @@ export type SessionOptions = { -readonly [K in SessionOptionName as ResolvedName
 /**
  * The combinations CONTRACT.md ("Capture options") refuses, as field errors (each naming the field
  * that may not be there, prefixed with `prefix`, e.g. `items[2].`); empty when the input is fine.
- * Derived from the entries' `notWith`, `formats`, `onlyWithTrue` and `valueNeeds`, checked in that order, then
+ * Derived from the entries' `notWith`, `formats`, `onlyWithTrue`, `valueNeeds` and `configured` (a value
+ * the configuration refuses: an unknown `proxy` id), checked in that order, then
  * their `imagePixels` against `limits.maxImagePixels` (CONTRACT.md, "Capture options, second set":
  * image size cap), naming the option, or when it is not given the first given of its `imagePixelsFrom`.
  */
@@ -740,6 +847,10 @@ export function captureOptionConflicts(input: CaptureOptionsInput, limits: Confi
   for (const [name, spec] of specs) {
     const needed = spec.valueNeeds?.[String(given[name])];
     if (needed && !isSet(needed)) refuse(name, `${String(given[name])} is only allowed with ${needed}`);
+  }
+  for (const [name, spec] of specs) {
+    const problem = spec.configured?.(given[name], limits);
+    if (problem) refuse(name, problem);
   }
   const size = resolveNamed(input, ['width', 'height', 'scale']) as unknown as ImageSize;
   for (const name of CAPTURE_OPTION_NAMES) {

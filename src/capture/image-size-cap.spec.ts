@@ -1,5 +1,5 @@
 import { devices } from 'playwright';
-import { captureOptionConflicts, imagePixels } from './capture-options';
+import { captureOptionConflicts, CaptureOptionsInput, imagePixels } from './capture-options';
 
 // The image size cap at submission (CONTRACT.md, "Capture options, second set"): width × height × scale².
 const LIMITS = { maxImagePixels: 100_000_000 };
@@ -41,6 +41,19 @@ describe('the image size cap at submission', () => {
       { field: 'device', message: expect.any(String) },
     ]);
     expect(captureOptionConflicts({ device: 'iPhone 15', scale: 1 }, { maxImagePixels: pixels - 1 })).toEqual([]);
+  });
+
+  it('holds with format none too: the viewport is rendered at its scale even when no image is taken', () => {
+    const phone = devices['iPhone 15'];
+    const pixels = imagePixels(phone.viewport.width, phone.viewport.height, phone.deviceScaleFactor);
+    const none: CaptureOptionsInput = { format: 'none', extract: ['markdown'] };
+    expect(captureOptionConflicts({ ...none, device: 'iPhone 15' }, { maxImagePixels: pixels })).toEqual([]);
+    expect(captureOptionConflicts({ ...none, device: 'iPhone 15' }, { maxImagePixels: pixels - 1 })).toEqual([
+      { field: 'device', message: expect.stringMatching(/MAX_IMAGE_PIXELS\)$/) },
+    ]);
+    expect(captureOptionConflicts({ ...none, width: 3840, height: 4320 }, { maxImagePixels: 16_000_000 })).toEqual([
+      { field: 'width', message: expect.stringMatching(/^asks for an image of 16,588,800 pixels/) },
+    ]);
   });
 
   it('prefixes batch items and leaves a selector or full page to the page', () => {

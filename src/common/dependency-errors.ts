@@ -1,3 +1,5 @@
+import { QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
+
 /** Network error codes of a connection that could not be made or was lost (Node's `net`). */
 const CONNECTION_ERROR_CODES = new Set([
   'ECONNREFUSED',
@@ -30,10 +32,13 @@ const PG_CONNECTION_MESSAGES = [
  * rather than that the request or the code is wrong: the answer is then 503 `SERVICE_UNAVAILABLE`
  * with `Retry-After` (CONTRACT.md, "Rate limits and back-pressure"), never a 500. Looks through
  * TypeORM's `QueryFailedError` (`driverError`) and `AggregateError`s (a refused connection to every
- * address of `localhost`).
+ * address of `localhost`), and counts TypeORM's `QueryRunner(Provider)AlreadyReleasedError` (the
+ * connection broke between two queries of a transaction) as unreachable.
  */
 export function isDependencyUnavailable(err: unknown, depth = 0): boolean {
   if (!err || typeof err !== 'object' || depth > 4) return false;
+  // TypeORM lets go of a connection that broke between two queries of a transaction; the next query says so.
+  if (err instanceof QueryRunnerAlreadyReleasedError || err instanceof QueryRunnerProviderAlreadyReleasedError) return true;
   const e = err as { code?: unknown; message?: unknown; driverError?: unknown; errors?: unknown; cause?: unknown };
   if (typeof e.code === 'string' && (CONNECTION_ERROR_CODES.has(e.code) || UNAVAILABLE_SQLSTATE.test(e.code))) return true;
   if (typeof e.message === 'string' && PG_CONNECTION_MESSAGES.some((pattern) => pattern.test(e.message as string))) return true;

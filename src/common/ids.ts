@@ -14,6 +14,7 @@ export const ID_PREFIX = {
   renderKey: 'rk',
   monitor: 'mon',
   monitorCheck: 'chk',
+  storageDestination: 'dst',
   user: 'usr',
   session: 'ses',
 } as const;

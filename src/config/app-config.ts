@@ -3,6 +3,7 @@ import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, getM
 import { existsSync, readFileSync } from 'node:fs';
 import proxyAddr from 'proxy-addr';
 import { resolve } from 'node:path';
+import { parseEgressProxies, UpstreamProxy } from './egress-proxies';
 
 const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value);
 const toBool = ({ value }: { value: unknown }) => {
@@ -38,6 +39,8 @@ class EnvironmentVariables {
   @IsString() STORAGE_DIR = './data/files';
   @IsOptional() @IsString() CHROMIUM_PATH?: string;
   @Transform(toBool) @IsBoolean() SSRF_ALLOW_PRIVATE = false;
+  /** JSON `{ "<id>": "http://user:pass@host:port" }`: the upstream proxies of the `proxy` option (src/config/egress-proxies.ts). */
+  @IsOptional() @IsString() EGRESS_PROXIES?: string;
   @Transform(toBool) @IsBoolean() WEBHOOK_ALLOW_HTTP = false;
   @IsString()
   @Matches(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, { message: 'must be a comma-separated list of seconds' })
@@ -118,6 +121,7 @@ export const FILE_SECRETS = [
   'WEBHOOK_SECRET_KEY',
   'WEBHOOK_SECRET_KEYS',
   'S3_SECRET_ACCESS_KEY',
+  'EGRESS_PROXIES',
   'METRICS_TOKEN',
   'ADMIN_TOKEN',
 ] as const;
@@ -206,6 +210,11 @@ export interface AppConfig {
    * pages are cut or fail in the page (docs/capture-options.md, "Image size cap").
    */
   maxImagePixels: number;
+  /**
+   * The upstream proxies of the `proxy` capture option by id (`EGRESS_PROXIES`; CONTRACT.md, "Capture
+   * options, second set"); empty when none. Their credentials never reach a log ({@link UpstreamProxy}).
+   */
+  egressProxies: Readonly<Record<string, UpstreamProxy>>;
   /**
    * Fresh browser contexts (each with a page) created ahead of demand, each still used by one
    * capture only; 0 creates them on demand (the naive baseline of the benchmark).
@@ -342,6 +351,8 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
     problems.push('OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET: set all three to enable OpenID Connect sign-in, or none');
   const trustProxy = parseTrustProxy(raw.TRUST_PROXY ?? '');
   if (typeof trustProxy === 'string') problems.push(`TRUST_PROXY=${JSON.stringify(env.TRUST_PROXY)}: ${trustProxy}`);
+  const egressProxies = parseEgressProxies(raw.EGRESS_PROXIES);
+  if (typeof egressProxies === 'string') problems.push(`EGRESS_PROXIES: ${egressProxies}`);
   if (problems.length) throw new ConfigError(problems);
   return {
     port: raw.PORT,
@@ -372,6 +383,7 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
     },
     captureConcurrency: raw.CAPTURE_CONCURRENCY,
     maxImagePixels: raw.MAX_IMAGE_PIXELS,
+    egressProxies: egressProxies as Record<string, UpstreamProxy>,
     captureWarmContexts: raw.CAPTURE_WARM_CONTEXTS,
     captureBrowserRecycleAfter: raw.CAPTURE_BROWSER_RECYCLE_AFTER,
     ffmpegPath: raw.FFMPEG_PATH ?? FFMPEG_CANDIDATES.find((p) => existsSync(p)) ?? 'ffmpeg',

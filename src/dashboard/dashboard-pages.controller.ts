@@ -127,14 +127,9 @@ export class DashboardPagesController {
 
   @Get('screenshots')
   async screenshots(@Req() req: DashboardRequest, @Res() res: Response): Promise<void> {
-    await this.renderScreenshots(req, res, 200, { job: null, error: null, form: {} });
-  }
-
-  @Post('screenshots')
-  async capture(@Req() req: DashboardRequest, @Res() res: Response, @Body() form: Form): Promise<void> {
-    const result = await this.dashboard.capture(user(req), form);
-    const data = result.ok ? { job: result.value, error: null, form } : { job: null, error: result.error, form };
-    await this.renderScreenshots(req, res, result.ok ? 202 : 400, data);
+    const keys = await this.dashboard.keys(user(req));
+    const jobs = await this.dashboard.jobs(user(req), keys);
+    this.views.send(res, 200, 'screenshots', page(req, 'screenshots', 'Screenshots', { jobs }));
   }
 
   @Get('screenshots/:id')
@@ -240,17 +235,6 @@ export class DashboardPagesController {
     );
   }
 
-  private async renderScreenshots(req: DashboardRequest, res: Response, status: number, extra: Record<string, unknown>): Promise<void> {
-    const keys = await this.dashboard.keys(user(req));
-    const jobs = await this.dashboard.jobs(user(req), keys);
-    this.views.send(
-      res,
-      status,
-      'screenshots',
-      page(req, 'screenshots', 'Screenshots', { keys: keys.filter((k) => !k.revokedAt), jobs, ...extra }),
-    );
-  }
-
   private async renderRun(req: DashboardRequest, res: Response, status: number, id: string, extra: Record<string, unknown>): Promise<void> {
     const run = await this.dashboard.run(user(req), await this.dashboard.keys(user(req)), id);
     this.views.send(res, status, 'run', page(req, 'runs', `Run ${run.id}`, { run, notice: null, actionError: null, ...extra }));
@@ -274,7 +258,7 @@ export class DashboardNotFoundController {
   }
 }
 
-/** The signed-in user of a dashboard request. */
+/** The signed-in user of a page behind {@link DashboardAuthGuard}. */
 export function user(req: DashboardRequest): UserView {
   return (req.dashboard.signedIn as SignedIn).user;
 }

@@ -5,7 +5,9 @@ import { AuthModule } from '../auth/auth.module';
 import { MonitorsModule } from '../monitors/monitors.module';
 import { QuotaModule } from '../quota/quota.module';
 import { RunsModule } from '../runs/runs.module';
+import { RenderModule } from '../render/render.module';
 import { ScreenshotsModule } from '../screenshots/screenshots.module';
+import { StorageDestinationsModule } from '../storage-destinations/storage-destinations.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { DashboardAssetsController } from './dashboard-assets.controller';
 import { DashboardAuthController } from './dashboard-auth.controller';
@@ -14,7 +16,12 @@ import { DashboardMonitorsController } from './dashboard-monitors.controller';
 import { DashboardNotFoundController, DashboardPagesController } from './dashboard-pages.controller';
 import { DashboardSession } from './dashboard-session.entity';
 import { DashboardSessionsService } from './dashboard-sessions.service';
+import { DashboardStorageController } from './dashboard-storage.controller';
 import { DashboardOidcService } from './dashboard-oidc.service';
+import { DashboardPlaygroundController } from './dashboard-playground.controller';
+import { DashboardPlaygroundService } from './dashboard-playground.service';
+import { DashboardRenderLinksController } from './dashboard-render-links.controller';
+import { DashboardRenderLinksService } from './dashboard-render-links.service';
 import { DashboardSignInService } from './dashboard-sign-in.service';
 import { DashboardViews } from './dashboard-views';
 import { DashboardMiddleware } from './dashboard.middleware';
@@ -32,9 +39,11 @@ import { SignInFailure } from './sign-in-failure.entity';
     AuthModule,
     MonitorsModule,
     QuotaModule,
+    RenderModule,
     RunsModule,
     ScreenshotsModule,
     WebhooksModule,
+    StorageDestinationsModule,
   ],
   // The catch-all 404 controller must stay last.
   controllers: [
@@ -42,6 +51,9 @@ import { SignInFailure } from './sign-in-failure.entity';
     DashboardAuthController,
     DashboardPagesController,
     DashboardMonitorsController,
+    DashboardPlaygroundController,
+    DashboardStorageController,
+    DashboardRenderLinksController,
     DashboardNotFoundController,
   ],
   providers: [
@@ -50,6 +62,8 @@ import { SignInFailure } from './sign-in-failure.entity';
     DashboardSignInService,
     DashboardOidcService,
     DashboardService,
+    DashboardPlaygroundService,
+    DashboardRenderLinksService,
     DashboardExceptionFilter,
   ],
 })
@@ -61,6 +75,9 @@ export class DashboardModule implements NestModule {
         DashboardAuthController,
         DashboardPagesController,
         DashboardMonitorsController,
+        DashboardPlaygroundController,
+        DashboardStorageController,
+        DashboardRenderLinksController,
         DashboardNotFoundController,
         DashboardAssetsController,
       );

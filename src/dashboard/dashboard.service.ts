@@ -12,7 +12,6 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { QuotaService } from '../quota/quota.service';
 import { RunOverview, RunsService } from '../runs/runs.service';
 import { quotaMonthOf, WARNING_THRESHOLD_PERCENTS } from '../quota/quota-window';
-import { CreateScreenshotDto } from '../screenshots/dto/create-screenshot.dto';
 import { ScreenshotJobDto } from '../screenshots/dto/screenshot-job.dto';
 import { ScreenshotsService } from '../screenshots/screenshots.service';
 import { CreateWebhookEndpointDto, UpdateWebhookEndpointDto } from '../webhooks/dto/create-webhook-endpoint.dto';
@@ -257,27 +256,6 @@ export class DashboardService {
     return result.ok ? { ok: true, value: undefined } : result;
   }
 
-  /**
-   * The playground: captures with one of the account's active keys, exactly like `POST /v1/screenshot`
-   * with that key (SSRF guard, quota reservation, webhooks).
-   */
-  async capture(user: UserView, form: Record<string, unknown>): Promise<FormResult<ScreenshotJobDto>> {
-    const caller = await this.apiKeys.callerFor(user.accountId, String(form.keyId ?? ''));
-    if (!caller) return { ok: false, error: 'Choose one of your active API keys.' };
-    const int = (v: unknown) => (v === undefined || v === '' ? undefined : /^-?\d+$/.test(String(v)) ? Number(v) : v);
-    const dto = plainToInstance(CreateScreenshotDto, {
-      url: String(form.url ?? '').trim(),
-      width: int(form.width),
-      height: int(form.height),
-      fullPage: form.fullPage === 'on' || form.fullPage === 'true',
-      format: form.format || undefined,
-      delay: int(form.delay),
-    });
-    const invalid = await formProblems(dto);
-    if (invalid) return { ok: false, error: invalid };
-    return this.formAction(() => this.screenshots.create(caller, dto));
-  }
-
   /** Members of the user's account and the user's sessions (Account page). */
   async account(signedIn: SignedIn): Promise<{ members: UserView[]; sessions: SessionView[]; plan: string; accountEmail: string }> {
     const account = await this.accounts.get(signedIn.user.accountId);
@@ -320,25 +298,34 @@ export class DashboardService {
     if (!(await this.sessions.revoke(user.id, sessionId))) throw DashboardError.notFound();
   }
 
-  /** Runs a form action; a person's mistake (a 4xx ApiError or a UserError) becomes the form's message. */
-  private async formAction<T>(action: () => Promise<T>): Promise<FormResult<T>> {
-    try {
-      return { ok: true, value: await action() };
-    } catch (err) {
-      if (err instanceof UserError) return { ok: false, error: err.message };
-      if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 404)
-        return { ok: false, error: err.message, status: err.status };
-      throw err;
-    }
+  private formAction<T>(action: () => Promise<T>): Promise<FormResult<T>> {
+    return formAction(action);
   }
 
-  private async notFoundAsPage<T>(action: () => Promise<T>): Promise<T> {
-    try {
-      return await action();
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 404) throw DashboardError.notFound();
-      throw err;
-    }
+  private notFoundAsPage<T>(action: () => Promise<T>): Promise<T> {
+    return notFoundAsPage(action);
+  }
+}
+
+/** Runs a form action; a person's mistake (a 4xx ApiError or a UserError) becomes the form's message. */
+export async function formAction<T>(action: () => Promise<T>): Promise<FormResult<T>> {
+  try {
+    return { ok: true, value: await action() };
+  } catch (err) {
+    if (err instanceof UserError) return { ok: false, error: err.message };
+    if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 404)
+      return { ok: false, error: err.message, status: err.status };
+    throw err;
+  }
+}
+
+/** Runs `action`; its 404 `ApiError` becomes the dashboard's 404 page. */
+export async function notFoundAsPage<T>(action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) throw DashboardError.notFound();
+    throw err;
   }
 }
 
@@ -352,7 +339,7 @@ function keyLabel(keys: KeyRow[], apiKeyId: string): string {
  * Validates a form's DTO as the matching API route does; returns the problems as one line for the
  * form's message (`field: message; …`), or null when it is valid.
  */
-async function formProblems(dto: object): Promise<string | null> {
+export async function formProblems(dto: object): Promise<string | null> {
   const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true });
   if (!errors.length) return null;
   return toFieldErrors(errors)

@@ -15,6 +15,7 @@ import { QuotaWarning } from '../quota/quota-warning.entity';
 import { Run } from '../runs/run.entity';
 import { ScreenshotJob } from '../screenshots/screenshot-job.entity';
 import { ScreenshotUpload } from '../screenshots/screenshot-upload.entity';
+import { StorageDestination } from '../storage-destinations/storage-destination.entity';
 import { WebhookDelivery } from '../webhooks/webhook-delivery.entity';
 import { WebhookEndpoint } from '../webhooks/webhook-endpoint.entity';
 
@@ -39,4 +40,5 @@ export const ENTITIES = [
   RenderKey,
   Monitor,
   MonitorCheck,
+  StorageDestination,
 ];

@@ -3,7 +3,9 @@ import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http
 import { AddressInfo, connect, Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import type { UpstreamProxy } from '../config/egress-proxies';
 import { SsrfGuard, TargetRefusedError, TargetUnresolvedError } from './ssrf-guard';
+import { authorityOf, tunnelThroughUpstream, UpstreamProxyError } from './upstream-proxy-dial';
 
 /**
  * Response header by which the proxy marks a plain-HTTP request it could not or would not forward;
@@ -65,12 +67,21 @@ const CONNECT_TIMEOUT_MARGIN_MS = 5_000;
  * `ERR_TUNNEL_CONNECTION_FAILED`, so the proxy remembers recent failures per `host:port`
  * ({@link recentFailure}).
  * Only `http:` targets are accepted in absolute form; anything else is a 400.
+ *
+ * Upstream proxies (CONTRACT.md, "Capture options, second set": `proxy`; `EGRESS_PROXIES`): each one
+ * has a listener of its own ({@link start} with its id), which checks every target with the guard
+ * exactly as above and then, instead of dialling the checked address, forwards through that upstream:
+ * a tunnel (https, wss, any CONNECT) with `CONNECT host:port`, a plain-HTTP request in absolute form,
+ * both with the upstream's `Proxy-Authorization`. The upstream resolves the name itself (the guard's
+ * address is what our network would reach; the upstream's network is the operator's choice). Its
+ * failures read `upstream proxy <id> …`, naming the id only.
  */
 @Injectable()
 export class EgressProxy implements OnApplicationShutdown {
   private readonly logger = new Logger(EgressProxy.name);
-  private server: Server | null = null;
-  private starting: Promise<string> | null = null;
+  /** The listeners by route: `''` forwards directly, an `EGRESS_PROXIES` id through that upstream. */
+  private readonly listeners = new Map<string, { starting: Promise<string>; server: Server | null }>();
+  private readonly upstreams: Readonly<Record<string, UpstreamProxy>>;
   private readonly sockets = new Set<Duplex>();
   private readonly failures = new Map<string, string>();
 
@@ -82,25 +93,42 @@ export class EgressProxy implements OnApplicationShutdown {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.connectTimeoutMs = config.captureTimeoutMs + CONNECT_TIMEOUT_MARGIN_MS;
+    this.upstreams = config.egressProxies ?? {};
   }
 
-  /** Starts the proxy once; resolves to its address `127.0.0.1:<port>`. */
-  start(): Promise<string> {
-    this.starting ??= new Promise<string>((resolve, reject) => {
-      const server = createServer((req, res) => void this.forward(req, res));
-      server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.tunnel(req, socket, head));
-      server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head));
+  /**
+   * Starts the proxy once; resolves to its address `127.0.0.1:<port>`. With `upstreamId` (an
+   * `EGRESS_PROXIES` id), the address of the listener that forwards through that upstream (started
+   * once too); rejects with an {@link UpstreamProxyError} for an id the configuration does not have.
+   */
+  start(upstreamId?: string | null): Promise<string> {
+    const route = upstreamId ?? '';
+    const upstream = route ? this.upstreams[route] : null;
+    if (route && (!upstream || !Object.hasOwn(this.upstreams, route))) {
+      return Promise.reject(new UpstreamProxyError(`upstream proxy ${route} is not configured`));
+    }
+    const known = this.listeners.get(route);
+    if (known) return known.starting;
+    const listener: { starting: Promise<string>; server: Server | null } = { starting: Promise.resolve(''), server: null };
+    listener.starting = new Promise<string>((resolve, reject) => {
+      const server = createServer((req, res) => void this.forward(req, res, upstream));
+      server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.tunnel(req, socket, head, upstream));
+      server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head, upstream));
       server.on('connection', (socket: Socket) => this.track(socket));
       server.on('clientError', (_err, socket) => socket.destroy());
-      server.once('error', reject);
+      server.once('error', (err) => {
+        this.listeners.delete(route);
+        reject(err);
+      });
       server.listen(0, '127.0.0.1', () => {
-        this.server = server;
+        listener.server = server;
         const { port } = server.address() as AddressInfo;
-        this.logger.debug(`Egress proxy on 127.0.0.1:${port}`);
+        this.logger.debug(`Egress proxy${upstream ? ` through upstream proxy ${upstream.id}` : ''} on 127.0.0.1:${port}`);
         resolve(`127.0.0.1:${port}`);
       });
     });
-    return this.starting;
+    this.listeners.set(route, listener);
+    return listener.starting;
   }
 
   /** Stops listening and cuts every open connection (at shutdown). */
@@ -110,12 +138,17 @@ export class EgressProxy implements OnApplicationShutdown {
 
   /** Stops listening and cuts every open connection. */
   async close(): Promise<void> {
-    const server = this.server;
-    this.server = null;
-    this.starting = null;
+    const listeners = [...this.listeners.values()];
+    this.listeners.clear();
     for (const socket of this.sockets) socket.destroy();
     this.sockets.clear();
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    await Promise.all(
+      listeners.map(async (listener) => {
+        await listener.starting.catch(() => undefined);
+        const server = listener.server;
+        if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+      }),
+    );
   }
 
   /**
@@ -127,7 +160,7 @@ export class EgressProxy implements OnApplicationShutdown {
     return this.failures.get(failureKey(host, port));
   }
 
-  private async forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async forward(req: IncomingMessage, res: ServerResponse, upstream: UpstreamProxy | null): Promise<void> {
     let target: URL;
     try {
       target = new URL(req.url ?? '');
@@ -150,7 +183,7 @@ export class EgressProxy implements OnApplicationShutdown {
       failPlain(res, address.refused ? 403 : 502, address.failure);
       return;
     }
-    this.relay(req, res, target, address, port);
+    this.relay(req, res, target, address, port, upstream);
   }
 
   /**
@@ -159,17 +192,27 @@ export class EgressProxy implements OnApplicationShutdown {
    * its body bytes go to Chromium as they come, framed by Node's HTTP server. Not Node's HTTP client:
    * it copies every body chunk; relaying 2 MB answers through it measured twice this relay's CPU,
    * plus full garbage collections that this relay does not cause (docs/capture-engine.md#ssrf-guard).
+   * Through an upstream `via`, the request goes to it in absolute form with its `Proxy-Authorization`.
    */
-  private relay(req: IncomingMessage, res: ServerResponse, target: URL, address: string, port: number): void {
-    const upstream = connect({ host: address, port, timeout: this.connectTimeoutMs });
+  private relay(req: IncomingMessage, res: ServerResponse, target: URL, address: string, port: number, via: UpstreamProxy | null): void {
+    const upstream = via
+      ? connect({ host: via.host, port: via.port, timeout: this.connectTimeoutMs })
+      : connect({ host: address, port, timeout: this.connectTimeoutMs });
     this.track(upstream);
+    let connected = false;
     const fail = (err: NodeJS.ErrnoException) => {
       if (res.headersSent) return void res.destroy();
-      failPlain(res, 502, this.remember(target.hostname, port, netError(err)));
+      const failure = via && !connected ? `upstream proxy ${via.id} could not be reached` : netError(err);
+      failPlain(res, 502, this.remember(target.hostname, port, failure));
     };
     upstream.once('connect', () => {
+      connected = true;
       const headers = forwardableHeaders(req.rawHeaders);
-      const lines = [`${req.method} ${target.pathname}${target.search} HTTP/1.0`];
+      const requestTarget = via
+        ? `http://${authorityOf(target.hostname, port)}${target.pathname}${target.search}`
+        : `${target.pathname}${target.search}`;
+      const lines = [`${req.method} ${requestTarget} HTTP/1.0`];
+      if (via?.authorization) lines.push(`Proxy-Authorization: ${via.authorization}`);
       for (let i = 0; i < headers.length; i += 2) lines.push(`${headers[i]}: ${headers[i + 1]}`);
       upstream.write(`${lines.join('\r\n')}\r\nConnection: close\r\n\r\n`);
       req.pipe(upstream, { end: false });
@@ -184,6 +227,14 @@ export class EgressProxy implements OnApplicationShutdown {
       }
       upstream.off('data', readHead);
       const answer = parseResponseHead(head.subarray(0, end).toString('latin1'));
+      if (via && answer?.status === 407) {
+        upstream.destroy();
+        return void failPlain(
+          res,
+          502,
+          this.remember(target.hostname, port, `upstream proxy ${via.id} refused the credentials (HTTP 407)`),
+        );
+      }
       // Chunked framing is not allowed in an answer to HTTP/1.0 (RFC 9112 section 6.1); relayed as bytes it would corrupt the body.
       if (!answer || answer.rawHeaders.some((name, i) => i % 2 === 0 && name.toLowerCase() === 'transfer-encoding')) {
         return void upstream.destroy(invalidResponse());
@@ -208,7 +259,7 @@ export class EgressProxy implements OnApplicationShutdown {
     });
   }
 
-  private async tunnel(req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
+  private async tunnel(req: IncomingMessage, client: Duplex, head: Buffer, upstream: UpstreamProxy | null): Promise<void> {
     this.track(client);
     const authority = /^\[?([^\]]*?)\]?:(\d{1,5})$/.exec(req.url ?? '');
     if (!authority) {
@@ -222,10 +273,10 @@ export class EgressProxy implements OnApplicationShutdown {
       failRaw(client, address.refused ? '403 Forbidden' : '502 Bad Gateway', address.failure);
       return;
     }
-    this.pipeTo(host, address, port, client, 'HTTP/1.1 200 Connection Established\r\n\r\n', head);
+    this.pipeTo(host, address, port, client, 'HTTP/1.1 200 Connection Established\r\n\r\n', head, upstream);
   }
 
-  private async upgrade(req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
+  private async upgrade(req: IncomingMessage, client: Duplex, head: Buffer, upstream: UpstreamProxy | null): Promise<void> {
     this.track(client);
     let target: URL;
     try {
@@ -249,22 +300,60 @@ export class EgressProxy implements OnApplicationShutdown {
       if (req.rawHeaders[i].toLowerCase().startsWith('proxy-')) continue;
       lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
     }
-    this.pipeTo(target.hostname, address, port, client, null, Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), head]));
+    this.pipeTo(
+      target.hostname,
+      address,
+      port,
+      client,
+      null,
+      Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), head]),
+      upstream,
+    );
   }
 
-  /** Dials `address:port`; on success sends `greeting` to the client, `head` upstream, and pipes both ways. */
-  private pipeTo(host: string, address: string, port: number, client: Duplex, greeting: string | null, head: Buffer): void {
-    const upstream = connect({ host: address, port, timeout: this.connectTimeoutMs });
-    this.track(upstream);
+  /**
+   * Dials `address:port` (or, `via` an upstream proxy, opens a tunnel to `host:port` through it); on
+   * success sends `greeting` to the client, `head` upstream, and pipes both ways.
+   */
+  private pipeTo(
+    host: string,
+    address: string,
+    port: number,
+    client: Duplex,
+    greeting: string | null,
+    head: Buffer,
+    via: UpstreamProxy | null,
+  ): void {
     let connected = false;
-    upstream.once('connect', () => {
+    const joined = (upstream: Socket) => {
       connected = true;
       upstream.setTimeout(0);
       if (greeting) client.write(greeting);
       if (head.length) upstream.write(head);
       upstream.pipe(client);
       client.pipe(upstream);
-    });
+    };
+    if (via) {
+      tunnelThroughUpstream(via, host, port, this.connectTimeoutMs, (socket) => this.track(socket)).then(
+        (upstream) => {
+          // The browser may have given up on the request while the tunnel was being opened.
+          if (client.destroyed) return void upstream.destroy();
+          client.on('error', () => upstream.destroy());
+          client.on('close', () => upstream.destroy());
+          upstream.on('close', () => client.destroy());
+          joined(upstream);
+        },
+        (err: unknown) => {
+          if (client.destroyed) return;
+          const failure = err instanceof UpstreamProxyError ? err.message : `upstream proxy ${via.id} could not be reached`;
+          failRaw(client, '502 Bad Gateway', this.remember(host, port, failure));
+        },
+      );
+      return;
+    }
+    const upstream = connect({ host: address, port, timeout: this.connectTimeoutMs });
+    this.track(upstream);
+    upstream.once('connect', () => joined(upstream));
     upstream.once('timeout', () => upstream.destroy());
     upstream.on('error', (err: NodeJS.ErrnoException) => {
       if (connected) return void client.destroy();

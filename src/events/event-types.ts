@@ -26,6 +26,8 @@ export interface ScreenshotCompletedData {
   url: string;
   /** Result capability URL (null with `format: "none"`). */
   publicUrl: string | null;
+  /** The thumbnail's capability URL (CONTRACT.md, "Capture options, second set": `thumbnail`); null without one. */
+  thumbnailUrl: string | null;
   format: JobFormat;
   /** Viewport width, CSS px. */
   width: number;

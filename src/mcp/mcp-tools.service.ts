@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { WorkEndWaiter } from '../queue/work-ended';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { CAPTURE_LIMITS, CAPTURE_OPTION_NAMES, SESSION_OPTION_NAMES } from '../capture/capture-options';
@@ -25,14 +25,19 @@ import {
   GET_SCREENSHOT_INPUT_SCHEMA,
   GetScreenshotInput,
   SCREENSHOT_WAIT_S,
+  splitWait,
   TAKE_SCREENSHOT_INPUT_SCHEMA,
   TakeScreenshotInput,
   validateToolInput,
 } from './tool-inputs';
-import { QUOTA_OUTPUT_SCHEMA, QuotaOutput, SCREENSHOT_OUTPUT_SCHEMA, ScreenshotOutput } from './tool-outputs';
-
-/** How often `take_screenshot` looks at its job while waiting, in ms. */
-export const JOB_POLL_INTERVAL_MS = 100;
+import {
+  QUOTA_OUTPUT_SCHEMA,
+  QuotaOutput,
+  READ_PAGE_OUTPUT_SCHEMA,
+  ReadPageOutput,
+  SCREENSHOT_OUTPUT_SCHEMA,
+  ScreenshotOutput,
+} from './tool-outputs';
 
 /**
  * Largest image returned inline as MCP image content, in bytes (10 MiB, about 13.3 MiB of base64):
@@ -69,6 +74,7 @@ export class McpToolsService {
     private readonly quota: QuotaService,
     private readonly runs: RunsService,
     private readonly monitors: MonitorsService,
+    private readonly waiter: WorkEndWaiter,
   ) {}
 
   /**
@@ -89,7 +95,7 @@ export class McpToolsService {
           `(default ${L.height.default}); fullPage captures the whole scrollable page; format png (default), jpeg or webp; ` +
           `delay waits ${L.delayMs.min}-${L.delayMs.max} ms after the page load (default ${L.delayMs.default}). ` +
           `Every capture option is an argument, described in the input schema: ${CAPTURE_OPTION_NAMES.join(', ')}. ` +
-          `Waits up to timeoutSeconds (${SCREENSHOT_WAIT_S.min}-${SCREENSHOT_WAIT_S.max}, default ${SCREENSHOT_WAIT_S.default}) for the capture; ` +
+          `Waits up to wait seconds (${SCREENSHOT_WAIT_S.min}-${SCREENSHOT_WAIT_S.max}, default ${SCREENSHOT_WAIT_S.default}; timeoutSeconds is its older name) for the capture; ` +
           'if it is not finished by then, returns the id with status pending or processing: call get_screenshot with that id later. ' +
           'Each accepted capture counts one screenshot against the monthly quota of this API key, also when the capture ' +
           'later fails; a call refused for its arguments, its target or a reached quota counts nothing.',
@@ -108,9 +114,11 @@ export class McpToolsService {
           `(the main content as Mozilla Readability finds it, its title as the first heading; markdownMode full: the whole body; at most ${READ_PAGE_MARKDOWN_MAX_CHARS.toLocaleString('en-US')} characters, then …[truncated]) ` +
           'and the page metadata as structured content {title, description, lang, canonicalUrl, siteName, image, favicon, openGraph, twitter, statusCode, finalUrl}. ' +
           'Takes the same arguments as take_screenshot (waits, scripts, cookies, headers, …); no image unless format is given. ' +
-          `Waits up to timeoutSeconds (${SCREENSHOT_WAIT_S.min}-${SCREENSHOT_WAIT_S.max}, default ${SCREENSHOT_WAIT_S.default}). ` +
+          `Waits up to wait seconds (${SCREENSHOT_WAIT_S.min}-${SCREENSHOT_WAIT_S.max}, default ${SCREENSHOT_WAIT_S.default}); ` +
+          'if the page is not read by then, the structured content is {id, status}: call get_screenshot with that id later (its job has the extracted files). ' +
           'Counts one screenshot against the monthly quota of this API key.',
         inputSchema: TAKE_SCREENSHOT_INPUT_SCHEMA,
+        outputSchema: READ_PAGE_OUTPUT_SCHEMA,
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       },
       (args, extra) => this.asToolResult(() => this.readPage(caller, args, extra.signal)),
@@ -205,18 +213,14 @@ export class McpToolsService {
 
   /**
    * `run_browser_session`: validates the arguments (as `POST /v1/runs`, plus `timeoutSeconds`),
-   * creates the run through {@link RunsService.create}, then looks at it every
-   * {@link JOB_POLL_INTERVAL_MS} until it ends, `timeoutSeconds` pass or the client goes away.
+   * creates the run through {@link RunsService.create}, then waits for its end ({@link waitForEnd})
+   * up to `timeoutSeconds` or until the client goes away.
    * Throws the service's {@link ApiError}s (400 `VALIDATION_FAILED`, `TARGET_NOT_ALLOWED`, quota).
    */
   async runBrowserSession(caller: AuthenticatedKey, args: unknown, signal?: AbortSignal): Promise<CallToolResult> {
     const { timeoutSeconds = RUN_WAIT_S.default, ...request } = validateToolInput(RunBrowserSessionInput, args);
-    let run = await this.runs.create(caller, request);
-    const deadline = performance.now() + timeoutSeconds * 1000;
-    while (!runEnded(run) && performance.now() < deadline && !signal?.aborted) {
-      await sleep(JOB_POLL_INTERVAL_MS, undefined, { signal }).catch(() => undefined);
-      run = await this.runs.get(caller, run.id);
-    }
+    const created = await this.runs.create(caller, request);
+    const run = await this.waitForEnd(created, (id) => this.runs.get(caller, id), runEnded, timeoutSeconds, signal);
     return this.runResult(caller, run, true);
   }
 
@@ -262,44 +266,74 @@ export class McpToolsService {
   }
 
   /**
-   * `take_screenshot`: validates the arguments (as `POST /v1/screenshot`, plus `timeoutSeconds`),
-   * creates the job through {@link ScreenshotsService.create}, then looks at it every
-   * {@link JOB_POLL_INTERVAL_MS} until it ends, `timeoutSeconds` pass or the client goes away.
-   * Throws the service's {@link ApiError}s (400 `VALIDATION_FAILED`, `TARGET_NOT_ALLOWED`, quota).
+   * `take_screenshot`: validates the arguments (as `POST /v1/screenshot`, plus `wait` or
+   * `timeoutSeconds`), creates the job through {@link ScreenshotsService.create}, then waits for it
+   * as `Prefer: wait=N` does ({@link waitForJob}): the image when it ends in time, else its id and
+   * status. Throws the service's {@link ApiError}s (400 `VALIDATION_FAILED`, `TARGET_NOT_ALLOWED`, quota).
    */
   async takeScreenshot(caller: AuthenticatedKey, args: unknown, signal?: AbortSignal): Promise<CallToolResult> {
-    const { timeoutSeconds = SCREENSHOT_WAIT_S.default, ...request } = validateToolInput(TakeScreenshotInput, args);
-    let job = await this.screenshots.create(caller, request);
-    const deadline = performance.now() + timeoutSeconds * 1000;
-    while (!hasEnded(job) && performance.now() < deadline && !signal?.aborted) {
-      await sleep(JOB_POLL_INTERVAL_MS, undefined, { signal }).catch(() => undefined);
-      job = await this.screenshots.get(caller, job.id);
-    }
+    const { seconds, request } = splitWait(validateToolInput(TakeScreenshotInput, args));
+    const job = await this.waitForJob(caller, await this.screenshots.create(caller, request), seconds, signal);
     return this.jobResult(caller, job, true);
+  }
+
+  private waitForJob(caller: AuthenticatedKey, job: ScreenshotJobDto, seconds: number, signal?: AbortSignal): Promise<ScreenshotJobDto> {
+    return this.waitForEnd(job, (id) => this.screenshots.get(caller, id), hasEnded, seconds, signal);
+  }
+
+  /**
+   * `work` (a job or run) once it ended, or as `reload` reads it after `seconds` or when the client
+   * went away (`signal`): woken by its end ({@link WorkEndWaiter}, as `Prefer: wait=N`), never polling.
+   */
+  private async waitForEnd<T extends { id: string }>(
+    work: T,
+    reload: (id: string) => Promise<T>,
+    isEnded: (work: T) => boolean,
+    seconds: number,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    if (isEnded(work) || signal?.aborted) return work;
+    const ended = this.waiter.waitForEnd(work.id, seconds * 1000, async () => {
+      const now = await reload(work.id);
+      return isEnded(now) ? now : null;
+    });
+    // Once the client has gone nobody reads `ended`: its failure must not go unhandled.
+    ended.catch(() => undefined);
+    const gone = signal ? new Promise<null>((resolve) => signal.addEventListener('abort', () => resolve(null), { once: true })) : null;
+    const settled = await (gone ? Promise.race([ended, gone]) : ended);
+    return settled ?? (await reload(work.id));
   }
 
   /**
    * `read_page`: a capture with `extract` markdown and metadata (added to any `extract` given) and
    * `format: "none"` unless a format is given, validated and counted as `take_screenshot`; returns the
    * markdown as text (cut at {@link READ_PAGE_MARKDOWN_MAX_CHARS} characters, then `…[truncated]`) and
-   * the metadata as structured content (CONTRACT.md, "Extracted content"). A failed capture is an
-   * error result `CAPTURE_FAILED: …`; one not finished in time returns the job and a hint to poll.
+   * the metadata as structured content ({@link READ_PAGE_OUTPUT_SCHEMA}; CONTRACT.md, "Extracted content").
+   * A failed capture is an error result `CAPTURE_FAILED: …`; one not finished in time returns `{ id, status }`
+   * and a hint to poll get_screenshot.
    */
   async readPage(caller: AuthenticatedKey, args: unknown, signal?: AbortSignal): Promise<CallToolResult> {
-    const { timeoutSeconds = SCREENSHOT_WAIT_S.default, ...request } = validateToolInput(TakeScreenshotInput, args);
+    const { seconds, request } = splitWait(validateToolInput(TakeScreenshotInput, args));
     const extract = [...new Set([...(request.extract ?? []), 'markdown' as const, 'metadata' as const])];
-    let job = await this.screenshots.create(caller, { ...request, extract, format: request.format ?? 'none' });
-    const deadline = performance.now() + timeoutSeconds * 1000;
-    while (!hasEnded(job) && performance.now() < deadline && !signal?.aborted) {
-      await sleep(JOB_POLL_INTERVAL_MS, undefined, { signal }).catch(() => undefined);
-      job = await this.screenshots.get(caller, job.id);
+    const created = await this.screenshots.create(caller, { ...request, extract, format: request.format ?? 'none' });
+    const job = await this.waitForJob(caller, created, seconds, signal);
+    if (job.status === 'failed') return this.jobResult(caller, job, false);
+    if (job.status !== 'done') {
+      const running: ReadPageOutput = { id: job.id, status: job.status };
+      const hint = `The page is not read yet (status ${job.status}). Call get_screenshot with id "${job.id}" in a few seconds.`;
+      return {
+        content: [
+          { type: 'text', text: JSON.stringify(running) },
+          { type: 'text', text: hint },
+        ],
+        structuredContent: running,
+      };
     }
-    if (job.status !== 'done') return this.jobResult(caller, job, false);
     const markdown = (await this.screenshots.openExtracted(caller, job.id, 'markdown')) ?? '';
     // Cut at a character boundary: never between the halves of a surrogate pair.
     const cut = READ_PAGE_MARKDOWN_MAX_CHARS - (/[\uD800-\uDBFF]/.test(markdown.charAt(READ_PAGE_MARKDOWN_MAX_CHARS - 1)) ? 1 : 0);
     const text = markdown.length > READ_PAGE_MARKDOWN_MAX_CHARS ? `${markdown.slice(0, cut)}…[truncated]` : markdown;
-    const metadata = (job.extracted?.metadata ?? {}) as unknown as Record<string, unknown>;
+    const metadata: ReadPageOutput = job.extracted?.metadata ?? {};
     return { content: [{ type: 'text', text }], structuredContent: metadata };
   }
 

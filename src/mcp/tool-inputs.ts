@@ -3,6 +3,7 @@ import { IsBoolean, IsInt, IsISO8601, IsOptional, IsString, Matches, Max, Min, v
 import { z } from 'zod';
 import { CAPTURE_LIMITS, CAPTURE_OPTION_NAMES, captureOptionJsonSchema, SESSION_OPTION_NAMES } from '../capture/capture-options';
 import { ApiError } from '../common/api-error';
+import { PREFER_WAIT_MAX_S } from '../idempotency/prefer-wait';
 import { assertAcceptableBody } from '../common/request-body-rules';
 import { toFieldErrors } from '../common/validation';
 import { CreateScreenshotDto } from '../screenshots/dto/create-screenshot.dto';
@@ -16,19 +17,41 @@ import {
 } from '../monitors/dto/monitor.dto';
 import { RUN_LIMITS, STEP_ACTIONS } from '../runs/run-steps';
 
-/** How long `take_screenshot` waits for its job, in seconds (an MCP-only option). */
-export const SCREENSHOT_WAIT_S = { min: 1, max: 60, default: 30 } as const;
+/**
+ * How long `take_screenshot` waits for its job, in seconds: bounded as `Prefer: wait=N` is
+ * (CONTRACT.md, "Synchronous answers").
+ */
+export const SCREENSHOT_WAIT_S = { min: 1, max: PREFER_WAIT_MAX_S, default: 30 } as const;
 
 /**
  * Arguments of `take_screenshot`: the REST body of `POST /v1/screenshot` (same rules, inherited from
- * {@link CreateScreenshotDto}) plus how long to wait for the result.
+ * {@link CreateScreenshotDto}) plus how long to wait for the result: `wait`, or its older name
+ * `timeoutSeconds` (not both).
  */
 export class TakeScreenshotInput extends CreateScreenshotDto {
   @IsOptional()
   @IsInt()
   @Min(SCREENSHOT_WAIT_S.min)
   @Max(SCREENSHOT_WAIT_S.max)
+  wait?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(SCREENSHOT_WAIT_S.min)
+  @Max(SCREENSHOT_WAIT_S.max)
   timeoutSeconds?: number;
+}
+
+/**
+ * The seconds to wait of validated `take_screenshot` arguments and the capture request without them.
+ * Throws 400 `VALIDATION_FAILED` when both `wait` and `timeoutSeconds` are given.
+ */
+export function splitWait(input: TakeScreenshotInput): { seconds: number; request: CreateScreenshotDto } {
+  const { wait, timeoutSeconds, ...request } = input;
+  if (wait !== undefined && timeoutSeconds !== undefined) {
+    throw ApiError.validation([{ field: 'wait', message: 'give wait or timeoutSeconds, not both' }]);
+  }
+  return { seconds: wait ?? timeoutSeconds ?? SCREENSHOT_WAIT_S.default, request };
 }
 
 /** Arguments of `get_screenshot`. */
@@ -83,12 +106,20 @@ export const TAKE_SCREENSHOT_INPUT_SCHEMA = advertisedObject({
     true,
   ),
   ...Object.fromEntries(CAPTURE_OPTION_NAMES.map((name) => [name, advertised(captureOptionJsonSchema(name))])),
+  wait: advertised({
+    type: 'integer',
+    minimum: SCREENSHOT_WAIT_S.min,
+    maximum: SCREENSHOT_WAIT_S.max,
+    default: SCREENSHOT_WAIT_S.default,
+    description:
+      'Seconds to wait for the capture (as the REST header Prefer: wait=N): the image when it ends in time, else the job id and status without it.',
+  }),
   timeoutSeconds: advertised({
     type: 'integer',
     minimum: SCREENSHOT_WAIT_S.min,
     maximum: SCREENSHOT_WAIT_S.max,
     default: SCREENSHOT_WAIT_S.default,
-    description: 'Seconds to wait for the capture before returning the job id and status without the image.',
+    description: 'The older name of wait (give one of them).',
   }),
 });
 

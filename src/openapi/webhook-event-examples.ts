@@ -16,6 +16,7 @@ export const WEBHOOK_EVENT_EXAMPLES: { readonly [K in EventType]: EventEnvelope<
       screenshotId: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4',
       url: 'https://example.com',
       publicUrl: 'https://glimpse.example.com/files/Xq2vQd8Lr0tYb3nWc5mKz7hJf1pSg4aDe6uVi9oRl2x.png',
+      thumbnailUrl: null,
       format: 'png',
       width: 1280,
       height: 800,

@@ -3,11 +3,14 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { assertBelowPlanLimit } from '../accounts/plan-limits';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
-import { ApiKeysService } from '../auth/api-keys.service';
+import { KeyCache } from '../auth/key-cache';
 import { ApiError } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { isId, newId, randomBase62 } from '../common/ids';
 import { SecretCipher } from '../common/secret-cipher';
+import { sqlRows } from '../database/sql';
+import { Plan } from '../accounts/plan';
+import { quotaMonthOf } from '../quota/quota-window';
 import {
   CreatedRenderKeyDto,
   CreateRenderKeyDto,
@@ -30,9 +33,35 @@ export interface RenderKeyVerifier {
   /** The current secret first, then the previous one during a rotation's overlap. */
   secrets: string[];
   allowedHosts: string[];
-  /** The creating API key, active (a revoked key gives no verifier). */
+  /**
+   * The creating API key, active (a revoked key gives no verifier), with its usage this month as read
+   * with the key (up to {@link KEY_CACHE_TTL_MS} old: the `X-RateLimit-*` headers of a cache hit). A
+   * copy per call: the request may annotate it.
+   */
   caller: AuthenticatedKey;
 }
+
+/** A render key as cached by {@link KeyCache}: secrets opened, the previous one with its end. */
+interface LoadedRenderKey {
+  id: string;
+  secret: string;
+  previous: { secret: string; expiresAt: number } | null;
+  allowedHosts: string[];
+  caller: AuthenticatedKey;
+}
+
+/**
+ * One round trip for a link's key: the render key, its API key if unrevoked, the account's plan and
+ * the API key's usage in the month `$2`.
+ */
+const VERIFIER_SQL = `SELECT r.id, r.secret_sealed AS "secretSealed", r.previous_secret_sealed AS "previousSecretSealed",
+       r.previous_secret_expires_at AS "previousSecretExpiresAt", r.allowed_hosts AS "allowedHosts",
+       r.account_id AS "accountId", r.api_key_id AS "apiKeyId", a.plan, u.used
+  FROM render_keys r
+  JOIN api_keys k ON k.id = r.api_key_id AND k.account_id = r.account_id AND k.revoked_at IS NULL
+  JOIN accounts a ON a.id = r.account_id
+  LEFT JOIN quota_usage u ON u.api_key_id = k.id AND u.month = $2::date
+ WHERE r.id = $1`;
 
 /**
  * Render keys (CONTRACT.md, "Render links"): created by an API key and bound to it, secrets sealed
@@ -43,7 +72,7 @@ export interface RenderKeyVerifier {
 export class RenderKeysService {
   constructor(
     @InjectRepository(RenderKey) private readonly keys: Repository<RenderKey>,
-    private readonly apiKeys: ApiKeysService,
+    private readonly keyCache: KeyCache,
     private readonly cipher: SecretCipher,
     private readonly clock: Clock,
   ) {}
@@ -80,8 +109,9 @@ export class RenderKeysService {
   }
 
   /**
-   * A new secret for the key; the old one keeps signing for `expiresInSeconds` (default 0). Throws 404
-   * `NOT_FOUND` for an unknown id or another account's.
+   * A new secret for the key; the old one keeps signing for `expiresInSeconds` (default 0), and stops
+   * at once in every process otherwise ({@link KeyCache.bump}). Throws 404 `NOT_FOUND` for an unknown
+   * id or another account's.
    */
   async rotate(caller: Pick<AuthenticatedKey, 'accountId'>, id: string, dto: RotateRenderKeyDto): Promise<RotatedRenderKeyDto> {
     const key = await this.findOwn(caller, id);
@@ -95,29 +125,56 @@ export class RenderKeysService {
         previousSecretExpiresAt: overlapS > 0 ? new Date(this.clock.now().getTime() + overlapS * 1000) : null,
       },
     );
+    await this.keyCache.bump();
     return { id: key.id, secret };
   }
 
-  /** Deletes the key: its links fail at once. Throws 404 `NOT_FOUND` as {@link rotate}. */
+  /** Deletes the key: its links fail at once, in every process ({@link KeyCache.bump}). Throws 404 `NOT_FOUND` as {@link rotate}. */
   async remove(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<void> {
     const key = await this.findOwn(caller, id);
     await this.keys.delete({ id: key.id });
+    await this.keyCache.bump();
   }
 
   /**
    * What verifying a link of render key `id` needs, or null when the key is malformed, unknown,
-   * deleted, or its API key was revoked (one answer for all: 401 `INVALID_SIGNATURE`).
+   * deleted, or its API key was revoked (one answer for all: 401 `INVALID_SIGNATURE`). Served from
+   * {@link KeyCache} for a few seconds; revocation, rotation and deletion apply at once all the same.
    */
   async verifier(id: string): Promise<RenderKeyVerifier | null> {
-    const key = isId('renderKey', id) ? await this.keys.findOneBy({ id }) : null;
+    if (!isId('renderKey', id)) return null;
+    const key = await this.keyCache.get(`render:${id}`, () => this.load(id));
     if (!key) return null;
-    const caller = await this.apiKeys.callerFor(key.accountId, key.apiKeyId);
-    if (!caller) return null;
-    const secrets = [this.cipher.open(key.secretSealed, key.id)];
-    if (key.previousSecretSealed && key.previousSecretExpiresAt && key.previousSecretExpiresAt.getTime() > this.clock.now().getTime()) {
-      secrets.push(this.cipher.open(key.previousSecretSealed, key.id));
-    }
-    return { id: key.id, secrets, allowedHosts: key.allowedHosts, caller };
+    const secrets = [key.secret];
+    if (key.previous && key.previous.expiresAt > this.clock.now().getTime()) secrets.push(key.previous.secret);
+    return { id: key.id, secrets, allowedHosts: key.allowedHosts, caller: { ...key.caller } };
+  }
+
+  /** The render key `id` with its secrets opened and its active caller, or null (unknown, or its API key revoked). */
+  private async load(id: string): Promise<LoadedRenderKey | null> {
+    const { month } = quotaMonthOf(this.clock.now());
+    const [row] = await sqlRows<{
+      id: string;
+      secretSealed: string;
+      previousSecretSealed: string | null;
+      previousSecretExpiresAt: Date | null;
+      allowedHosts: string[];
+      accountId: string;
+      apiKeyId: string;
+      plan: Plan;
+      used: number | null;
+    }>(this.keys.manager.connection, VERIFIER_SQL, [id, month]);
+    if (!row) return null;
+    return {
+      id: row.id,
+      secret: this.cipher.open(row.secretSealed, row.id),
+      previous:
+        row.previousSecretSealed && row.previousSecretExpiresAt
+          ? { secret: this.cipher.open(row.previousSecretSealed, row.id), expiresAt: new Date(row.previousSecretExpiresAt).getTime() }
+          : null,
+      allowedHosts: row.allowedHosts,
+      caller: { apiKeyId: row.apiKeyId, accountId: row.accountId, plan: row.plan, usageAtAuth: { month, used: row.used ?? 0 } },
+    };
   }
 
   private async findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<RenderKey> {

@@ -111,7 +111,9 @@ export class RenderLinksController {
     res.setHeader('Content-Type', rendered.file.contentType);
     res.setHeader('Content-Length', String(rendered.file.size));
     if (!withBody) return undefined;
-    return new StreamableFile(await this.files.stream(rendered.file), { type: rendered.file.contentType, length: rendered.file.size });
+    const options = { type: rendered.file.contentType, length: rendered.file.size };
+    if (rendered.data) return new StreamableFile(rendered.data, options);
+    return new StreamableFile(await this.files.stream(rendered.file), options);
   }
 }
 

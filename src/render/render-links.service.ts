@@ -15,6 +15,7 @@ import { ScreenshotsService } from '../screenshots/screenshots.service';
 import { ResultFileInfo, ResultFilesService } from '../storage/result-files.service';
 import { RenderLinkOptionsDto } from './dto/render-link.dto';
 import type { VerifiedRenderLink } from './render-link.guard';
+import { RecentCache } from './recent-cache';
 import { hostAllowed } from './render-signature';
 
 /** How long a render link's capture stays fresh by default, s (CONTRACT.md, "Render links"). */
@@ -23,16 +24,43 @@ export const RENDER_LINK_CACHE_TTL_S = 86_400;
 export const RENDER_FAILURE_MEMORY_MS = 60_000;
 /** How long a single-flight slot names a job not yet readable (being accepted) before another request may take it over, ms. */
 const FLIGHT_ACCEPT_GRACE_MS = 30_000;
+/** How long a single-flight slot is kept after it was claimed (unless its job is still open), ms: then the retention job deletes it. */
+export const RENDER_FLIGHT_RETENTION_MS = 24 * 3600 * 1000;
 /** `Retry-After` of 503 `RENDER_PENDING`, s. */
 export const RENDER_PENDING_RETRY_AFTER_S = 5;
+
+/** How long a capture found for a link is served without looking it up again, ms (docs/render-links.md#performance). */
+export const RECENT_HIT_MS = 5_000;
+/** Largest file held in memory with a recent hit, bytes; larger ones are streamed from storage each time. */
+const RECENT_HIT_MAX_FILE_BYTES = 1024 * 1024;
+/** Bytes of files held in memory for recent hits, at most. */
+const RECENT_HIT_MAX_BYTES = 64 * 1024 * 1024;
 
 /** The file a render link answers with. */
 export interface RenderedFile {
   file: ResultFileInfo;
+  /** The file's bytes when held in memory (small files of recent hits), else null: stream it from storage. */
+  data: Buffer | null;
   jobId: string;
   cache: 'HIT' | 'MISS';
   /** Seconds the capture stays fresh (`Cache-Control: max-age`). */
   freshS: number;
+}
+
+/** A link's options as validated once: the capture input, its cache key and freshness, and the host. */
+interface PreparedLink {
+  input: CreateScreenshotDto;
+  cacheKey: string;
+  ttlS: number;
+  host: string;
+}
+
+/** A fresh capture as found for a cache key. */
+interface FoundCapture {
+  jobId: string;
+  completedAtMs: number;
+  file: ResultFileInfo;
+  data: Buffer | null;
 }
 
 /**
@@ -41,10 +69,17 @@ export interface RenderedFile {
  * nothing written), else joins or starts the one render of that link (single flight across replicas:
  * the `render_flights` row of account and cache key names the job) and waits for it up to
  * `RENDER_WAIT_MS` without polling ({@link WorkEndWaiter}).
+ *
+ * The hot path (docs/render-links.md#performance): a link's validated options are remembered (they
+ * depend on its parameters only), and a capture found in the cache is served for
+ * {@link RECENT_HIT_MS} without a lookup, small files from memory; its freshness is still checked at
+ * every request.
  */
 @Injectable()
 export class RenderLinksService {
   private readonly validation = createValidationPipe();
+  private readonly prepared = new RecentCache<PreparedLink>(2_000);
+  private readonly recentHits = new RecentCache<FoundCapture>(2_000, RECENT_HIT_MAX_BYTES);
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -62,17 +97,13 @@ export class RenderLinksService {
    * `Retry-After` and `Cache-Control: no-store`) when the render outlasts `RENDER_WAIT_MS`.
    */
   async render(caller: AuthenticatedKey, link: VerifiedRenderLink): Promise<RenderedFile> {
-    const dto = await this.options(link);
-    const host = new URL(dto.url).hostname.toLowerCase();
+    const { input, cacheKey, ttlS, host } = await this.prepare(link);
     if (!hostAllowed(host, link.allowedHosts))
       throw new ApiError(ErrorCode.HOST_NOT_ALLOWED, 403, `This render key may not capture ${host}`);
-    const input = { ...dto, format: link.format, cache: true, cacheTtl: dto.cacheTtl ?? RENDER_LINK_CACHE_TTL_S };
-    const options = resolveCaptureOptions(input);
-    const cacheKey = captureCacheKey(dto.url, options);
-    const hit = await this.cached(caller.accountId, cacheKey, options.cacheTtlS);
+    const hit = await this.cached(caller.accountId, cacheKey, ttlS);
     if (hit) return { ...hit, cache: 'HIT' };
 
-    const jobId = await this.flight(caller, cacheKey, options.cacheTtlS, input as CreateScreenshotDto);
+    const jobId = await this.flight(caller, cacheKey, ttlS, input);
     const ended = await this.waiter.waitForEnd(jobId, this.config.renderWaitMs, async () => {
       const job = await this.job(caller, jobId);
       return job && (job.status === 'done' || job.status === 'failed') ? job : null;
@@ -84,12 +115,32 @@ export class RenderLinksService {
       });
     }
     if (ended.status === 'failed') throw captureFailed(ended);
-    const done = await this.cached(caller.accountId, cacheKey, options.cacheTtlS);
+    const done = await this.cached(caller.accountId, cacheKey, ttlS);
     if (!done)
       throw new ApiError(ErrorCode.CAPTURE_FAILED, 422, 'The capture finished but its file is no longer available; retry', undefined, {
         'Cache-Control': 'no-store',
       });
     return { ...done, jobId: ended.id, cache: 'MISS' };
+  }
+
+  /** The link's capture input, cache key and host, validated once per distinct link (see {@link options}). */
+  private async prepare(link: VerifiedRenderLink): Promise<PreparedLink> {
+    const memoKey = `${link.format}\n${JSON.stringify(link.params)}`;
+    const now = Date.now();
+    const known = this.prepared.get(memoKey, now);
+    if (known) return known;
+    const dto = await this.options(link);
+    const input = { ...dto, format: link.format, cache: true, cacheTtl: dto.cacheTtl ?? RENDER_LINK_CACHE_TTL_S } as CreateScreenshotDto;
+    const options = resolveCaptureOptions(input);
+    const prepared = {
+      input,
+      cacheKey: captureCacheKey(dto.url, options),
+      ttlS: options.cacheTtlS,
+      host: new URL(dto.url).hostname.toLowerCase(),
+    };
+    // Pure in the link's parameters: kept as long as it stays among the recent ones.
+    this.prepared.set(memoKey, prepared, now + 3_600_000);
+    return prepared;
   }
 
   /** The link's options validated by the options table (400 `VALIDATION_FAILED` naming the parameter). */
@@ -103,14 +154,52 @@ export class RenderLinksService {
     return (await this.validation.transform(plain, { type: 'query', metatype: RenderLinkOptionsDto })) as RenderLinkOptionsDto;
   }
 
-  /** The fresh cached capture of the cache key with its servable file, or null. */
+  /**
+   * The fresh cached capture of the cache key with its servable file (its bytes when small), or null:
+   * one found in the last {@link RECENT_HIT_MS} when still fresh for `ttlS` and its file unexpired,
+   * else looked up in PostgreSQL and storage.
+   */
   private async cached(accountId: string, cacheKey: string, ttlS: number): Promise<Omit<RenderedFile, 'cache'> | null> {
+    const recentKey = `${accountId}\n${cacheKey}`;
+    const nowMs = this.clock.now().getTime();
+    let found = this.recentHits.get(recentKey, nowMs);
+    if (!found || found.completedAtMs + ttlS * 1000 <= nowMs || found.file.expiresAt.getTime() <= nowMs) {
+      found = (await this.find(accountId, cacheKey, ttlS)) ?? undefined;
+      if (!found) return null;
+      const weight = found.data?.length ?? 0;
+      this.recentHits.set(recentKey, found, Math.min(nowMs + RECENT_HIT_MS, found.file.expiresAt.getTime()), weight);
+    }
+    const ageS = (nowMs - found.completedAtMs) / 1000;
+    return { file: found.file, data: found.data, jobId: found.jobId, freshS: Math.max(0, Math.floor(ttlS - ageS)) };
+  }
+
+  /** The fresh capture of the cache key in PostgreSQL with its file described (and read when small), or null. */
+  private async find(accountId: string, cacheKey: string, ttlS: number): Promise<FoundCapture | null> {
     const capture = await this.screenshots.freshCapture(accountId, cacheKey, ttlS);
     if (!capture) return null;
     const file = await this.files.describe(capture.resultFile);
     if (!file) return null;
-    const ageS = (this.clock.now().getTime() - capture.completedAt.getTime()) / 1000;
-    return { file, jobId: capture.id, freshS: Math.max(0, Math.floor(ttlS - ageS)) };
+    const data =
+      file.size <= RECENT_HIT_MAX_FILE_BYTES ? ((await this.files.open(file.name, RECENT_HIT_MAX_FILE_BYTES))?.data ?? null) : null;
+    return { jobId: capture.id, completedAtMs: capture.completedAt.getTime(), file, data };
+  }
+
+  /**
+   * Deletes at most `limit` single-flight slots claimed more than {@link RENDER_FLIGHT_RETENTION_MS}
+   * ago whose job is no longer pending or processing (past that a slot only names an ended render,
+   * which the capture cache or a new render answers); returns how many. For the retention job.
+   */
+  async purgeOldFlights(limit: number): Promise<number> {
+    const cutoff = new Date(this.clock.now().getTime() - RENDER_FLIGHT_RETENTION_MS);
+    const [, affected]: [unknown, number] = await this.db.query(
+      `DELETE FROM render_flights WHERE ctid IN (
+         SELECT f.ctid FROM render_flights f
+          WHERE f.created_at < $1
+            AND NOT EXISTS (SELECT 1 FROM screenshot_jobs j WHERE j.id = f.job_id AND j.status IN ('pending', 'processing'))
+          LIMIT $2)`,
+      [cutoff, limit],
+    );
+    return affected;
   }
 
   /** The caller's job, or null when it does not exist (yet). */

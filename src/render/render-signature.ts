@@ -71,3 +71,20 @@ export function hostAllowed(host: string, patterns: string[]): boolean {
     pattern.startsWith('*.') ? name.endsWith(pattern.slice(1)) && name.length > pattern.length - 1 : name === pattern,
   );
 }
+
+/**
+ * A signed render link (CONTRACT.md, "Render links"): `{baseUrl}/v1/render/{renderKeyId}.{format}?
+ * {canonical query}&signature=…` for `params` (option name → text value, `url` and `expires`
+ * included), signed with `secret`.
+ */
+export function signedRenderLink(
+  baseUrl: string,
+  renderKeyId: string,
+  secret: string,
+  format: string,
+  params: Record<string, string>,
+): string {
+  const path = `/v1/render/${renderKeyId}.${format}`;
+  const canonical = canonicalQuery(Object.entries(params));
+  return `${baseUrl.replace(/\/+$/, '')}${path}?${canonical}&signature=${renderSignature(secret, path, canonical)}`;
+}

@@ -16,6 +16,6 @@ import { StorageModule } from '../storage/storage.module';
   imports: [TypeOrmModule.forFeature([RenderKey]), AuthModule, IdempotencyModule, ScreenshotsModule, StorageModule],
   controllers: [RenderKeysController, RenderLinksController],
   providers: [RenderKeysService, RenderLinksService, RenderLinkGuard],
-  exports: [RenderKeysService],
+  exports: [RenderKeysService, RenderLinksService],
 })
 export class RenderModule {}

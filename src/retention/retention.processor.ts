@@ -5,6 +5,7 @@ import { IdempotencyService } from '../idempotency/idempotency.service';
 import { PeriodicJob, QueueProcessor } from '../queue/queue-processor';
 import { RETENTION_QUEUE, RETENTION_JOB } from '../queue/queues';
 import { QuotaService } from '../quota/quota.service';
+import { RenderLinksService } from '../render/render-links.service';
 import { WebhookRecovery } from '../webhooks/webhook-deliveries-recovery';
 
 /** How often the retention job runs, ms. */
@@ -19,6 +20,7 @@ export interface RetentionResult {
   idempotencyRecords: number;
   webhookDeliveries: number;
   usageRows: number;
+  renderFlights: number;
 }
 
 /**
@@ -27,7 +29,8 @@ export interface RetentionResult {
  * run), each through the service that owns it and an index on its cut-off column:
  * - idempotency records past their 24 hours (or a lease that ran out);
  * - webhook deliveries created more than 30 days ago;
- * - monthly usage rows (and quota warning claims) older than 13 months.
+ * - monthly usage rows (and quota warning claims) older than 13 months;
+ * - render links' single-flight slots claimed more than a day ago whose job ended.
  * Runs as a {@link PeriodicJob} on the `retention` queue (one worker per interval). Browser session
  * runs are not purged here: their files (screenshots, video) expire after `RESULT_TTL_DAYS` through
  * the run processor's sweep (`RunLifecycle.purgeExpiredFiles`); their rows stay.
@@ -41,6 +44,7 @@ export class RetentionProcessor extends QueueProcessor {
     private readonly idempotency: IdempotencyService,
     private readonly deliveries: WebhookRecovery,
     private readonly quota: QuotaService,
+    private readonly renderLinks: RenderLinksService,
   ) {
     super();
   }
@@ -55,6 +59,7 @@ export class RetentionProcessor extends QueueProcessor {
       idempotencyRecords: await inBatches((limit) => this.idempotency.purgeExpired(limit)),
       webhookDeliveries: await inBatches((limit) => this.deliveries.purgeOld(limit)),
       usageRows: await inBatches((limit) => this.quota.purgeOldUsage(limit)),
+      renderFlights: await inBatches((limit) => this.renderLinks.purgeOldFlights(limit)),
     };
     if (Object.values(result).some((n) => n > 0)) this.logger.log(`Retention: deleted ${JSON.stringify(result)}`);
     return result;

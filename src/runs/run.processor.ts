@@ -109,7 +109,12 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
     try {
       const sensitiveValues = openRunValues(this.cipher, payload);
       const outcome = await this.pool.withLease(
-        { budgetMs: run.timeoutMs + this.config.captureTimeoutMs, graceMs: LEASE_GRACE_MS, context: sessionContextOptions(run.options) },
+        {
+          budgetMs: run.timeoutMs + this.config.captureTimeoutMs,
+          graceMs: LEASE_GRACE_MS,
+          context: sessionContextOptions(run.options),
+          upstreamProxy: run.options.proxy,
+        },
         async (lease) => {
           await this.session.apply(lease, run.options, run.url).catch((err: Error) => {
             throw new SessionSetupError(`cookies could not be set: ${err.message.split('\n')[0].replace(/^[a-zA-Z.]+: /, '')}`);

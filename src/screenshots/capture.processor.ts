@@ -12,9 +12,11 @@ import { Metrics } from '../metrics/metrics';
 import { WorkProcessor } from '../queue/queue-processor';
 import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload } from '../queue/queues';
 import { ResultFilesService } from '../storage/result-files.service';
+import { StorageDeliveryService } from '../storage-destinations/storage-delivery.service';
 import { jobCaptureOptions, ScreenshotJob } from './screenshot-job.entity';
 import { CaptureOutcome, CustomerMessage, ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
 import { ScreenshotUpload } from './screenshot-upload.entity';
+import { saveThumbnail } from './thumbnail';
 
 /** Capture attempts per job: the first, and one more when a worker died during the first. */
 export const MAX_CAPTURE_ATTEMPTS = 2;
@@ -55,6 +57,7 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
     private readonly extraction: ExtractionService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly metrics: Metrics,
+    private readonly delivery: StorageDeliveryService,
   ) {
     super();
   }
@@ -110,8 +113,16 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
       });
       targetStatus = result.targetStatus;
       const resultFile = result.image && result.format ? await this.files.save(result.image, result.format) : null;
+      const thumbnailFile = await saveThumbnail(this.files, result, options, this.config.maxImagePixels);
       const extracted = content ? await this.extraction.store(content) : null;
-      return { ok: true, resultFile, clipped: result.clipped, targetStatus: result.targetStatus, extracted, stopTimer };
+      const delivered = await this.delivery.deliver(job, options, {
+        image: result.image,
+        format: result.format,
+        resultFile,
+        thumbnailFile,
+        extracted,
+      });
+      return { ok: true, ...delivered, clipped: result.clipped, targetStatus: result.targetStatus, stopTimer };
     } catch (cause) {
       return { ok: false, cause, targetStatus, stopTimer };
     }

@@ -51,7 +51,7 @@ export class HousekeepingProcessor extends QueueProcessor {
    */
   private async deleteExpiredResults(now: Date): Promise<number> {
     const expired = await this.jobs.find({
-      select: { id: true, resultFile: true, extracted: true },
+      select: { id: true, resultFile: true, thumbnailFile: true, extracted: true },
       where: [
         { resultFile: Not(IsNull()), resultDeletedAt: IsNull(), completedAt: LessThan(this.files.expiredBefore(now)) },
         { extracted: Not(IsNull()), resultDeletedAt: IsNull(), completedAt: LessThan(this.files.expiredBefore(now)) },
@@ -60,7 +60,8 @@ export class HousekeepingProcessor extends QueueProcessor {
       take: EXPIRY_BATCH,
     });
     for (const job of expired) {
-      for (const file of [job.resultFile, ...storedExtractedFiles(job.extracted)]) if (file) await this.files.deleteFile(file);
+      for (const file of [job.resultFile, job.thumbnailFile, ...storedExtractedFiles(job.extracted)])
+        if (file) await this.files.deleteFile(file);
       await this.jobs.update({ id: job.id }, { resultDeletedAt: now });
     }
     return expired.length;

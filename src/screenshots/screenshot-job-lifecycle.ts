@@ -7,6 +7,7 @@ import { EventsService } from '../events/events.service';
 import { WorkLifecycle } from '../queue/work-lifecycle';
 import { extractedSummary, StoredExtracted } from '../results/extracted';
 import { ResultFilesService } from '../storage/result-files.service';
+import type { StoredObject } from '../storage-destinations/storage-path';
 import { ScreenshotJob } from './screenshot-job.entity';
 import { ScreenshotUpload } from './screenshot-upload.entity';
 
@@ -40,11 +41,15 @@ export function customerSafeError(cause: unknown): string {
 export interface CaptureOutcome {
   /** Name of the stored result file (null with `format: "none"`). */
   resultFile: string | null;
+  /** Name of the stored thumbnail (null or absent without `thumbnail`). */
+  thumbnailFile?: string | null;
   clipped: boolean;
   /** HTTP status of the page's main document; null for an upload. */
   targetStatus: number | null;
   /** The extracted content's files and metadata (null without `extract`). */
   extracted?: StoredExtracted | null;
+  /** Where the result was delivered (`storage` / `upload` options); null or absent without them. */
+  storage?: StoredObject | null;
 }
 
 /** States a screenshot job can still move from. */
@@ -84,8 +89,10 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
     return this.endJob(jobId, {
       status: 'done',
       resultFile: outcome.resultFile,
+      thumbnailFile: outcome.thumbnailFile ?? null,
       clipped: outcome.clipped,
       extracted: outcome.extracted ?? null,
+      storage: outcome.storage ?? null,
       targetStatus: outcome.targetStatus,
       completedAt: this.clock.now(),
     });
@@ -127,6 +134,7 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
         screenshotId: job.id,
         url: job.targetUrl,
         publicUrl: job.resultFile ? this.files.publicUrl(job.resultFile) : null,
+        thumbnailUrl: job.thumbnailFile ? this.files.publicUrl(job.thumbnailFile) : null,
         format: job.format,
         width: job.width,
         height: job.height,

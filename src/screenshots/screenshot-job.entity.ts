@@ -3,6 +3,7 @@ import { KeyOwnedWork } from '../auth/key-owned-work.entity';
 import { CaptureOptions, CaptureOptionsInput, DEFAULT_CAPTURE_OPTIONS } from '../capture/capture-options';
 import type { StoredExtracted } from '../results/extracted';
 import type { JobFormat } from '../results/result-formats';
+import type { StoredObject } from '../storage-destinations/storage-path';
 
 /** Job states (spec section 3.1): `pending` → `processing` → `done` | `failed`, never back. */
 export const JOB_STATUSES = ['pending', 'processing', 'done', 'failed'] as const;
@@ -83,9 +84,17 @@ export class ScreenshotJob extends KeyOwnedWork {
   @Column({ name: 'result_file', type: 'varchar', length: 64, nullable: true })
   resultFile: string | null;
 
+  /** Name of the stored thumbnail (CONTRACT.md, "Capture options, second set": `thumbnail`), once done; null without one. */
+  @Column({ name: 'thumbnail_file', type: 'varchar', length: 64, nullable: true })
+  thumbnailFile: string | null;
+
   /** The extracted content (CONTRACT.md, "Extracted content"): file names, sizes, metadata; null until done or without `extract`. */
   @Column({ type: 'jsonb', nullable: true })
   extracted: StoredExtracted | null;
+
+  /** Where the result was delivered (`storage` or `upload` option, CONTRACT.md "Storage destinations"); null until done, and without them. */
+  @Column({ type: 'jsonb', nullable: true })
+  storage: StoredObject | null;
 
   @Column({ type: 'text', nullable: true })
   error: string | null;

@@ -62,6 +62,7 @@ const PENDING_JOB_EXAMPLE: ScreenshotJobDto = {
   id: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4',
   status: 'pending',
   url: null,
+  thumbnailUrl: null,
   error: null,
   createdAt: '2026-11-20T12:00:00.000Z',
   completedAt: null,
@@ -74,6 +75,7 @@ const PENDING_JOB_EXAMPLE: ScreenshotJobDto = {
   cached: false,
   options: {},
   extracted: null,
+  storage: null,
 };
 const DONE_JOB_EXAMPLE: ScreenshotJobDto = {
   ...PENDING_JOB_EXAMPLE,

@@ -11,6 +11,7 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { CAPTURE_QUEUE, HOUSEKEEPING_QUEUE } from '../queue/queues';
 import { QuotaModule } from '../quota/quota.module';
 import { StorageModule } from '../storage/storage.module';
+import { StorageDestinationsModule } from '../storage-destinations/storage-destinations.module';
 import { CaptureProcessor } from './capture.processor';
 import { CaptureWork } from './capture-work';
 import { HousekeepingProcessor } from './housekeeping.processor';
@@ -28,6 +29,7 @@ import { ScreenshotsService } from './screenshots.service';
     CaptureModule,
     EgressModule,
     StorageModule,
+    StorageDestinationsModule,
     ExtractModule,
     EventsModule,
     QuotaModule,

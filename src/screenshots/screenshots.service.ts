@@ -21,6 +21,7 @@ import { ApiError, ErrorCode, FieldError } from '../common/api-error';
 import { isId, newId } from '../common/ids';
 import { DurableQueueService } from '../queue/durable-queue.service';
 import { ResultFilesService, ServedFile } from '../storage/result-files.service';
+import { StorageDestinationsService } from '../storage-destinations/storage-destinations.service';
 import { CreateScreenshotDto } from './dto/create-screenshot.dto';
 import { ScreenshotJobDto } from './dto/screenshot-job.dto';
 import { UPLOAD_MAX_BYTES, UPLOAD_MEDIA_TYPES, UploadScreenshotDto } from './dto/upload-screenshot.dto';
@@ -54,13 +55,15 @@ export class ScreenshotsService {
     private readonly lifecycle: ScreenshotJobLifecycle,
     private readonly extraction: ExtractionService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly destinations: StorageDestinationsService,
   ) {}
 
   /**
    * Checks the target against the SSRF guard, then accepts a `pending` job ({@link AcceptanceService}:
    * the account's pending jobs, quota count, row and idempotency record in one statement; queued
    * after it). Throws 400 `VALIDATION_FAILED` for conflicting options or an image over `MAX_IMAGE_PIXELS`
-   * ({@link captureOptionConflicts}), 400 `TARGET_NOT_ALLOWED`, 429 `TOO_MANY_PENDING_JOBS` and 429
+   * ({@link captureOptionConflicts}) or a `storage.destinationId` that is not the account's, 400
+   * `TARGET_NOT_ALLOWED` (the URL, or `upload.url`: {@link StorageDestinationsService.assertUsable}), 429 `TOO_MANY_PENDING_JOBS` and 429
    * `PLAN_QUOTA_EXCEEDED` (nothing counted), 503 `SERVICE_UNAVAILABLE` (PostgreSQL unreachable). Redis
    * unreachable is no error: the job is queued when it is back. `jobId` (`scr_…`) is the new job's id
    * when the caller must know it before the job exists (a render link's single flight); default a new one.
@@ -68,6 +71,7 @@ export class ScreenshotsService {
   async create(caller: AuthenticatedKey, dto: CreateScreenshotDto, jobId?: string): Promise<ScreenshotJobDto> {
     assertNoConflicts(captureOptionConflicts(dto, this.config));
     await this.ssrfGuard.assertAllowed(dto.url);
+    await this.destinations.assertUsable(caller.accountId, [{ input: dto, prefix: '' }]);
     const job = this.newJob(caller, dto, dto.url, 'url');
     if (jobId) job.id = jobId;
     const cached = await this.fromCache(caller, job);
@@ -121,6 +125,10 @@ export class ScreenshotsService {
         throw err;
       });
     }
+    await this.destinations.assertUsable(
+      caller.accountId,
+      dto.items.map((input, i) => ({ input, prefix: `items[${i}].` })),
+    );
     const jobs = dto.items.map((item) => this.newJob(caller, item, item.url, 'url'));
     const hits = await Promise.all(jobs.map((job) => this.cacheSource(job)));
     const captures = jobs.filter((_, i) => !hits[i]);
@@ -158,6 +166,7 @@ export class ScreenshotsService {
       throw new ApiError(ErrorCode.PAYLOAD_TOO_LARGE, 413, `The file exceeds ${UPLOAD_MAX_BYTES} bytes`);
     }
     assertNoConflicts(captureOptionConflicts(dto, this.config));
+    await this.destinations.assertUsable(caller.accountId, [{ input: dto, prefix: '' }]);
     const sha256 = uploadDigest(file.buffer);
     const job = this.newJob(caller, dto, `upload:${sha256}`, 'upload');
     const cached = await this.fromCache(caller, job);
@@ -238,11 +247,19 @@ export class ScreenshotsService {
   /** Ends a cached job `done` with a copy of `source`'s file; when the file is gone after all, the job is captured as usual instead. */
   private async completeFromCache(job: ScreenshotJob, source: ScreenshotJob): Promise<void> {
     const resultFile = await this.files.copy(source.resultFile as string);
+    const thumbnailFile = resultFile && source.thumbnailFile ? await this.files.copy(source.thumbnailFile) : null;
     const extracted = resultFile ? await this.extraction.copy(source.extracted) : null;
     if (
       resultFile &&
+      (thumbnailFile || !source.thumbnailFile) &&
       extracted !== undefined &&
-      (await this.lifecycle.complete(job.id, { resultFile, clipped: source.clipped, targetStatus: source.targetStatus, extracted }))
+      (await this.lifecycle.complete(job.id, {
+        resultFile,
+        thumbnailFile,
+        clipped: source.clipped,
+        targetStatus: source.targetStatus,
+        extracted,
+      }))
     )
       return;
     this.logger.warn(`The cached capture of ${job.id} (${source.id}) is gone; capturing instead`);
@@ -272,7 +289,9 @@ export class ScreenshotsService {
       targetStatus: null,
       createdAt: this.clock.now(),
       resultFile: null,
+      thumbnailFile: null,
       extracted: null,
+      storage: null,
       error: null,
       startedAt: null,
       completedAt: null,
@@ -335,6 +354,7 @@ export class ScreenshotsService {
       id: job.id,
       status: job.status,
       url: job.status === 'done' && job.resultFile ? this.files.publicUrl(job.resultFile) : null,
+      thumbnailUrl: job.status === 'done' && job.thumbnailFile ? this.files.publicUrl(job.thumbnailFile) : null,
       error: job.error,
       createdAt: job.createdAt.toISOString(),
       completedAt: job.completedAt?.toISOString() ?? null,
@@ -347,6 +367,7 @@ export class ScreenshotsService {
       cached: job.cached,
       options: job.requestedOptions ?? {},
       extracted: job.status === 'done' ? extractedSummary(job.extracted, (file) => this.files.publicUrl(file)) : null,
+      storage: job.status === 'done' ? job.storage : null,
     };
   }
 }

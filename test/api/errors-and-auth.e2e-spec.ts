@@ -150,6 +150,7 @@ describe('global contract: envelope, request ids, validation, authentication', (
       id: expect.stringMatching(/^scr_[0-9A-Za-z]{24}$/),
       status: 'pending',
       url: null,
+      thumbnailUrl: null,
       error: null,
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       completedAt: null,
@@ -162,6 +163,8 @@ describe('global contract: envelope, request ids, validation, authentication', (
       // CONTRACT.md, "Capture options, second set" and "Extracted content": every job has both.
       targetStatus: null,
       extracted: null,
+      // CONTRACT.md, "Storage destinations": where the result was delivered (null until done, and without storage/upload).
+      storage: null,
       options: { width: 100, height: 4320, fullPage: true, format: 'webp', delay: 10000 },
     });
     const polled = await t.request('GET', `/v1/screenshot/${res.body.id}`, { key });

@@ -55,4 +55,25 @@ describe('retention job', () => {
     expect(months.map((r: { month: string }) => r.month)).toEqual([...kept].sort());
     expect(await db.query(`SELECT 1 FROM quota_usage WHERE api_key_id = $1`, [other])).toHaveLength(0);
   });
+
+  it("deletes render links' single-flight slots older than a day unless their job is still open", async () => {
+    const { key, accountId } = await t.createKey();
+    const open = await t.request('POST', '/v1/screenshot', { key, body: { url: 'http://127.0.0.1:9/open' } });
+    expect(open.status).toBe(202);
+    const slot = (name: string, jobId: string, age: string) =>
+      db.query(`INSERT INTO render_flights (account_id, cache_key, job_id, created_at) VALUES ($1, $2, $3, now() - $4::interval)`, [
+        accountId,
+        name,
+        jobId,
+        age,
+      ]);
+    await slot('ended-old', 'scr_000000000000000000000001', '25 hours');
+    await slot('open-old', open.body.id, '25 hours');
+    await slot('ended-recent', 'scr_000000000000000000000002', '23 hours');
+
+    const result = await t.get(RetentionProcessor).run();
+    expect(result.renderFlights).toBe(1);
+    const left = await db.query(`SELECT cache_key FROM render_flights WHERE account_id = $1 ORDER BY cache_key`, [accountId]);
+    expect(left.map((r: { cache_key: string }) => r.cache_key)).toEqual(['ended-recent', 'open-old']);
+  });
 });

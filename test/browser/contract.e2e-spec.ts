@@ -103,6 +103,24 @@ function provokedElsewhere(op: DocOperation, status: number): boolean {
   const codes: string[] | undefined = response?.content?.['application/json']?.schema?.allOf?.[1]?.properties?.code?.enum;
   return !!wide && !!codes && codes.every((c) => wide.codes.includes(c));
 }
+/** A storage destination body whose endpoint is the page server (no bucket: its test answers `ok: false`). */
+function storageDestinationBody(ctx: Context, description: string): Record<string, unknown> {
+  return {
+    type: 's3',
+    bucket: 'contract',
+    endpoint: ctx.pages.url,
+    forcePathStyle: true,
+    accessKeyId: 'id',
+    secretAccessKey: 'secret',
+    description,
+  };
+}
+
+/** A new storage destination of the test key's account. */
+async function newStorageDestinationId(ctx: Context): Promise<string> {
+  return (await ctx.t.request('POST', '/v1/storage-destinations', { key: ctx.key, body: storageDestinationBody(ctx, 'contract') })).body.id;
+}
+
 /** A run that ended, set by the cancelRun recipe before its scenarios are built. */
 let endedRunId = '';
 
@@ -272,6 +290,27 @@ const RECIPES: Record<string, Recipe> = {
   deleteRenderKey: {
     valid: async (ctx) => ({ pathParams: { id: (await ctx.t.request('POST', '/v1/render-keys', { key: ctx.key, body: {} })).body.id } }),
     unknownPathParams: { id: 'rk_000000000000000000000000' },
+  },
+  createStorageDestination: {
+    valid: (ctx) => ({ body: storageDestinationBody(ctx, 'contract test') }),
+    scenarios: (ctx, valid) => idempotencyScenarios('storage-destination', valid, 201, storageDestinationBody(ctx, 'other')),
+    notExercised: {
+      403: 'PLAN_LIMIT_REACHED needs an account at its plan limit; test/browser/storage-destinations.e2e-spec.ts provokes it',
+      409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it',
+    },
+  },
+  listStorageDestinations: { valid: () => ({}) },
+  getStorageDestination: {
+    valid: async (ctx) => ({ pathParams: { id: await newStorageDestinationId(ctx) } }),
+    unknownPathParams: { id: 'dst_000000000000000000000000' },
+  },
+  testStorageDestination: {
+    valid: async (ctx) => ({ pathParams: { id: await newStorageDestinationId(ctx) } }),
+    unknownPathParams: { id: 'dst_000000000000000000000000' },
+  },
+  deleteStorageDestination: {
+    valid: async (ctx) => ({ pathParams: { id: await newStorageDestinationId(ctx) } }),
+    unknownPathParams: { id: 'dst_000000000000000000000000' },
   },
   getRenderLink: {
     valid: (ctx) => renderLinkParts(ctx),

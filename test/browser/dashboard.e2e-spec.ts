@@ -437,7 +437,7 @@ describe('dashboard (real Chromium against the real app)', () => {
     await audit(page, '09c-webhook-standard');
   });
 
-  it('playground: captures a loopback page with a chosen key and shows the image', async () => {
+  it('screenshots: a playground capture with a chosen key counts once, is listed with its preview and has its page', async () => {
     const { page } = owner;
     await page.goto('/dashboard/keys');
     await page.getByLabel('Name').fill('playground');
@@ -446,19 +446,19 @@ describe('dashboard (real Chromium against the real app)', () => {
     const keyId = await page.locator('#keys-table tr', { hasText: 'playground' }).getAttribute('data-key-id');
     const usedBefore = (await cli('key:list', '--account', owner.accountId)).data.find((k: any) => k.id === keyId).usedThisMonth;
 
-    await page.goto('/dashboard/screenshots');
+    await page.goto('/dashboard/playground');
     await page.getByLabel('Page URL').fill(`${pages.url}/`);
     await page.getByLabel('API key').selectOption(keyId!);
     await page.getByLabel('Width (px)').fill('1024');
     await page.getByLabel('Height (px)').fill('640');
     await page.getByRole('button', { name: 'Capture' }).click();
-    const image = page.locator('.job-card img.result');
+    const image = page.locator('#playground-result img.result');
     await image.waitFor({ timeout: 30000 });
     await page.waitForFunction(() => {
-      const img = document.querySelector('.job-card img.result') as HTMLImageElement | null;
+      const img = document.querySelector('#playground-result img.result') as HTMLImageElement | null;
       return img?.complete && img.naturalWidth === 1024 && img.naturalHeight === 640;
     });
-    await audit(page, '10-screenshots-playground');
+    await audit(page, '10-playground');
     expect((await cli('key:list', '--account', owner.accountId)).data.find((k: any) => k.id === keyId).usedThisMonth).toBe(usedBefore + 1);
 
     await page.goto('/dashboard/screenshots');
@@ -608,7 +608,7 @@ describe('dashboard (real Chromium against the real app)', () => {
         await b.context.request.post(`/dashboard/account/sessions/${aSessionId}/revoke`, { form: { _csrf: csrf }, maxRedirects: 0 })
       ).status(),
     ).toBe(404);
-    const playground = await b.context.request.post('/dashboard/screenshots', {
+    const playground = await b.context.request.post('/dashboard/playground', {
       form: { _csrf: csrf, keyId: key.id, url: `${pages.url}/` },
     });
     expect(playground.status()).toBe(400);

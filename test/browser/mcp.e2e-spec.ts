@@ -104,6 +104,7 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
         cookies: { type: 'array', maxItems: 50 },
         waitUntil: { enum: ['load', 'domcontentloaded', 'networkidle'], default: 'load' },
         cacheTtl: { type: 'integer', minimum: 60, maximum: 2592000, default: 14400 },
+        wait: { type: 'integer', minimum: 1, maximum: 60, default: 30 },
         timeoutSeconds: { type: 'integer', minimum: 1, maximum: 60, default: 30 },
       },
     });
@@ -142,6 +143,12 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
         'omitBackground',
         'extract',
         'markdownMode',
+        'storage',
+        'upload',
+        'thumbnail',
+        'fullPageMaxHeight',
+        'proxy',
+        'wait',
         'timeoutSeconds',
         'failOnHttpError',
         'blockResources',
@@ -249,6 +256,27 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
     const withoutImage = await call(client, 'get_screenshot', { id: job.id });
     expect(withoutImage.isError).toBeFalsy();
     expect(image(withoutImage)).toBeUndefined();
+  });
+
+  it('take_screenshot with wait: the image inline when the capture ends in time, else the id and status; bounded as Prefer: wait', async () => {
+    const client = await connect();
+    const inTime = await call(client, 'take_screenshot', { url: `${pages.url}/plain`, width: 320, height: 240, wait: 20 });
+    expect(inTime.structuredContent).toMatchObject({ status: 'done', width: 320, height: 240 });
+    expect(pngSize(image(inTime)!.data)).toEqual({ width: 320, height: 240 });
+
+    const before = held.length;
+    const started = Date.now();
+    const late = await call(client, 'take_screenshot', { url: `${pages.url}/held`, width: 300, height: 200, wait: 1 });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(['pending', 'processing']).toContain((late.structuredContent as { status: string }).status);
+    expect(image(late)).toBeUndefined();
+    while (held.length === before) await new Promise((r) => setTimeout(r, 50));
+    held[before].writeHead(200, { 'content-type': 'text/html' }).end('<html><body>released</body></html>');
+
+    expect(texts(await call(client, 'take_screenshot', { url: `${pages.url}/plain`, wait: 61 }))[0]).toMatch(/^VALIDATION_FAILED: .*wait/);
+    expect(texts(await call(client, 'take_screenshot', { url: `${pages.url}/plain`, wait: 0 }))[0]).toMatch(/^VALIDATION_FAILED: .*wait/);
+    const both = await call(client, 'take_screenshot', { url: `${pages.url}/plain`, wait: 5, timeoutSeconds: 5 });
+    expect(texts(both)[0]).toMatch(/^VALIDATION_FAILED: .*wait/);
   });
 
   it('reports validation failures, blocked targets and failed captures as error results with the contract code', async () => {

@@ -22,7 +22,11 @@ describe('MCP read_page (CONTRACT.md, "Extracted content")', () => {
   let client: Client;
 
   beforeAll(async () => {
-    pages = await startPageServer({ '/tides': ARTICLE, '/long': LONG });
+    pages = await startPageServer({
+      '/tides': ARTICLE,
+      '/long': LONG,
+      '/slow': (_req, res) => void setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end(ARTICLE), 2500),
+    });
     t = await startTestApp();
     ({ key } = await t.createKey());
     client = new Client({ name: 'glimpse-e2e', version: '1.0.0' });
@@ -45,6 +49,20 @@ describe('MCP read_page (CONTRACT.md, "Extracted content")', () => {
     expect(readPage?.inputSchema).toMatchObject({
       required: ['url'],
       properties: { url: {}, waitUntil: {}, markdownMode: {}, javascript: {} },
+    });
+    // The structured content is described: the metadata, or the job while it is still running.
+    expect(readPage?.outputSchema).toMatchObject({
+      type: 'object',
+      properties: {
+        title: {},
+        description: {},
+        favicon: {},
+        openGraph: {},
+        statusCode: { anyOf: [{ type: 'integer' }, { type: 'null' }] },
+        finalUrl: {},
+        id: {},
+        status: {},
+      },
     });
   });
 
@@ -70,6 +88,20 @@ describe('MCP read_page (CONTRACT.md, "Extracted content")', () => {
     });
     const after = (await call('get_quota')).structuredContent as { used: number };
     expect(after.used).toBe(before.used + 1);
+  });
+
+  it('returns the job id and status when the page is not read in time (the client validates both answers against the output schema)', async () => {
+    const result = await call('read_page', { url: `${pages.url}/slow`, timeoutSeconds: 1 });
+    expect(result.isError).toBeFalsy();
+    const running = result.structuredContent as { id: string; status: string };
+    expect(running).toEqual({ id: expect.stringMatching(/^scr_/), status: expect.stringMatching(/^(pending|processing)$/) });
+    expect(texts(result)[1]).toContain(`get_screenshot with id "${running.id}"`);
+    let job = (await call('get_screenshot', { id: running.id })).structuredContent as { status: string };
+    for (let i = 0; i < 100 && (job.status === 'pending' || job.status === 'processing'); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      job = (await call('get_screenshot', { id: running.id })).structuredContent as { status: string };
+    }
+    expect(job.status).toBe('done');
   });
 
   it('cuts markdown longer than 100,000 characters and says so', async () => {

@@ -2,7 +2,9 @@ import { createHmac } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { chromium } from 'playwright';
 import { DataSource } from 'typeorm';
+import { UsersService } from '../../src/accounts/users.service';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
+import { KeyCache } from '../../src/auth/key-cache';
 import { resolveChromiumExecutable } from '../../src/browser/chromium-executable';
 import { isJpeg, pngSize } from '../support/images';
 import { PageServer, startPageServer } from '../support/page-server';
@@ -146,6 +148,34 @@ describe('render links', () => {
     await expect401(signedLink(t.baseUrl, deleted.id, deleted.secret, 'png', params));
   });
 
+  it('a revocation or deletion made by another process refuses the link at once, right after cached hits', async () => {
+    const params = { url: `${pages.url}/?first`, width: '640', height: '480' };
+    // Another API replica or the admin CLI: its own connection and its own cache of key lookups.
+    const elsewhere = new KeyCache(t.config);
+    try {
+      const revoked = await t.createKey('pro');
+      const byRevoked = (await t.request('POST', '/v1/render-keys', { key: revoked.key, body: {} })).body;
+      const revokedLink = signedLink(t.baseUrl, byRevoked.id, byRevoked.secret, 'png', params);
+      const deletedOwner = await t.createKey('pro');
+      const deleted = (await t.request('POST', '/v1/render-keys', { key: deletedOwner.key, body: {} })).body;
+      const deletedLink = signedLink(t.baseUrl, deleted.id, deleted.secret, 'png', params);
+      // The first request of each renders (a new account), the second is a hit with the key lookup cached.
+      for (const href of [revokedLink, revokedLink, deletedLink, deletedLink]) {
+        const res = await fetch(href);
+        expect(res.status).toBe(200);
+        await res.arrayBuffer();
+      }
+      await db.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [revoked.keyId]);
+      await db.query('DELETE FROM render_keys WHERE id = $1', [deleted.id]);
+      await elsewhere.bump();
+      expect((await fetch(revokedLink)).status).toBe(401);
+      expect((await fetch(deletedLink)).status).toBe(401);
+      expect((await t.request('GET', '/v1/render-keys', { key: revoked.key })).status).toBe(401);
+    } finally {
+      await elsewhere.onModuleDestroy();
+    }
+  });
+
   it('403 RENDER_LINK_EXPIRED for a past expires, 403 HOST_NOT_ALLOWED outside allowedHosts, 414 over 8,192 characters, 400 for invalid options', async () => {
     const expired = await fetch(link({ url: `${pages.url}/`, expires: String(Math.floor(Date.now() / 1000) - 10) }));
     expect(expired.status).toBe(403);
@@ -246,6 +276,61 @@ describe('render links', () => {
       } finally {
         await host.close();
       }
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it('dashboard Render links page: create a key (secret shown once), sign a link with it and preview it, rotate, delete', async () => {
+    const owner = await t.createKey('pro');
+    const email = `render-${owner.accountId}@test.local`;
+    const { setPasswordUrl } = await t.get(UsersService).create(owner.accountId, email, 'owner');
+    const browser = await chromium.launch({ executablePath: resolveChromiumExecutable(t.config.chromiumPath), args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 1100 }, baseURL: t.baseUrl });
+      await page.goto(setPasswordUrl);
+      await page.getByLabel('New password').fill('correct horse battery staple');
+      await page.getByLabel('Repeat the password').fill('correct horse battery staple');
+      await page.getByRole('button', { name: 'Set password and sign in' }).click();
+      await page.waitForURL('**/dashboard');
+      await page.getByRole('link', { name: 'Render links' }).click();
+      await page.getByLabel('Description').fill('Open Graph images');
+      await page.getByRole('button', { name: 'Create render key' }).click();
+      const secret = (await page.getByTestId('new-render-key-secret').textContent())!;
+      expect(secret).toMatch(/^rks_[0-9A-Za-z]{40}$/);
+      const renderKeyId = (await page.getByTestId('new-render-key-id').textContent())!;
+
+      await page.getByLabel('Its secret').fill('rks_wrong');
+      await page.getByLabel('Page URL').fill(`${pages.url}/?dashboard`);
+      await page.getByRole('button', { name: 'Sign link' }).click();
+      expect(await page.getByRole('alert').textContent()).toContain('does not belong to this render key');
+      await page.getByLabel('Its secret').fill(secret);
+      await page.getByLabel('Width (px)').fill('400');
+      await page.getByLabel('Height (px)').fill('300');
+      await page.getByRole('button', { name: 'Sign link' }).click();
+      const href = (await page.getByTestId('built-link').textContent())!;
+      expect(href.startsWith(`${t.baseUrl}/v1/render/${renderKeyId}.png?`)).toBe(true);
+      expect(await page.content()).not.toContain(secret);
+      const size = await page.waitForFunction(
+        () => {
+          const img = document.getElementById('built-preview') as HTMLImageElement;
+          return img.complete && img.naturalWidth > 0 ? { width: img.naturalWidth, height: img.naturalHeight } : null;
+        },
+        undefined,
+        { timeout: 60_000 },
+      );
+      expect(await size.jsonValue()).toEqual({ width: 400, height: 300 });
+      if (process.env.RENDER_LINKS_PAGE_SCREENSHOT)
+        await page.screenshot({ path: process.env.RENDER_LINKS_PAGE_SCREENSHOT, fullPage: true });
+
+      await page.getByText('Rotate…').click();
+      await page.getByRole('button', { name: 'Rotate secret' }).click();
+      expect(await page.getByTestId('rotated-render-key-secret').textContent()).toMatch(/^rks_/);
+      expect((await fetch(href)).status).toBe(401);
+      await page.getByText('Delete…').click();
+      await page.getByRole('button', { name: 'Delete render key' }).click();
+      await page.waitForURL('**/dashboard/render-links');
+      expect(await page.getByText('No render keys yet.').count()).toBe(1);
     } finally {
       await browser.close();
     }

@@ -61,15 +61,30 @@ export class Db {
       .rows;
     return rows[0].used;
   }
-  /** Waits until every job of the key ended; returns the time it took, ms. */
-  async allEnded(keyId: string, timeoutMs: number): Promise<number> {
+  /**
+   * Waits until every job of the key ended; returns the time it took, ms. On timeout the error names
+   * the jobs still open (status, attempts, times) and ends with `logs()`: the processes' recent output.
+   */
+  async allEnded(keyId: string, timeoutMs: number, logs: () => string = () => ''): Promise<number> {
     const started = Date.now();
-    await waitFor(
-      'every accepted job to end',
-      async () => (await this.jobs(keyId)).every((j) => j.status === 'done' || j.status === 'failed'),
-      timeoutMs,
-      500,
-    );
+    try {
+      await waitFor(
+        'every accepted job to end',
+        async () => (await this.jobs(keyId)).every((j) => j.status === 'done' || j.status === 'failed'),
+        timeoutMs,
+        500,
+      );
+    } catch (err) {
+      const open = await this.client
+        .query(
+          `SELECT id, status, attempts, created_at, started_at FROM screenshot_jobs
+            WHERE api_key_id = $1 AND status NOT IN ('done', 'failed') ORDER BY created_at`,
+          [keyId],
+        )
+        .then((r) => JSON.stringify(r.rows, null, 1))
+        .catch((e) => `(could not read the open jobs: ${(e as Error).message})`);
+      throw new Error(`${(err as Error).message}\nopen jobs: ${open}\n${logs()}`);
+    }
     return Date.now() - started;
   }
   close(): Promise<void> {
@@ -94,6 +109,8 @@ export interface OutageHarness {
   start(entry: 'main' | 'worker', env: Record<string, string>): Promise<ServiceProcess>;
   /** The body of a capture of the file's test page. */
   page(): { url: string };
+  /** The last `chars` characters of each process's output, labelled (for a failure's message). */
+  logs(chars?: number): string;
 }
 
 /**
@@ -159,5 +176,6 @@ export function useOutageHarness(): OutageHarness {
       return service;
     },
     page: () => ({ url: `${pages.url}/page` }),
+    logs: (chars = 6000) => processes.map((p, i) => `--- process ${i + 1} (${p.entry}), last output:\n${p.log().slice(-chars)}`).join('\n'),
   };
 }

@@ -189,6 +189,7 @@ export class ServiceProcess {
   private constructor(
     readonly child: ChildProcess,
     readonly baseUrl: string | null,
+    readonly entry: 'main' | 'worker',
   ) {
     child.stdout?.on('data', (d) => (this.output = (this.output + d).slice(-200_000)));
     child.stderr?.on('data', (d) => (this.output = (this.output + d).slice(-200_000)));
@@ -205,7 +206,7 @@ export class ServiceProcess {
       env: { ...process.env, LOG_LEVEL: 'log', ...env, PORT: String(port), WORKER_HEALTH_PORT: String(healthPort) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const service = new ServiceProcess(child, entry === 'main' ? `http://127.0.0.1:${port}` : null);
+    const service = new ServiceProcess(child, entry === 'main' ? `http://127.0.0.1:${port}` : null, entry);
     await waitFor(
       `${entry}.js to start`,
       async () => {

@@ -58,7 +58,7 @@ describe('outage: the API SIGKILLed mid-burst', () => {
       }),
     );
     const replayed = [...final.values()].filter((a) => a.body && a.status === 202).length;
-    const ended = await db.allEnded(keyId, 180_000);
+    const ended = await db.allEnded(keyId, 180_000, () => h.logs());
     const jobs = await db.jobs(keyId);
     const used = await db.used(keyId);
     const ids = new Set([...final.values()].map((a) => a.body.id));

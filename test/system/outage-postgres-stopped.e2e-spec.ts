@@ -37,7 +37,7 @@ describe('outage: PostgreSQL stopped under load', () => {
 
     const accepted = answers.filter((a) => a.status === 202);
     const unavailable = answers.filter((a) => a.status === 503);
-    const ended = await db.allEnded(keyId, 120_000);
+    const ended = await db.allEnded(keyId, 120_000, () => h.logs());
     const jobs = await db.jobs(keyId);
     const used = await db.used(keyId);
     console.log(

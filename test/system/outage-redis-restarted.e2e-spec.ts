@@ -23,7 +23,7 @@ describe('outage: Redis restarted empty under a backlog', () => {
     await h.redis.kill();
     await h.redis.startServer();
     const restartedAt = Date.now();
-    const ended = await db.allEnded(keyId, 120_000);
+    const ended = await db.allEnded(keyId, 120_000, () => h.logs());
     const repeatables = await waitFor(
       'the repeatable sweeps to be registered again',
       async () => repeatKeys().length >= 3 && repeatKeys(),

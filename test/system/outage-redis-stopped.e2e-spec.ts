@@ -23,7 +23,7 @@ describe('outage: Redis stopped', () => {
     expect((await db.jobs(keyId)).every((j) => j.status === 'pending')).toBe(true);
     await h.redis.startServer();
     const backAt = Date.now();
-    const ended = await db.allEnded(keyId, 120_000);
+    const ended = await db.allEnded(keyId, 120_000, () => h.logs());
     const jobs = await db.jobs(keyId);
     const used = await db.used(keyId);
     const latencies = answers.map((a) => a.ms);

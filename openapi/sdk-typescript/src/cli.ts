@@ -178,7 +178,7 @@ export function buildProgram(io: { stdout: NodeJS.WritableStream; stderr: NodeJS
     }
   });
   const renderFlags = Object.fromEntries(
-    Object.entries(CAPTURE_FLAGS).filter(([field]) => field !== 'format' && field !== 'cache'),
+    Object.entries(CAPTURE_FLAGS).filter(([field]) => !['format', 'cache', 'storage', 'upload'].includes(field)),
   ) as Record<string, FlagSpec>;
   const renderUrl = program
     .command('render-url')
@@ -210,11 +210,74 @@ export function buildProgram(io: { stdout: NodeJS.WritableStream; stderr: NodeJS
     io.stdout.write(`${link}\n`);
   });
   addMonitorCommands(program, io);
+  addStorageCommands(program, io);
   return program;
 }
 
+/**
+ * `glimpse storage list|add|test|delete`: storage destinations (docs/storage-destinations.md); each prints
+ * JSON on stdout. `add` takes the secret access key from `GLIMPSE_STORAGE_SECRET_ACCESS_KEY` (or
+ * `--secret-access-key`), so it stays out of the shell history. `test` exits 3 when the test failed.
+ */
+function addStorageCommands(program: Command, io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream }): void {
+  const print = (value: unknown): void => void io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  const storage = program
+    .command('storage')
+    .description('storage destinations: your own S3-compatible buckets that captures are uploaded to');
+  storage
+    .command('list')
+    .description("list the account's storage destinations")
+    .action(async () => {
+      print(await clientFrom(program.opts()).storageDestinations.list());
+    });
+  storage
+    .command('add')
+    .description('add an S3-compatible bucket (use its id as --storage \'{"destinationId":"dst_…"}\' when capturing)')
+    .requiredOption('--bucket <name>', 'bucket name')
+    .requiredOption('--access-key-id <id>', 'access key id')
+    .addOption(new Option('--secret-access-key <secret>', 'secret access key').env('GLIMPSE_STORAGE_SECRET_ACCESS_KEY'))
+    .option('--region <region>', "the bucket's region (default us-east-1)")
+    .option('--endpoint <url>', 'endpoint of an S3-compatible service (MinIO, R2, …)')
+    .option('--force-path-style', 'path-style addressing, as MinIO needs')
+    .option('--prefix <prefix>', 'prepended to every object key')
+    .option('--description <text>', 'free-text label')
+    .action(async (options: Record<string, string | boolean | undefined>) => {
+      if (!options.secretAccessKey)
+        throw new UsageError('no secret access key: set GLIMPSE_STORAGE_SECRET_ACCESS_KEY (or pass --secret-access-key)');
+      const body = {
+        type: 's3' as const,
+        bucket: String(options.bucket),
+        accessKeyId: String(options.accessKeyId),
+        secretAccessKey: String(options.secretAccessKey),
+        ...(options.region ? { region: String(options.region) } : {}),
+        ...(options.endpoint ? { endpoint: String(options.endpoint) } : {}),
+        ...(options.forcePathStyle ? { forcePathStyle: true } : {}),
+        ...(options.prefix ? { prefix: String(options.prefix) } : {}),
+        ...(options.description ? { description: String(options.description) } : {}),
+      };
+      print(await clientFrom(program.opts()).storageDestinations.create(body));
+    });
+  storage
+    .command('test')
+    .description('write and delete a small object in the destination')
+    .argument('<id>', 'the destination (dst_…)')
+    .action(async (id: string) => {
+      const result = await clientFrom(program.opts()).storageDestinations.test(id);
+      print(result);
+      if (!result.ok) process.exitCode = EXIT.failed;
+    });
+  storage
+    .command('delete')
+    .description('delete the destination (objects already uploaded stay)')
+    .argument('<id>', 'the destination (dst_…)')
+    .action(async (id: string) => {
+      await clientFrom(program.opts()).storageDestinations.delete(id);
+      io.stderr.write(`deleted ${id}\n`);
+    });
+}
+
 /** Capture options a monitor does not take (docs/CONTRACT.md "Monitors"). */
-const NOT_FOR_MONITORS = new Set(['cache', 'cacheTtl', 'extract', 'markdownMode', 'pdf']);
+const NOT_FOR_MONITORS = new Set(['cache', 'cacheTtl', 'extract', 'markdownMode', 'pdf', 'storage', 'upload']);
 
 /** `glimpse monitors …`: one command per monitor operation, each printing the answer as JSON. */
 function addMonitorCommands(program: Command, io: { stdout: NodeJS.WritableStream }): void {

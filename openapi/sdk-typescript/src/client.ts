@@ -3,6 +3,7 @@ import { Monitors } from './resources/monitors';
 import { Runs } from './resources/runs';
 import { Screenshots } from './resources/screenshots';
 import { RenderKeys } from './resources/render-keys';
+import { StorageDestinations } from './resources/storage-destinations';
 import { Webhooks } from './resources/webhooks';
 
 /**
@@ -23,6 +24,7 @@ export class Glimpse {
   readonly webhooks: Webhooks;
   readonly renderKeys: RenderKeys;
   readonly monitors: Monitors;
+  readonly storageDestinations: StorageDestinations;
   /** The generated openapi-fetch client on the same transport, for anything the resources do not wrap. */
   readonly api: Core['api'];
   private readonly core: Core;
@@ -35,6 +37,7 @@ export class Glimpse {
     this.webhooks = new Webhooks(this.core);
     this.renderKeys = new RenderKeys(this.core);
     this.monitors = new Monitors(this.core);
+    this.storageDestinations = new StorageDestinations(this.core);
   }
 
   /** Downloads any capability URL the API returned (a result `url`, a run's `videoUrl`, a step's `screenshotUrl`); no API key is sent. */

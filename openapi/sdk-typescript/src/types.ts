@@ -40,6 +40,10 @@ export type MonitorPage = Schemas['MonitorListDto'];
 /** One check of a monitor (`MonitorCheckDto`): `status` `baseline` | `unchanged` | `changed` | `failed`, `diffRatio`, `regions`, `diffUrl`, … */
 export type MonitorCheck = Schemas['MonitorCheckDto'];
 export type MonitorCheckPage = Schemas['MonitorCheckListDto'];
+/** A storage destination (`StorageDestinationDto`, never its credentials), its creation body and the answer of its test. */
+export type StorageDestination = Schemas['StorageDestinationDto'];
+export type CreateStorageDestinationRequest = Schemas['CreateStorageDestinationDto'];
+export type StorageDestinationTest = Schemas['StorageDestinationTestDto'];
 /** Body of `POST /v1/webhooks`. */
 export type CreateWebhookEndpointRequest = Schemas['CreateWebhookEndpointDto'];
 /** Body of `PATCH /v1/webhooks/{id}`. */

@@ -6,6 +6,7 @@
  */
 export * from './animations';
 export * from './egress-failures';
+export * from './full-page-sections';
 export * from './masks';
 export * from './navigation';
 export * from './playwright-errors';

@@ -18,8 +18,12 @@ export const MONITOR_LIMITS = {
   cronMaxLength: 200,
 } as const;
 
-/** Capture options a monitor does not take (CONTRACT.md, "Monitors": not `cache`/`extract`, and no PDF). */
-const NOT_FOR_MONITORS: readonly CaptureOptionName[] = ['pdf', 'cache', 'cacheTtl', 'extract', 'markdownMode'];
+/**
+ * Capture options a monitor does not take (CONTRACT.md, "Monitors": not `cache`/`extract`, and no PDF;
+ * nor `storage`/`upload`: a check's image must stay with the service to be compared, and a presigned
+ * upload URL serves one capture).
+ */
+const NOT_FOR_MONITORS: readonly CaptureOptionName[] = ['pdf', 'cache', 'cacheTtl', 'extract', 'markdownMode', 'storage', 'upload'];
 
 /** The capture options a monitor takes: every option of the table but {@link NOT_FOR_MONITORS}. */
 export const MONITOR_OPTION_NAMES = CAPTURE_OPTION_NAMES.filter((name) => !NOT_FOR_MONITORS.includes(name));

@@ -9,8 +9,11 @@ import { formTransformOf } from '../../screenshots/dto/upload-screenshot.dto';
 export const RENDER_FORMATS = ['png', 'jpeg', 'webp', 'pdf'] as const;
 export type RenderFormat = (typeof RENDER_FORMATS)[number];
 
-/** Capture options a link may carry: those of `POST /v1/screenshot` except `format` (the extension) and `cache` (always on). */
-export const RENDER_LINK_OPTION_NAMES = CAPTURE_OPTION_NAMES.filter((name) => name !== 'format' && name !== 'cache');
+/**
+ * Capture options a link may carry: those of `POST /v1/screenshot` except `format` (the extension),
+ * `cache` (always on), and `storage` / `upload` (a link serves its image; it delivers nowhere).
+ */
+export const RENDER_LINK_OPTION_NAMES = CAPTURE_OPTION_NAMES.filter((name) => !['format', 'cache', 'storage', 'upload'].includes(name));
 
 /**
  * The options of a render link's query, as text converted like upload form fields (numbers,

@@ -1,11 +1,12 @@
 import { ApiExtraModels, ApiProperty, getSchemaPath } from '@nestjs/swagger';
 import { CAPTURE_LIMITS, CAPTURE_OPTION_NAMES, captureOptionJsonSchema, CaptureOptionsInput } from '../../capture/capture-options';
 import { ExtractedDto } from '../../results/extracted.dto';
+import { StoredObjectDto } from '../../storage-destinations/dto/stored-object.dto';
 import { JOB_FORMATS, JobFormat } from '../../results/result-formats';
 import { JOB_STATUSES, JobStatus } from '../screenshot-job.entity';
 
 /** A screenshot job as returned by the API (spec section 2.1 plus CONTRACT.md's extra fields). */
-@ApiExtraModels(ExtractedDto)
+@ApiExtraModels(ExtractedDto, StoredObjectDto)
 export class ScreenshotJobDto {
   @ApiProperty({ description: 'Job id', example: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4' })
   id: string;
@@ -20,6 +21,14 @@ export class ScreenshotJobDto {
     example: 'http://localhost:3000/files/2vQd…x1.png',
   })
   url: string | null;
+
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'Thumbnail URL (capture option thumbnail; a capability URL served as the result); null until done, and without thumbnail',
+    example: 'http://localhost:3000/files/7hJf…r0.png',
+  })
+  thumbnailUrl: string | null;
 
   @ApiProperty({ type: 'string', nullable: true, description: 'Failure description; null unless status is failed' })
   error: string | null;
@@ -43,7 +52,7 @@ export class ScreenshotJobDto {
   fullPage: boolean;
 
   @ApiProperty({
-    description: `True when a full-page capture was cut: at the height cap of ${CAPTURE_LIMITS.fullPageMaxHeightPx.toLocaleString('en-US')} image px, or where width × height × scale² reaches MAX_IMAGE_PIXELS (the image size cap)`,
+    description: `True when a full-page capture was cut: at fullPageMaxHeight (default ${CAPTURE_LIMITS.fullPageMaxHeightPx.toLocaleString('en-US')} image px), or where width × height × scale² reaches MAX_IMAGE_PIXELS (the image size cap)`,
   })
   clipped: boolean;
 
@@ -76,4 +85,11 @@ export class ScreenshotJobDto {
       'The extracted content (docs/CONTRACT.md, "Extracted content"): result files of what extract asked for, metadata inline; null until done, and without extract',
   })
   extracted: ExtractedDto | null;
+
+  @ApiProperty({
+    oneOf: [{ $ref: getSchemaPath(StoredObjectDto) }, { type: 'null' }],
+    description:
+      'Where the result was delivered with the storage or upload option (docs/storage-destinations.md); null until done, and without them',
+  })
+  storage: StoredObjectDto | null;
 }

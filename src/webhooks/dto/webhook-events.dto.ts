@@ -39,6 +39,13 @@ export class ScreenshotCompletedDataDto implements ScreenshotCompletedData {
     example: 'https://glimpse.example.com/files/2vQd…x1.png',
   })
   publicUrl: string | null;
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'Thumbnail URL (capability URL, no API key needed, served as the result); null without the thumbnail option',
+    example: 'https://glimpse.example.com/files/7hJf1pSg…r0.png',
+  })
+  thumbnailUrl: string | null;
   @ApiProperty({ enum: JOB_FORMATS })
   format: JobFormat;
   @ApiProperty({ type: 'integer', description: 'Viewport width in px' })
@@ -48,7 +55,7 @@ export class ScreenshotCompletedDataDto implements ScreenshotCompletedData {
   @ApiProperty({ description: 'Whether the full scrollable page was captured' })
   fullPage: boolean;
   @ApiProperty({
-    description: `True when a full-page capture was cut: at the height cap of ${FULL_PAGE_MAX_HEIGHT_PX.toLocaleString('en-US')} image px, or where width × height × scale² reaches MAX_IMAGE_PIXELS (the image size cap)`,
+    description: `True when a full-page capture was cut: at fullPageMaxHeight (default ${FULL_PAGE_MAX_HEIGHT_PX.toLocaleString('en-US')} image px), or where width × height × scale² reaches MAX_IMAGE_PIXELS (the image size cap)`,
   })
   clipped: boolean;
   @ApiProperty({

@@ -1,0 +1,125 @@
+import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import Redis from 'ioredis';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+
+/** How long a cached key lookup is served, ms (CONTRACT.md, "Render links": revocations still apply at once). */
+export const KEY_CACHE_TTL_MS = 5_000;
+/** Most entries kept; the oldest go first. */
+const MAX_ENTRIES = 10_000;
+/** Longest wait for the version read, ms: past it the lookup is made without the cache. */
+const REDIS_COMMAND_TIMEOUT_MS = 250;
+/** At most one "Redis unreachable" warning per this many ms. */
+const WARN_EVERY_MS = 60_000;
+
+interface Entry {
+  value: unknown;
+  version: string;
+  expiresAt: number;
+}
+
+/**
+ * A short-lived in-process cache of key lookups (render keys, API keys) whose invalidation is
+ * immediate in every process: each entry remembers the auth version it was loaded under, a Redis
+ * counter (`{QUEUE_PREFIX}:auth-version`) read once per lookup (auto-pipelined), and is served only
+ * while that counter is unchanged and for at most {@link KEY_CACHE_TTL_MS}. Whatever revokes, rotates
+ * or deletes a key calls {@link bump} after its commit: the next lookup anywhere loads again. The
+ * version is read before a load, so a load that raced a revocation is stored under the old version
+ * and never served.
+ *
+ * While Redis does not answer (down, or slower than {@link REDIS_COMMAND_TIMEOUT_MS}) every lookup
+ * loads (nothing is cached or served from the cache); a failed {@link bump} is logged, and other
+ * processes may then serve the revoked key for at most {@link KEY_CACHE_TTL_MS}.
+ */
+@Injectable()
+export class KeyCache implements OnModuleDestroy {
+  private readonly logger = new Logger(KeyCache.name);
+  private readonly entries = new Map<string, Entry>();
+  private readonly versionKey: string;
+  private redis: Redis | null = null;
+  private lastWarningAt = 0;
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+    this.versionKey = `${config.queuePrefix}:auth-version`;
+  }
+
+  /**
+   * The value cached under `key` when still valid, else `load()`'s answer (cached when not null).
+   * `load`'s errors propagate and nothing is cached.
+   */
+  async get<T>(key: string, load: () => Promise<T | null>): Promise<T | null> {
+    const version = await this.version();
+    if (version === null) return load();
+    const entry = this.entries.get(key);
+    const now = Date.now();
+    if (entry && entry.version === version && entry.expiresAt > now) return entry.value as T;
+    const value = await load();
+    if (value === null) {
+      this.entries.delete(key);
+      return null;
+    }
+    this.entries.delete(key);
+    this.entries.set(key, { value, version, expiresAt: now + KEY_CACHE_TTL_MS });
+    if (this.entries.size > MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value as string);
+    return value;
+  }
+
+  /**
+   * Invalidates every cached lookup in every process (after a revocation, rotation or deletion has
+   * committed). Never throws: a Redis failure is logged (see the class note).
+   */
+  async bump(): Promise<void> {
+    this.entries.clear();
+    try {
+      const redis = this.client();
+      if (redis.status !== 'ready') {
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error('not connected in 2000 ms')), 2_000);
+          redis.once('ready', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+      }
+      await redis.incr(this.versionKey);
+    } catch (err) {
+      this.logger.error(
+        `Could not invalidate cached key lookups (${(err as Error).message}); other processes may serve them for up to ${KEY_CACHE_TTL_MS} ms`,
+      );
+    }
+  }
+
+  /** The current auth version, or null when Redis does not answer. */
+  private async version(): Promise<string | null> {
+    try {
+      return (await this.client().get(this.versionKey)) ?? '0';
+    } catch (err) {
+      if (Date.now() - this.lastWarningAt >= WARN_EVERY_MS) {
+        this.lastWarningAt = Date.now();
+        this.logger.warn(`Key lookups are not cached: Redis does not answer (${(err as Error).message})`);
+      }
+      return null;
+    }
+  }
+
+  /** Its own Redis connection, opened at the first use, without an offline queue (a lookup never waits for Redis to come back). */
+  private client(): Redis {
+    if (!this.redis) {
+      this.redis = new Redis(this.config.redisUrl, {
+        enableOfflineQueue: false,
+        enableAutoPipelining: true,
+        maxRetriesPerRequest: 0,
+        commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+        connectTimeout: 2_000,
+        retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+      });
+      this.redis.on('error', () => undefined);
+    }
+    return this.redis;
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    const redis = this.redis;
+    this.redis = null;
+    if (redis) await redis.quit().catch(() => redis.disconnect());
+  }
+}

@@ -1,0 +1,104 @@
+import { Body, Controller, Get, Param, Post, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { plainToInstance } from 'class-transformer';
+import type { Response } from 'express';
+import { ApiError } from '../common/api-error';
+import { CreateStorageDestinationDto } from '../storage-destinations/dto/storage-destination.dto';
+import { StorageDestinationsService } from '../storage-destinations/storage-destinations.service';
+import { DashboardAuthGuard } from './dashboard-auth.guard';
+import { DashboardExceptionFilter } from './dashboard-exception.filter';
+import { DashboardError, DashboardRequest } from './dashboard-request';
+import { SignedIn } from './dashboard-sessions.service';
+import { DashboardViews } from './dashboard-views';
+import { formProblems } from './dashboard.service';
+
+type Form = Record<string, unknown>;
+
+/**
+ * The Storage page (docs/storage-destinations.md): the account's storage destinations, a form to add
+ * one (validated like `POST /v1/storage-destinations`), and per destination a test (writes and
+ * deletes a small object; the outcome is shown on the page) and a delete. Credentials are never shown.
+ */
+@ApiExcludeController()
+@Controller('dashboard/storage')
+@UseGuards(DashboardAuthGuard)
+@UseFilters(DashboardExceptionFilter)
+export class DashboardStorageController {
+  constructor(
+    private readonly destinations: StorageDestinationsService,
+    private readonly views: DashboardViews,
+  ) {}
+
+  @Get()
+  async storage(@Req() req: DashboardRequest, @Res() res: Response): Promise<void> {
+    await this.render(req, res, 200, {});
+  }
+
+  @Post()
+  async add(@Req() req: DashboardRequest, @Res() res: Response, @Body() form: Form): Promise<void> {
+    const text = (name: string) => String(form[name] ?? '').trim() || undefined;
+    const dto = plainToInstance(CreateStorageDestinationDto, {
+      type: 's3',
+      bucket: text('bucket') ?? '',
+      region: text('region'),
+      endpoint: text('endpoint'),
+      forcePathStyle: form.forcePathStyle === 'on' || form.forcePathStyle === 'true',
+      accessKeyId: text('accessKeyId') ?? '',
+      secretAccessKey: String(form.secretAccessKey ?? ''),
+      prefix: text('prefix'),
+      description: text('description'),
+    });
+    const invalid = await formProblems(dto);
+    // The secret is never echoed back into the form.
+    const echo = { ...form, secretAccessKey: undefined };
+    if (invalid) return this.render(req, res, 400, { error: invalid, form: echo });
+    try {
+      const created = await this.destinations.create(accountOf(req), dto);
+      await this.render(req, res, 201, { added: created.id });
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status >= 500 || err.status === 404) throw err;
+      await this.render(req, res, err.status, { error: err.message, form: echo });
+    }
+  }
+
+  @Post(':id/test')
+  async test(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
+    const result = await this.notFoundAsPage(() => this.destinations.test(accountOf(req), id));
+    await this.render(req, res, 200, { tested: { id, ...result } });
+  }
+
+  @Post(':id/delete')
+  async remove(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
+    await this.notFoundAsPage(() => this.destinations.remove(accountOf(req), id));
+    res.redirect(303, '/dashboard/storage');
+  }
+
+  private async render(req: DashboardRequest, res: Response, status: number, extra: Record<string, unknown>): Promise<void> {
+    const { data } = await this.destinations.list(accountOf(req));
+    this.views.send(res, status, 'storage', {
+      signedIn: req.dashboard.signedIn,
+      csrfToken: req.dashboard.csrfToken,
+      active: 'storage',
+      title: 'Storage',
+      destinations: data,
+      added: null,
+      tested: null,
+      error: null,
+      form: {},
+      ...extra,
+    });
+  }
+
+  private async notFoundAsPage<T>(action: () => Promise<T>): Promise<T> {
+    try {
+      return await action();
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) throw DashboardError.notFound();
+      throw err;
+    }
+  }
+}
+
+function accountOf(req: DashboardRequest): { accountId: string } {
+  return { accountId: (req.dashboard.signedIn as SignedIn).user.accountId };
+}

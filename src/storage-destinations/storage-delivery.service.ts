@@ -1,0 +1,200 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { EXTRACT_CAPS, StoredExtracted, storedExtractedFiles } from '../results/extracted';
+import { RESULT_CONTENT_TYPES, ResultFormat } from '../results/result-formats';
+import { CustomerMessage } from '../screenshots/screenshot-job-lifecycle';
+import { SsrfGuard } from '../egress/ssrf-guard';
+import { ResultFilesService } from '../storage/result-files.service';
+import { BucketClient } from './bucket-client';
+import { describeDestinationError } from './destination-errors';
+import { presignedPut, PresignedUploadError } from './presigned-upload';
+import { StorageDestinationsService } from './storage-destinations.service';
+import { besideObjectKey, DEFAULT_STORAGE_PATH, storageObjectKey, StoredObject, StoragePathValues } from './storage-path';
+
+/** The resolved `storage` option (CONTRACT.md, "Storage destinations"). */
+export interface StorageOption {
+  destinationId: string;
+  /** Path template; default {@link DEFAULT_STORAGE_PATH}. */
+  path: string;
+  /** Whether the service keeps its own copy (default true). */
+  keepCopy: boolean;
+}
+
+/** The resolved `upload` option: a presigned `PUT` URL and the headers to send with it. */
+export interface UploadOption {
+  url: string;
+  headers: Record<string, string>;
+}
+
+/** The job a result belongs to, as far as its object key cares. */
+export interface DeliveredJob {
+  id: string;
+  accountId: string;
+  /** The captured URL, or `upload:<sha256>`. */
+  targetUrl: string;
+  createdAt: Date;
+}
+
+/** A capture's stored result, before it is delivered. */
+export interface CapturedFiles {
+  /** The image or PDF bytes (null with `format: "none"`). */
+  image: Buffer | null;
+  format: ResultFormat | null;
+  /** Its name in the service's storage. */
+  resultFile: string | null;
+  /** The `thumbnail` option's image in the service's storage, same format as the image. */
+  thumbnailFile: string | null;
+  extracted: StoredExtracted | null;
+}
+
+/** What the job keeps once delivered: its own copy (or none, `keepCopy: false`) and where the result went. */
+export interface DeliveredFiles {
+  resultFile: string | null;
+  thumbnailFile: string | null;
+  extracted: StoredExtracted | null;
+  /** The job's `storage`; null without `storage` and `upload`. */
+  storage: StoredObject | null;
+}
+
+/**
+ * How hard a delivery to a bucket tries: 3 attempts per object with the SDK's back-off, 20 s per
+ * attempt, and at most 60 s for all the job's objects together (the stuck-job sweep allows minutes).
+ */
+const DELIVERY_LIMITS = { maxAttempts: 3, requestTimeoutMs: 20_000, totalMs: 60_000 } as const;
+
+/** Largest extracted file read for upload, bytes: above the largest cap (html's), with room for the links' JSON. */
+const EXTRACTED_FILE_MAX_BYTES = 4 * EXTRACT_CAPS.html;
+
+/** Largest thumbnail read for upload, bytes: a 1,920 × 1,920 RGBA image uncompressed, with room. */
+const THUMBNAIL_MAX_BYTES = 16 * 1024 * 1024;
+
+/** Prefix of the job's `error` when delivery failed (CONTRACT.md, "Storage destinations"). */
+export const STORAGE_FAILURE_PREFIX = 'storage upload failed: ';
+
+/**
+ * Delivers a finished capture to the customer's storage (CONTRACT.md, "Storage destinations"): with
+ * `storage`, the image, its thumbnail and the extracted files are written to the destination's bucket under the
+ * path template; with `upload`, the image is sent with one `PUT` to the presigned URL. Both go through
+ * the SSRF guard and are retried with back-off. The capture processor calls {@link deliver} after
+ * storing the result and ends the job `done` only with what it returns.
+ */
+@Injectable()
+export class StorageDeliveryService {
+  private readonly logger = new Logger(StorageDeliveryService.name);
+
+  constructor(
+    private readonly destinations: StorageDestinationsService,
+    private readonly files: ResultFilesService,
+    private readonly guard: SsrfGuard,
+  ) {}
+
+  /**
+   * Delivers `captured` as `options` ask (nothing to do without `storage` and `upload`). Returns what
+   * the job keeps: with `keepCopy: false`, the service's copies are deleted (the job's `url` is null,
+   * only the inline metadata of `extracted` stays). Throws a {@link CustomerMessage} `storage upload
+   * failed: <reason>` (customer-safe) when any file could not be delivered; the service's copies are
+   * then deleted, as the job fails.
+   */
+  async deliver(
+    job: DeliveredJob,
+    options: { storage?: StorageOption | null; upload?: UploadOption | null },
+    captured: CapturedFiles,
+  ): Promise<DeliveredFiles> {
+    const { resultFile, thumbnailFile, extracted } = captured;
+    if (!options.storage && !options.upload) return { resultFile, thumbnailFile, extracted, storage: null };
+    let storage: StoredObject;
+    try {
+      storage = options.storage
+        ? await this.toBucket(job, options.storage, captured)
+        : await this.toPresignedUrl(options.upload as UploadOption, captured);
+    } catch (err) {
+      await this.dropCopies(captured);
+      if (err instanceof DeliveryFailure) throw new CustomerMessage(STORAGE_FAILURE_PREFIX + err.message);
+      this.logger.error(`Delivery of ${job.id} failed`, err instanceof Error ? err.stack : String(err));
+      throw new CustomerMessage(`${STORAGE_FAILURE_PREFIX}the upload could not be completed`);
+    }
+    if (options.storage && !options.storage.keepCopy) {
+      await this.dropCopies(captured);
+      return { resultFile: null, thumbnailFile: null, extracted: extracted?.metadata ? { metadata: extracted.metadata } : null, storage };
+    }
+    return { resultFile, thumbnailFile, extracted, storage };
+  }
+
+  /** Writes the image, then each extracted file beside it, to the destination's bucket. */
+  private async toBucket(job: DeliveredJob, option: StorageOption, captured: CapturedFiles): Promise<StoredObject> {
+    const destination = await this.destinations.findFor(job.accountId, option.destinationId);
+    if (!destination) throw new DeliveryFailure('the storage destination no longer exists');
+    let client: BucketClient;
+    try {
+      client = new BucketClient(this.destinations.targetOf(destination), this.guard, {
+        ...DELIVERY_LIMITS,
+        signal: AbortSignal.timeout(DELIVERY_LIMITS.totalMs),
+      });
+    } catch {
+      throw new DeliveryFailure("the storage destination's credentials could not be read; add the destination again");
+    }
+    const values = (ext: string): StoragePathValues => ({
+      id: job.id,
+      accountId: job.accountId,
+      targetUrl: job.targetUrl,
+      createdAt: job.createdAt,
+      ext,
+    });
+    const template = option.path || DEFAULT_STORAGE_PATH;
+    const imageExt = captured.format ?? 'bin';
+    const key = storageObjectKey(destination.prefix, template, values(imageExt));
+    try {
+      let etag: string | null = null;
+      if (captured.image && captured.format) etag = await client.put(key, captured.image, RESULT_CONTENT_TYPES[captured.format]);
+      if (captured.thumbnailFile) {
+        const opened = await this.files.open(captured.thumbnailFile, THUMBNAIL_MAX_BYTES);
+        if (!opened?.data) throw new DeliveryFailure('the thumbnail could not be read for upload');
+        // Beside the image as `<key without .ext>.thumb.<ext>` (or `<key>.thumb.<ext>` without `{ext}`).
+        await client.put(
+          besideObjectKey(destination.prefix, template, values(`thumb.${imageExt}`), imageExt),
+          opened.data,
+          opened.contentType,
+        );
+      }
+      for (const file of storedExtractedFiles(captured.extracted)) {
+        const opened = await this.files.open(file, EXTRACTED_FILE_MAX_BYTES);
+        if (!opened) throw new DeliveryFailure('an extracted file expired before it could be uploaded');
+        if (!opened.data) throw new DeliveryFailure('an extracted file is too large to upload');
+        const ext = file.slice(file.lastIndexOf('.') + 1);
+        await client.put(besideObjectKey(destination.prefix, template, values(ext), imageExt), opened.data, opened.contentType);
+      }
+      return { destinationId: destination.id, bucket: destination.bucket, key, etag };
+    } catch (err) {
+      if (err instanceof DeliveryFailure) throw err;
+      throw new DeliveryFailure(describeDestinationError(err));
+    } finally {
+      client.close();
+    }
+  }
+
+  /** Sends the image with one `PUT` to the presigned URL. */
+  private async toPresignedUrl(option: UploadOption, captured: CapturedFiles): Promise<StoredObject> {
+    if (!captured.image || !captured.format) throw new DeliveryFailure('there is no image to upload');
+    try {
+      const etag = await presignedPut(this.guard, option.url, captured.image, RESULT_CONTENT_TYPES[captured.format], option.headers);
+      return { destinationId: null, bucket: null, key: null, etag };
+    } catch (err) {
+      if (err instanceof PresignedUploadError) throw new DeliveryFailure(err.message);
+      throw err;
+    }
+  }
+
+  /** Deletes the service's copies of a result (best effort: the housekeeping sweep never sees them). */
+  private async dropCopies(captured: CapturedFiles): Promise<void> {
+    const names = [captured.resultFile, captured.thumbnailFile, ...storedExtractedFiles(captured.extracted)].filter(
+      (n): n is string => !!n,
+    );
+    await Promise.all(
+      names.map((name) =>
+        this.files.deleteFile(name).catch((err: unknown) => this.logger.warn(`Could not delete ${name}: ${(err as Error).message}`)),
+      ),
+    );
+  }
+}
+
+/** A delivery failure whose message is customer-safe. */
+class DeliveryFailure extends Error {}

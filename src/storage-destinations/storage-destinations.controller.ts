@@ -1,0 +1,151 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import type { AuthenticatedKey } from '../auth/api-keys.service';
+import { ApiKeyAuth, CurrentApiKey } from '../auth/current-api-key.decorator';
+import { ApiErrorResponses } from '../common/api-error-responses.decorator';
+import { Idempotent } from '../idempotency/idempotent.decorator';
+import {
+  CreateStorageDestinationDto,
+  StorageDestinationDto,
+  StorageDestinationListDto,
+  StorageDestinationTestDto,
+} from './dto/storage-destination.dto';
+import { StorageDestinationsService } from './storage-destinations.service';
+
+const EXAMPLE = {
+  id: 'dst_4fQx9LmZ2pRt7YvB1nKc3sDw',
+  type: 's3',
+  bucket: 'my-screenshots',
+  region: 'eu-central-1',
+  endpoint: null,
+  forcePathStyle: false,
+  prefix: 'glimpse/',
+  description: 'Production bucket',
+  createdAt: '2026-11-20T12:00:00.000Z',
+};
+const DESTINATION_ID = ApiParam({ name: 'id', description: 'Storage destination id (`dst_…`)', example: EXAMPLE.id });
+
+/** Storage destinations: customers' buckets that results are uploaded to (CONTRACT.md, "Storage destinations"). */
+@ApiTags('storage')
+@ApiKeyAuth()
+@Controller('v1/storage-destinations')
+export class StorageDestinationsController {
+  constructor(private readonly destinations: StorageDestinationsService) {}
+
+  @Post()
+  @HttpCode(201)
+  @Idempotent()
+  @ApiOperation({
+    operationId: 'createStorageDestination',
+    summary: 'Add a storage destination',
+    description:
+      'Adds an S3-compatible bucket that captures can be uploaded to (capture option `storage`). The credentials are stored sealed and never ' +
+      'returned. The bucket is not contacted here: call the test operation. The endpoint host must pass the SSRF guard. Send an ' +
+      '`Idempotency-Key` to retry safely.',
+  })
+  @ApiBody({
+    type: CreateStorageDestinationDto,
+    examples: {
+      aws: {
+        summary: 'AWS S3',
+        value: {
+          type: 's3',
+          bucket: 'my-screenshots',
+          region: 'eu-central-1',
+          accessKeyId: 'AKIA…',
+          secretAccessKey: '…',
+          prefix: 'glimpse/',
+        },
+      },
+      minio: {
+        summary: 'MinIO',
+        value: {
+          type: 's3',
+          bucket: 'shots',
+          endpoint: 'https://minio.example.com',
+          forcePathStyle: true,
+          accessKeyId: 'minio-user',
+          secretAccessKey: '…',
+        },
+      },
+    },
+  })
+  @ApiCreatedResponse({ type: StorageDestinationDto, description: 'Added (without credentials)', example: EXAMPLE })
+  @ApiErrorResponses(
+    400,
+    401,
+    {
+      status: 403,
+      codes: ['PLAN_LIMIT_REACHED'],
+      description: 'The account already has as many storage destinations as its plan allows (free 1, starter 5, pro 20)',
+    },
+    413,
+    415,
+    500,
+  )
+  createStorageDestination(
+    @CurrentApiKey() caller: AuthenticatedKey,
+    @Body() dto: CreateStorageDestinationDto,
+  ): Promise<StorageDestinationDto> {
+    return this.destinations.create(caller, dto);
+  }
+
+  @Get()
+  @ApiOperation({
+    operationId: 'listStorageDestinations',
+    summary: 'List storage destinations',
+    description: "The account's destinations, oldest first.",
+  })
+  @ApiOkResponse({ type: StorageDestinationListDto, description: 'The destinations', example: { data: [EXAMPLE] } })
+  @ApiErrorResponses(401, 500)
+  listStorageDestinations(@CurrentApiKey() caller: AuthenticatedKey): Promise<StorageDestinationListDto> {
+    return this.destinations.list(caller);
+  }
+
+  @Get(':id')
+  @DESTINATION_ID
+  @ApiOperation({
+    operationId: 'getStorageDestination',
+    summary: 'Get a storage destination',
+    description: 'One destination, without credentials.',
+  })
+  @ApiOkResponse({ type: StorageDestinationDto, description: 'The destination', example: EXAMPLE })
+  @ApiErrorResponses(401, 404, 500)
+  getStorageDestination(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string): Promise<StorageDestinationDto> {
+    return this.destinations.get(caller, id);
+  }
+
+  @Post(':id/test')
+  @HttpCode(200)
+  @DESTINATION_ID
+  @ApiOperation({
+    operationId: 'testStorageDestination',
+    summary: 'Test a storage destination',
+    description:
+      'Writes a small object under the prefix and deletes it again. `ok` false with `error` saying why (credentials, bucket, network): the ' +
+      'answer is 200 either way.',
+  })
+  @ApiOkResponse({
+    type: StorageDestinationTestDto,
+    description: 'The outcome',
+    example: { ok: false, error: 'the access key id is not known to the bucket (InvalidAccessKeyId), HTTP 403' },
+  })
+  @ApiErrorResponses(401, 404, 500)
+  testStorageDestination(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string): Promise<StorageDestinationTestDto> {
+    return this.destinations.test(caller, id);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @DESTINATION_ID
+  @ApiOperation({
+    operationId: 'deleteStorageDestination',
+    summary: 'Delete a storage destination',
+    description: 'Deletes the destination and its credentials; captures naming it are refused from now on. Objects already uploaded stay.',
+  })
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiErrorResponses(401, 404, 500)
+  deleteStorageDestination(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string): Promise<void> {
+    return this.destinations.remove(caller, id);
+  }
+}
