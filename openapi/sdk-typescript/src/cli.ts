@@ -292,11 +292,11 @@ function addMonitorCommands(program: Command, io: { stdout: NodeJS.WritableStrea
   >;
   const create = monitors
     .command('create')
-    .description('watch <url>: --every <seconds> or --cron <expr> [--timezone <zone>]; prints the monitor')
+    .description('watch <url>: --every <seconds> or --cron <expr> [--cron-timezone <zone>]; prints the monitor')
     .argument('<url>', 'page to watch (http or https)')
     .option('--every <seconds>', 'seconds between checks')
     .option('--cron <expr>', 'five-field cron expression')
-    .option('--timezone <zone>', 'IANA time zone of --cron (default UTC)')
+    .option('--cron-timezone <zone>', "IANA time zone of --cron (default UTC; --timezone is the browser's)")
     .option('--ignore <selector...>', 'elements masked before every capture (diff.ignoreSelectors)')
     .option('--min-change-ratio <ratio>', 'changed share of pixels that counts as a change (default 0.001)')
     .option('--description <text>', 'free-text label')
@@ -306,7 +306,7 @@ function addMonitorCommands(program: Command, io: { stdout: NodeJS.WritableStrea
     if (!options.every === !options.cron) throw new UsageError('give one of --every <seconds> or --cron <expr>');
     const schedule = options.every
       ? { intervalSeconds: Number(options.every) }
-      : { cron: String(options.cron), ...(options.timezone ? { timezone: String(options.timezone) } : {}) };
+      : { cron: String(options.cron), ...(options.cronTimezone ? { timezone: String(options.cronTimezone) } : {}) };
     const diff = {
       ...(options.ignore ? { ignoreSelectors: options.ignore as string[] } : {}),
       ...(options.minChangeRatio !== undefined ? { minChangeRatio: Number(options.minChangeRatio) } : {}),
