@@ -11,6 +11,7 @@ import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
 import { McpModule } from './mcp/mcp.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { MonitorsModule } from './monitors/monitors.module';
 import { QueueModule } from './queue/queue.module';
 import { QuotaModule } from './quota/quota.module';
 import { RetentionModule } from './retention/retention.module';
@@ -47,6 +48,7 @@ export class AppModule {
         ScreenshotsModule,
         RunsModule,
         RenderModule,
+        MonitorsModule,
         WebhooksModule,
         McpModule,
         HealthModule,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
+import { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { sqlRows } from '../database/sql';
 import { insertSelectSql, SqlParams } from '../database/sql-statement';
@@ -90,6 +90,19 @@ export class AcceptanceService {
 
   /** Accepts the work described by `request` (see the class comment); resolves to its response. */
   async accept<T>(request: AcceptanceRequest<T>): Promise<T> {
+    const { afterCommit } = await this.acceptWithin(null, request);
+    await afterCommit();
+    return request.response;
+  }
+
+  /**
+   * The acceptance statement of {@link accept} run in `manager`'s transaction (null: on its own), so a
+   * caller can accept work together with its own writes (a monitor's scheduled check: the monitor's
+   * next slot, the check row and its capture job commit together). Returns the work to run once that
+   * transaction committed (queueing, quota warnings). Throws as {@link accept}; a refusal (lease, room,
+   * quota) leaves the transaction usable, having written nothing.
+   */
+  async acceptWithin<T>(manager: EntityManager | null, request: AcceptanceRequest<T>): Promise<{ afterCommit: () => Promise<void> }> {
     const count = request.count ?? 1;
     const incoming = request.incoming ?? 1;
     // The response text, only when an Idempotency-Key is held: it is stored, and the interceptor sends exactly it.
@@ -110,19 +123,21 @@ export class AcceptanceService {
       insertSelectSql(this.dataSource, params, entity, rows, 'accepted').forEach((sql, j) => parts.push(`insert_${i}_${j} AS (${sql})`)),
     );
     if (idempotency) parts.push(idempotency.storeSql('accepted'));
-    const [outcome] = await sqlRows<AcceptanceOutcome>(
-      this.dataSource,
-      `WITH ${parts.join(',\n')}
+    const text = `WITH ${parts.join(',\n')}
        SELECT (SELECT pending FROM room) AS pending, (SELECT fits FROM room) AS room, ${reservation ? '(SELECT used FROM reservation)' : 'NULL::int'} AS used,
-              ${idempotency ? 'EXISTS (SELECT 1 FROM lease)' : 'true'} AS leased`,
-      params.values,
-    );
+              ${idempotency ? 'EXISTS (SELECT 1 FROM lease)' : 'true'} AS leased`;
+    const [outcome] = manager
+      ? ((await manager.query(text, params.values)) as AcceptanceOutcome[])
+      : await sqlRows<AcceptanceOutcome>(this.dataSource, text, params.values);
     if (!outcome.leased) throw this.idempotency.leaseLost();
     if (!outcome.room) throw this.pendingJobs.refusal(outcome.pending);
     const quota = reservation ? await reservation.settle(outcome.used) : null;
     if (stored) this.idempotency.markStored(stored.key, stored.body);
-    await Promise.all(request.queue.map(({ work, id }) => this.queues.enqueue(work, id)));
-    if (quota) await this.quota.warnOnThresholds(request.caller, quota);
-    return request.response;
+    return {
+      afterCommit: async () => {
+        await Promise.all(request.queue.map(({ work, id }) => this.queues.enqueue(work, id)));
+        if (quota) await this.quota.warnOnThresholds(request.caller, quota);
+      },
+    };
   }
 }

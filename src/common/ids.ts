@@ -12,6 +12,8 @@ export const ID_PREFIX = {
   delivery: 'dlv',
   run: 'run',
   renderKey: 'rk',
+  monitor: 'mon',
+  monitorCheck: 'chk',
   storageDestination: 'dst',
   user: 'usr',
   session: 'ses',

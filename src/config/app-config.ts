@@ -65,6 +65,12 @@ class EnvironmentVariables {
   @IsIn(['inline', 'off']) WORKER_MODE: 'inline' | 'off' = 'inline';
   @Transform(toInt) @IsInt() @Min(1000) @Max(120000) CAPTURE_TIMEOUT_MS = 30000;
   @Transform(toInt) @IsInt() @Min(0) @Max(120000) RENDER_WAIT_MS = 25000;
+  /** Shortest time between two scheduled checks of one monitor, s (CONTRACT.md, "Monitors"). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(86400) MONITOR_MIN_INTERVAL_S = 300;
+  /** Failed checks in a row after which a monitor pauses (`failing`). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(1000) MONITOR_PAUSE_AFTER_FAILURES = 5;
+  /** How often each worker looks for monitors whose check is due, ms. */
+  @Transform(toInt) @IsInt() @Min(100) @Max(60000) MONITOR_TICK_MS = 2000;
   @Transform(toInt) @IsInt() @Min(1) @Max(32) CAPTURE_CONCURRENCY = 2;
   /** Device pixels one image may have (CONTRACT.md, "Capture options, second set": image size cap). */
   @Transform(toInt) @IsInt() @Min(10000) @Max(1000000000) MAX_IMAGE_PIXELS = 100000000;
@@ -194,6 +200,8 @@ export interface AppConfig {
   captureTimeoutMs: number;
   /** How long a render link that missed the cache waits for its render before 503 `RENDER_PENDING`, ms (CONTRACT.md, "Render links"). */
   renderWaitMs: number;
+  /** Monitors (CONTRACT.md, "Monitors"): shortest schedule interval (s), failed checks in a row before pausing, scheduler tick (ms). */
+  monitors: { minIntervalS: number; pauseAfterFailures: number; tickMs: number };
   /** Captures run at once by one worker process. */
   captureConcurrency: number;
   /**
@@ -368,6 +376,11 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
     workerMode: raw.WORKER_MODE,
     captureTimeoutMs: raw.CAPTURE_TIMEOUT_MS,
     renderWaitMs: raw.RENDER_WAIT_MS,
+    monitors: {
+      minIntervalS: raw.MONITOR_MIN_INTERVAL_S,
+      pauseAfterFailures: raw.MONITOR_PAUSE_AFTER_FAILURES,
+      tickMs: raw.MONITOR_TICK_MS,
+    },
     captureConcurrency: raw.CAPTURE_CONCURRENCY,
     maxImagePixels: raw.MAX_IMAGE_PIXELS,
     egressProxies: egressProxies as Record<string, UpstreamProxy>,

@@ -2,6 +2,7 @@ import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccountsModule } from '../accounts/accounts.module';
 import { AuthModule } from '../auth/auth.module';
+import { MonitorsModule } from '../monitors/monitors.module';
 import { QuotaModule } from '../quota/quota.module';
 import { RunsModule } from '../runs/runs.module';
 import { RenderModule } from '../render/render.module';
@@ -11,6 +12,7 @@ import { WebhooksModule } from '../webhooks/webhooks.module';
 import { DashboardAssetsController } from './dashboard-assets.controller';
 import { DashboardAuthController } from './dashboard-auth.controller';
 import { DashboardExceptionFilter } from './dashboard-exception.filter';
+import { DashboardMonitorsController } from './dashboard-monitors.controller';
 import { DashboardNotFoundController, DashboardPagesController } from './dashboard-pages.controller';
 import { DashboardSession } from './dashboard-session.entity';
 import { DashboardSessionsService } from './dashboard-sessions.service';
@@ -35,6 +37,7 @@ import { SignInFailure } from './sign-in-failure.entity';
     TypeOrmModule.forFeature([DashboardSession, SignInFailure]),
     AccountsModule,
     AuthModule,
+    MonitorsModule,
     QuotaModule,
     RenderModule,
     RunsModule,
@@ -47,6 +50,7 @@ import { SignInFailure } from './sign-in-failure.entity';
     DashboardAssetsController,
     DashboardAuthController,
     DashboardPagesController,
+    DashboardMonitorsController,
     DashboardPlaygroundController,
     DashboardStorageController,
     DashboardRenderLinksController,
@@ -70,6 +74,7 @@ export class DashboardModule implements NestModule {
       .forRoutes(
         DashboardAuthController,
         DashboardPagesController,
+        DashboardMonitorsController,
         DashboardPlaygroundController,
         DashboardStorageController,
         DashboardRenderLinksController,

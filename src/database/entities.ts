@@ -1,4 +1,6 @@
 import { RenderKey } from '../render/render-key.entity';
+import { Monitor } from '../monitors/monitor.entity';
+import { MonitorCheck } from '../monitors/monitor-check.entity';
 import { Account } from '../accounts/account.entity';
 import { PasswordLink } from '../accounts/password-link.entity';
 import { User } from '../accounts/user.entity';
@@ -36,5 +38,7 @@ export const ENTITIES = [
   SignInFailure,
   Run,
   RenderKey,
+  Monitor,
+  MonitorCheck,
   StorageDestination,
 ];

@@ -14,6 +14,8 @@ export const EVENT_TYPES = [
   'quota.warning',
   'test.ping',
   'endpoint.disabled',
+  'monitor.changed',
+  'monitor.failed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -102,6 +104,43 @@ export interface EndpointDisabledData {
   disabledAt: string;
 }
 
+/** A rectangle of an image, px from its top-left corner. */
+export interface ImageRegion {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** `data` of `monitor.changed` (CONTRACT.md, "Monitors"). */
+export interface MonitorChangedData {
+  monitorId: string;
+  checkId: string;
+  /** The monitored page URL. */
+  url: string;
+  /** Changed pixels over all pixels, 0–1 (1 when the image size changed). */
+  diffRatio: number;
+  diffPixels: number;
+  /** Bounding boxes of the changed areas (at most 20). */
+  regions: ImageRegion[];
+  screenshotUrl: string | null;
+  baselineUrl: string | null;
+  diffUrl: string | null;
+}
+
+/** `data` of `monitor.failed` (CONTRACT.md, "Monitors"). */
+export interface MonitorFailedData {
+  monitorId: string;
+  checkId: string;
+  url: string;
+  /** Customer-safe failure description. */
+  error: string;
+  /** Failed checks in a row, this one included. */
+  consecutiveFailures: number;
+  /** Whether this failure paused the monitor (`pausedReason: "failing"`). */
+  paused: boolean;
+}
+
 /**
  * The data shape of every event type. `EventsService.publish` takes `EventDataMap[type]`, and the
  * OpenAPI `webhooks` section documents each type with a class that implements the same shape
@@ -115,4 +154,6 @@ export interface EventDataMap {
   'quota.warning': QuotaWarningData;
   'test.ping': TestPingData;
   'endpoint.disabled': EndpointDisabledData;
+  'monitor.changed': MonitorChangedData;
+  'monitor.failed': MonitorFailedData;
 }

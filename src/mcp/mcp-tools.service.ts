@@ -10,7 +10,12 @@ import { ScreenshotsService } from '../screenshots/screenshots.service';
 import { QuotaService } from '../quota/quota.service';
 import { RunDto } from '../runs/dto/run.dto';
 import { RunsService } from '../runs/runs.service';
+import { MonitorsService } from '../monitors/monitors.service';
 import {
+  CREATE_MONITOR_INPUT_SCHEMA,
+  CreateMonitorInput,
+  LIST_MONITOR_CHANGES_INPUT_SCHEMA,
+  ListMonitorChangesInput,
   GET_QUOTA_INPUT_SCHEMA,
   GET_RUN_INPUT_SCHEMA,
   GetRunInput,
@@ -54,7 +59,8 @@ const INSTRUCTIONS =
   'Failed calls return isError with a stable code such as VALIDATION_FAILED, TARGET_NOT_ALLOWED, PLAN_QUOTA_EXCEEDED or NOT_FOUND.';
 
 /**
- * The MCP tools (`take_screenshot`, `read_page`, `get_screenshot`, `get_quota`, `run_browser_session`, `get_run`) for one authenticated API key.
+ * The MCP tools (`take_screenshot`, `read_page`, `get_screenshot`, `get_quota`, `run_browser_session`, `get_run`,
+ * `create_monitor`, `list_monitor_changes`) for one authenticated API key.
  * They go through the same services as the REST API, so captures get the same validation, SSRF
  * guard, quota count and events as `POST /v1/screenshot`. Every failure is a tool result with
  * `isError: true` whose first text is `<CODE>: <message>` (CONTRACT.md's codes).
@@ -67,6 +73,7 @@ export class McpToolsService {
     private readonly screenshots: ScreenshotsService,
     private readonly quota: QuotaService,
     private readonly runs: RunsService,
+    private readonly monitors: MonitorsService,
     private readonly waiter: WorkEndWaiter,
   ) {}
 
@@ -172,6 +179,34 @@ export class McpToolsService {
         annotations: { readOnlyHint: true, openWorldHint: false },
       },
       (args) => this.asToolResult(() => this.getRun(caller, args)),
+    );
+    server.registerTool(
+      'create_monitor',
+      {
+        title: 'Watch a page for changes',
+        description:
+          'Creates a monitor: the page is captured on a schedule (schedule {intervalSeconds} or {cron, timezone}) and each image is compared ' +
+          'with the previous one; a change is listed by list_monitor_changes (and sent as the monitor.changed webhook). diff.ignoreSelectors ' +
+          'masks elements such as clocks or ads before each capture. Takes the capture options of take_screenshot (not pdf, cache or extract). ' +
+          'Returns the monitor as JSON {id, url, schedule, diff, enabled, nextCheckAt, …}. Each check counts one screenshot against the ' +
+          'monthly quota of this API key.',
+        inputSchema: CREATE_MONITOR_INPUT_SCHEMA,
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+      },
+      (args) => this.asToolResult(() => this.createMonitor(caller, args)),
+    );
+    server.registerTool(
+      'list_monitor_changes',
+      {
+        title: 'List the changes monitors found',
+        description:
+          'Returns the checks of this account’s monitors that found a change, newest first, as JSON {changes: [{monitorId, checkId, url, ' +
+          'diffRatio, diffPixels, regions, screenshotUrl, baselineUrl, diffUrl, createdAt}]}; monitorId limits them to one monitor, since ' +
+          '(ISO 8601) to those found at or after that time. Does not count against the quota.',
+        inputSchema: LIST_MONITOR_CHANGES_INPUT_SCHEMA,
+        annotations: { readOnlyHint: true, openWorldHint: false },
+      },
+      (args) => this.asToolResult(() => this.listMonitorChanges(caller, args)),
     );
     return server;
   }
@@ -364,6 +399,35 @@ export class McpToolsService {
   }
 
   /** Runs a tool body; an {@link ApiError} becomes an error result `<CODE>: <message>`, anything else `INTERNAL_ERROR`. */
+  /** `create_monitor`: validates as `POST /v1/monitors` and creates the monitor ({@link MonitorsService.create}). */
+  private async createMonitor(caller: AuthenticatedKey, args: unknown): Promise<CallToolResult> {
+    const monitor = await this.monitors.create(caller, validateToolInput(CreateMonitorInput, args));
+    return { content: [{ type: 'text', text: JSON.stringify(monitor) }], structuredContent: { ...monitor } };
+  }
+
+  /** `list_monitor_changes`: the account's `changed` checks ({@link MonitorsService.listChanges}). */
+  private async listMonitorChanges(caller: AuthenticatedKey, args: unknown): Promise<CallToolResult> {
+    const input = validateToolInput(ListMonitorChangesInput, args);
+    const changes = await this.monitors.listChanges(caller, {
+      monitorId: input.monitorId,
+      since: input.since ? new Date(input.since) : undefined,
+      limit: input.limit ?? 20,
+    });
+    const data = changes.map((c) => ({
+      monitorId: c.monitorId,
+      checkId: c.id,
+      url: c.url,
+      diffRatio: c.diffRatio,
+      diffPixels: c.diffPixels,
+      regions: c.regions,
+      screenshotUrl: c.screenshotUrl,
+      baselineUrl: c.baselineUrl,
+      diffUrl: c.diffUrl,
+      createdAt: c.createdAt,
+    }));
+    return { content: [{ type: 'text', text: JSON.stringify({ changes: data }) }], structuredContent: { changes: data } };
+  }
+
   private async asToolResult(run: () => Promise<CallToolResult>): Promise<CallToolResult> {
     try {
       return await run();

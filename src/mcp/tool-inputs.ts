@@ -1,5 +1,5 @@
 import { plainToInstance } from 'class-transformer';
-import { IsBoolean, IsInt, IsOptional, IsString, Max, Min, validateSync } from 'class-validator';
+import { IsBoolean, IsInt, IsISO8601, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
 import { z } from 'zod';
 import { CAPTURE_LIMITS, CAPTURE_OPTION_NAMES, captureOptionJsonSchema, SESSION_OPTION_NAMES } from '../capture/capture-options';
 import { ApiError } from '../common/api-error';
@@ -8,6 +8,13 @@ import { assertAcceptableBody } from '../common/request-body-rules';
 import { toFieldErrors } from '../common/validation';
 import { CreateScreenshotDto } from '../screenshots/dto/create-screenshot.dto';
 import { CreateRunDto } from '../runs/dto/create-run.dto';
+import {
+  CreateMonitorDto,
+  DIFF_JSON_SCHEMA,
+  MONITOR_LIMITS,
+  MONITOR_OPTION_NAMES,
+  SCHEDULE_JSON_SCHEMA,
+} from '../monitors/dto/monitor.dto';
 import { RUN_LIMITS, STEP_ACTIONS } from '../runs/run-steps';
 
 /**
@@ -192,4 +199,51 @@ export const RUN_BROWSER_SESSION_INPUT_SCHEMA = advertisedObject({
 export const GET_RUN_INPUT_SCHEMA = advertisedObject({
   id: advertised({ type: 'string', pattern: '^run_[0-9A-Za-z]+$', description: 'Run id returned by run_browser_session (run_…).' }, true),
   includeScreenshots: advertised({ type: 'boolean', default: false, description: "Also return the run's step screenshots once it ended." }),
+});
+
+/** Arguments of `create_monitor`: the body of `POST /v1/monitors` (same rules, inherited from {@link CreateMonitorDto}). */
+export class CreateMonitorInput extends CreateMonitorDto {}
+
+/** Arguments of `list_monitor_changes`. */
+export class ListMonitorChangesInput {
+  @IsOptional()
+  @IsString()
+  @Matches(/^mon_[0-9A-Za-z]{24}$/, { message: 'must be a monitor id (mon_…)' })
+  monitorId?: string;
+
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'must be an ISO 8601 date-time' })
+  since?: string;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  limit?: number;
+}
+
+/** Input schema of `create_monitor`: `url`, `schedule`, `diff`, `enabled`, `description` and the capture options a monitor takes. */
+export const CREATE_MONITOR_INPUT_SCHEMA = advertisedObject({
+  url: advertised(
+    { type: 'string', format: 'uri', maxLength: L.urlMaxLength, description: 'Absolute http(s) URL of the page to watch.' },
+    true,
+  ),
+  schedule: advertised(
+    { ...SCHEDULE_JSON_SCHEMA, description: 'When to check: {"intervalSeconds": n} or {"cron": "five fields", "timezone": "IANA zone"}.' },
+    true,
+  ),
+  diff: advertised({
+    ...DIFF_JSON_SCHEMA,
+    description: 'How images are compared: threshold, minChangeRatio, ignoreSelectors, ignoreRegions.',
+  }),
+  enabled: advertised({ type: 'boolean', default: true, description: 'false: created paused.' }),
+  description: advertised({ type: 'string', maxLength: MONITOR_LIMITS.descriptionMaxLength, description: 'Free-text label.' }),
+  ...Object.fromEntries(MONITOR_OPTION_NAMES.map((name) => [name, advertised(captureOptionJsonSchema(name))])),
+});
+
+/** Input schema of `list_monitor_changes`. */
+export const LIST_MONITOR_CHANGES_INPUT_SCHEMA = advertisedObject({
+  monitorId: advertised({ type: 'string', pattern: '^mon_[0-9A-Za-z]+$', description: 'Only changes of this monitor (mon_…).' }),
+  since: advertised({ type: 'string', format: 'date-time', description: 'Only changes found at or after this time (ISO 8601).' }),
+  limit: advertised({ type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'At most this many changes, newest first.' }),
 });

@@ -17,6 +17,9 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   render:
     "Render links: a signed URL that answers with the image itself (for `<img src>`, `og:image`, e-mails), signed with a render key's secret " +
     '(HMAC-SHA256 over the canonical query), cached and published without an API key. Sign on a server, never in a browser.',
+  monitors:
+    'Monitors: a page captured on a schedule (interval or cron) and compared with the previous image; a change fires `monitor.changed` with the ' +
+    'changed regions and a diff image. Each check is an ordinary capture job, counted against the monitor’s API key.',
   storage:
     'Storage destinations: your own S3-compatible buckets that results are uploaded to (capture option `storage`), credentials stored sealed ' +
     'and never returned; or a presigned PUT URL per capture (capture option `upload`).',

@@ -100,4 +100,33 @@ export const WEBHOOK_EVENT_EXAMPLES: { readonly [K in EventType]: EventEnvelope<
       disabledAt: '2026-11-25T12:00:00.000Z',
     },
   },
+  'monitor.changed': {
+    id: 'evt_7hT2mK8pQ4xW1vB8nR3sL6cZ',
+    type: 'monitor.changed',
+    createdAt: '2026-11-25T12:00:00.000Z',
+    data: {
+      monitorId: 'mon_4fQx9LmZ2pRt7YvB1nKc3sDw',
+      checkId: 'chk_8cV1nQw3ZrT5yU7iO9pA2sD4',
+      url: 'https://example.com/pricing',
+      diffRatio: 0.0123,
+      diffPixels: 14170,
+      regions: [{ x: 120, y: 40, width: 300, height: 48 }],
+      screenshotUrl: 'https://glimpse.example.com/files/Jd0aZxY2mNw8PqRs4kq1Jd0aZxY2mNw8.png',
+      baselineUrl: 'https://glimpse.example.com/files/Rs4kq1Jd0aZxY2mNw8PqRs4kq1Jd0a.png',
+      diffUrl: 'https://glimpse.example.com/files/mNw8PqRs4kq1Jd0aZxY2mNw8PqRs4k.png',
+    },
+  },
+  'monitor.failed': {
+    id: 'evt_8pQ4xW1vB8nR3sL6cZ7hT2mK',
+    type: 'monitor.failed',
+    createdAt: '2026-11-25T12:00:00.000Z',
+    data: {
+      monitorId: 'mon_4fQx9LmZ2pRt7YvB1nKc3sDw',
+      checkId: 'chk_8cV1nQw3ZrT5yU7iO9pA2sD4',
+      url: 'https://example.com/pricing',
+      error: 'navigation timed out after 30000 ms',
+      consecutiveFailures: 5,
+      paused: true,
+    },
+  },
 };

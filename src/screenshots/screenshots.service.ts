@@ -3,7 +3,7 @@ import { ExtractionService } from '../extract/extraction.service';
 import { EXTRACT_CAPS, extractedSummary } from '../results/extracted';
 import { InjectRepository } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
-import { Repository } from 'typeorm';
+import { EntityManager, Repository } from 'typeorm';
 import { AcceptanceService } from '../acceptance/acceptance.service';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import {
@@ -82,6 +82,29 @@ export class ScreenshotsService {
       response: this.toDto(job),
       queue: [{ work: this.captureWork.work, id: job.id }],
     });
+  }
+
+  /**
+   * Accepts one capture job of `url` with the already validated options `input` inside `manager`'s
+   * transaction ({@link AcceptanceService.acceptWithin}: counted against `caller`'s quota like any
+   * job; never from the capture cache), for work that commits the job with rows of its own (a
+   * monitor's check, CONTRACT.md "Monitors"). Returns the job and the work to run after the commit
+   * (queueing). Throws 429 `TOO_MANY_PENDING_JOBS` / `PLAN_QUOTA_EXCEEDED` with nothing written.
+   */
+  async acceptWithin(
+    manager: EntityManager,
+    caller: AuthenticatedKey,
+    input: CaptureOptionsInput,
+    url: string,
+  ): Promise<{ job: ScreenshotJobDto; afterCommit: () => Promise<void> }> {
+    const job = this.newJob(caller, { ...input, cache: false }, url, 'url');
+    const { afterCommit } = await this.acceptance.acceptWithin(manager, {
+      caller,
+      insert: [{ entity: ScreenshotJob, rows: [job] }],
+      response: null,
+      queue: [{ work: this.captureWork.work, id: job.id }],
+    });
+    return { job: this.toDto(job), afterCommit };
   }
 
   /**

@@ -74,9 +74,11 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
     const { tools } = await client.listTools();
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
     expect(Object.keys(byName).sort()).toEqual([
+      'create_monitor',
       'get_quota',
       'get_run',
       'get_screenshot',
+      'list_monitor_changes',
       'read_page',
       'run_browser_session',
       'take_screenshot',
@@ -401,9 +403,11 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
     const list = await post(`/mcp/${key}`, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, headers);
     expect(list.status).toBe(200);
     expect(list.body.result.tools.map((tool: { name: string }) => tool.name).sort()).toEqual([
+      'create_monitor',
       'get_quota',
       'get_run',
       'get_screenshot',
+      'list_monitor_changes',
       'read_page',
       'run_browser_session',
       'take_screenshot',

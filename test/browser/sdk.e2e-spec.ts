@@ -193,6 +193,8 @@ describe('TypeScript SDK against the running app', () => {
         (
           [
             'endpoint.disabled',
+            'monitor.changed',
+            'monitor.failed',
             'quota.warning',
             'run.completed',
             'run.failed',

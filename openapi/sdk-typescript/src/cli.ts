@@ -1,7 +1,8 @@
 /**
  * `glimpse` — the SDK's command line (Node ≥ 20): `glimpse capture <url> -o shot.png` and
  * `glimpse run <url> --steps steps.json -o run.json`, and `glimpse render-url <url> --render-key rk_…` (prints a
- * signed render link; the secret from `GLIMPSE_RENDER_SECRET`). Reads `GLIMPSE_API_KEY` and `GLIMPSE_BASE_URL`.
+ * signed render link; the secret from `GLIMPSE_RENDER_SECRET`), and `glimpse monitors create|list|get|checks|check|pause|resume|delete`
+ * (each prints JSON on stdout). Reads `GLIMPSE_API_KEY` and `GLIMPSE_BASE_URL`.
  * Exit codes (README of the SDK, "CLI"): 0 success, 1 the API answered an error, 2 usage error,
  * 3 the capture or run ended `failed`, 4 timed out, 5 the API could not be reached.
  */
@@ -12,7 +13,7 @@ import { CAPTURE_FLAGS, type FlagSpec, kebab, RUN_FLAGS } from './cli-options';
 import { Glimpse } from './client';
 import { GlimpseConnectionError, GlimpseError, GlimpseTimeoutError } from './errors';
 import { type RenderLinkFormat, signRenderUrl } from './render-links';
-import type { CreateRunRequest, CreateScreenshotRequest } from './types';
+import type { CreateMonitorRequest, CreateRunRequest, CreateScreenshotRequest } from './types';
 
 declare const __SDK_VERSION__: string;
 
@@ -208,6 +209,7 @@ export function buildProgram(io: { stdout: NodeJS.WritableStream; stderr: NodeJS
     });
     io.stdout.write(`${link}\n`);
   });
+  addMonitorCommands(program, io);
   addStorageCommands(program, io);
   return program;
 }
@@ -271,6 +273,93 @@ function addStorageCommands(program: Command, io: { stdout: NodeJS.WritableStrea
     .action(async (id: string) => {
       await clientFrom(program.opts()).storageDestinations.delete(id);
       io.stderr.write(`deleted ${id}\n`);
+    });
+}
+
+/** Capture options a monitor does not take (docs/CONTRACT.md "Monitors"). */
+const NOT_FOR_MONITORS = new Set(['cache', 'cacheTtl', 'extract', 'markdownMode', 'pdf', 'storage', 'upload']);
+
+/** `glimpse monitors …`: one command per monitor operation, each printing the answer as JSON. */
+function addMonitorCommands(program: Command, io: { stdout: NodeJS.WritableStream }): void {
+  const monitors = program.command('monitors').description('scheduled captures compared with the previous image');
+  const print = (value: unknown): void => {
+    io.stdout.write(`${JSON.stringify(value)}\n`);
+  };
+  const client = () => clientFrom(program.opts());
+  const monitorFlags = Object.fromEntries(Object.entries(CAPTURE_FLAGS).filter(([field]) => !NOT_FOR_MONITORS.has(field))) as Record<
+    string,
+    FlagSpec
+  >;
+  const create = monitors
+    .command('create')
+    .description('watch <url>: --every <seconds> or --cron <expr> [--cron-timezone <zone>]; prints the monitor')
+    .argument('<url>', 'page to watch (http or https)')
+    .option('--every <seconds>', 'seconds between checks')
+    .option('--cron <expr>', 'five-field cron expression')
+    .option('--cron-timezone <zone>', "IANA time zone of --cron (default UTC; --timezone is the browser's)")
+    .option('--ignore <selector...>', 'elements masked before every capture (diff.ignoreSelectors)')
+    .option('--min-change-ratio <ratio>', 'changed share of pixels that counts as a change (default 0.001)')
+    .option('--description <text>', 'free-text label')
+    .option('--idempotency-key <key>', 'your own Idempotency-Key for the create call');
+  addFieldOptions(create, monitorFlags);
+  create.action(async (url: string, options: Record<string, unknown>) => {
+    if (!options.every === !options.cron) throw new UsageError('give one of --every <seconds> or --cron <expr>');
+    const schedule = options.every
+      ? { intervalSeconds: Number(options.every) }
+      : { cron: String(options.cron), ...(options.cronTimezone ? { timezone: String(options.cronTimezone) } : {}) };
+    const diff = {
+      ...(options.ignore ? { ignoreSelectors: options.ignore as string[] } : {}),
+      ...(options.minChangeRatio !== undefined ? { minChangeRatio: Number(options.minChangeRatio) } : {}),
+    };
+    const body = {
+      url,
+      schedule,
+      ...(Object.keys(diff).length ? { diff } : {}),
+      ...(options.description ? { description: String(options.description) } : {}),
+      ...fieldsOf(options, monitorFlags),
+    } as CreateMonitorRequest;
+    print(await client().monitors.create(body, { idempotencyKey: options.idempotencyKey as string | undefined }));
+  });
+  monitors
+    .command('list')
+    .description("the account's monitors, newest first")
+    .option('--limit <n>', 'page size (1-100)')
+    .option('--cursor <cursor>', 'nextCursor of the previous page')
+    .action(async (options: { limit?: string; cursor?: string }) =>
+      print(await client().monitors.list({ limit: options.limit ? Number(options.limit) : undefined, cursor: options.cursor })),
+    );
+  monitors
+    .command('get')
+    .argument('<id>', 'monitor id (mon_…)')
+    .action(async (id: string) => print(await client().monitors.get(id)));
+  monitors
+    .command('checks')
+    .description("a monitor's checks, newest first")
+    .argument('<id>', 'monitor id (mon_…)')
+    .option('--limit <n>', 'page size (1-100)')
+    .option('--cursor <cursor>', 'nextCursor of the previous page')
+    .action(async (id: string, options: { limit?: string; cursor?: string }) =>
+      print(await client().monitors.checks(id, { limit: options.limit ? Number(options.limit) : undefined, cursor: options.cursor })),
+    );
+  monitors
+    .command('check')
+    .description('check now, outside the schedule; prints { checkId }')
+    .argument('<id>', 'monitor id (mon_…)')
+    .action(async (id: string) => print(await client().monitors.check(id)));
+  monitors
+    .command('pause')
+    .argument('<id>', 'monitor id (mon_…)')
+    .action(async (id: string) => print(await client().monitors.update(id, { enabled: false })));
+  monitors
+    .command('resume')
+    .argument('<id>', 'monitor id (mon_…)')
+    .action(async (id: string) => print(await client().monitors.update(id, { enabled: true })));
+  monitors
+    .command('delete')
+    .argument('<id>', 'monitor id (mon_…)')
+    .action(async (id: string) => {
+      await client().monitors.delete(id);
+      print({ id, deleted: true });
     });
 }
 

@@ -1,4 +1,5 @@
 import { Core, type DownloadedFile, type GlimpseOptions, type RequestOptions } from './core';
+import { Monitors } from './resources/monitors';
 import { Runs } from './resources/runs';
 import { Screenshots } from './resources/screenshots';
 import { RenderKeys } from './resources/render-keys';
@@ -22,6 +23,7 @@ export class Glimpse {
   readonly runs: Runs;
   readonly webhooks: Webhooks;
   readonly renderKeys: RenderKeys;
+  readonly monitors: Monitors;
   readonly storageDestinations: StorageDestinations;
   /** The generated openapi-fetch client on the same transport, for anything the resources do not wrap. */
   readonly api: Core['api'];
@@ -34,6 +36,7 @@ export class Glimpse {
     this.runs = new Runs(this.core);
     this.webhooks = new Webhooks(this.core);
     this.renderKeys = new RenderKeys(this.core);
+    this.monitors = new Monitors(this.core);
     this.storageDestinations = new StorageDestinations(this.core);
   }
 

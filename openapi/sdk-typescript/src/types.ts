@@ -32,6 +32,14 @@ export type CreatedRenderKey = Schemas['CreatedRenderKeyDto'];
 export type CreateRenderKeyRequest = NonNullable<Schemas['CreateRenderKeyDto']>;
 export type RotatedRenderKey = Schemas['RotatedRenderKeyDto'];
 export type RotateRenderKeyRequest = NonNullable<Schemas['RotateRenderKeyDto']>;
+/** A monitor (`MonitorDto`), the bodies that create and change one, and the pages of monitors and checks. */
+export type Monitor = Schemas['MonitorDto'];
+export type CreateMonitorRequest = Schemas['CreateMonitorDto'];
+export type UpdateMonitorRequest = Schemas['UpdateMonitorDto'];
+export type MonitorPage = Schemas['MonitorListDto'];
+/** One check of a monitor (`MonitorCheckDto`): `status` `baseline` | `unchanged` | `changed` | `failed`, `diffRatio`, `regions`, `diffUrl`, … */
+export type MonitorCheck = Schemas['MonitorCheckDto'];
+export type MonitorCheckPage = Schemas['MonitorCheckListDto'];
 /** A storage destination (`StorageDestinationDto`, never its credentials), its creation body and the answer of its test. */
 export type StorageDestination = Schemas['StorageDestinationDto'];
 export type CreateStorageDestinationRequest = Schemas['CreateStorageDestinationDto'];

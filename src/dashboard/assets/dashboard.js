@@ -141,10 +141,32 @@
     });
   }
 
+  // Monitor changes: outline each changed region over its image, placed in % of the image's own pixel size.
+  function placeRegions(root) {
+    root.querySelectorAll('img[data-region-host]').forEach(function (img) {
+      const place = function () {
+        if (!img.naturalWidth) return;
+        img
+          .closest('div')
+          .querySelectorAll('[data-region]')
+          .forEach(function (box) {
+            box.style.left = (100 * box.dataset.x) / img.naturalWidth + '%';
+            box.style.top = (100 * box.dataset.y) / img.naturalHeight + '%';
+            box.style.width = (100 * box.dataset.w) / img.naturalWidth + '%';
+            box.style.height = (100 * box.dataset.h) / img.naturalHeight + '%';
+          });
+      };
+      if (img.complete) place();
+      else img.addEventListener('load', place);
+    });
+  }
+
   document.addEventListener('DOMContentLoaded', function () {
     drawCharts(document);
+    placeRegions(document);
   });
   document.addEventListener('htmx:afterSettle', function (event) {
     drawCharts(event.target);
+    placeRegions(event.target);
   });
 })();

@@ -18,6 +18,7 @@ import { RateLimits1795530000000 } from './1795530000000-RateLimits';
 import { TargetStatus1795540000000 } from './1795540000000-TargetStatus';
 import { RenderKeys1795600000000 } from './1795600000000-RenderKeys';
 import { ExtractedContent1795640000000 } from './1795640000000-ExtractedContent';
+import { Monitors1795700000000 } from './1795700000000-Monitors';
 import { StorageDestinations1795710000000 } from './1795710000000-StorageDestinations';
 import { RenderFlightsCreatedAt1795720000000 } from './1795720000000-RenderFlightsCreatedAt';
 import { Thumbnails1795730000000 } from './1795730000000-Thumbnails';
@@ -44,6 +45,7 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   TargetStatus1795540000000,
   RenderKeys1795600000000,
   ExtractedContent1795640000000,
+  Monitors1795700000000,
   StorageDestinations1795710000000,
   RenderFlightsCreatedAt1795720000000,
   Thumbnails1795730000000,

@@ -4,6 +4,9 @@ import { ExtractedDto } from '../../results/extracted.dto';
 import { FULL_PAGE_MAX_HEIGHT_PX, JOB_FORMATS, JobFormat } from '../../results/result-formats';
 import type {
   EndpointDisabledData,
+  ImageRegion,
+  MonitorChangedData,
+  MonitorFailedData,
   EventDataMap,
   EventType,
   QuotaWarningData,
@@ -178,6 +181,56 @@ export class EndpointDisabledDataDto implements EndpointDisabledData {
   disabledAt: string;
 }
 
+/** A rectangle of an image, px from its top-left corner. */
+export class ImageRegionDto implements ImageRegion {
+  @ApiProperty({ example: 120 })
+  x: number;
+  @ApiProperty({ example: 40 })
+  y: number;
+  @ApiProperty({ example: 300 })
+  width: number;
+  @ApiProperty({ example: 48 })
+  height: number;
+}
+
+/** `data` of `monitor.changed` (CONTRACT.md, "Monitors"). */
+export class MonitorChangedDataDto implements MonitorChangedData {
+  @ApiProperty({ example: 'mon_4fQx9LmZ2pRt7YvB1nKc3sDw' })
+  monitorId: string;
+  @ApiProperty({ example: 'chk_8cV1nQw3ZrT5yU7iO9pA2sD4' })
+  checkId: string;
+  @ApiProperty({ description: 'The monitored page URL', example: 'https://example.com/pricing' })
+  url: string;
+  @ApiProperty({ description: 'Changed pixels over all pixels, 0–1 (1 when the image size changed)', example: 0.0123 })
+  diffRatio: number;
+  @ApiProperty({ description: 'Changed pixels', example: 14170 })
+  diffPixels: number;
+  @ApiProperty({ type: [ImageRegionDto], description: 'Bounding boxes of the changed areas, at most 20' })
+  regions: ImageRegionDto[];
+  @ApiProperty({ type: String, nullable: true, description: 'The new image' })
+  screenshotUrl: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'The image it was compared with' })
+  baselineUrl: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'PNG of the comparison: unchanged pixels faded, changed pixels red' })
+  diffUrl: string | null;
+}
+
+/** `data` of `monitor.failed` (CONTRACT.md, "Monitors"). */
+export class MonitorFailedDataDto implements MonitorFailedData {
+  @ApiProperty({ example: 'mon_4fQx9LmZ2pRt7YvB1nKc3sDw' })
+  monitorId: string;
+  @ApiProperty({ example: 'chk_8cV1nQw3ZrT5yU7iO9pA2sD4' })
+  checkId: string;
+  @ApiProperty({ example: 'https://example.com/pricing' })
+  url: string;
+  @ApiProperty({ description: 'Customer-safe failure description', example: 'navigation timed out after 30000 ms' })
+  error: string;
+  @ApiProperty({ description: 'Failed checks in a row, this one included', example: 1 })
+  consecutiveFailures: number;
+  @ApiProperty({ description: 'Whether this failure paused the monitor (`pausedReason: "failing"`)', example: false })
+  paused: boolean;
+}
+
 /** Fields common to every event envelope (spec section 2.5 plus CONTRACT.md's `id`). */
 export class WebhookEventBaseDto {
   @ApiProperty({ description: 'Event id; the same on every delivery of the event', example: 'evt_2mK8pQ4xW1vB8nR3sL6cZ7hT' })
@@ -235,6 +288,20 @@ export class EndpointDisabledEventDto extends WebhookEventBaseDto {
   data: EndpointDisabledDataDto;
 }
 
+export class MonitorChangedEventDto extends WebhookEventBaseDto {
+  @ApiProperty({ enum: ['monitor.changed'] })
+  type: 'monitor.changed';
+  @ApiProperty({ type: MonitorChangedDataDto })
+  data: MonitorChangedDataDto;
+}
+
+export class MonitorFailedEventDto extends WebhookEventBaseDto {
+  @ApiProperty({ enum: ['monitor.failed'] })
+  type: 'monitor.failed';
+  @ApiProperty({ type: MonitorFailedDataDto })
+  data: MonitorFailedDataDto;
+}
+
 /**
  * The envelope class of every event type, for `SwaggerModule.createDocument(..., { extraModels })` and the
  * `webhooks` section (one entry per type). Typed by the event map, so a type without a documented
@@ -248,4 +315,6 @@ export const WEBHOOK_EVENT_SCHEMAS: { readonly [K in EventType]: Type<{ type: K;
   'quota.warning': QuotaWarningEventDto,
   'test.ping': TestPingEventDto,
   'endpoint.disabled': EndpointDisabledEventDto,
+  'monitor.changed': MonitorChangedEventDto,
+  'monitor.failed': MonitorFailedEventDto,
 };

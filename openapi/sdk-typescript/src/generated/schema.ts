@@ -4,6 +4,118 @@
  */
 
 export interface paths {
+    "/v1/monitors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List monitors
+         * @description The account's monitors, newest first, `limit` per page; pass `nextCursor` as `cursor` for the next page.
+         */
+        get: operations["listMonitors"];
+        put?: never;
+        /**
+         * Create a monitor
+         * @description Captures `url` on a schedule and compares each image with the previous one (or a pinned baseline); a change fires `monitor.changed`. The monitor belongs to the calling API key: each check counts one screenshot against that key's quota. The first check is due at once. Send an `Idempotency-Key` to retry safely.
+         */
+        post: operations["createMonitor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/monitors/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a monitor
+         * @description The monitor with its schedule state (`nextCheckAt`, `lastCheckAt`), failure count and last change.
+         */
+        get: operations["getMonitor"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a monitor
+         * @description Deletes the monitor and its checks.
+         */
+        delete: operations["deleteMonitor"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a monitor
+         * @description Takes any field of the create body. `enabled: false` pauses the monitor (`pausedReason: "manual"`); `true` resumes it, clears its failure count and makes a check due now. Capture options given replace the monitor’s one by one, `diff` fields likewise; `schedule` is replaced whole.
+         */
+        patch: operations["updateMonitor"];
+        trace?: never;
+    };
+    "/v1/monitors/{id}/baseline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pin a baseline
+         * @description Makes the image of one of the monitor’s successful checks the baseline every later check is compared with (`baseline: "pinned"`).
+         */
+        post: operations["updateMonitorBaseline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/monitors/{id}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a monitor now
+         * @description Starts a check outside the schedule (also of a paused monitor); it counts one screenshot against the monitor’s API key. Poll `GET /v1/monitors/{id}/checks` or the capture job (`GET /v1/screenshot/{jobId}`).
+         */
+        post: operations["createMonitorCheck"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/monitors/{id}/checks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a monitor's checks
+         * @description Newest first, `limit` per page; pass `nextCursor` as `cursor` for the next page. Checks are kept 90 days.
+         */
+        get: operations["listMonitorChecks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/render-keys": {
         parameters: {
             query?: never;
@@ -450,6 +562,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "monitor.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event monitor.changed
+         * @description Delivered to endpoints subscribed to `monitor.changed` (or `*`). Verify `Webhook-Signature` before trusting the body; see the `webhooks` tag for the scheme.
+         */
+        post: operations["receiveMonitorChangedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "monitor.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event monitor.failed
+         * @description Delivered to endpoints subscribed to `monitor.failed` (or `*`). Verify `Webhook-Signature` before trusting the body; see the `webhooks` tag for the scheme.
+         */
+        post: operations["receiveMonitorFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "quota.warning": {
         parameters: {
             query?: never;
@@ -573,6 +725,10 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        CheckStartedDto: {
+            /** @example chk_8cV1nQw3ZrT5yU7iO9pA2sD4 */
+            checkId: string;
+        };
         CheckStepDto: {
             /**
              * @description The step (enum property replaced by openapi-typescript)
@@ -616,6 +772,357 @@ export interface components {
              * @default 10000
              */
             timeoutMs?: number;
+        };
+        CreateMonitorDto: {
+            /**
+             * @description Do not make requests that match the shipped ad lists (EasyList).
+             * @default false
+             * @example true
+             */
+            blockAds?: boolean;
+            /**
+             * @description Dismiss or hide cookie consent banners (rules shipped with the service, never fetched at capture time).
+             * @default false
+             * @example true
+             */
+            blockCookieBanners?: boolean;
+            /**
+             * @description Requests of these Playwright resource types are not made (aborted in the browser; the main document is never blocked by type).
+             * @example [
+             *       "image",
+             *       "font",
+             *       "media"
+             *     ]
+             */
+            blockResources?: ("image" | "media" | "font" | "stylesheet" | "script" | "xhr" | "fetch" | "websocket" | "other")[];
+            /**
+             * @description Do not make requests that match the shipped tracker lists (EasyPrivacy).
+             * @default false
+             * @example true
+             */
+            blockTrackers?: boolean;
+            /**
+             * @description Requests whose URL matches one of these glob patterns (* = any characters, matched against the whole URL) are not made; at most 50.
+             * @example [
+             *       "*://*.doubleclick.net/*",
+             *       "*.mp4"
+             *     ]
+             */
+            blockUrls?: string[];
+            /**
+             * @description Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px, at most MAX_IMAGE_PIXELS device pixels, default 100,000,000). Not with selector or fullPage.
+             * @example {
+             *       "height": 400,
+             *       "width": 600,
+             *       "x": 0,
+             *       "y": 0
+             *     }
+             */
+            clip?: {
+                /** @description CSS px. */
+                height?: number;
+                /** @description CSS px. */
+                width?: number;
+                /** @description Left edge, CSS px from the page origin. */
+                x?: number;
+                /** @description Top edge, CSS px from the page origin. */
+                y?: number;
+            };
+            /**
+             * @description Cookies set before navigation (at most 50); domain defaults to the host of url.
+             * @example [
+             *       {
+             *         "httpOnly": true,
+             *         "name": "session",
+             *         "sameSite": "Lax",
+             *         "secure": true,
+             *         "value": "abc123"
+             *       }
+             *     ]
+             */
+            cookies?: {
+                /** @description Default: the host of url (a host-only cookie). */
+                domain?: string;
+                httpOnly?: boolean;
+                name: string;
+                path?: string & (unknown & unknown);
+                /** @enum {string} */
+                sameSite?: "Strict" | "Lax" | "None";
+                secure?: boolean;
+                value: string;
+            }[];
+            /**
+             * @description Style sheet added to the page after load.
+             * @example body { font-family: serif !important; }
+             */
+            css?: string;
+            /**
+             * @description Emulate prefers-color-scheme: dark.
+             * @default false
+             * @example true
+             */
+            darkMode?: boolean;
+            /**
+             * @description Milliseconds to wait after the page has loaded (and after css and javascript) before capturing.
+             * @default 0
+             * @example 500
+             */
+            delay?: number;
+            /**
+             * @description Free-text label
+             * @default
+             */
+            description?: string;
+            /**
+             * @description Emulate a device (Playwright's device list): its viewport, scale, user agent, mobile and touch. Explicit width, height, scale and userAgent win.
+             * @example iPhone 15
+             * @enum {string}
+             */
+            device?: "BlackBerry Z30" | "BlackBerry Z30 landscape" | "Blackberry PlayBook" | "Blackberry PlayBook landscape" | "Desktop Chrome" | "Desktop Chrome HiDPI" | "Desktop Edge" | "Desktop Edge HiDPI" | "Desktop Firefox" | "Desktop Firefox HiDPI" | "Desktop Safari" | "Galaxy A55" | "Galaxy A55 landscape" | "Galaxy Note 3" | "Galaxy Note 3 landscape" | "Galaxy Note II" | "Galaxy Note II landscape" | "Galaxy S III" | "Galaxy S III landscape" | "Galaxy S24" | "Galaxy S24 landscape" | "Galaxy S5" | "Galaxy S5 landscape" | "Galaxy S8" | "Galaxy S8 landscape" | "Galaxy S9+" | "Galaxy S9+ landscape" | "Galaxy Tab S4" | "Galaxy Tab S4 landscape" | "Galaxy Tab S9" | "Galaxy Tab S9 landscape" | "Galaxy Z Flip 6" | "Galaxy Z Flip 6 Cover" | "Galaxy Z Flip 6 Cover landscape" | "Galaxy Z Flip 6 landscape" | "Galaxy Z Flip 7" | "Galaxy Z Flip 7 Cover" | "Galaxy Z Flip 7 Cover landscape" | "Galaxy Z Flip 7 landscape" | "Galaxy Z Fold 6" | "Galaxy Z Fold 6 Cover" | "Galaxy Z Fold 6 Cover landscape" | "Galaxy Z Fold 6 landscape" | "Galaxy Z Fold 7" | "Galaxy Z Fold 7 Cover" | "Galaxy Z Fold 7 Cover landscape" | "Galaxy Z Fold 7 landscape" | "Kindle Fire HDX" | "Kindle Fire HDX landscape" | "LG Optimus L70" | "LG Optimus L70 landscape" | "Microsoft Lumia 550" | "Microsoft Lumia 550 landscape" | "Microsoft Lumia 950" | "Microsoft Lumia 950 landscape" | "Moto G4" | "Moto G4 landscape" | "Nexus 10" | "Nexus 10 landscape" | "Nexus 4" | "Nexus 4 landscape" | "Nexus 5" | "Nexus 5 landscape" | "Nexus 5X" | "Nexus 5X landscape" | "Nexus 6" | "Nexus 6 landscape" | "Nexus 6P" | "Nexus 6P landscape" | "Nexus 7" | "Nexus 7 landscape" | "Nokia Lumia 520" | "Nokia Lumia 520 landscape" | "Nokia N9" | "Nokia N9 landscape" | "Pixel 10" | "Pixel 10 Pro" | "Pixel 10 Pro XL" | "Pixel 10 Pro XL landscape" | "Pixel 10 Pro landscape" | "Pixel 10 landscape" | "Pixel 2" | "Pixel 2 XL" | "Pixel 2 XL landscape" | "Pixel 2 landscape" | "Pixel 3" | "Pixel 3 landscape" | "Pixel 4" | "Pixel 4 landscape" | "Pixel 4a (5G)" | "Pixel 4a (5G) landscape" | "Pixel 5" | "Pixel 5 landscape" | "Pixel 6" | "Pixel 6 Pro" | "Pixel 6 Pro landscape" | "Pixel 6 landscape" | "Pixel 6a" | "Pixel 6a landscape" | "Pixel 7" | "Pixel 7 Pro" | "Pixel 7 Pro landscape" | "Pixel 7 landscape" | "Pixel 7a" | "Pixel 7a landscape" | "Pixel 8" | "Pixel 8 Pro" | "Pixel 8 Pro landscape" | "Pixel 8 landscape" | "Pixel 8a" | "Pixel 8a landscape" | "Pixel 9" | "Pixel 9 Pro" | "Pixel 9 Pro XL" | "Pixel 9 Pro XL landscape" | "Pixel 9 Pro landscape" | "Pixel 9 landscape" | "iPad (gen 11)" | "iPad (gen 11) landscape" | "iPad (gen 5)" | "iPad (gen 5) landscape" | "iPad (gen 6)" | "iPad (gen 6) landscape" | "iPad (gen 7)" | "iPad (gen 7) landscape" | "iPad Mini" | "iPad Mini landscape" | "iPad Pro 11" | "iPad Pro 11 landscape" | "iPhone 11" | "iPhone 11 Pro" | "iPhone 11 Pro Max" | "iPhone 11 Pro Max landscape" | "iPhone 11 Pro landscape" | "iPhone 11 landscape" | "iPhone 12" | "iPhone 12 Mini" | "iPhone 12 Mini landscape" | "iPhone 12 Pro" | "iPhone 12 Pro Max" | "iPhone 12 Pro Max landscape" | "iPhone 12 Pro landscape" | "iPhone 12 landscape" | "iPhone 13" | "iPhone 13 Mini" | "iPhone 13 Mini landscape" | "iPhone 13 Pro" | "iPhone 13 Pro Max" | "iPhone 13 Pro Max landscape" | "iPhone 13 Pro landscape" | "iPhone 13 landscape" | "iPhone 14" | "iPhone 14 Plus" | "iPhone 14 Plus landscape" | "iPhone 14 Pro" | "iPhone 14 Pro Max" | "iPhone 14 Pro Max landscape" | "iPhone 14 Pro landscape" | "iPhone 14 landscape" | "iPhone 15" | "iPhone 15 Plus" | "iPhone 15 Plus landscape" | "iPhone 15 Pro" | "iPhone 15 Pro Max" | "iPhone 15 Pro Max landscape" | "iPhone 15 Pro landscape" | "iPhone 15 landscape" | "iPhone 16" | "iPhone 16 Plus" | "iPhone 16 Plus landscape" | "iPhone 16 Pro" | "iPhone 16 Pro Max" | "iPhone 16 Pro Max landscape" | "iPhone 16 Pro landscape" | "iPhone 16 landscape" | "iPhone 16e" | "iPhone 16e landscape" | "iPhone 17" | "iPhone 17 Pro" | "iPhone 17 Pro Max" | "iPhone 17 Pro Max landscape" | "iPhone 17 Pro landscape" | "iPhone 17 landscape" | "iPhone 17e" | "iPhone 17e landscape" | "iPhone 6" | "iPhone 6 Plus" | "iPhone 6 Plus landscape" | "iPhone 6 landscape" | "iPhone 7" | "iPhone 7 Plus" | "iPhone 7 Plus landscape" | "iPhone 7 landscape" | "iPhone 8" | "iPhone 8 Plus" | "iPhone 8 Plus landscape" | "iPhone 8 landscape" | "iPhone Air" | "iPhone Air landscape" | "iPhone SE" | "iPhone SE (3rd gen)" | "iPhone SE (3rd gen) landscape" | "iPhone SE landscape" | "iPhone X" | "iPhone X landscape" | "iPhone XR" | "iPhone XR landscape";
+            /** @description How images are compared */
+            diff?: {
+                /**
+                 * @description Rectangles of the image (px) left out of the comparison
+                 * @example [
+                 *       {
+                 *         "height": 80,
+                 *         "width": 1280,
+                 *         "x": 0,
+                 *         "y": 0
+                 *       }
+                 *     ]
+                 */
+                ignoreRegions?: {
+                    height: number;
+                    width: number;
+                    x: number;
+                    y: number;
+                }[];
+                /**
+                 * @description Elements masked with a solid box before every capture
+                 * @example [
+                 *       ".clock",
+                 *       "#ad"
+                 *     ]
+                 */
+                ignoreSelectors?: string[];
+                /**
+                 * @description Changed pixels over all pixels at or above which a check is a change
+                 * @default 0.001
+                 */
+                minChangeRatio?: number;
+                /**
+                 * @description Per-pixel colour distance above which a pixel differs (pixelmatch; anti-aliased pixels ignored)
+                 * @default 0.1
+                 */
+                threshold?: number;
+            };
+            /**
+             * @description Finish finite CSS animations and transitions and cancel infinite ones before the capture (as Playwright's animations: "disabled").
+             * @default false
+             * @example true
+             */
+            disableAnimations?: boolean;
+            /**
+             * @description false: created paused (`pausedReason: "manual"`)
+             * @default true
+             */
+            enabled?: boolean;
+            /**
+             * @description Fail the job ("target answered HTTP 404") when the page's main document answers 4xx or 5xx, instead of capturing the error page.
+             * @default false
+             * @example true
+             */
+            failOnHttpError?: boolean;
+            /**
+             * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality), or none (no image, only with extract).
+             * @default png
+             * @example webp
+             * @enum {string}
+             */
+            format?: "png" | "jpeg" | "webp" | "pdf" | "none";
+            /**
+             * @description Capture the whole scrollable page instead of the viewport only (height capped at fullPageMaxHeight, default 16,384 image px; the job then says `clipped`). Not with selector or clip.
+             * @default false
+             * @example true
+             */
+            fullPage?: boolean;
+            /**
+             * @description Tallest full-page image, image px: a page taller than Chromium's single texture (16,384 px) is captured in sections and stitched up to this height, then cut (clipped: true); MAX_IMAGE_PIXELS still caps it (webp: at most 16,383 px).
+             * @default 16384
+             * @example 40000
+             */
+            fullPageMaxHeight?: number;
+            /**
+             * @description Position reported by navigator.geolocation, with the permission granted.
+             * @example {
+             *       "accuracy": 10,
+             *       "latitude": 52.52,
+             *       "longitude": 13.405
+             *     }
+             */
+            geolocation?: {
+                /** @description Metres (default 0). */
+                accuracy?: number;
+                /** @description Degrees. */
+                latitude?: number;
+                /** @description Degrees. */
+                longitude?: number;
+            };
+            /**
+             * @description Extra request headers (at most 50; values up to 4096 characters), sent only to the origin of url, never to other origins the page loads from. Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused.
+             * @example {
+             *       "Authorization": "Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig",
+             *       "X-Preview": "1"
+             *     }
+             */
+            headers?: {
+                [key: string]: string;
+            };
+            /**
+             * @description Viewport height in CSS px (with fullPage the image is as tall as the page).
+             * @default 800
+             * @example 900
+             */
+            height?: number;
+            /**
+             * @description Elements hidden (visibility: hidden !important) before the capture.
+             * @example [
+             *       "#cookie-banner",
+             *       ".chat-widget"
+             *     ]
+             */
+            hideSelectors?: string[];
+            /**
+             * @description Script run in the page after load, as the body of an async function (so `await` works); awaited, bounded by the capture timeout. A throw fails the job with "javascript failed: …".
+             * @example document.querySelector('#promo')?.remove();
+             */
+            javascript?: string;
+            /**
+             * @description navigator.language and Accept-Language.
+             * @default en-US
+             * @example de-DE
+             */
+            locale?: string;
+            /**
+             * @description Elements covered with a solid box of maskColor in the image (the page layout does not change).
+             * @example [
+             *       ".price",
+             *       "#user-name"
+             *     ]
+             */
+            mask?: string[];
+            /**
+             * @description Colour of the mask boxes, #rrggbb.
+             * @default #ff00ff
+             * @example #000000
+             */
+            maskColor?: string;
+            /**
+             * @description Transparent background instead of white where the page paints none (png and webp only).
+             * @default false
+             * @example true
+             */
+            omitBackground?: boolean;
+            /**
+             * @description Id of an operator-listed upstream proxy (EGRESS_PROXIES) the requests of the capture leave through, after the SSRF guard; an unknown id is refused.
+             * @example de-residential
+             */
+            proxy?: string;
+            /**
+             * @description Compression quality of jpeg and webp (not with png or pdf).
+             * @default 85
+             * @example 70
+             */
+            quality?: number;
+            /**
+             * @description Emulate prefers-reduced-motion: reduce.
+             * @default false
+             * @example true
+             */
+            reducedMotion?: boolean;
+            /**
+             * @description Device scale factor: the image is width × scale by height × scale px (width × height × scale² at most MAX_IMAGE_PIXELS, default 100,000,000).
+             * @default 1
+             * @example 2
+             */
+            scale?: number;
+            /** @description When to check: a fixed interval, or cron in a time zone */
+            schedule: {
+                /**
+                 * @description Seconds between checks, from MONITOR_MIN_INTERVAL_S (default 300) to 2592000
+                 * @example 3600
+                 */
+                intervalSeconds: number;
+            } | {
+                /**
+                 * @description Five-field cron expression (minute hour day-of-month month day-of-week)
+                 * @example 0 9 * * 1-5
+                 */
+                cron: string;
+                /**
+                 * @description IANA time zone (default UTC)
+                 * @example Europe/Berlin
+                 */
+                timezone?: string;
+            };
+            /**
+             * @description Capture the box of the first element matching this CSS selector (not found within the capture timeout: the job fails with "selector not found"). Not with fullPage or clip.
+             * @example #pricing-table
+             */
+            selector?: string;
+            /**
+             * @description Also store a downscaled image beside the result, in its format (fit inside by default; cover crops to width × height, contain pads); the job then has thumbnailUrl. Not with format pdf or none.
+             * @example {
+             *       "fit": "cover",
+             *       "height": 200,
+             *       "width": 320
+             *     }
+             */
+            thumbnail?: {
+                /**
+                 * @description inside (default): the whole image within the box; cover: fills the box, cropped; contain: fills the box, padded.
+                 * @enum {string}
+                 */
+                fit?: "inside" | "cover" | "contain";
+                /** @description px; without it the height follows the aspect ratio. */
+                height?: number;
+                /** @description px. */
+                width?: number;
+            };
+            /**
+             * @description IANA time zone of Intl and Date in the page (default: the server's).
+             * @example America/New_York
+             */
+            timezone?: string;
+            /**
+             * @description Absolute http(s) URL of the page to watch
+             * @example https://example.com/pricing
+             */
+            url: string;
+            /**
+             * @description User-Agent of every request (default: the browser's).
+             * @example Mozilla/5.0 (compatible; AcmePreview/1.0)
+             */
+            userAgent?: string;
+            /**
+             * @description After waitUntil, wait until an element matching this CSS selector is visible (not within the capture timeout: the job fails with "selector not visible").
+             * @example .chart[data-ready]
+             */
+            waitForSelector?: string;
+            /**
+             * @description Navigation milestone to wait for before the rest; networkidle = no request for 500 ms.
+             * @default load
+             * @example networkidle
+             * @enum {string}
+             */
+            waitUntil?: "load" | "domcontentloaded" | "networkidle";
+            /**
+             * @description Viewport width in CSS px.
+             * @default 1280
+             * @example 1440
+             */
+            width?: number;
         };
         CreateRenderKeyDto: {
             /**
@@ -1233,7 +1740,7 @@ export interface components {
              *       "screenshot.failed"
              *     ]
              */
-            events?: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping" | "endpoint.disabled")[];
+            events?: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping" | "endpoint.disabled" | "monitor.changed" | "monitor.failed")[];
             /**
              * @description How deliveries are signed: `glimpse-v1` (`Webhook-Signature: t=<unix s>,v1=<hex>`, Stripe's scheme, which Stripe's verifier accepts) or `standard-webhooks` (`Webhook-Signature: v1,<base64>` over `<Webhook-Id>.<Webhook-Timestamp>.<body>`, keyed with the base64-decoded part of the secret after `whsec_`, verifiable with the Standard Webhooks libraries).
              * @default glimpse-v1
@@ -1292,7 +1799,7 @@ export interface components {
              *       "*"
              *     ]
              */
-            events: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping" | "endpoint.disabled")[];
+            events: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping" | "endpoint.disabled" | "monitor.changed" | "monitor.failed")[];
             /**
              * @description Endpoint id
              * @example we_4fQx9LmZ2pRt7YvB1nKc3sDw
@@ -1549,6 +2056,247 @@ export interface components {
              * @default 10000
              */
             timeoutMs?: number;
+        };
+        ImageRegionDto: {
+            /** @example 48 */
+            height: number;
+            /** @example 300 */
+            width: number;
+            /** @example 120 */
+            x: number;
+            /** @example 40 */
+            y: number;
+        };
+        MonitorChangedDataDto: {
+            /** @description The image it was compared with */
+            baselineUrl: string | null;
+            /** @example chk_8cV1nQw3ZrT5yU7iO9pA2sD4 */
+            checkId: string;
+            /**
+             * @description Changed pixels
+             * @example 14170
+             */
+            diffPixels: number;
+            /**
+             * @description Changed pixels over all pixels, 0–1 (1 when the image size changed)
+             * @example 0.0123
+             */
+            diffRatio: number;
+            /** @description PNG of the comparison: unchanged pixels faded, changed pixels red */
+            diffUrl: string | null;
+            /** @example mon_4fQx9LmZ2pRt7YvB1nKc3sDw */
+            monitorId: string;
+            /** @description Bounding boxes of the changed areas, at most 20 */
+            regions: components["schemas"]["ImageRegionDto"][];
+            /** @description The new image */
+            screenshotUrl: string | null;
+            /**
+             * @description The monitored page URL
+             * @example https://example.com/pricing
+             */
+            url: string;
+        };
+        MonitorChangedEventDto: {
+            /**
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-20T12:00:00.000Z
+             */
+            createdAt: string;
+            data: components["schemas"]["MonitorChangedDataDto"];
+            /**
+             * @description Event id; the same on every delivery of the event
+             * @example evt_2mK8pQ4xW1vB8nR3sL6cZ7hT
+             */
+            id: string;
+            /** @enum {string} */
+            type: "monitor.changed";
+        };
+        MonitorCheckDto: {
+            /** @description The image this check was compared with */
+            baselineUrl: string | null;
+            /** Format: date-time */
+            completedAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            diffPixels: number | null;
+            /** @description Changed pixels over all pixels, 0–1 */
+            diffRatio: number | null;
+            /** @description PNG of the comparison (changes only): unchanged pixels faded, changed pixels red */
+            diffUrl: string | null;
+            error: string | null;
+            /** @example chk_8cV1nQw3ZrT5yU7iO9pA2sD4 */
+            id: string;
+            /** @description The capture job (`GET /v1/screenshot/{jobId}`); null when it could not be accepted */
+            jobId: string | null;
+            /** @example mon_4fQx9LmZ2pRt7YvB1nKc3sDw */
+            monitorId: string;
+            /** @description Bounding boxes of the changed areas, at most 20 */
+            regions: components["schemas"]["ImageRegionDto"][];
+            screenshotUrl: string | null;
+            /**
+             * @description `pending` until the capture ended and was compared
+             * @enum {string}
+             */
+            status: "pending" | "baseline" | "unchanged" | "changed" | "failed";
+        };
+        MonitorCheckListDto: {
+            data: components["schemas"]["MonitorCheckDto"][];
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            nextCursor: string | null;
+        };
+        MonitorDto: {
+            /**
+             * @description The API key whose quota the checks use
+             * @example key_8cV1nQw3ZrT5yU7iO9pA2sD4
+             */
+            apiKeyId: string;
+            /**
+             * @description `previous`: each check is compared with the last successful one
+             * @enum {string}
+             */
+            baseline: "previous" | "pinned";
+            /** @description The pinned check, with `baseline: "pinned"` */
+            baselineCheckId: string | null;
+            /** @description Failed checks in a row */
+            consecutiveFailures: number;
+            /** Format: date-time */
+            createdAt: string;
+            description: string;
+            /** @description The comparison settings, defaults applied */
+            diff: {
+                /**
+                 * @description Rectangles of the image (px) left out of the comparison
+                 * @example [
+                 *       {
+                 *         "height": 80,
+                 *         "width": 1280,
+                 *         "x": 0,
+                 *         "y": 0
+                 *       }
+                 *     ]
+                 */
+                ignoreRegions?: {
+                    height: number;
+                    width: number;
+                    x: number;
+                    y: number;
+                }[];
+                /**
+                 * @description Elements masked with a solid box before every capture
+                 * @example [
+                 *       ".clock",
+                 *       "#ad"
+                 *     ]
+                 */
+                ignoreSelectors?: string[];
+                /**
+                 * @description Changed pixels over all pixels at or above which a check is a change
+                 * @default 0.001
+                 */
+                minChangeRatio?: number;
+                /**
+                 * @description Per-pixel colour distance above which a pixel differs (pixelmatch; anti-aliased pixels ignored)
+                 * @default 0.1
+                 */
+                threshold?: number;
+            };
+            enabled: boolean;
+            /** @example mon_4fQx9LmZ2pRt7YvB1nKc3sDw */
+            id: string;
+            lastChange: (components["schemas"]["MonitorLastChangeDto"] | null) & components["schemas"]["MonitorLastChangeDto"];
+            /** Format: date-time */
+            lastCheckAt: string | null;
+            /**
+             * Format: date-time
+             * @description Null while paused
+             */
+            nextCheckAt: string | null;
+            /** @description The capture options as given */
+            options: {
+                [key: string]: unknown;
+            };
+            /** @enum {string|null} */
+            pausedReason: "manual" | "failing" | "key_revoked" | null;
+            schedule: {
+                /**
+                 * @description Seconds between checks, from MONITOR_MIN_INTERVAL_S (default 300) to 2592000
+                 * @example 3600
+                 */
+                intervalSeconds: number;
+            } | {
+                /**
+                 * @description Five-field cron expression (minute hour day-of-month month day-of-week)
+                 * @example 0 9 * * 1-5
+                 */
+                cron: string;
+                /**
+                 * @description IANA time zone (default UTC)
+                 * @example Europe/Berlin
+                 */
+                timezone?: string;
+            };
+            /** Format: date-time */
+            updatedAt: string;
+            /** @example https://example.com/pricing */
+            url: string;
+        };
+        MonitorFailedDataDto: {
+            /** @example chk_8cV1nQw3ZrT5yU7iO9pA2sD4 */
+            checkId: string;
+            /**
+             * @description Failed checks in a row, this one included
+             * @example 1
+             */
+            consecutiveFailures: number;
+            /**
+             * @description Customer-safe failure description
+             * @example navigation timed out after 30000 ms
+             */
+            error: string;
+            /** @example mon_4fQx9LmZ2pRt7YvB1nKc3sDw */
+            monitorId: string;
+            /**
+             * @description Whether this failure paused the monitor (`pausedReason: "failing"`)
+             * @example false
+             */
+            paused: boolean;
+            /** @example https://example.com/pricing */
+            url: string;
+        };
+        MonitorFailedEventDto: {
+            /**
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-20T12:00:00.000Z
+             */
+            createdAt: string;
+            data: components["schemas"]["MonitorFailedDataDto"];
+            /**
+             * @description Event id; the same on every delivery of the event
+             * @example evt_2mK8pQ4xW1vB8nR3sL6cZ7hT
+             */
+            id: string;
+            /** @enum {string} */
+            type: "monitor.failed";
+        };
+        MonitorLastChangeDto: {
+            /** Format: date-time */
+            at: string;
+            /** @example chk_8cV1nQw3ZrT5yU7iO9pA2sD4 */
+            checkId: string;
+            /** @example 0.0123 */
+            diffRatio: number;
+        };
+        MonitorListDto: {
+            data: components["schemas"]["MonitorDto"][];
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            nextCursor: string | null;
+        };
+        PinBaselineDto: {
+            /**
+             * @description A successful check of this monitor whose image becomes the baseline
+             * @example chk_8cV1nQw3ZrT5yU7iO9pA2sD4
+             */
+            checkId: string;
         };
         PressStepDto: {
             /**
@@ -2533,6 +3281,357 @@ export interface components {
              */
             timeoutMs?: number;
         };
+        UpdateMonitorDto: {
+            /**
+             * @description Do not make requests that match the shipped ad lists (EasyList).
+             * @default false
+             * @example true
+             */
+            blockAds?: boolean;
+            /**
+             * @description Dismiss or hide cookie consent banners (rules shipped with the service, never fetched at capture time).
+             * @default false
+             * @example true
+             */
+            blockCookieBanners?: boolean;
+            /**
+             * @description Requests of these Playwright resource types are not made (aborted in the browser; the main document is never blocked by type).
+             * @example [
+             *       "image",
+             *       "font",
+             *       "media"
+             *     ]
+             */
+            blockResources?: ("image" | "media" | "font" | "stylesheet" | "script" | "xhr" | "fetch" | "websocket" | "other")[];
+            /**
+             * @description Do not make requests that match the shipped tracker lists (EasyPrivacy).
+             * @default false
+             * @example true
+             */
+            blockTrackers?: boolean;
+            /**
+             * @description Requests whose URL matches one of these glob patterns (* = any characters, matched against the whole URL) are not made; at most 50.
+             * @example [
+             *       "*://*.doubleclick.net/*",
+             *       "*.mp4"
+             *     ]
+             */
+            blockUrls?: string[];
+            /**
+             * @description Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px, at most MAX_IMAGE_PIXELS device pixels, default 100,000,000). Not with selector or fullPage.
+             * @example {
+             *       "height": 400,
+             *       "width": 600,
+             *       "x": 0,
+             *       "y": 0
+             *     }
+             */
+            clip?: {
+                /** @description CSS px. */
+                height?: number;
+                /** @description CSS px. */
+                width?: number;
+                /** @description Left edge, CSS px from the page origin. */
+                x?: number;
+                /** @description Top edge, CSS px from the page origin. */
+                y?: number;
+            };
+            /**
+             * @description Cookies set before navigation (at most 50); domain defaults to the host of url.
+             * @example [
+             *       {
+             *         "httpOnly": true,
+             *         "name": "session",
+             *         "sameSite": "Lax",
+             *         "secure": true,
+             *         "value": "abc123"
+             *       }
+             *     ]
+             */
+            cookies?: {
+                /** @description Default: the host of url (a host-only cookie). */
+                domain?: string;
+                httpOnly?: boolean;
+                name: string;
+                path?: string & (unknown & unknown);
+                /** @enum {string} */
+                sameSite?: "Strict" | "Lax" | "None";
+                secure?: boolean;
+                value: string;
+            }[];
+            /**
+             * @description Style sheet added to the page after load.
+             * @example body { font-family: serif !important; }
+             */
+            css?: string;
+            /**
+             * @description Emulate prefers-color-scheme: dark.
+             * @default false
+             * @example true
+             */
+            darkMode?: boolean;
+            /**
+             * @description Milliseconds to wait after the page has loaded (and after css and javascript) before capturing.
+             * @default 0
+             * @example 500
+             */
+            delay?: number;
+            /**
+             * @description Free-text label
+             * @default
+             */
+            description?: string;
+            /**
+             * @description Emulate a device (Playwright's device list): its viewport, scale, user agent, mobile and touch. Explicit width, height, scale and userAgent win.
+             * @example iPhone 15
+             * @enum {string}
+             */
+            device?: "BlackBerry Z30" | "BlackBerry Z30 landscape" | "Blackberry PlayBook" | "Blackberry PlayBook landscape" | "Desktop Chrome" | "Desktop Chrome HiDPI" | "Desktop Edge" | "Desktop Edge HiDPI" | "Desktop Firefox" | "Desktop Firefox HiDPI" | "Desktop Safari" | "Galaxy A55" | "Galaxy A55 landscape" | "Galaxy Note 3" | "Galaxy Note 3 landscape" | "Galaxy Note II" | "Galaxy Note II landscape" | "Galaxy S III" | "Galaxy S III landscape" | "Galaxy S24" | "Galaxy S24 landscape" | "Galaxy S5" | "Galaxy S5 landscape" | "Galaxy S8" | "Galaxy S8 landscape" | "Galaxy S9+" | "Galaxy S9+ landscape" | "Galaxy Tab S4" | "Galaxy Tab S4 landscape" | "Galaxy Tab S9" | "Galaxy Tab S9 landscape" | "Galaxy Z Flip 6" | "Galaxy Z Flip 6 Cover" | "Galaxy Z Flip 6 Cover landscape" | "Galaxy Z Flip 6 landscape" | "Galaxy Z Flip 7" | "Galaxy Z Flip 7 Cover" | "Galaxy Z Flip 7 Cover landscape" | "Galaxy Z Flip 7 landscape" | "Galaxy Z Fold 6" | "Galaxy Z Fold 6 Cover" | "Galaxy Z Fold 6 Cover landscape" | "Galaxy Z Fold 6 landscape" | "Galaxy Z Fold 7" | "Galaxy Z Fold 7 Cover" | "Galaxy Z Fold 7 Cover landscape" | "Galaxy Z Fold 7 landscape" | "Kindle Fire HDX" | "Kindle Fire HDX landscape" | "LG Optimus L70" | "LG Optimus L70 landscape" | "Microsoft Lumia 550" | "Microsoft Lumia 550 landscape" | "Microsoft Lumia 950" | "Microsoft Lumia 950 landscape" | "Moto G4" | "Moto G4 landscape" | "Nexus 10" | "Nexus 10 landscape" | "Nexus 4" | "Nexus 4 landscape" | "Nexus 5" | "Nexus 5 landscape" | "Nexus 5X" | "Nexus 5X landscape" | "Nexus 6" | "Nexus 6 landscape" | "Nexus 6P" | "Nexus 6P landscape" | "Nexus 7" | "Nexus 7 landscape" | "Nokia Lumia 520" | "Nokia Lumia 520 landscape" | "Nokia N9" | "Nokia N9 landscape" | "Pixel 10" | "Pixel 10 Pro" | "Pixel 10 Pro XL" | "Pixel 10 Pro XL landscape" | "Pixel 10 Pro landscape" | "Pixel 10 landscape" | "Pixel 2" | "Pixel 2 XL" | "Pixel 2 XL landscape" | "Pixel 2 landscape" | "Pixel 3" | "Pixel 3 landscape" | "Pixel 4" | "Pixel 4 landscape" | "Pixel 4a (5G)" | "Pixel 4a (5G) landscape" | "Pixel 5" | "Pixel 5 landscape" | "Pixel 6" | "Pixel 6 Pro" | "Pixel 6 Pro landscape" | "Pixel 6 landscape" | "Pixel 6a" | "Pixel 6a landscape" | "Pixel 7" | "Pixel 7 Pro" | "Pixel 7 Pro landscape" | "Pixel 7 landscape" | "Pixel 7a" | "Pixel 7a landscape" | "Pixel 8" | "Pixel 8 Pro" | "Pixel 8 Pro landscape" | "Pixel 8 landscape" | "Pixel 8a" | "Pixel 8a landscape" | "Pixel 9" | "Pixel 9 Pro" | "Pixel 9 Pro XL" | "Pixel 9 Pro XL landscape" | "Pixel 9 Pro landscape" | "Pixel 9 landscape" | "iPad (gen 11)" | "iPad (gen 11) landscape" | "iPad (gen 5)" | "iPad (gen 5) landscape" | "iPad (gen 6)" | "iPad (gen 6) landscape" | "iPad (gen 7)" | "iPad (gen 7) landscape" | "iPad Mini" | "iPad Mini landscape" | "iPad Pro 11" | "iPad Pro 11 landscape" | "iPhone 11" | "iPhone 11 Pro" | "iPhone 11 Pro Max" | "iPhone 11 Pro Max landscape" | "iPhone 11 Pro landscape" | "iPhone 11 landscape" | "iPhone 12" | "iPhone 12 Mini" | "iPhone 12 Mini landscape" | "iPhone 12 Pro" | "iPhone 12 Pro Max" | "iPhone 12 Pro Max landscape" | "iPhone 12 Pro landscape" | "iPhone 12 landscape" | "iPhone 13" | "iPhone 13 Mini" | "iPhone 13 Mini landscape" | "iPhone 13 Pro" | "iPhone 13 Pro Max" | "iPhone 13 Pro Max landscape" | "iPhone 13 Pro landscape" | "iPhone 13 landscape" | "iPhone 14" | "iPhone 14 Plus" | "iPhone 14 Plus landscape" | "iPhone 14 Pro" | "iPhone 14 Pro Max" | "iPhone 14 Pro Max landscape" | "iPhone 14 Pro landscape" | "iPhone 14 landscape" | "iPhone 15" | "iPhone 15 Plus" | "iPhone 15 Plus landscape" | "iPhone 15 Pro" | "iPhone 15 Pro Max" | "iPhone 15 Pro Max landscape" | "iPhone 15 Pro landscape" | "iPhone 15 landscape" | "iPhone 16" | "iPhone 16 Plus" | "iPhone 16 Plus landscape" | "iPhone 16 Pro" | "iPhone 16 Pro Max" | "iPhone 16 Pro Max landscape" | "iPhone 16 Pro landscape" | "iPhone 16 landscape" | "iPhone 16e" | "iPhone 16e landscape" | "iPhone 17" | "iPhone 17 Pro" | "iPhone 17 Pro Max" | "iPhone 17 Pro Max landscape" | "iPhone 17 Pro landscape" | "iPhone 17 landscape" | "iPhone 17e" | "iPhone 17e landscape" | "iPhone 6" | "iPhone 6 Plus" | "iPhone 6 Plus landscape" | "iPhone 6 landscape" | "iPhone 7" | "iPhone 7 Plus" | "iPhone 7 Plus landscape" | "iPhone 7 landscape" | "iPhone 8" | "iPhone 8 Plus" | "iPhone 8 Plus landscape" | "iPhone 8 landscape" | "iPhone Air" | "iPhone Air landscape" | "iPhone SE" | "iPhone SE (3rd gen)" | "iPhone SE (3rd gen) landscape" | "iPhone SE landscape" | "iPhone X" | "iPhone X landscape" | "iPhone XR" | "iPhone XR landscape";
+            /** @description How images are compared */
+            diff?: {
+                /**
+                 * @description Rectangles of the image (px) left out of the comparison
+                 * @example [
+                 *       {
+                 *         "height": 80,
+                 *         "width": 1280,
+                 *         "x": 0,
+                 *         "y": 0
+                 *       }
+                 *     ]
+                 */
+                ignoreRegions?: {
+                    height: number;
+                    width: number;
+                    x: number;
+                    y: number;
+                }[];
+                /**
+                 * @description Elements masked with a solid box before every capture
+                 * @example [
+                 *       ".clock",
+                 *       "#ad"
+                 *     ]
+                 */
+                ignoreSelectors?: string[];
+                /**
+                 * @description Changed pixels over all pixels at or above which a check is a change
+                 * @default 0.001
+                 */
+                minChangeRatio?: number;
+                /**
+                 * @description Per-pixel colour distance above which a pixel differs (pixelmatch; anti-aliased pixels ignored)
+                 * @default 0.1
+                 */
+                threshold?: number;
+            };
+            /**
+             * @description Finish finite CSS animations and transitions and cancel infinite ones before the capture (as Playwright's animations: "disabled").
+             * @default false
+             * @example true
+             */
+            disableAnimations?: boolean;
+            /**
+             * @description false: created paused (`pausedReason: "manual"`)
+             * @default true
+             */
+            enabled?: boolean;
+            /**
+             * @description Fail the job ("target answered HTTP 404") when the page's main document answers 4xx or 5xx, instead of capturing the error page.
+             * @default false
+             * @example true
+             */
+            failOnHttpError?: boolean;
+            /**
+             * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality), or none (no image, only with extract).
+             * @default png
+             * @example webp
+             * @enum {string}
+             */
+            format?: "png" | "jpeg" | "webp" | "pdf" | "none";
+            /**
+             * @description Capture the whole scrollable page instead of the viewport only (height capped at fullPageMaxHeight, default 16,384 image px; the job then says `clipped`). Not with selector or clip.
+             * @default false
+             * @example true
+             */
+            fullPage?: boolean;
+            /**
+             * @description Tallest full-page image, image px: a page taller than Chromium's single texture (16,384 px) is captured in sections and stitched up to this height, then cut (clipped: true); MAX_IMAGE_PIXELS still caps it (webp: at most 16,383 px).
+             * @default 16384
+             * @example 40000
+             */
+            fullPageMaxHeight?: number;
+            /**
+             * @description Position reported by navigator.geolocation, with the permission granted.
+             * @example {
+             *       "accuracy": 10,
+             *       "latitude": 52.52,
+             *       "longitude": 13.405
+             *     }
+             */
+            geolocation?: {
+                /** @description Metres (default 0). */
+                accuracy?: number;
+                /** @description Degrees. */
+                latitude?: number;
+                /** @description Degrees. */
+                longitude?: number;
+            };
+            /**
+             * @description Extra request headers (at most 50; values up to 4096 characters), sent only to the origin of url, never to other origins the page loads from. Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused.
+             * @example {
+             *       "Authorization": "Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig",
+             *       "X-Preview": "1"
+             *     }
+             */
+            headers?: {
+                [key: string]: string;
+            };
+            /**
+             * @description Viewport height in CSS px (with fullPage the image is as tall as the page).
+             * @default 800
+             * @example 900
+             */
+            height?: number;
+            /**
+             * @description Elements hidden (visibility: hidden !important) before the capture.
+             * @example [
+             *       "#cookie-banner",
+             *       ".chat-widget"
+             *     ]
+             */
+            hideSelectors?: string[];
+            /**
+             * @description Script run in the page after load, as the body of an async function (so `await` works); awaited, bounded by the capture timeout. A throw fails the job with "javascript failed: …".
+             * @example document.querySelector('#promo')?.remove();
+             */
+            javascript?: string;
+            /**
+             * @description navigator.language and Accept-Language.
+             * @default en-US
+             * @example de-DE
+             */
+            locale?: string;
+            /**
+             * @description Elements covered with a solid box of maskColor in the image (the page layout does not change).
+             * @example [
+             *       ".price",
+             *       "#user-name"
+             *     ]
+             */
+            mask?: string[];
+            /**
+             * @description Colour of the mask boxes, #rrggbb.
+             * @default #ff00ff
+             * @example #000000
+             */
+            maskColor?: string;
+            /**
+             * @description Transparent background instead of white where the page paints none (png and webp only).
+             * @default false
+             * @example true
+             */
+            omitBackground?: boolean;
+            /**
+             * @description Id of an operator-listed upstream proxy (EGRESS_PROXIES) the requests of the capture leave through, after the SSRF guard; an unknown id is refused.
+             * @example de-residential
+             */
+            proxy?: string;
+            /**
+             * @description Compression quality of jpeg and webp (not with png or pdf).
+             * @default 85
+             * @example 70
+             */
+            quality?: number;
+            /**
+             * @description Emulate prefers-reduced-motion: reduce.
+             * @default false
+             * @example true
+             */
+            reducedMotion?: boolean;
+            /**
+             * @description Device scale factor: the image is width × scale by height × scale px (width × height × scale² at most MAX_IMAGE_PIXELS, default 100,000,000).
+             * @default 1
+             * @example 2
+             */
+            scale?: number;
+            /** @description When to check: a fixed interval, or cron in a time zone */
+            schedule?: {
+                /**
+                 * @description Seconds between checks, from MONITOR_MIN_INTERVAL_S (default 300) to 2592000
+                 * @example 3600
+                 */
+                intervalSeconds: number;
+            } | {
+                /**
+                 * @description Five-field cron expression (minute hour day-of-month month day-of-week)
+                 * @example 0 9 * * 1-5
+                 */
+                cron: string;
+                /**
+                 * @description IANA time zone (default UTC)
+                 * @example Europe/Berlin
+                 */
+                timezone?: string;
+            };
+            /**
+             * @description Capture the box of the first element matching this CSS selector (not found within the capture timeout: the job fails with "selector not found"). Not with fullPage or clip.
+             * @example #pricing-table
+             */
+            selector?: string;
+            /**
+             * @description Also store a downscaled image beside the result, in its format (fit inside by default; cover crops to width × height, contain pads); the job then has thumbnailUrl. Not with format pdf or none.
+             * @example {
+             *       "fit": "cover",
+             *       "height": 200,
+             *       "width": 320
+             *     }
+             */
+            thumbnail?: {
+                /**
+                 * @description inside (default): the whole image within the box; cover: fills the box, cropped; contain: fills the box, padded.
+                 * @enum {string}
+                 */
+                fit?: "inside" | "cover" | "contain";
+                /** @description px; without it the height follows the aspect ratio. */
+                height?: number;
+                /** @description px. */
+                width?: number;
+            };
+            /**
+             * @description IANA time zone of Intl and Date in the page (default: the server's).
+             * @example America/New_York
+             */
+            timezone?: string;
+            /**
+             * @description Absolute http(s) URL of the page to watch
+             * @example https://example.com/pricing
+             */
+            url?: string;
+            /**
+             * @description User-Agent of every request (default: the browser's).
+             * @example Mozilla/5.0 (compatible; AcmePreview/1.0)
+             */
+            userAgent?: string;
+            /**
+             * @description After waitUntil, wait until an element matching this CSS selector is visible (not within the capture timeout: the job fails with "selector not visible").
+             * @example .chart[data-ready]
+             */
+            waitForSelector?: string;
+            /**
+             * @description Navigation milestone to wait for before the rest; networkidle = no request for 500 ms.
+             * @default load
+             * @example networkidle
+             * @enum {string}
+             */
+            waitUntil?: "load" | "domcontentloaded" | "networkidle";
+            /**
+             * @description Viewport width in CSS px.
+             * @default 1280
+             * @example 1440
+             */
+            width?: number;
+        };
         UpdateWebhookEndpointDto: {
             /** @description Free-text label */
             description?: string;
@@ -2544,7 +3643,7 @@ export interface components {
              *       "screenshot.completed"
              *     ]
              */
-            events?: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping" | "endpoint.disabled")[];
+            events?: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping" | "endpoint.disabled" | "monitor.changed" | "monitor.failed")[];
             /**
              * @description How deliveries are signed: `glimpse-v1` (`Webhook-Signature: t=<unix s>,v1=<hex>`, Stripe's scheme, which Stripe's verifier accepts) or `standard-webhooks` (`Webhook-Signature: v1,<base64>` over `<Webhook-Id>.<Webhook-Timestamp>.<body>`, keyed with the base64-decoded part of the secret after `whsec_`, verifiable with the Standard Webhooks libraries).
              * @enum {string}
@@ -3031,7 +4130,7 @@ export interface components {
              * @description Event type
              * @enum {string}
              */
-            type: "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping" | "endpoint.disabled";
+            type: "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping" | "endpoint.disabled" | "monitor.changed" | "monitor.failed";
         };
         WebhookDeliveryListDto: {
             data: components["schemas"]["WebhookDeliveryDto"][];
@@ -3064,7 +4163,7 @@ export interface components {
              *       "*"
              *     ]
              */
-            events: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping" | "endpoint.disabled")[];
+            events: ("*" | "screenshot.completed" | "screenshot.failed" | "run.completed" | "run.failed" | "quota.warning" | "test.ping" | "endpoint.disabled" | "monitor.changed" | "monitor.failed")[];
             /**
              * @description Endpoint id
              * @example we_4fQx9LmZ2pRt7YvB1nKc3sDw
@@ -3109,6 +4208,2431 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listMonitors: {
+        parameters: {
+            query?: {
+                /** @description `nextCursor` of the previous page */
+                cursor?: string;
+                /** @description Page size */
+                limit?: number;
+            };
+            header?: {
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
+                "X-Organization-ID"?: string;
+                /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
+                "X-Request-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of monitors */
+            200: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "apiKeyId": "key_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *           "baseline": "previous",
+                     *           "baselineCheckId": null,
+                     *           "consecutiveFailures": 0,
+                     *           "createdAt": "2026-11-20T12:00:00.000Z",
+                     *           "description": "Pricing page",
+                     *           "diff": {
+                     *             "ignoreRegions": [],
+                     *             "ignoreSelectors": [
+                     *               ".clock"
+                     *             ],
+                     *             "minChangeRatio": 0.001,
+                     *             "threshold": 0.1
+                     *           },
+                     *           "enabled": true,
+                     *           "id": "mon_4fQx9LmZ2pRt7YvB1nKc3sDw",
+                     *           "lastChange": {
+                     *             "at": "2026-11-25T11:00:09.000Z",
+                     *             "checkId": "chk_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *             "diffRatio": 0.0123
+                     *           },
+                     *           "lastCheckAt": "2026-11-25T11:00:02.000Z",
+                     *           "nextCheckAt": "2026-11-25T12:00:31.000Z",
+                     *           "options": {
+                     *             "fullPage": true,
+                     *             "width": 1280
+                     *           },
+                     *           "pausedReason": null,
+                     *           "schedule": {
+                     *             "intervalSeconds": 3600
+                     *           },
+                     *           "updatedAt": "2026-11-20T12:00:00.000Z",
+                     *           "url": "https://example.com/pricing"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MonitorListDto"];
+                };
+            };
+            /** @description Invalid request. Codes: VALIDATION_FAILED, INVALID_JSON, TARGET_NOT_ALLOWED, INVALID_IDEMPOTENCY_KEY, INVALID_ORGANIZATION_ID */
+            400: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "VALIDATION_FAILED",
+                     *       "error": "Invalid request",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "INVALID_IDEMPOTENCY_KEY" | "INVALID_ORGANIZATION_ID";
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. Codes: UNAUTHENTICATED, INVALID_API_KEY, API_KEY_REVOKED */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHENTICATED",
+                     *       "error": "Missing, unknown or revoked API key",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected failure. Codes: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_ERROR",
+                     *       "error": "Unexpected failure",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createMonitor: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes retries safe: the first 2xx response is stored for 24 hours and replayed (with `Idempotency-Replayed: true`) for a retry with the same key and body; a concurrent retry gets 409, another body 422. Scope: API key, method and path. */
+                "Idempotency-Key"?: string;
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
+                "X-Organization-ID"?: string;
+                /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
+                "X-Request-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateMonitorDto"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key` */
+                    "Idempotency-Replayed"?: "true";
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "apiKeyId": "key_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *       "baseline": "previous",
+                     *       "baselineCheckId": null,
+                     *       "consecutiveFailures": 0,
+                     *       "createdAt": "2026-11-20T12:00:00.000Z",
+                     *       "description": "Pricing page",
+                     *       "diff": {
+                     *         "ignoreRegions": [],
+                     *         "ignoreSelectors": [
+                     *           ".clock"
+                     *         ],
+                     *         "minChangeRatio": 0.001,
+                     *         "threshold": 0.1
+                     *       },
+                     *       "enabled": true,
+                     *       "id": "mon_4fQx9LmZ2pRt7YvB1nKc3sDw",
+                     *       "lastChange": {
+                     *         "at": "2026-11-25T11:00:09.000Z",
+                     *         "checkId": "chk_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *         "diffRatio": 0.0123
+                     *       },
+                     *       "lastCheckAt": "2026-11-25T11:00:02.000Z",
+                     *       "nextCheckAt": "2026-11-25T12:00:31.000Z",
+                     *       "options": {
+                     *         "fullPage": true,
+                     *         "width": 1280
+                     *       },
+                     *       "pausedReason": null,
+                     *       "schedule": {
+                     *         "intervalSeconds": 3600
+                     *       },
+                     *       "updatedAt": "2026-11-20T12:00:00.000Z",
+                     *       "url": "https://example.com/pricing"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MonitorDto"];
+                };
+            };
+            /** @description Invalid request. Codes: VALIDATION_FAILED, TARGET_NOT_ALLOWED, INVALID_ORGANIZATION_ID, INVALID_IDEMPOTENCY_KEY */
+            400: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "VALIDATION_FAILED",
+                     *       "error": "Invalid request",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "TARGET_NOT_ALLOWED" | "INVALID_ORGANIZATION_ID" | "INVALID_IDEMPOTENCY_KEY";
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. Codes: UNAUTHENTICATED, INVALID_API_KEY, API_KEY_REVOKED */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHENTICATED",
+                     *       "error": "Missing, unknown or revoked API key",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description The account already has as many monitors as its plan allows (free 3, starter 50, pro 500). Codes: PLAN_LIMIT_REACHED, ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "PLAN_LIMIT_REACHED",
+                     *       "details": {
+                     *         "limit": 2,
+                     *         "plan": "free",
+                     *         "resource": "webhook_endpoints"
+                     *       },
+                     *       "error": "The account already has as many monitors as its plan allows (free 3, starter 50, pro 500)",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "PLAN_LIMIT_REACHED" | "ORGANIZATION_MISMATCH";
+                        details: {
+                            /** @description How many of it the plan allows */
+                            limit: number;
+                            /** @enum {string} */
+                            plan: "free" | "starter" | "pro" | "legacy_free";
+                            /**
+                             * @description What the plan limits the number of
+                             * @enum {string}
+                             */
+                            resource: "api_keys" | "webhook_endpoints" | "render_keys" | "monitors" | "storage_destinations";
+                        };
+                    };
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running. Codes: IDEMPOTENCY_IN_FLIGHT */
+            409: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_IN_FLIGHT",
+                     *       "error": "A request with the same Idempotency-Key is still running",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_IN_FLIGHT";
+                    };
+                };
+            };
+            /** @description Body too large. Codes: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "error": "Body too large",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description Body is not of a supported media type. Codes: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "error": "Body is not of a supported media type",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Idempotency-Key reused with a different body. Codes: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "IDEMPOTENCY_KEY_REUSED",
+                     *       "error": "Idempotency-Key reused with a different body",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "IDEMPOTENCY_KEY_REUSED";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected failure. Codes: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_ERROR",
+                     *       "error": "Unexpected failure",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getMonitor: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
+                "X-Organization-ID"?: string;
+                /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description Monitor id (`mon_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The monitor */
+            200: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "apiKeyId": "key_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *       "baseline": "previous",
+                     *       "baselineCheckId": null,
+                     *       "consecutiveFailures": 0,
+                     *       "createdAt": "2026-11-20T12:00:00.000Z",
+                     *       "description": "Pricing page",
+                     *       "diff": {
+                     *         "ignoreRegions": [],
+                     *         "ignoreSelectors": [
+                     *           ".clock"
+                     *         ],
+                     *         "minChangeRatio": 0.001,
+                     *         "threshold": 0.1
+                     *       },
+                     *       "enabled": true,
+                     *       "id": "mon_4fQx9LmZ2pRt7YvB1nKc3sDw",
+                     *       "lastChange": {
+                     *         "at": "2026-11-25T11:00:09.000Z",
+                     *         "checkId": "chk_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *         "diffRatio": 0.0123
+                     *       },
+                     *       "lastCheckAt": "2026-11-25T11:00:02.000Z",
+                     *       "nextCheckAt": "2026-11-25T12:00:31.000Z",
+                     *       "options": {
+                     *         "fullPage": true,
+                     *         "width": 1280
+                     *       },
+                     *       "pausedReason": null,
+                     *       "schedule": {
+                     *         "intervalSeconds": 3600
+                     *       },
+                     *       "updatedAt": "2026-11-20T12:00:00.000Z",
+                     *       "url": "https://example.com/pricing"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MonitorDto"];
+                };
+            };
+            /** @description Invalid request. Codes: INVALID_ORGANIZATION_ID */
+            400: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INVALID_ORGANIZATION_ID",
+                     *       "error": "Invalid request",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INVALID_ORGANIZATION_ID";
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. Codes: UNAUTHENTICATED, INVALID_API_KEY, API_KEY_REVOKED */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHENTICATED",
+                     *       "error": "Missing, unknown or revoked API key",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
+                    };
+                };
+            };
+            /** @description Unknown id, or an id of another account. Codes: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "error": "Unknown id, or an id of another account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected failure. Codes: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_ERROR",
+                     *       "error": "Unexpected failure",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    deleteMonitor: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
+                "X-Organization-ID"?: string;
+                /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description Monitor id (`mon_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request. Codes: INVALID_ORGANIZATION_ID */
+            400: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INVALID_ORGANIZATION_ID",
+                     *       "error": "Invalid request",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INVALID_ORGANIZATION_ID";
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. Codes: UNAUTHENTICATED, INVALID_API_KEY, API_KEY_REVOKED */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHENTICATED",
+                     *       "error": "Missing, unknown or revoked API key",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
+                    };
+                };
+            };
+            /** @description Unknown id, or an id of another account. Codes: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "error": "Unknown id, or an id of another account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected failure. Codes: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_ERROR",
+                     *       "error": "Unexpected failure",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    updateMonitor: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
+                "X-Organization-ID"?: string;
+                /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description Monitor id (`mon_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateMonitorDto"];
+            };
+        };
+        responses: {
+            /** @description The monitor */
+            200: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "apiKeyId": "key_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *       "baseline": "previous",
+                     *       "baselineCheckId": null,
+                     *       "consecutiveFailures": 0,
+                     *       "createdAt": "2026-11-20T12:00:00.000Z",
+                     *       "description": "Pricing page",
+                     *       "diff": {
+                     *         "ignoreRegions": [],
+                     *         "ignoreSelectors": [
+                     *           ".clock"
+                     *         ],
+                     *         "minChangeRatio": 0.001,
+                     *         "threshold": 0.1
+                     *       },
+                     *       "enabled": true,
+                     *       "id": "mon_4fQx9LmZ2pRt7YvB1nKc3sDw",
+                     *       "lastChange": {
+                     *         "at": "2026-11-25T11:00:09.000Z",
+                     *         "checkId": "chk_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *         "diffRatio": 0.0123
+                     *       },
+                     *       "lastCheckAt": "2026-11-25T11:00:02.000Z",
+                     *       "nextCheckAt": "2026-11-25T12:00:31.000Z",
+                     *       "options": {
+                     *         "fullPage": true,
+                     *         "width": 1280
+                     *       },
+                     *       "pausedReason": null,
+                     *       "schedule": {
+                     *         "intervalSeconds": 3600
+                     *       },
+                     *       "updatedAt": "2026-11-20T12:00:00.000Z",
+                     *       "url": "https://example.com/pricing"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MonitorDto"];
+                };
+            };
+            /** @description Invalid request. Codes: VALIDATION_FAILED, TARGET_NOT_ALLOWED, INVALID_ORGANIZATION_ID */
+            400: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "VALIDATION_FAILED",
+                     *       "error": "Invalid request",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "TARGET_NOT_ALLOWED" | "INVALID_ORGANIZATION_ID";
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. Codes: UNAUTHENTICATED, INVALID_API_KEY, API_KEY_REVOKED */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHENTICATED",
+                     *       "error": "Missing, unknown or revoked API key",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
+                    };
+                };
+            };
+            /** @description Unknown id, or an id of another account. Codes: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "error": "Unknown id, or an id of another account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Body too large. Codes: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "error": "Body too large",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description Body is not of a supported media type. Codes: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "error": "Body is not of a supported media type",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected failure. Codes: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_ERROR",
+                     *       "error": "Unexpected failure",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    updateMonitorBaseline: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
+                "X-Organization-ID"?: string;
+                /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description Monitor id (`mon_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PinBaselineDto"];
+            };
+        };
+        responses: {
+            /** @description The monitor */
+            200: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "apiKeyId": "key_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *       "baseline": "pinned",
+                     *       "baselineCheckId": "chk_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *       "consecutiveFailures": 0,
+                     *       "createdAt": "2026-11-20T12:00:00.000Z",
+                     *       "description": "Pricing page",
+                     *       "diff": {
+                     *         "ignoreRegions": [],
+                     *         "ignoreSelectors": [
+                     *           ".clock"
+                     *         ],
+                     *         "minChangeRatio": 0.001,
+                     *         "threshold": 0.1
+                     *       },
+                     *       "enabled": true,
+                     *       "id": "mon_4fQx9LmZ2pRt7YvB1nKc3sDw",
+                     *       "lastChange": {
+                     *         "at": "2026-11-25T11:00:09.000Z",
+                     *         "checkId": "chk_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *         "diffRatio": 0.0123
+                     *       },
+                     *       "lastCheckAt": "2026-11-25T11:00:02.000Z",
+                     *       "nextCheckAt": "2026-11-25T12:00:31.000Z",
+                     *       "options": {
+                     *         "fullPage": true,
+                     *         "width": 1280
+                     *       },
+                     *       "pausedReason": null,
+                     *       "schedule": {
+                     *         "intervalSeconds": 3600
+                     *       },
+                     *       "updatedAt": "2026-11-20T12:00:00.000Z",
+                     *       "url": "https://example.com/pricing"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MonitorDto"];
+                };
+            };
+            /** @description Invalid request. Codes: VALIDATION_FAILED, INVALID_JSON, TARGET_NOT_ALLOWED, INVALID_IDEMPOTENCY_KEY, INVALID_ORGANIZATION_ID */
+            400: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "VALIDATION_FAILED",
+                     *       "error": "Invalid request",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "INVALID_IDEMPOTENCY_KEY" | "INVALID_ORGANIZATION_ID";
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. Codes: UNAUTHENTICATED, INVALID_API_KEY, API_KEY_REVOKED */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHENTICATED",
+                     *       "error": "Missing, unknown or revoked API key",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
+                    };
+                };
+            };
+            /** @description Unknown id, or an id of another account. Codes: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "error": "Unknown id, or an id of another account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Body too large. Codes: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "error": "Body too large",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description Body is not of a supported media type. Codes: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "error": "Body is not of a supported media type",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected failure. Codes: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_ERROR",
+                     *       "error": "Unexpected failure",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createMonitorCheck: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
+                "X-Organization-ID"?: string;
+                /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description Monitor id (`mon_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The check started */
+            202: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "checkId": "chk_8cV1nQw3ZrT5yU7iO9pA2sD4"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CheckStartedDto"];
+                };
+            };
+            /** @description Invalid request. Codes: VALIDATION_FAILED, INVALID_JSON, TARGET_NOT_ALLOWED, INVALID_IDEMPOTENCY_KEY, INVALID_ORGANIZATION_ID */
+            400: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "VALIDATION_FAILED",
+                     *       "error": "Invalid request",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "INVALID_IDEMPOTENCY_KEY" | "INVALID_ORGANIZATION_ID";
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. Codes: UNAUTHENTICATED, INVALID_API_KEY, API_KEY_REVOKED */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHENTICATED",
+                     *       "error": "Missing, unknown or revoked API key",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
+                    };
+                };
+            };
+            /** @description Unknown id, or an id of another account. Codes: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "error": "Unknown id, or an id of another account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds. Codes: PLAN_QUOTA_EXCEEDED, TOO_MANY_PENDING_JOBS, RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "PLAN_QUOTA_EXCEEDED",
+                     *       "details": {
+                     *         "limit": 100,
+                     *         "plan": "free",
+                     *         "resetAt": "2026-12-01T00:00:00.000Z",
+                     *         "used": 100
+                     *       },
+                     *       "error": "Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "PLAN_QUOTA_EXCEEDED" | "TOO_MANY_PENDING_JOBS" | "RATE_LIMITED";
+                        /** @description Fields depend on `code` */
+                        details: {
+                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap of the plan; TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description TOO_MANY_PENDING_JOBS: Jobs and runs of the account not yet ended */
+                            pending?: number;
+                            /**
+                             * @description PLAN_QUOTA_EXCEEDED: plan
+                             * @enum {string}
+                             */
+                            plan?: "free" | "starter" | "pro" | "legacy_free";
+                            /**
+                             * Format: date-time
+                             * @description PLAN_QUOTA_EXCEEDED: 00:00 UTC on the 1st of next month
+                             */
+                            resetAt?: string;
+                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key */
+                            used?: number;
+                            /** @description RATE_LIMITED: Length of the window, seconds (1) */
+                            windowSeconds?: number;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected failure. Codes: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_ERROR",
+                     *       "error": "Unexpected failure",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listMonitorChecks: {
+        parameters: {
+            query?: {
+                /** @description `nextCursor` of the previous page */
+                cursor?: string;
+                /** @description Page size */
+                limit?: number;
+            };
+            header?: {
+                /** @description Optional organization id: an account is an organization, so an account id (`acc_…`) other than the API key's account is 403 `ORGANIZATION_MISMATCH` and nothing is done; pattern-checked (400 `INVALID_ORGANIZATION_ID`); other well-formed values are ignored */
+                "X-Organization-ID"?: string;
+                /** @description Your own id for this request; echoed in the `X-Request-ID` response header when it matches the pattern. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description Monitor id (`mon_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of checks */
+            200: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "baselineUrl": "https://glimpse.example.com/files/Rs4kq1Jd0aZxY2mNw8PqRs4kq1Jd0a.png",
+                     *           "completedAt": "2026-11-25T11:00:09.000Z",
+                     *           "createdAt": "2026-11-25T11:00:02.000Z",
+                     *           "diffPixels": 14170,
+                     *           "diffRatio": 0.0123,
+                     *           "diffUrl": "https://glimpse.example.com/files/mNw8PqRs4kq1Jd0aZxY2mNw8PqRs4k.png",
+                     *           "error": null,
+                     *           "id": "chk_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                     *           "jobId": "scr_2mK8pQ4xW1vB8nR3sL6cZ7hT",
+                     *           "monitorId": "mon_4fQx9LmZ2pRt7YvB1nKc3sDw",
+                     *           "regions": [
+                     *             {
+                     *               "height": 48,
+                     *               "width": 300,
+                     *               "x": 120,
+                     *               "y": 40
+                     *             }
+                     *           ],
+                     *           "screenshotUrl": "https://glimpse.example.com/files/Jd0aZxY2mNw8PqRs4kq1Jd0aZxY2mNw8.png",
+                     *           "status": "changed"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MonitorCheckListDto"];
+                };
+            };
+            /** @description Invalid request. Codes: VALIDATION_FAILED, INVALID_JSON, TARGET_NOT_ALLOWED, INVALID_IDEMPOTENCY_KEY, INVALID_ORGANIZATION_ID */
+            400: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "VALIDATION_FAILED",
+                     *       "error": "Invalid request",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "INVALID_IDEMPOTENCY_KEY" | "INVALID_ORGANIZATION_ID";
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. Codes: UNAUTHENTICATED, INVALID_API_KEY, API_KEY_REVOKED */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "UNAUTHENTICATED",
+                     *       "error": "Missing, unknown or revoked API key",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description X-Organization-ID names another organization than the API key's account. Codes: ORGANIZATION_MISMATCH */
+            403: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "ORGANIZATION_MISMATCH",
+                     *       "error": "X-Organization-ID names another organization than the API key's account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "ORGANIZATION_MISMATCH";
+                    };
+                };
+            };
+            /** @description Unknown id, or an id of another account. Codes: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "error": "Unknown id, or an id of another account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "RATE_LIMITED",
+                     *       "details": {
+                     *         "limit": 20,
+                     *         "windowSeconds": 1
+                     *       },
+                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                        details: {
+                            /** @description Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            limit: number;
+                            /** @description Length of the window, seconds (1) */
+                            windowSeconds: number;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected failure. Codes: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "INTERNAL_ERROR",
+                     *       "error": "Unexpected failure",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds. Codes: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "SERVICE_UNAVAILABLE",
+                     *       "error": "PostgreSQL cannot be reached right now; nothing was accepted or counted; retry after `Retry-After` seconds",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
     listRenderKeys: {
         parameters: {
             query?: never;
@@ -11533,6 +15057,126 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["EndpointDisabledEventDto"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; no further attempts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer (for example a rejected signature) schedules another attempt. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveMonitorChangedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event type; mirrors the body’s `type`. */
+                "X-Glimpse-Event": "monitor.changed";
+                /** @description Identifies Glimpse deliveries; the suffix is the signature scheme version. */
+                "User-Agent": components["parameters"]["UserAgent"];
+                /** @description Delivery id, identical on every attempt of the delivery: deduplicate on it. */
+                "Webhook-Id": components["parameters"]["WebhookId"];
+                /** @description `glimpse-v1`: `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`; `standard-webhooks`: `v1,<base64 HMAC-SHA256 of "<Webhook-Id>.<Webhook-Timestamp>.<raw body>" keyed with the decoded secret>`. During a rotation overlap, one signature per valid secret, newest first. */
+                "Webhook-Signature": components["parameters"]["WebhookSignature"];
+                /** @description Unix seconds at signing time (the `t` of the signature). */
+                "Webhook-Timestamp": components["parameters"]["WebhookTimestamp"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "createdAt": "2026-11-25T12:00:00.000Z",
+                 *       "data": {
+                 *         "baselineUrl": "https://glimpse.example.com/files/Rs4kq1Jd0aZxY2mNw8PqRs4kq1Jd0a.png",
+                 *         "checkId": "chk_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                 *         "diffPixels": 14170,
+                 *         "diffRatio": 0.0123,
+                 *         "diffUrl": "https://glimpse.example.com/files/mNw8PqRs4kq1Jd0aZxY2mNw8PqRs4k.png",
+                 *         "monitorId": "mon_4fQx9LmZ2pRt7YvB1nKc3sDw",
+                 *         "regions": [
+                 *           {
+                 *             "height": 48,
+                 *             "width": 300,
+                 *             "x": 120,
+                 *             "y": 40
+                 *           }
+                 *         ],
+                 *         "screenshotUrl": "https://glimpse.example.com/files/Jd0aZxY2mNw8PqRs4kq1Jd0aZxY2mNw8.png",
+                 *         "url": "https://example.com/pricing"
+                 *       },
+                 *       "id": "evt_7hT2mK8pQ4xW1vB8nR3sL6cZ",
+                 *       "type": "monitor.changed"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MonitorChangedEventDto"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; no further attempts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer (for example a rejected signature) schedules another attempt. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveMonitorFailedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event type; mirrors the body’s `type`. */
+                "X-Glimpse-Event": "monitor.failed";
+                /** @description Identifies Glimpse deliveries; the suffix is the signature scheme version. */
+                "User-Agent": components["parameters"]["UserAgent"];
+                /** @description Delivery id, identical on every attempt of the delivery: deduplicate on it. */
+                "Webhook-Id": components["parameters"]["WebhookId"];
+                /** @description `glimpse-v1`: `t=<unix_seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`; `standard-webhooks`: `v1,<base64 HMAC-SHA256 of "<Webhook-Id>.<Webhook-Timestamp>.<raw body>" keyed with the decoded secret>`. During a rotation overlap, one signature per valid secret, newest first. */
+                "Webhook-Signature": components["parameters"]["WebhookSignature"];
+                /** @description Unix seconds at signing time (the `t` of the signature). */
+                "Webhook-Timestamp": components["parameters"]["WebhookTimestamp"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "createdAt": "2026-11-25T12:00:00.000Z",
+                 *       "data": {
+                 *         "checkId": "chk_8cV1nQw3ZrT5yU7iO9pA2sD4",
+                 *         "consecutiveFailures": 5,
+                 *         "error": "navigation timed out after 30000 ms",
+                 *         "monitorId": "mon_4fQx9LmZ2pRt7YvB1nKc3sDw",
+                 *         "paused": true,
+                 *         "url": "https://example.com/pricing"
+                 *       },
+                 *       "id": "evt_8pQ4xW1vB8nR3sL6cZ7hT2mK",
+                 *       "type": "monitor.failed"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MonitorFailedEventDto"];
             };
         };
         responses: {

@@ -1,0 +1,125 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { ApiKeysService } from '../auth/api-keys.service';
+import { Clock } from '../common/clock';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { RUN_PROCESSORS } from '../queue/queues';
+import { ResultFilesService } from '../storage/result-files.service';
+import { AfterCommit, MonitorChecksService, rowsOf } from './monitor-checks.service';
+import { nextCheckAt } from './monitor-schedule';
+import { Monitor } from './monitor.entity';
+
+/** Due monitors claimed per transaction of a tick. */
+const CLAIM_BATCH = 20;
+
+/** Checks are kept this long (CONTRACT.md, "Monitors"), days. */
+export const CHECK_RETENTION_DAYS = 90;
+
+/** Ticks between two housekeeping passes (revoked keys, old checks, stranded comparisons). */
+const HOUSEKEEPING_EVERY_TICKS = 15;
+
+/**
+ * The monitors' durable schedule (CONTRACT.md, "Monitors"), run by every process that runs the queue
+ * processors: every `MONITOR_TICK_MS` it claims due monitors ({@link claimDue}) and starts their
+ * checks. The schedule lives in PostgreSQL only (`next_check_at`), so with several workers each slot
+ * runs once, and slots missed while no worker ran run once when one is back.
+ */
+@Injectable()
+export class MonitorScheduler implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(MonitorScheduler.name);
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private ticks = 0;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly checks: MonitorChecksService,
+    private readonly apiKeys: ApiKeysService,
+    private readonly files: ResultFilesService,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(RUN_PROCESSORS) private readonly runProcessors: boolean,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (!this.runProcessors) return;
+    this.timer = setInterval(() => {
+      if (this.running) return;
+      this.running = this.tick()
+        .catch((err) => this.logger.warn(`Monitor tick failed: ${(err as Error).message}`))
+        .finally(() => (this.running = null));
+    }, this.config.monitors.tickMs);
+    this.timer.unref();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** One tick: claims and starts the due checks batch by batch, and now and then the housekeeping. */
+  async tick(): Promise<void> {
+    while ((await this.claimDue(CLAIM_BATCH)) === CLAIM_BATCH);
+    if (this.ticks++ % HOUSEKEEPING_EVERY_TICKS === 0) await this.housekeeping();
+  }
+
+  /**
+   * In one transaction: locks up to `limit` enabled monitors whose `next_check_at` has come
+   * (`FOR UPDATE SKIP LOCKED`: another worker's claims are skipped, never waited for, never run
+   * twice), moves each to its next slot ({@link nextCheckAt}: missed slots collapse into one) and
+   * starts its check, unless its previous check is still open (that slot is skipped). A monitor whose
+   * API key was revoked is paused (`key_revoked`) instead. After the commit the capture jobs are
+   * queued. Returns how many monitors it claimed.
+   */
+  async claimDue(limit: number): Promise<number> {
+    const now = this.clock.now();
+    const { claimed, after } = await this.dataSource.transaction(async (manager) => {
+      const due = await manager
+        .createQueryBuilder(Monitor, 'm')
+        .where('m.enabled AND m.next_check_at <= :now', { now })
+        .orderBy('m.next_check_at', 'ASC')
+        .limit(limit)
+        .setLock('pessimistic_write')
+        .setOnLocked('skip_locked')
+        .getMany();
+      const after: AfterCommit[] = [];
+      for (const monitor of due) {
+        const caller = await this.apiKeys.callerFor(monitor.accountId, monitor.apiKeyId);
+        if (!caller) {
+          await manager.update(Monitor, { id: monitor.id }, { enabled: false, pausedReason: 'key_revoked', nextCheckAt: null });
+          continue;
+        }
+        await manager.update(Monitor, { id: monitor.id }, { nextCheckAt: nextCheckAt(monitor.schedule, now) });
+        const [open]: unknown[] = await manager.query(`SELECT 1 FROM monitor_checks WHERE monitor_id = $1 AND status = 'pending' LIMIT 1`, [
+          monitor.id,
+        ]);
+        if (open) continue;
+        const started = await this.checks.start(manager, monitor, caller, 'record');
+        after.push(started.afterCommit);
+      }
+      return { claimed: due.length, after };
+    });
+    for (const run of after) await run().catch((err) => this.logger.error('Could not queue a monitor check', (err as Error).stack));
+    return claimed;
+  }
+
+  /**
+   * Pauses the monitors of revoked API keys (`key_revoked`), ends checks whose comparison no worker
+   * ran, and deletes checks older than {@link CHECK_RETENTION_DAYS} with their diff images.
+   */
+  async housekeeping(): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE monitors SET enabled = false, paused_reason = 'key_revoked', next_check_at = NULL
+        WHERE enabled AND api_key_id IN (SELECT id FROM api_keys WHERE revoked_at IS NOT NULL)`,
+    );
+    await this.checks.compareEnded(50);
+    const cutoff = new Date(this.clock.now().getTime() - CHECK_RETENTION_DAYS * 86_400_000);
+    const purged = await rowsOf<{ diff_file: string | null }>(
+      this.dataSource.manager,
+      `DELETE FROM monitor_checks WHERE id IN (SELECT id FROM monitor_checks WHERE created_at < $1 LIMIT 500) RETURNING diff_file`,
+      [cutoff],
+    );
+    for (const { diff_file } of purged) if (diff_file) await this.files.deleteFile(diff_file).catch(() => undefined);
+  }
+}

@@ -1,0 +1,32 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuthModule } from '../auth/auth.module';
+import { EgressModule } from '../egress/egress.module';
+import { EventsModule } from '../events/events.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { ScreenshotsModule } from '../screenshots/screenshots.module';
+import { StorageModule } from '../storage/storage.module';
+import { MonitorCheckLifecycle } from './monitor-check-lifecycle';
+import { MonitorCheck } from './monitor-check.entity';
+import { MonitorChecksService } from './monitor-checks.service';
+import { MonitorScheduler } from './monitor-scheduler';
+import { Monitor } from './monitor.entity';
+import { MonitorsController } from './monitors.controller';
+import { MonitorsService } from './monitors.service';
+
+/** Monitors: REST API, durable schedule, comparison and `monitor.*` events (CONTRACT.md, "Monitors"). */
+@Module({
+  imports: [
+    TypeOrmModule.forFeature([Monitor, MonitorCheck]),
+    AuthModule,
+    EgressModule,
+    EventsModule,
+    IdempotencyModule,
+    ScreenshotsModule,
+    StorageModule,
+  ],
+  controllers: [MonitorsController],
+  providers: [MonitorsService, MonitorChecksService, MonitorCheckLifecycle, MonitorScheduler],
+  exports: [MonitorsService],
+})
+export class MonitorsModule {}
