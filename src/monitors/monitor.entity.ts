@@ -1,5 +1,5 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { Account } from '../accounts/account.entity';
+import { Column, Entity, Index } from 'typeorm';
+import { KeyOwnedWork } from '../auth/key-owned-work.entity';
 import type { CaptureOptionsInput } from '../capture/capture-options';
 import type { ImageRegion } from '../events/event-types';
 
@@ -29,29 +29,14 @@ export interface MonitorLastChange {
 /**
  * A monitor (CONTRACT.md, "Monitors"): a page captured on a schedule with its API key's quota and
  * compared with the previous (or a pinned) image. `next_check_at` is the durable schedule: every
- * worker's tick claims due rows with `FOR UPDATE SKIP LOCKED`.
+ * worker's tick claims due rows with `FOR UPDATE SKIP LOCKED`. Its id is `mon_…`; `apiKeyId` is the API key
+ * whose quota the checks use (its revocation pauses the monitor).
  */
 @Entity({ name: 'monitors' })
 @Index(['accountId', 'createdAt'])
 // The scheduler's look-up of due monitors (src/monitors/monitor-scheduler.ts).
 @Index('IDX_monitors_due', ['nextCheckAt'], { where: 'enabled' })
-export class Monitor {
-  /** `mon_…` */
-  @PrimaryColumn({ type: 'varchar', length: 40 })
-  id: string;
-
-  @Column({ name: 'account_id', type: 'varchar', length: 40 })
-  accountId: string;
-
-  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'account_id' })
-  account?: Account;
-
-  /** The API key (`key_…`) whose quota the checks use; its revocation pauses the monitor. */
-  @Index()
-  @Column({ name: 'api_key_id', type: 'varchar', length: 40 })
-  apiKeyId: string;
-
+export class Monitor extends KeyOwnedWork {
   /** The page to capture. */
   @Column({ type: 'text' })
   url: string;

@@ -79,6 +79,10 @@ export class Monitors1795700000000 implements MigrationInterface {
             ADD CONSTRAINT "FK_a05ff33e7131ab0e36c5e722ffc" FOREIGN KEY ("account_id") REFERENCES "accounts"("id") ON DELETE CASCADE ON UPDATE NO ACTION
         `);
     await queryRunner.query(`
+            ALTER TABLE "monitors"
+            ADD CONSTRAINT "FK_e3dd04a712e5b125a81a3753a54" FOREIGN KEY ("api_key_id") REFERENCES "api_keys"("id") ON DELETE CASCADE ON UPDATE NO ACTION
+        `);
+    await queryRunner.query(`
             ALTER TABLE "monitor_checks"
             ADD CONSTRAINT "FK_2c99ca96a324c7af566742d153f" FOREIGN KEY ("monitor_id") REFERENCES "monitors"("id") ON DELETE CASCADE ON UPDATE NO ACTION
         `);
@@ -87,6 +91,9 @@ export class Monitors1795700000000 implements MigrationInterface {
   public async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`
             ALTER TABLE "monitor_checks" DROP CONSTRAINT "FK_2c99ca96a324c7af566742d153f"
+        `);
+    await queryRunner.query(`
+            ALTER TABLE "monitors" DROP CONSTRAINT "FK_e3dd04a712e5b125a81a3753a54"
         `);
     await queryRunner.query(`
             ALTER TABLE "monitors" DROP CONSTRAINT "FK_a05ff33e7131ab0e36c5e722ffc"
