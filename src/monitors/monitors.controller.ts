@@ -103,7 +103,7 @@ export class MonitorsController {
     },
   })
   @ApiCreatedResponse({ type: MonitorDto, description: 'Created', example: MONITOR_EXAMPLE })
-  @ApiErrorResponses({ status: 400, codes: ['VALIDATION_FAILED', 'TARGET_NOT_ALLOWED'] }, 401, PLAN_LIMIT, 413, 415, 500)
+  @ApiErrorResponses(400, 401, PLAN_LIMIT, 413, 415, 500)
   create(@CurrentApiKey() caller: AuthenticatedKey, @Body() dto: CreateMonitorDto): Promise<MonitorDto> {
     return this.monitors.create(caller, dto);
   }
@@ -144,7 +144,7 @@ export class MonitorsController {
   })
   @ApiBody({ type: UpdateMonitorDto, examples: { pause: { summary: 'Pause', value: { enabled: false } } } })
   @ApiOkResponse({ type: MonitorDto, description: 'The monitor', example: MONITOR_EXAMPLE })
-  @ApiErrorResponses({ status: 400, codes: ['VALIDATION_FAILED', 'TARGET_NOT_ALLOWED'] }, 401, 404, 413, 415, 500)
+  @ApiErrorResponses(400, 401, 404, 413, 415, 500)
   update(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string, @Body() dto: UpdateMonitorDto): Promise<MonitorDto> {
     return this.monitors.update(caller, id, dto);
   }

@@ -121,6 +121,35 @@ async function newStorageDestinationId(ctx: Context): Promise<string> {
   return (await ctx.t.request('POST', '/v1/storage-destinations', { key: ctx.key, body: storageDestinationBody(ctx, 'contract') })).body.id;
 }
 
+/** A monitor body on the page server (paused unless `enabled`, so creating one starts no capture). */
+function monitorBody(ctx: Context, description: string, enabled = false): Record<string, unknown> {
+  return { url: `${ctx.pages.url}/page`, width: 320, height: 240, schedule: { intervalSeconds: 3600 }, enabled, description };
+}
+
+/** A new (paused) monitor of `key` (the test key by default). */
+async function newMonitorId(ctx: Context, key = ctx.key): Promise<string> {
+  return (await ctx.t.request('POST', '/v1/monitors', { key, body: monitorBody(ctx, 'contract') })).body.id;
+}
+
+/** A monitor of the key whose monthly quota is used up, set by the createMonitorCheck recipe. */
+let exhaustedMonitorId = '';
+
+/** A monitor with one ended check (`{ id, checkId }`), checked now and awaited. */
+async function monitorWithEndedCheck(ctx: Context): Promise<{ id: string; checkId: string }> {
+  const id = await newMonitorId(ctx);
+  const { checkId } = (await ctx.t.request('POST', `/v1/monitors/${id}/check`, { key: ctx.key })).body;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const checks = (await ctx.t.request('GET', `/v1/monitors/${id}/checks`, { key: ctx.key })).body.data as {
+      id: string;
+      status: string;
+    }[];
+    if (checks.some((c) => c.id === checkId && c.status === 'baseline')) return { id, checkId };
+    if (Date.now() > deadline) throw new Error(`check ${checkId} of ${id} did not end as the baseline in 30 s`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 /** A run that ended, set by the cancelRun recipe before its scenarios are built. */
 let endedRunId = '';
 
@@ -311,6 +340,51 @@ const RECIPES: Record<string, Recipe> = {
   deleteStorageDestination: {
     valid: async (ctx) => ({ pathParams: { id: await newStorageDestinationId(ctx) } }),
     unknownPathParams: { id: 'dst_000000000000000000000000' },
+  },
+  createMonitor: {
+    valid: (ctx) => ({ body: monitorBody(ctx, 'contract test') }),
+    scenarios: (ctx, valid) => idempotencyScenarios('monitor', valid, 201, monitorBody(ctx, 'other')),
+    notExercised: {
+      403: 'PLAN_LIMIT_REACHED needs an account at its plan limit; test/browser/monitors.e2e-spec.ts provokes it',
+      409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it',
+    },
+  },
+  listMonitors: { valid: () => ({}) },
+  getMonitor: {
+    valid: async (ctx) => ({ pathParams: { id: await newMonitorId(ctx) } }),
+    unknownPathParams: { id: 'mon_000000000000000000000000' },
+  },
+  updateMonitor: {
+    valid: async (ctx) => ({
+      pathParams: { id: await newMonitorId(ctx) },
+      body: { description: 'renamed', schedule: { intervalSeconds: 7200 } },
+    }),
+    unknownPathParams: { id: 'mon_000000000000000000000000' },
+  },
+  deleteMonitor: {
+    valid: async (ctx) => ({ pathParams: { id: await newMonitorId(ctx) } }),
+    unknownPathParams: { id: 'mon_000000000000000000000000' },
+  },
+  createMonitorCheck: {
+    valid: async (ctx) => {
+      exhaustedMonitorId = await newMonitorId(ctx, ctx.exhaustedKey);
+      return { pathParams: { id: await newMonitorId(ctx) } };
+    },
+    unknownPathParams: { id: 'mon_000000000000000000000000' },
+    scenarios: (ctx) => [
+      { name: 'monthly quota used up', parts: { pathParams: { id: exhaustedMonitorId }, auth: `Bearer ${ctx.exhaustedKey}` }, status: 429 },
+    ],
+  },
+  listMonitorChecks: {
+    valid: async (ctx) => ({ pathParams: { id: await newMonitorId(ctx) } }),
+    unknownPathParams: { id: 'mon_000000000000000000000000' },
+  },
+  updateMonitorBaseline: {
+    valid: async (ctx) => {
+      const { id, checkId } = await monitorWithEndedCheck(ctx);
+      return { pathParams: { id }, body: { checkId } };
+    },
+    unknownPathParams: { id: 'mon_000000000000000000000000' },
   },
   getRenderLink: {
     valid: (ctx) => renderLinkParts(ctx),

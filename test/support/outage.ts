@@ -197,9 +197,22 @@ export class ServiceProcess {
 
   /**
    * Starts the API (`main`, listening on a free port; resolves once it answers HTTP) or a worker
-   * (`worker`; resolves once it logged its start) with `env` over the test's environment.
+   * (`worker`; resolves once it logged its start) with `env` over the test's environment. A port taken
+   * by another process between {@link freePort} and the child's `listen` (EADDRINUSE) is retried on new
+   * ports, twice; a child that exits otherwise fails at once with its output.
    */
   static async start(entry: 'main' | 'worker', env: Record<string, string>): Promise<ServiceProcess> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await ServiceProcess.startOnce(entry, env);
+      } catch (err) {
+        if (attempt < 3 && /EADDRINUSE/.test((err as Error).message)) continue;
+        throw err;
+      }
+    }
+  }
+
+  private static async startOnce(entry: 'main' | 'worker', env: Record<string, string>): Promise<ServiceProcess> {
     const port = await freePort();
     const healthPort = await freePort();
     const child = spawn(process.execPath, [join(ROOT, `dist/${entry}.js`)], {
@@ -207,20 +220,29 @@ export class ServiceProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const service = new ServiceProcess(child, entry === 'main' ? `http://127.0.0.1:${port}` : null, entry);
-    await waitFor(
+    let exited: (code: number | null) => void = () => undefined;
+    const exit = new Promise<never>((_, reject) => {
+      exited = (code) => reject(new Error(`${entry}.js exited with ${code}`));
+    });
+    child.once('exit', (code) => exited(code));
+    const started = waitFor(
       `${entry}.js to start`,
       async () => {
-        if (child.exitCode !== null) throw new Error(`${entry}.js exited with ${child.exitCode}:\n${service.output}`);
         if (entry === 'worker') return /Worker started/.test(service.output);
         const res = await fetch(`${service.baseUrl}/v1/screenshot/none`);
         return res.status === 401;
       },
       60_000,
       200,
-    ).catch((err) => {
+    );
+    try {
+      await Promise.race([started, exit]);
+    } catch (err) {
       child.kill('SIGKILL');
+      started.catch(() => undefined);
       throw new Error(`${(err as Error).message}\n${service.output}`);
-    });
+    }
+    exit.catch(() => undefined);
     return service;
   }
 

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath, PartialType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { z } from 'zod';
@@ -184,6 +184,7 @@ export class MonitorLastChangeDto {
 }
 
 /** A monitor (CONTRACT.md, "Monitors"). */
+@ApiExtraModels(MonitorLastChangeDto)
 export class MonitorDto {
   @ApiProperty({ example: 'mon_4fQx9LmZ2pRt7YvB1nKc3sDw' })
   id: string;
@@ -217,7 +218,10 @@ export class MonitorDto {
   nextCheckAt: string | null;
   @ApiProperty({ description: 'Failed checks in a row' })
   consecutiveFailures: number;
-  @ApiProperty({ type: MonitorLastChangeDto, nullable: true })
+  @ApiProperty({
+    oneOf: [{ $ref: getSchemaPath(MonitorLastChangeDto) }, { type: 'null' }],
+    description: 'The newest check that found a change; null before any',
+  })
   lastChange: MonitorLastChangeDto | null;
 }
 

@@ -2203,7 +2203,8 @@ export interface components {
             enabled: boolean;
             /** @example mon_4fQx9LmZ2pRt7YvB1nKc3sDw */
             id: string;
-            lastChange: (components["schemas"]["MonitorLastChangeDto"] | null) & components["schemas"]["MonitorLastChangeDto"];
+            /** @description The newest check that found a change; null before any */
+            lastChange: components["schemas"]["MonitorLastChangeDto"] | null;
             /** Format: date-time */
             lastCheckAt: string | null;
             /**
@@ -4548,7 +4549,7 @@ export interface operations {
                     "application/json": components["schemas"]["MonitorDto"];
                 };
             };
-            /** @description Invalid request. Codes: VALIDATION_FAILED, TARGET_NOT_ALLOWED, INVALID_ORGANIZATION_ID, INVALID_IDEMPOTENCY_KEY */
+            /** @description Invalid request. Codes: VALIDATION_FAILED, INVALID_JSON, TARGET_NOT_ALLOWED, INVALID_IDEMPOTENCY_KEY, INVALID_ORGANIZATION_ID */
             400: {
                 headers: {
                     /** @description Monthly screenshot cap of the key's plan */
@@ -4573,7 +4574,7 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
-                        code: "VALIDATION_FAILED" | "TARGET_NOT_ALLOWED" | "INVALID_ORGANIZATION_ID" | "INVALID_IDEMPOTENCY_KEY";
+                        code: "VALIDATION_FAILED" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "INVALID_IDEMPOTENCY_KEY" | "INVALID_ORGANIZATION_ID";
                     };
                 };
             };
@@ -5468,7 +5469,7 @@ export interface operations {
                     "application/json": components["schemas"]["MonitorDto"];
                 };
             };
-            /** @description Invalid request. Codes: VALIDATION_FAILED, TARGET_NOT_ALLOWED, INVALID_ORGANIZATION_ID */
+            /** @description Invalid request. Codes: VALIDATION_FAILED, INVALID_JSON, TARGET_NOT_ALLOWED, INVALID_IDEMPOTENCY_KEY, INVALID_ORGANIZATION_ID */
             400: {
                 headers: {
                     /** @description Monthly screenshot cap of the key's plan */
@@ -5493,7 +5494,7 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
-                        code: "VALIDATION_FAILED" | "TARGET_NOT_ALLOWED" | "INVALID_ORGANIZATION_ID";
+                        code: "VALIDATION_FAILED" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "INVALID_IDEMPOTENCY_KEY" | "INVALID_ORGANIZATION_ID";
                     };
                 };
             };
