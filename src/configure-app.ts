@@ -11,6 +11,9 @@ import { requestIdMiddleware } from './common/request-context';
 import { createValidationPipe } from './common/validation';
 import { InFlightRequests } from './health/in-flight-requests';
 import { HttpObservability } from './metrics/http-observability';
+import { ROOT_LOGGER } from './logging/logging.module';
+import { requestLogContextMiddleware } from './logging/request-log-context';
+import type { Logger as PinoInstance } from 'pino';
 import { buildOpenApiDocument } from './openapi/openapi-document';
 
 /**
@@ -29,6 +32,7 @@ export function configureApp(app: INestApplication): void {
   app.useLogger(app.get(Logger));
   app.use(app.get(InFlightRequests).middleware);
   app.use(requestIdMiddleware);
+  app.use(requestLogContextMiddleware(app.get<PinoInstance>(ROOT_LOGGER)));
   app.use(app.get(HttpObservability).middleware);
   app.use(organizationIdMiddleware);
   app.use(pathEncodingMiddleware);

@@ -1,0 +1,43 @@
+import type { NextFunction, Request, Response } from 'express';
+// nestjs-pino's own AsyncLocalStorage: its `Logger`/`PinoLogger` read the request's logger from it.
+import { storage } from 'nestjs-pino/storage';
+import type { Logger as PinoInstance } from 'pino';
+import { requestIdOf } from '../common/request-context';
+
+/**
+ * What nestjs-pino's `Logger` finds in its async-local store during a request: a child of the root
+ * logger bound to `{ requestId }`, created on first use only. Most requests log nothing but their
+ * access line (written by `HttpObservability` with the root logger), so creating it eagerly, as
+ * pino-http does (three child loggers and a serialized `req` per request), is wasted work.
+ * `PinoLogger.assign` replaces it through the setter, as with nestjs-pino's own store.
+ */
+class LazyRequestLogStore {
+  private child: PinoInstance | undefined;
+  /** nestjs-pino's response logger (its `assignResponse` option, unused here). */
+  readonly responseLogger = undefined;
+
+  constructor(
+    private readonly root: PinoInstance,
+    private readonly req: Request,
+  ) {}
+
+  get logger(): PinoInstance {
+    return (this.child ??= this.root.child({ requestId: requestIdOf(this.req) }));
+  }
+
+  set logger(logger: PinoInstance) {
+    this.child = logger;
+  }
+}
+
+/**
+ * Express middleware: runs the rest of the request inside nestjs-pino's store with a
+ * {@link LazyRequestLogStore}, so every line logged through Nest's `Logger` while handling the
+ * request carries its `requestId` (the `X-Request-ID` answered). Replaces pino-http's per-request
+ * middleware (`LoggingModule` mounts none).
+ */
+export function requestLogContextMiddleware(root: PinoInstance) {
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    storage.run(new LazyRequestLogStore(root, req) as never, next);
+  };
+}
