@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 // nestjs-pino's own AsyncLocalStorage: its `Logger`/`PinoLogger` read the request's logger from it.
 import { storage } from 'nestjs-pino/storage';
 import type { Logger as PinoInstance } from 'pino';
-import { requestIdOf } from '../common/request-context';
+import { requestIdMiddleware, requestIdOf } from '../common/request-context';
 
 /**
  * What nestjs-pino's `Logger` finds in its async-local store during a request: a child of the root
@@ -31,13 +31,14 @@ class LazyRequestLogStore {
 }
 
 /**
- * Express middleware: runs the rest of the request inside nestjs-pino's store with a
+ * Express middleware: assigns the request id and its `X-Request-ID` header ({@link requestIdMiddleware},
+ * one layer instead of two), then runs the rest of the request inside nestjs-pino's store with a
  * {@link LazyRequestLogStore}, so every line logged through Nest's `Logger` while handling the
- * request carries its `requestId` (the `X-Request-ID` answered). Replaces pino-http's per-request
- * middleware (`LoggingModule` mounts none).
+ * request carries its `requestId`. Replaces pino-http's per-request middleware (`LoggingModule`
+ * mounts none).
  */
-export function requestLogContextMiddleware(root: PinoInstance) {
-  return (req: Request, _res: Response, next: NextFunction): void => {
-    storage.run(new LazyRequestLogStore(root, req) as never, next);
+export function requestContextMiddleware(root: PinoInstance) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    requestIdMiddleware(req, res, () => storage.run(new LazyRequestLogStore(root, req) as never, next));
   };
 }
