@@ -7,10 +7,12 @@ import { mountQueueDashboard } from './admin/queue-dashboard';
 import { APP_CONFIG, AppConfig } from './config/app-config';
 import { HttpExceptionFilter } from './common/http-exception.filter';
 import { organizationIdMiddleware } from './common/organization-id';
-import { requestIdMiddleware } from './common/request-context';
 import { createValidationPipe } from './common/validation';
 import { InFlightRequests } from './health/in-flight-requests';
 import { HttpObservability } from './metrics/http-observability';
+import { ROOT_LOGGER } from './logging/logging.module';
+import { requestContextMiddleware } from './logging/request-log-context';
+import type { Logger as PinoInstance } from 'pino';
 import { buildOpenApiDocument } from './openapi/openapi-document';
 
 /**
@@ -28,7 +30,7 @@ export function configureApp(app: INestApplication): void {
   express.set('trust proxy', app.get<AppConfig>(APP_CONFIG).trustProxy);
   app.useLogger(app.get(Logger));
   app.use(app.get(InFlightRequests).middleware);
-  app.use(requestIdMiddleware);
+  app.use(requestContextMiddleware(app.get<PinoInstance>(ROOT_LOGGER)));
   app.use(app.get(HttpObservability).middleware);
   app.use(organizationIdMiddleware);
   app.use(pathEncodingMiddleware);

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
+import { KeyCache } from '../auth/key-cache';
 import { newId } from '../common/ids';
 import { Account } from './account.entity';
 import { Plan } from './plan';
@@ -16,7 +17,10 @@ export function normalizeEmail(email: string): string {
 /** Creates accounts, finds them by id or email, and changes their plan. */
 @Injectable()
 export class AccountsService {
-  constructor(@InjectRepository(Account) private readonly accounts: Repository<Account>) {}
+  constructor(
+    @InjectRepository(Account) private readonly accounts: Repository<Account>,
+    private readonly keyCache: KeyCache,
+  ) {}
 
   /** Creates an account. Throws {@link AccountError} when the email is taken. */
   async create(email: string, plan: Plan): Promise<Account> {
@@ -36,10 +40,15 @@ export class AccountsService {
     return account;
   }
 
-  /** Moves an account to another plan; its keys' caps change on their next request. */
+  /**
+   * Moves an account to another plan; its keys' caps change on their next request (cached key
+   * lookups, which carry the plan, are invalidated in every process: {@link KeyCache.bump}).
+   */
   async changePlan(idOrEmail: string, plan: Plan): Promise<Account> {
     const account = await this.get(idOrEmail);
     account.plan = plan;
-    return this.accounts.save(account);
+    const saved = await this.accounts.save(account);
+    await this.keyCache.bump();
+    return saved;
   }
 }

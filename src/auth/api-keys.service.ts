@@ -40,6 +40,16 @@ const ACTIVE_KEYS_SQL = `SELECT count(*)::int AS n FROM api_keys WHERE account_i
 /** Granularity of {@link ApiKey.lastUsedAt}, ms. */
 export const LAST_USED_RESOLUTION_MS = 60_000;
 
+/** A key as looked up for authentication (and cached by {@link KeyCache}); `used` only as loaded. */
+interface LoadedKey {
+  id: string;
+  accountId: string;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+  plan: Plan;
+  used?: number;
+}
+
 /** Thrown by {@link ApiKeysService.revoke} for an unknown key id (CLI-facing). */
 export class ApiKeyNotFoundError extends Error {}
 
@@ -99,40 +109,56 @@ export class ApiKeysService {
   }
 
   /**
-   * Resolves a presented secret to its caller. Reads the database on every call, so a revocation takes
-   * effect on the next request. Throws 401 `INVALID_API_KEY` for an unknown secret and 401
+   * Resolves a presented secret to its caller. The lookup is served by {@link KeyCache} for a few
+   * seconds, so most requests make no query for it; a revocation still takes effect on the next
+   * request (CONTRACT.md, "API keys": `revoke` bumps the auth version, as a plan change does in
+   * `AccountsService.changePlan`). Throws 401 `INVALID_API_KEY` for an unknown secret and 401
    * `API_KEY_REVOKED` for a revoked one.
+   *
+   * The key's usage this month is read with the key when it is looked up in PostgreSQL (then
+   * `usageAtAuth` is set, for the `X-RateLimit-*` headers of a request that counts nothing); a cached
+   * lookup carries none, so those headers are read when needed (`QuotaService.statusFor`) and stay
+   * exact. A request that reserves a screenshot takes them from its reservation either way.
    */
   async authenticate(secret: string): Promise<AuthenticatedKey> {
-    // One indexed join on the hot path of every request, straight on the pool (no cache: a
-    // revocation applies at once), with the key's usage this month for the rate-limit headers.
+    if (!secret.startsWith(API_KEY_SECRET_PREFIX)) throw new ApiError(ErrorCode.INVALID_API_KEY, 401, 'API key not recognised');
     const { month } = quotaMonthOf(this.clock.now());
-    const [key]: (
-      { id: string; accountId: string; revokedAt: Date | null; lastUsedAt: Date | null; plan: Plan; used: number | null } | undefined
-    )[] = secret.startsWith(API_KEY_SECRET_PREFIX)
-      ? await sqlRows(
-          this.keys.manager.connection,
-          `SELECT k.id, k.account_id AS "accountId", k.revoked_at AS "revokedAt", k.last_used_at AS "lastUsedAt", a.plan, u.used
-               FROM api_keys k JOIN accounts a ON a.id = k.account_id
-               LEFT JOIN quota_usage u ON u.api_key_id = k.id AND u.month = $2::date
-              WHERE k.secret_hash = $1`,
-          [hashApiKeySecret(secret), month],
-        )
-      : [];
+    const hash = hashApiKeySecret(secret);
+    let loaded: LoadedKey | undefined;
+    const key = await this.keyCache.get<LoadedKey>(`api:${hash}`, async () => (loaded = await this.load(hash, month)) ?? null);
     if (!key) throw new ApiError(ErrorCode.INVALID_API_KEY, 401, 'API key not recognised');
     if (key.revokedAt) throw new ApiError(ErrorCode.API_KEY_REVOKED, 401, 'API key has been revoked');
-    await this.touch(key.id, key.lastUsedAt);
-    return { apiKeyId: key.id, accountId: key.accountId, plan: key.plan, usageAtAuth: { month, used: key.used ?? 0 } };
+    await this.touch(key);
+    return {
+      apiKeyId: key.id,
+      accountId: key.accountId,
+      plan: key.plan,
+      ...(loaded === key && loaded.used !== undefined && { usageAtAuth: { month, used: loaded.used } }),
+    };
+  }
+
+  /** One indexed join: the key, its account's plan and its usage in `month` (`YYYY-MM-01`). */
+  private async load(hash: string, month: string): Promise<LoadedKey | undefined> {
+    const [key]: (LoadedKey & { used: number | null })[] = await sqlRows(
+      this.keys.manager.connection,
+      `SELECT k.id, k.account_id AS "accountId", k.revoked_at AS "revokedAt", k.last_used_at AS "lastUsedAt", a.plan, u.used
+           FROM api_keys k JOIN accounts a ON a.id = k.account_id
+           LEFT JOIN quota_usage u ON u.api_key_id = k.id AND u.month = $2::date
+          WHERE k.secret_hash = $1`,
+      [hash, month],
+    );
+    return key && { ...key, used: key.used ?? 0 };
   }
 
   /**
    * Records "last used" for the dashboard at most once per {@link LAST_USED_RESOLUTION_MS}, so the hot
-   * path writes once a minute per key, not on every request.
+   * path writes once a minute per key, not on every request. Updates `key` (the cached lookup too).
    */
-  private async touch(keyId: string, lastUsedAt: Date | null): Promise<void> {
+  private async touch(key: LoadedKey): Promise<void> {
     const now = this.clock.now();
-    if (lastUsedAt && now.getTime() - new Date(lastUsedAt).getTime() < LAST_USED_RESOLUTION_MS) return;
-    await this.keys.update({ id: keyId }, { lastUsedAt: now });
+    if (key.lastUsedAt && now.getTime() - new Date(key.lastUsedAt).getTime() < LAST_USED_RESOLUTION_MS) return;
+    key.lastUsedAt = now;
+    await this.keys.update({ id: key.id }, { lastUsedAt: now });
   }
 
   /**

@@ -3,7 +3,6 @@ import { LoggerModule } from 'nestjs-pino';
 import pino, { DestinationStream, Logger as PinoInstance } from 'pino';
 import pretty from 'pino-pretty';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { requestIdOf } from '../common/request-context';
 import { redactSecrets } from './redact';
 
 /** Injection token of the stream log lines are written to (stdout; a file in the tests). */
@@ -54,7 +53,9 @@ class RootLoggerModule {}
 
 /**
  * Logging for the whole app with nestjs-pino: Nest's `Logger` calls go to the root logger, and
- * within a request every line carries its `requestId` (the same id as the `X-Request-ID` header).
+ * within a request every line carries its `requestId` (the same id as the `X-Request-ID` header),
+ * through `requestLogContextMiddleware` (mounted by `configureApp`; nestjs-pino mounts no
+ * middleware of its own, pino-http's per-request loggers are not needed).
  * The access line of each request is written by `HttpObservability`.
  */
 @Global()
@@ -65,13 +66,10 @@ class RootLoggerModule {}
       imports: [RootLoggerModule],
       inject: [ROOT_LOGGER],
       useFactory: (logger: PinoInstance) => ({
-        pinoHttp: {
-          logger,
-          autoLogging: false,
-          quietReqLogger: true,
-          genReqId: (req) => requestIdOf(req as never),
-          customAttributeKeys: { reqId: 'requestId' },
-        },
+        // The logger used outside a request; `useExisting` with no routes: no pino-http middleware.
+        pinoHttp: { logger },
+        useExisting: true,
+        forRoutes: [],
       }),
     }),
   ],

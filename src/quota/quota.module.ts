@@ -6,22 +6,16 @@ import { QuotaUsage } from './quota-usage.entity';
 import { QuotaWarning } from './quota-warning.entity';
 import { QuotaService } from './quota.service';
 import { RateLimitHeadersInterceptor } from './rate-limit-headers';
-import { RequestRateLimitInterceptor } from './request-rate-limit.interceptor';
 import { RequestRateLimiter } from './request-rate-limiter';
 
 /**
  * Monthly quotas per API key: reservation, status, warnings, and the `X-RateLimit-*` headers of every
- * authenticated response; and the short-interval request rate per key (`RATE_LIMIT_PER_SECOND`). The
- * headers interceptor is listed first so that it wraps the rate limit's 429.
+ * authenticated response; and the short-interval request rate per key (`RATE_LIMIT_PER_SECOND`). One global
+ * interceptor applies both (the rate limit inside, so its 429 carries the headers).
  */
 @Module({
   imports: [TypeOrmModule.forFeature([QuotaUsage, QuotaWarning]), EventsModule],
-  providers: [
-    QuotaService,
-    RequestRateLimiter,
-    { provide: APP_INTERCEPTOR, useClass: RateLimitHeadersInterceptor },
-    { provide: APP_INTERCEPTOR, useClass: RequestRateLimitInterceptor },
-  ],
+  providers: [QuotaService, RequestRateLimiter, { provide: APP_INTERCEPTOR, useClass: RateLimitHeadersInterceptor }],
   exports: [QuotaService, RequestRateLimiter],
 })
 export class QuotaModule {}
