@@ -40,6 +40,9 @@ const DIFF_DEFAULTS: MonitorDiffSettings = { threshold: 0.1, minChangeRatio: 0.0
 /** The capture formats a monitor can compare. */
 const COMPARABLE_FORMATS = ['png', 'jpeg', 'webp'];
 
+/** The fields of a monitor's body that are not capture options (PATCH refuses them as null). */
+const MONITOR_OWN_FIELDS = ['url', 'schedule', 'diff', 'enabled', 'description'] as const;
+
 /**
  * Monitors (CONTRACT.md, "Monitors"): create (plan-limited per account, "Organizations and plan
  * limits"), list, read, change, delete, check now and pin a baseline. A monitor belongs to the API key
@@ -121,6 +124,10 @@ export class MonitorsService {
    */
   async update(caller: Pick<AuthenticatedKey, 'accountId'>, id: string, dto: UpdateMonitorDto): Promise<MonitorDto> {
     const monitor = await this.findOwn(caller, id);
+    // Absent keeps a field's value; null is no value these fields can have (as for PATCH /v1/webhooks/{id}).
+    const nulls = MONITOR_OWN_FIELDS.filter((field) => dto[field] === null);
+    if (nulls.length)
+      throw ApiError.validation(nulls.map((field) => ({ field, message: 'must not be null (leave it out to keep its value)' })));
     const now = this.clock.now();
     const { options, schedule, diff } = this.validated(dto, monitor, now);
     if (dto.url !== undefined) await this.ssrfGuard.assertAllowed(dto.url);
