@@ -10,8 +10,13 @@ import { AfterCommit, MonitorChecksService, rowsOf } from './monitor-checks.serv
 import { nextCheckAt } from './monitor-schedule';
 import { Monitor } from './monitor.entity';
 
-/** Due monitors claimed per transaction of a tick. */
-const CLAIM_BATCH = 20;
+/**
+ * Due monitors claimed per transaction of a tick: one. A check's acceptance locks its API key's quota
+ * rows and then its account's open-work row until the commit; two workers each holding a batch of
+ * several keys' checks took those locks in crossing orders and deadlocked (a tick failed, its
+ * batch waited for the next one). One check per transaction takes them in one order.
+ */
+const CLAIM_BATCH = 1;
 
 /** Checks are kept this long (CONTRACT.md, "Monitors"), days. */
 export const CHECK_RETENTION_DAYS = 90;

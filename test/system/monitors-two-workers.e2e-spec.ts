@@ -1,5 +1,5 @@
 import { Pool } from 'pg';
-import { sleep, waitFor } from '../support/outage';
+import { createKey, sleep, waitFor } from '../support/outage';
 import { useOutageHarness } from '../support/outage-scenario';
 
 const MONITORS = 20;
@@ -69,6 +69,8 @@ describe('monitors: the schedule with two worker processes', () => {
   it('runs each slot once, by either worker, never overlapping the checks of a monitor, one quota unit per check', async () => {
     const t0 = Date.now();
     const { env, db, key, keyId } = await h.setUp();
+    // A second account's key: the claims of one batch then touch the quota rows of two keys.
+    const other = createKey(env.DATABASE_URL, env.REDIS_URL);
     const pg = new Pool({ connectionString: env.DATABASE_URL, max: 1 });
     try {
       await pg.query(RECORD_CLAIMS_SQL);
@@ -79,20 +81,25 @@ describe('monitors: the schedule with two worker processes', () => {
         h.start('worker', { ...env, ...schedule, PGAPPNAME: 'worker-2' }),
       ]);
       const startedMs = Date.now() - t0;
-      const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+      const headers = (secret: string) => ({ authorization: `Bearer ${secret}`, 'content-type': 'application/json' });
+      const keyOf = (i: number) => (i % 2 ? other.key : key);
       const ids: string[] = [];
       for (let i = 0; i < MONITORS; i++) {
         const res = await fetch(`${api.baseUrl}/v1/monitors`, {
           method: 'POST',
-          headers,
+          headers: headers(keyOf(i)),
           body: JSON.stringify({ url: `${h.page().url}?m=${i}`, width: 320, height: 240, schedule: { intervalSeconds: INTERVAL_S } }),
         });
         expect(res.status).toBe(201);
         ids.push(((await res.json()) as { id: string }).id);
       }
       await sleep(SCHEDULE_RUNS_MS);
-      for (const id of ids) {
-        const res = await fetch(`${api.baseUrl}/v1/monitors/${id}`, { method: 'PATCH', headers, body: JSON.stringify({ enabled: false }) });
+      for (const [i, id] of ids.entries()) {
+        const res = await fetch(`${api.baseUrl}/v1/monitors/${id}`, {
+          method: 'PATCH',
+          headers: headers(keyOf(i)),
+          body: JSON.stringify({ enabled: false }),
+        });
         expect(res.status).toBe(200);
       }
       await waitFor(
@@ -113,8 +120,9 @@ describe('monitors: the schedule with two worker processes', () => {
             ORDER BY c.monitor_id, c.created_at`,
         )
       ).rows;
-      const jobs = await db.jobs(keyId);
-      const used = await db.used(keyId);
+      const jobs = [...(await db.jobs(keyId)), ...(await db.jobs(other.keyId))];
+      const used = (await db.used(keyId)) + (await db.used(other.keyId));
+      const failedTicks = h.logs(200_000).match(/Monitor tick failed: [^"]*/g) ?? [];
 
       const brokenChains: string[] = [];
       for (const [monitor, list] of byMonitor(claims)) {
@@ -154,7 +162,7 @@ describe('monitors: the schedule with two worker processes', () => {
           `${claims.length - checks.length} skipped as the previous check still ran; ${checks.length} checks ` +
           `(per monitor ${Math.min(...counts)}–${Math.max(...counts)}), ${checks.filter((c) => c.status === 'failed').length} failed, ` +
           `closest two checks of one monitor ${Math.min(...gaps)} ms apart; ${jobs.length} jobs, quota ${used}; ` +
-          `processes up after ${startedMs} ms, every check ended after ${endedMs} ms`,
+          `${failedTicks.length} ticks failed; processes up after ${startedMs} ms, every check ended after ${endedMs} ms`,
       );
 
       // The schedule ran on its own, more than once per monitor, on both workers and only there.
@@ -163,6 +171,8 @@ describe('monitors: the schedule with two worker processes', () => {
       expect(claimedBy('worker-1')).toBeGreaterThan(0);
       expect(claimedBy('worker-2')).toBeGreaterThan(0);
       expect(claimedBy('worker-1') + claimedBy('worker-2')).toBe(claims.length);
+      // No tick failed: two workers claiming the checks of two keys at once take their locks in one order.
+      expect(failedTicks).toEqual([]);
       // Each slot claimed once, when due, and each claim moved on to the slot claimed next.
       expect(brokenChains).toEqual([]);
       // Each check belongs to one claimed slot, and no slot has two checks.
