@@ -10,7 +10,7 @@ import { AfterCommit, MonitorChecksService, rowsOf } from './monitor-checks.serv
 import { nextCheckAt } from './monitor-schedule';
 import { Monitor } from './monitor.entity';
 
-/** Due monitors claimed per transaction of a tick. */
+/** Due monitors claimed per transaction of a tick (all of one API key, see {@link MonitorScheduler.claimDue}). */
 const CLAIM_BATCH = 20;
 
 /** Checks are kept this long (CONTRACT.md, "Monitors"), days. */
@@ -60,17 +60,21 @@ export class MonitorScheduler implements OnApplicationBootstrap, OnModuleDestroy
 
   /** One tick: claims and starts the due checks batch by batch, and now and then the housekeeping. */
   async tick(): Promise<void> {
-    while ((await this.claimDue(CLAIM_BATCH)) === CLAIM_BATCH);
+    while ((await this.claimDue(CLAIM_BATCH)) > 0);
     if (this.ticks++ % HOUSEKEEPING_EVERY_TICKS === 0) await this.housekeeping();
   }
 
   /**
-   * In one transaction: locks up to `limit` enabled monitors whose `next_check_at` has come
-   * (`FOR UPDATE SKIP LOCKED`: another worker's claims are skipped, never waited for, never run
-   * twice), moves each to its next slot ({@link nextCheckAt}: missed slots collapse into one) and
-   * starts its check, unless its previous check is still open (that slot is skipped). A monitor whose
-   * API key was revoked is paused (`key_revoked`) instead. After the commit the capture jobs are
-   * queued. Returns how many monitors it claimed.
+   * In one transaction: locks up to `limit` enabled monitors whose `next_check_at` has come, all of
+   * the API key of the longest-due one (`FOR UPDATE SKIP LOCKED`: another worker's claims are
+   * skipped, never waited for, never run twice), moves each to its next slot ({@link nextCheckAt}:
+   * missed slots collapse into one) and starts its check, unless its previous check is still open
+   * (that slot is skipped). A monitor whose API key was revoked is paused (`key_revoked`) instead.
+   * After the commit the capture jobs are queued. Returns how many monitors it claimed.
+   *
+   * One key per transaction: each check's acceptance locks its key's quota rows, then its account's
+   * open-work row, until the commit; two workers' batches of several keys took those locks in
+   * crossing orders and deadlocked (the tick failed, its slots waited for the next one).
    */
   async claimDue(limit: number): Promise<number> {
     const now = this.clock.now();
@@ -78,6 +82,11 @@ export class MonitorScheduler implements OnApplicationBootstrap, OnModuleDestroy
       const due = await manager
         .createQueryBuilder(Monitor, 'm')
         .where('m.enabled AND m.next_check_at <= :now', { now })
+        .andWhere(
+          `m.api_key_id = (SELECT o.api_key_id FROM monitors o WHERE o.enabled AND o.next_check_at <= :now
+                            ORDER BY o.next_check_at LIMIT 1 FOR UPDATE SKIP LOCKED)`,
+          { now },
+        )
         .orderBy('m.next_check_at', 'ASC')
         .limit(limit)
         .setLock('pessimistic_write')
