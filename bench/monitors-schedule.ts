@@ -23,11 +23,8 @@ import { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import Redis from 'ioredis';
-import { Client } from 'pg';
-import { DataSource } from 'typeorm';
 import { planLimit } from '../src/accounts/plan';
-import { dataSourceOptions } from '../src/database/data-source';
+import { benchDatabaseUrl, createBenchDatabase, dropBenchState, REDIS_URL } from './bench-state';
 
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const MONITORS = num('BENCH_MONITORS', 1000);
@@ -38,18 +35,12 @@ const TICK_MS = num('BENCH_TICK_MS', 2000);
 const CAPTURE_WAIT_S = num('BENCH_CAPTURE_WAIT_S', 120);
 /** Each monitor's interval, s: long enough that the run sees one slot of each. */
 const INTERVAL_S = 3600;
-const ADMIN_URL = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ROOT = resolve(__dirname, '..');
 
 const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 const database = `glimpse_bench_${runId}`;
 const queuePrefix = `glimpse_bench_${runId}`;
-const dbUrl = (() => {
-  const u = new URL(ADMIN_URL);
-  u.pathname = `/${database}`;
-  return u.toString();
-})();
+const dbUrl = benchDatabaseUrl(database);
 const storageDir = mkdtempSync(join(tmpdir(), 'glimpse-bench-monitors-'));
 
 /**
@@ -190,16 +181,7 @@ async function main(): Promise<void> {
     `Glimpse monitor schedule benchmark (run ${runId}): ${cpus().length} CPUs, load average ${load()}; ` +
       `${MONITORS} monitors due within ${SPREAD_S} s, ${WORKERS} worker processes, MONITOR_TICK_MS ${TICK_MS}`,
   );
-  const admin = new Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${database}"`);
-  await admin.end();
-  const ds = new DataSource(dataSourceOptions({ databaseUrl: dbUrl }));
-  await ds.initialize();
-  await ds.runMigrations();
-  await ds.destroy();
-  const db = new Client({ connectionString: dbUrl });
-  await db.connect();
+  const db = await createBenchDatabase(database);
   await db.query(INSTRUMENT_SQL);
   const site = await startPageSite();
   const workers: ChildProcess[] = [];
@@ -287,18 +269,7 @@ async function main(): Promise<void> {
     for (const w of workers) await stopProcess(w);
     site.proc.kill();
     await db.end();
-    const cleanup = new Client({ connectionString: ADMIN_URL });
-    await cleanup.connect();
-    await cleanup.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-    await cleanup.end();
-    const redis = new Redis(REDIS_URL);
-    let cursor = '0';
-    do {
-      const [nextCursor, keys] = await redis.scan(cursor, 'MATCH', `${queuePrefix}*`, 'COUNT', 1000);
-      if (keys.length) await redis.del(...keys);
-      cursor = nextCursor;
-    } while (cursor !== '0');
-    await redis.quit();
+    await dropBenchState(database, `${queuePrefix}`);
     rmSync(storageDir, { recursive: true, force: true });
   }
 }

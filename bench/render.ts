@@ -24,27 +24,18 @@ import { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import Redis from 'ioredis';
-import { Client } from 'pg';
-import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../src/database/data-source';
 import { signedRenderLink } from '../src/render/render-signature';
+import { benchDatabaseUrl, createBenchDatabase, dropBenchState, REDIS_URL } from './bench-state';
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'hit,flight,miss').split(',').map((p) => p.trim()));
 const AUTOCANNON_S = env('BENCH_AUTOCANNON_S', 10);
 const MISS_LINKS = env('BENCH_MISS_LINKS', 15);
-const ADMIN_URL = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ROOT = resolve(__dirname, '..');
 
 const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 const database = `glimpse_bench_${runId}`;
-const dbUrl = (() => {
-  const u = new URL(ADMIN_URL);
-  u.pathname = `/${database}`;
-  return u.toString();
-})();
+const dbUrl = benchDatabaseUrl(database);
 const storageDir = mkdtempSync(join(tmpdir(), 'glimpse-bench-render-'));
 const summary: string[] = [];
 
@@ -139,16 +130,7 @@ async function firstByteMs(url: string, init?: RequestInit): Promise<{ ms: numbe
 
 async function main(): Promise<void> {
   console.log(`Glimpse render link benchmark (run ${runId}): ${cpus().length} CPUs, load average ${load()}`);
-  const admin = new Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${database}"`);
-  await admin.end();
-  const ds = new DataSource(dataSourceOptions({ databaseUrl: dbUrl }));
-  await ds.initialize();
-  await ds.runMigrations();
-  await ds.destroy();
-  const db = new Client({ connectionString: dbUrl });
-  await db.connect();
+  const db = await createBenchDatabase(database);
   const sites = await startPageSites();
   const email = `bench-render-${runId}@localhost`;
   cli('account:create', '--email', email, '--plan', 'pro');
@@ -245,18 +227,7 @@ async function main(): Promise<void> {
     await new Promise((r) => service.proc.once('exit', r));
     sites.proc.kill();
     await db.end();
-    const cleanup = new Client({ connectionString: ADMIN_URL });
-    await cleanup.connect();
-    await cleanup.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-    await cleanup.end();
-    const redis = new Redis(REDIS_URL);
-    let cursor = '0';
-    do {
-      const [nextCursor, keys] = await redis.scan(cursor, 'MATCH', `glimpse_bench_${runId}*`, 'COUNT', 1000);
-      if (keys.length) await redis.del(...keys);
-      cursor = nextCursor;
-    } while (cursor !== '0');
-    await redis.quit();
+    await dropBenchState(database, `glimpse_bench_${runId}`);
     rmSync(storageDir, { recursive: true, force: true });
   }
   console.log(`\nSummary (load average now ${load()}):`);

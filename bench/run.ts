@@ -33,12 +33,10 @@ import { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import Redis from 'ioredis';
 import { Client } from 'pg';
 import { chromium } from 'playwright';
-import { DataSource } from 'typeorm';
 import { resolveChromiumExecutable } from '../src/browser/chromium-executable';
-import { dataSourceOptions } from '../src/database/data-source';
+import { benchDatabaseUrl, createBenchDatabase, dropBenchState, REDIS_URL } from './bench-state';
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'accept,race,concurrency,service,split').split(',').map((p) => p.trim()));
@@ -51,8 +49,6 @@ const MEMORY_CAPTURES = env('BENCH_MEMORY_CAPTURES', 2000);
 const AUTOCANNON_S = env('BENCH_AUTOCANNON_S', 10);
 const POLL_MS = env('BENCH_POLL_MS', 5);
 const PHASE_TIMEOUT_MS = env('BENCH_PHASE_TIMEOUT_S', 900) * 1000;
-const ADMIN_URL = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ROOT = resolve(__dirname, '..');
 /** Clock ticks per second of /proc/<pid>/stat times (Linux: 100). */
 const CLK_TCK = 100;
@@ -64,11 +60,7 @@ interface Service {
 
 const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 const database = `glimpse_bench_${runId}`;
-const dbUrl = (() => {
-  const u = new URL(ADMIN_URL);
-  u.pathname = `/${database}`;
-  return u.toString();
-})();
+const dbUrl = benchDatabaseUrl(database);
 const storageDir = mkdtempSync(join(tmpdir(), 'glimpse-bench-'));
 const figures: { name: string; value: string; target: string; ok: boolean | null }[] = [];
 let db: Client;
@@ -437,16 +429,7 @@ async function main(): Promise<void> {
   const browserPath = resolveChromiumExecutable(null);
   console.log(`Glimpse benchmark (run ${runId}): ${cpus().length} CPUs, load average ${load()}, browser ${browserPath}`);
   console.log('Note: on a shared machine the absolute figures are noisy; the race runs both sides in the same run for a fair ratio.');
-  const admin = new Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${database}"`);
-  await admin.end();
-  const ds = new DataSource(dataSourceOptions({ databaseUrl: dbUrl }));
-  await ds.initialize();
-  await ds.runMigrations();
-  await ds.destroy();
-  db = new Client({ connectionString: dbUrl });
-  await db.connect();
+  db = await createBenchDatabase(database);
   const sites = await startPageSites();
 
   const email = `bench-${runId}@localhost`;
@@ -635,18 +618,7 @@ async function main(): Promise<void> {
     if (service) await stopService(service);
     sites.proc.kill();
     await db.end();
-    const cleanup = new Client({ connectionString: ADMIN_URL });
-    await cleanup.connect();
-    await cleanup.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-    await cleanup.end();
-    const redis = new Redis(REDIS_URL);
-    let cursor = '0';
-    do {
-      const [nextCursor, keys] = await redis.scan(cursor, 'MATCH', `glimpse_bench_${runId}*`, 'COUNT', 1000);
-      if (keys.length) await redis.del(...keys);
-      cursor = nextCursor;
-    } while (cursor !== '0');
-    await redis.quit();
+    await dropBenchState(database, `glimpse_bench_${runId}`);
     rmSync(storageDir, { recursive: true, force: true });
   }
   console.log(`\nSummary (${((Date.now() - started) / 1000).toFixed(0)} s, load average now ${load()}):`);

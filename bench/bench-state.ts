@@ -1,0 +1,50 @@
+import Redis from 'ioredis';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '../src/database/data-source';
+
+/** The PostgreSQL server the benchmarks create their databases on (`BENCH_ADMIN_DATABASE_URL`). */
+export const ADMIN_URL = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/** The Redis the benchmarks' services use (`REDIS_URL`). */
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** The URL of database `database` on the {@link ADMIN_URL} server. */
+export function benchDatabaseUrl(database: string): string {
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/**
+ * Creates the throw-away database `database` of a benchmark run with every migration applied, and
+ * returns a client connected to it (the caller ends it). Throws what PostgreSQL throws.
+ */
+export async function createBenchDatabase(database: string): Promise<Client> {
+  const admin = new Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${database}"`);
+  await admin.end();
+  const ds = new DataSource(dataSourceOptions({ databaseUrl: benchDatabaseUrl(database) }));
+  await ds.initialize();
+  await ds.runMigrations();
+  await ds.destroy();
+  const db = new Client({ connectionString: benchDatabaseUrl(database) });
+  await db.connect();
+  return db;
+}
+
+/** Drops what a benchmark run left: its database (sessions ended) and the Redis keys under `redisPrefix`. */
+export async function dropBenchState(database: string, redisPrefix: string): Promise<void> {
+  const cleanup = new Client({ connectionString: ADMIN_URL });
+  await cleanup.connect();
+  await cleanup.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+  await cleanup.end();
+  const redis = new Redis(REDIS_URL);
+  let cursor = '0';
+  do {
+    const [nextCursor, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}*`, 'COUNT', 1000);
+    if (keys.length) await redis.del(...keys);
+    cursor = nextCursor;
+  } while (cursor !== '0');
+  await redis.quit();
+}
