@@ -18,21 +18,28 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { AddressInfo } from 'node:net';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { planLimit } from '../src/accounts/plan';
-import { benchDatabaseUrl, createBenchDatabase, dropBenchState, REDIS_URL } from './bench-state';
+import {
+  benchDatabaseUrl,
+  createBenchDatabase,
+  dropBenchState,
+  envNumber,
+  freePort,
+  loadAverage,
+  percentile,
+  REDIS_URL,
+  sleep,
+} from './bench-support';
 
-const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-const MONITORS = num('BENCH_MONITORS', 1000);
-const WORKERS = num('BENCH_WORKERS', 2);
-const SPREAD_S = num('BENCH_SPREAD_S', 60);
-const LEAD_S = num('BENCH_LEAD_S', 5);
-const TICK_MS = num('BENCH_TICK_MS', 2000);
-const CAPTURE_WAIT_S = num('BENCH_CAPTURE_WAIT_S', 120);
+const MONITORS = envNumber('BENCH_MONITORS', 1000);
+const WORKERS = envNumber('BENCH_WORKERS', 2);
+const SPREAD_S = envNumber('BENCH_SPREAD_S', 60);
+const LEAD_S = envNumber('BENCH_LEAD_S', 5);
+const TICK_MS = envNumber('BENCH_TICK_MS', 2000);
+const CAPTURE_WAIT_S = envNumber('BENCH_CAPTURE_WAIT_S', 120);
 /** Each monitor's interval, s: long enough that the run sees one slot of each. */
 const INTERVAL_S = 3600;
 const ROOT = resolve(__dirname, '..');
@@ -55,25 +62,6 @@ const INSTRUMENT_SQL = `
     RETURN NEW;
   END $$;
   CREATE TRIGGER bench_check_by AFTER INSERT ON monitor_checks FOR EACH ROW EXECUTE FUNCTION bench_record_check();`;
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-const load = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN;
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 function serviceEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return {
@@ -178,7 +166,7 @@ async function createMonitors(page: string, count: number): Promise<void> {
 
 async function main(): Promise<void> {
   console.log(
-    `Glimpse monitor schedule benchmark (run ${runId}): ${cpus().length} CPUs, load average ${load()}; ` +
+    `Glimpse monitor schedule benchmark (run ${runId}): ${cpus().length} CPUs, load average ${loadAverage()}; ` +
       `${MONITORS} monitors due within ${SPREAD_S} s, ${WORKERS} worker processes, MONITOR_TICK_MS ${TICK_MS}`,
   );
   const db = await createBenchDatabase(database);
@@ -209,7 +197,7 @@ async function main(): Promise<void> {
        INSERT INTO bench_slots SELECT id, next_check_at FROM resumed`,
       [start, SPREAD_S * 1000],
     );
-    console.log(`\n[burst] ${MONITORS} slots due from ${start.toISOString()} to ${end.toISOString()}; load ${load()}`);
+    console.log(`\n[burst] ${MONITORS} slots due from ${start.toISOString()} to ${end.toISOString()}; load ${loadAverage()}`);
 
     const counts = async () =>
       (
@@ -225,7 +213,9 @@ async function main(): Promise<void> {
       now = await counts();
     }
     const claimedAt = Date.now();
-    console.log(`  ${now.checks} checks ${((claimedAt - end.getTime()) / 1000).toFixed(1)} s after the last slot was due; load ${load()}`);
+    console.log(
+      `  ${now.checks} checks ${((claimedAt - end.getTime()) / 1000).toFixed(1)} s after the last slot was due; load ${loadAverage()}`,
+    );
     const captureDeadline = claimedAt + CAPTURE_WAIT_S * 1000;
     while (now.ended < now.checks && Date.now() < captureDeadline) {
       await sleep(1000);
@@ -253,7 +243,7 @@ async function main(): Promise<void> {
               (SELECT count(*)::int FROM monitor_checks WHERE status = 'failed' AND job_id IS NULL) AS refused`,
     );
     const t = totals[0];
-    console.log(`\nSummary (load average now ${load()}; the machine may be shared with other work):`);
+    console.log(`\nSummary (load average now ${loadAverage()}; the machine may be shared with other work):`);
     console.log(`  slots: ${MONITORS} due; checked once ${slots[0].once}, twice or more ${slots[0].twice}, never ${slots[0].unchecked}`);
     console.log(`  checks by worker: ${byWorker.map((r: { claimed_by: string; n: number }) => `${r.claimed_by} ${r.n}`).join(', ')}`);
     console.log(

@@ -19,18 +19,25 @@ import autocannon from 'autocannon';
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { AddressInfo } from 'node:net';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { signedRenderLink } from '../src/render/render-signature';
-import { benchDatabaseUrl, createBenchDatabase, dropBenchState, REDIS_URL } from './bench-state';
+import {
+  benchDatabaseUrl,
+  createBenchDatabase,
+  dropBenchState,
+  envNumber,
+  freePort,
+  loadAverage,
+  percentile,
+  REDIS_URL,
+  sleep,
+} from './bench-support';
 
-const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'hit,flight,miss').split(',').map((p) => p.trim()));
-const AUTOCANNON_S = env('BENCH_AUTOCANNON_S', 10);
-const MISS_LINKS = env('BENCH_MISS_LINKS', 15);
+const AUTOCANNON_S = envNumber('BENCH_AUTOCANNON_S', 10);
+const MISS_LINKS = envNumber('BENCH_MISS_LINKS', 15);
 const ROOT = resolve(__dirname, '..');
 
 const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
@@ -43,25 +50,6 @@ function figure(name: string, value: string, target: string, ok: boolean | null)
   const line = `${ok === null ? '·     ' : ok ? 'MET   ' : 'MISSED'} ${name}: ${value} (target ${target})`;
   summary.push(line);
   console.log(`  ${line}`);
-}
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-const load = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 function serviceEnv(port: number): NodeJS.ProcessEnv {
@@ -129,7 +117,7 @@ async function firstByteMs(url: string, init?: RequestInit): Promise<{ ms: numbe
 }
 
 async function main(): Promise<void> {
-  console.log(`Glimpse render link benchmark (run ${runId}): ${cpus().length} CPUs, load average ${load()}`);
+  console.log(`Glimpse render link benchmark (run ${runId}): ${cpus().length} CPUs, load average ${loadAverage()}`);
   const db = await createBenchDatabase(database);
   const sites = await startPageSites();
   const email = `bench-render-${runId}@localhost`;
@@ -144,7 +132,7 @@ async function main(): Promise<void> {
     const page = sites.simple[0];
 
     if (PHASES.has('hit')) {
-      console.log(`\n[hit] one cached link, 50 connections, ${AUTOCANNON_S} s (autocannon); load ${load()}`);
+      console.log(`\n[hit] one cached link, 50 connections, ${AUTOCANNON_S} s (autocannon); load ${loadAverage()}`);
       const link = signedLink(service.baseUrl, renderKey, { url: `${page}?hit`, width: '800', height: '600' });
       const first = await firstByteMs(link);
       if (first.status !== 200) throw new Error(`the hit link answered ${first.status} when first rendered`);
@@ -175,7 +163,7 @@ async function main(): Promise<void> {
     }
 
     if (PHASES.has('flight')) {
-      console.log(`\n[flight] 100 identical links on a cold cache, all at once; load ${load()}`);
+      console.log(`\n[flight] 100 identical links on a cold cache, all at once; load ${loadAverage()}`);
       const link = signedLink(service.baseUrl, renderKey, { url: `${page}?flight-${runId}` });
       const statuses = await Promise.all(
         Array.from({ length: 100 }, () => fetch(link).then(async (r) => (await r.arrayBuffer(), r.status))),
@@ -192,7 +180,7 @@ async function main(): Promise<void> {
     }
 
     if (PHASES.has('miss')) {
-      console.log(`\n[miss] ${MISS_LINKS} new links of the simple page, one at a time, beside idle captures; load ${load()}`);
+      console.log(`\n[miss] ${MISS_LINKS} new links of the simple page, one at a time, beside idle captures; load ${loadAverage()}`);
       const links: number[] = [];
       const captures: number[] = [];
       for (let i = 0; i < MISS_LINKS; i++) {
@@ -230,7 +218,7 @@ async function main(): Promise<void> {
     await dropBenchState(database, `glimpse_bench_${runId}`);
     rmSync(storageDir, { recursive: true, force: true });
   }
-  console.log(`\nSummary (load average now ${load()}):`);
+  console.log(`\nSummary (load average now ${loadAverage()}):`);
   for (const line of summary) console.log(`  ${line}`);
 }
 

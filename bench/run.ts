@@ -28,27 +28,34 @@ import autocannon from 'autocannon';
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { AddressInfo } from 'node:net';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client } from 'pg';
 import { chromium } from 'playwright';
 import { resolveChromiumExecutable } from '../src/browser/chromium-executable';
-import { benchDatabaseUrl, createBenchDatabase, dropBenchState, REDIS_URL } from './bench-state';
+import {
+  benchDatabaseUrl,
+  createBenchDatabase,
+  dropBenchState,
+  envNumber,
+  freePort,
+  loadAverage,
+  percentile,
+  REDIS_URL,
+  sleep,
+} from './bench-support';
 
-const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'accept,race,concurrency,service,split').split(',').map((p) => p.trim()));
-const CONCURRENCY = env('BENCH_CONCURRENCY', 2);
-const SIMPLE_CAPTURES = env('BENCH_SIMPLE_CAPTURES', 200);
-const SPA_CAPTURES = env('BENCH_SPA_CAPTURES', 24);
-const TABLE_CAPTURES = env('BENCH_TABLE_CAPTURES', 150);
-const LATENCY_JOBS = env('BENCH_LATENCY_JOBS', 20);
-const MEMORY_CAPTURES = env('BENCH_MEMORY_CAPTURES', 2000);
-const AUTOCANNON_S = env('BENCH_AUTOCANNON_S', 10);
-const POLL_MS = env('BENCH_POLL_MS', 5);
-const PHASE_TIMEOUT_MS = env('BENCH_PHASE_TIMEOUT_S', 900) * 1000;
+const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 2);
+const SIMPLE_CAPTURES = envNumber('BENCH_SIMPLE_CAPTURES', 200);
+const SPA_CAPTURES = envNumber('BENCH_SPA_CAPTURES', 24);
+const TABLE_CAPTURES = envNumber('BENCH_TABLE_CAPTURES', 150);
+const LATENCY_JOBS = envNumber('BENCH_LATENCY_JOBS', 20);
+const MEMORY_CAPTURES = envNumber('BENCH_MEMORY_CAPTURES', 2000);
+const AUTOCANNON_S = envNumber('BENCH_AUTOCANNON_S', 10);
+const POLL_MS = envNumber('BENCH_POLL_MS', 5);
+const PHASE_TIMEOUT_MS = envNumber('BENCH_PHASE_TIMEOUT_S', 900) * 1000;
 const ROOT = resolve(__dirname, '..');
 /** Clock ticks per second of /proc/<pid>/stat times (Linux: 100). */
 const CLK_TCK = 100;
@@ -68,14 +75,6 @@ let db: Client;
 function figure(name: string, value: string, target: string, ok: boolean | null): void {
   figures.push({ name, value, target, ok });
   console.log(`  ${ok === null ? '·' : ok ? '✓' : '✗'} ${name}: ${value} (target ${target})`);
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 function serviceEnv(port: number, prefix: string, extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -143,10 +142,6 @@ async function stopService(s: Service): Promise<number> {
   return code;
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
 function cli(...args: string[]): any {
   const out = execFileSync(process.execPath, [join(ROOT, 'dist/cli.js'), ...args, '--json'], {
     env: serviceEnv(0, 'cli', {}),
@@ -187,11 +182,6 @@ async function runJobs(s: Service, key: string, urls: string[], count: number, p
     if (Date.now() > deadline) throw new Error(`${ids.length - rows[0].n} jobs still running after ${PHASE_TIMEOUT_MS / 1000} s`);
     await sleep(20);
   }
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
 /** pid → parent pid for every process. */
@@ -282,11 +272,6 @@ function cpuMsOf(pids: number[]): number {
 function treeCpuMs(root: number): number {
   return cpuMsOf(descendants(root));
 }
-
-const load = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
 
 /** The mix's URL for capture `i` (round robin over the sites). */
 const urlOf = (urls: string[], i: number) => urls[i % urls.length];
@@ -427,7 +412,7 @@ async function startPageSites(): Promise<{ proc: ChildProcess; simple: string[];
 async function main(): Promise<void> {
   const started = Date.now();
   const browserPath = resolveChromiumExecutable(null);
-  console.log(`Glimpse benchmark (run ${runId}): ${cpus().length} CPUs, load average ${load()}, browser ${browserPath}`);
+  console.log(`Glimpse benchmark (run ${runId}): ${cpus().length} CPUs, load average ${loadAverage()}, browser ${browserPath}`);
   console.log('Note: on a shared machine the absolute figures are noisy; the race runs both sides in the same run for a fair ratio.');
   db = await createBenchDatabase(database);
   const sites = await startPageSites();
@@ -439,7 +424,7 @@ async function main(): Promise<void> {
   let service: Service | null = null;
   try {
     if (PHASES.has('accept')) {
-      console.log(`\n[accept] POST /v1/screenshot, processors off, 50 connections, ${AUTOCANNON_S} s (autocannon); load ${load()}`);
+      console.log(`\n[accept] POST /v1/screenshot, processors off, 50 connections, ${AUTOCANNON_S} s (autocannon); load ${loadAverage()}`);
       service = await startService('accept', { WORKER_MODE: 'off' });
       const request = {
         method: 'POST' as const,
@@ -504,7 +489,7 @@ async function main(): Promise<void> {
         ['simple page, 8 sites', sites.simple, SIMPLE_CAPTURES, 1.0],
         ['Swagger UI, 8 sites', sites.spa, SPA_CAPTURES, 0.95],
       ] as const) {
-        console.log(`\n[race] ${mix}: ${count} captures, concurrency ${CONCURRENCY}; load ${load()}`);
+        console.log(`\n[race] ${mix}: ${count} captures, concurrency ${CONCURRENCY}; load ${loadAverage()}`);
         const raw = await rawPlaywright([...urls], count, CONCURRENCY);
         figure(
           `raw Playwright captures/s (${mix})`,
@@ -540,7 +525,7 @@ async function main(): Promise<void> {
           await stopService(service);
           service = null;
         }
-        rows.push(`CAPTURE_CONCURRENCY=${c}: ${run.perSecond.toFixed(2)}/s, ${cpuText(run)}, ${run.failed} failed (load ${load()})`);
+        rows.push(`CAPTURE_CONCURRENCY=${c}: ${run.perSecond.toFixed(2)}/s, ${cpuText(run)}, ${run.failed} failed (load ${loadAverage()})`);
         figure(
           `captures/s at CAPTURE_CONCURRENCY=${c}`,
           `${run.perSecond.toFixed(2)} (${cpuText(run)}, ${run.failed} failed)`,
@@ -552,7 +537,7 @@ async function main(): Promise<void> {
     }
 
     if (PHASES.has('service')) {
-      console.log(`\n[service] the service as configured by default; load ${load()}`);
+      console.log(`\n[service] the service as configured by default; load ${loadAverage()}`);
       service = await startService('main', {});
       await runJobs(service, key, sites.simple, sites.simple.length);
       await idleLatency(service, key, sites.simple, 'one process, the default');
@@ -600,7 +585,7 @@ async function main(): Promise<void> {
     }
 
     if (PHASES.has('split')) {
-      console.log(`\n[split] the API (WORKER_MODE=off) and one worker process, as docker-compose.yml runs them; load ${load()}`);
+      console.log(`\n[split] the API (WORKER_MODE=off) and one worker process, as docker-compose.yml runs them; load ${loadAverage()}`);
       const api = await startService('split', { WORKER_MODE: 'off' });
       const worker = await startWorker('split').catch(async (err) => {
         await stopService(api);
@@ -621,7 +606,7 @@ async function main(): Promise<void> {
     await dropBenchState(database, `glimpse_bench_${runId}`);
     rmSync(storageDir, { recursive: true, force: true });
   }
-  console.log(`\nSummary (${((Date.now() - started) / 1000).toFixed(0)} s, load average now ${load()}):`);
+  console.log(`\nSummary (${((Date.now() - started) / 1000).toFixed(0)} s, load average now ${loadAverage()}):`);
   for (const f of figures)
     console.log(`  ${f.ok === null ? '·     ' : f.ok ? 'MET   ' : 'MISSED'} ${f.name}: ${f.value} (target ${f.target})`);
 }

@@ -1,4 +1,7 @@
 import Redis from 'ioredis';
+import { createServer } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { loadavg } from 'node:os';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/database/data-source';
@@ -47,4 +50,30 @@ export async function dropBenchState(database: string, redisPrefix: string): Pro
     cursor = nextCursor;
   } while (cursor !== '0');
   await redis.quit();
+}
+
+/** A number from the environment variable `name` (a benchmark's setting), else `fallback`. */
+export const envNumber = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** The machine's load averages (1, 5, 15 min), printed beside the figures. */
+export const loadAverage = (): string =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+
+/** The `p`th percentile of `values` (the value at rank ⌊p/100 · n⌋ of the sorted values); NaN for none. */
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
+}
+
+/** A free TCP port on 127.0.0.1 (bound and released). */
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as AddressInfo;
+  await new Promise((r) => s.close(r));
+  return port;
 }
