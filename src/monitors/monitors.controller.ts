@@ -12,6 +12,7 @@ import {
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiKeyAuth, CurrentApiKey } from '../auth/current-api-key.decorator';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
+import { CursorPageQueryDto } from '../common/cursor-page-query.dto';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import {
   CheckStartedDto,
@@ -20,7 +21,6 @@ import {
   MonitorCheckListDto,
   MonitorDto,
   MonitorListDto,
-  MonitorPageQueryDto,
   PinBaselineDto,
   UpdateMonitorDto,
 } from './dto/monitor.dto';
@@ -116,7 +116,7 @@ export class MonitorsController {
   })
   @ApiOkResponse({ type: MonitorListDto, description: 'A page of monitors', example: { data: [MONITOR_EXAMPLE], nextCursor: null } })
   @ApiErrorResponses(400, 401, 500)
-  list(@CurrentApiKey() caller: AuthenticatedKey, @Query() query: MonitorPageQueryDto): Promise<MonitorListDto> {
+  list(@CurrentApiKey() caller: AuthenticatedKey, @Query() query: CursorPageQueryDto): Promise<MonitorListDto> {
     return this.monitors.list(caller, query);
   }
 
@@ -207,7 +207,7 @@ export class MonitorsController {
   listChecks(
     @CurrentApiKey() caller: AuthenticatedKey,
     @Param('id') id: string,
-    @Query() query: MonitorPageQueryDto,
+    @Query() query: CursorPageQueryDto,
   ): Promise<MonitorCheckListDto> {
     return this.monitors.listChecks(caller, id, query);
   }

@@ -7,6 +7,7 @@ import { ApiKeysService } from '../auth/api-keys.service';
 import { CAPTURE_LIMITS, captureOptionConflicts, CaptureOptionsInput, givenCaptureOptions } from '../capture/capture-options';
 import { ApiError, FieldError } from '../common/api-error';
 import { Clock } from '../common/clock';
+import { CursorPageQueryDto } from '../common/cursor-page-query.dto';
 import { isId, newId } from '../common/ids';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { SsrfGuard } from '../egress/ssrf-guard';
@@ -19,7 +20,6 @@ import {
   MonitorCheckListDto,
   MonitorDto,
   MonitorListDto,
-  MonitorPageQueryDto,
   PinBaselineDto,
   UpdateMonitorDto,
 } from './dto/monitor.dto';
@@ -97,7 +97,7 @@ export class MonitorsService {
   }
 
   /** The account's monitors, newest first, a page at a time. Throws 400 `VALIDATION_FAILED` for a cursor not issued here. */
-  async list(caller: Pick<AuthenticatedKey, 'accountId'>, query: MonitorPageQueryDto): Promise<MonitorListDto> {
+  async list(caller: Pick<AuthenticatedKey, 'accountId'>, query: CursorPageQueryDto): Promise<MonitorListDto> {
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
     const qb = this.monitors
       .createQueryBuilder('m')
@@ -188,7 +188,7 @@ export class MonitorsService {
   }
 
   /** The monitor's checks, newest first, a page at a time. Throws 404 `NOT_FOUND`, 400 for a foreign cursor. */
-  async listChecks(caller: Pick<AuthenticatedKey, 'accountId'>, id: string, query: MonitorPageQueryDto): Promise<MonitorCheckListDto> {
+  async listChecks(caller: Pick<AuthenticatedKey, 'accountId'>, id: string, query: CursorPageQueryDto): Promise<MonitorCheckListDto> {
     const monitor = await this.findOwn(caller, id);
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
     const qb = this.checks

@@ -1,6 +1,5 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath, PartialType } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsBoolean, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { IsBoolean, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { z } from 'zod';
 import { CAPTURE_LIMITS, CAPTURE_OPTION_NAMES, CaptureOptionName, CaptureOptionsInput } from '../../capture/capture-options';
 import { IsHttpUrl, MatchesSchema } from '../../common/validation';
@@ -154,23 +153,6 @@ export class PinBaselineDto {
   @IsString()
   @Matches(/^chk_[0-9A-Za-z]{24}$/, { message: 'must be a check id (chk_…)' })
   checkId: string;
-}
-
-/** Query of `GET /v1/monitors` and `GET /v1/monitors/{id}/checks`. */
-export class MonitorPageQueryDto {
-  @ApiPropertyOptional({ description: 'Page size', type: 'integer', minimum: 1, maximum: 100, default: 20 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(100)
-  limit?: number;
-
-  @ApiPropertyOptional({ description: '`nextCursor` of the previous page' })
-  @IsOptional()
-  @IsString()
-  @MaxLength(200)
-  cursor?: string;
 }
 
 /** The newest change of a monitor. */

@@ -1,6 +1,6 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsIn, IsOptional } from 'class-validator';
+import { CursorPageQueryDto } from '../../common/cursor-page-query.dto';
 import { FAILURE_STAGES, FailureStage } from '../run-session';
 import { STEP_ACTIONS, StepAction } from '../run-steps';
 import { RUN_STATUSES, RunStatus } from '../run.entity';
@@ -157,21 +157,7 @@ export class RunDto {
 }
 
 /** Query of `GET /v1/runs`. */
-export class ListRunsQueryDto {
-  @ApiPropertyOptional({ description: 'Page size', type: 'integer', minimum: 1, maximum: 100, default: 20 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(100)
-  limit?: number;
-
-  @ApiPropertyOptional({ description: '`nextCursor` of the previous page' })
-  @IsOptional()
-  @IsString()
-  @MaxLength(200)
-  cursor?: string;
-
+export class ListRunsQueryDto extends CursorPageQueryDto {
   @ApiPropertyOptional({ enum: RUN_STATUSES, description: 'Only runs in this state' })
   @IsOptional()
   @IsIn(RUN_STATUSES)
