@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { findAccountOwned } from '../accounts/find-account-owned';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { assertBelowPlanLimit } from '../accounts/plan-limits';
@@ -299,7 +300,7 @@ export class MonitorsService {
   }
 
   private async findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<Monitor> {
-    const monitor = isId('monitor', id) ? await this.monitors.findOneBy({ id, accountId: caller.accountId }) : null;
+    const monitor = await findAccountOwned(this.monitors, 'monitor', id, caller.accountId);
     if (!monitor) throw ApiError.notFound('Monitor');
     return monitor;
   }

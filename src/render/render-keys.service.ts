@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { findAccountOwned } from '../accounts/find-account-owned';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { assertBelowPlanLimit } from '../accounts/plan-limits';
@@ -178,7 +179,7 @@ export class RenderKeysService {
   }
 
   private async findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<RenderKey> {
-    const key = isId('renderKey', id) ? await this.keys.findOneBy({ id, accountId: caller.accountId }) : null;
+    const key = await findAccountOwned(this.keys, 'renderKey', id, caller.accountId);
     if (!key) throw ApiError.notFound('Render key');
     return key;
   }

@@ -1,4 +1,5 @@
 import { InjectQueue } from '@nestjs/bull';
+import { findAccountOwned } from '../accounts/find-account-owned';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
@@ -202,7 +203,7 @@ export class RunsService {
   }
 
   private async findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<Run> {
-    const run = isId('run', id) ? await this.runs.findOneBy({ id, accountId: caller.accountId }) : null;
+    const run = await findAccountOwned(this.runs, 'run', id, caller.accountId);
     if (!run) throw ApiError.notFound('Run');
     return run;
   }

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { findAccountOwned } from '../accounts/find-account-owned';
 import { ExtractionService } from '../extract/extraction.service';
 import { EXTRACT_CAPS, extractedSummary } from '../results/extracted';
 import { InjectRepository } from '@nestjs/typeorm';
@@ -18,7 +19,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { SsrfGuard } from '../egress/ssrf-guard';
 import { Clock } from '../common/clock';
 import { ApiError, ErrorCode, FieldError } from '../common/api-error';
-import { isId, newId } from '../common/ids';
+import { newId } from '../common/ids';
 import { DurableQueueService } from '../queue/durable-queue.service';
 import { ResultFilesService, ServedFile } from '../storage/result-files.service';
 import { StorageDestinationsService } from '../storage-destinations/storage-destinations.service';
@@ -330,7 +331,7 @@ export class ScreenshotsService {
   }
 
   private async findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<ScreenshotJob> {
-    const job = isId('screenshot', id) ? await this.jobs.findOneBy({ id, accountId: caller.accountId }) : null;
+    const job = await findAccountOwned(this.jobs, 'screenshot', id, caller.accountId);
     if (!job) throw ApiError.notFound('Screenshot job');
     return job;
   }

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
+import { findAccountOwned } from '../accounts/find-account-owned';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { assertBelowPlanLimit } from '../accounts/plan-limits';
 import { ApiError, ErrorCode, FieldError } from '../common/api-error';
 import { Clock } from '../common/clock';
-import { isId, newId, randomBase62 } from '../common/ids';
+import { newId, randomBase62 } from '../common/ids';
 import { SecretCipher } from '../common/secret-cipher';
 import { SsrfGuard } from '../egress/ssrf-guard';
 import { BucketClient, BucketTarget } from './bucket-client';
@@ -148,7 +149,7 @@ export class StorageDestinationsService {
 
   /** The account's destination `id`, or null (malformed, unknown, deleted, or another account's). */
   async findFor(accountId: string, id: string): Promise<StorageDestination | null> {
-    return isId('storageDestination', id) ? this.destinations.findOneBy({ id, accountId }) : null;
+    return findAccountOwned(this.destinations, 'storageDestination', id, accountId);
   }
 
   /** Where and as whom to write for `destination`: its credentials opened. Throws `SecretUnreadableError` when the sealing key is gone. */

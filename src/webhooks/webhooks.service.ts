@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { findAccountOwned } from '../accounts/find-account-owned';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, MoreThan, Repository } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
@@ -299,7 +300,7 @@ export class WebhooksService {
 
   /** The caller's endpoint; 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */
   private async find(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<WebhookEndpoint> {
-    const endpoint = isId('webhookEndpoint', id) ? await this.endpoints.findOneBy({ id, accountId: caller.accountId }) : null;
+    const endpoint = await findAccountOwned(this.endpoints, 'webhookEndpoint', id, caller.accountId);
     if (!endpoint) throw ApiError.notFound('Webhook endpoint');
     return endpoint;
   }
