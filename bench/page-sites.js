@@ -5,7 +5,9 @@
  *
  * - simple: a small static page;
  * - spa: Swagger UI (from `swagger-ui-dist`, which @nestjs/swagger installs) rendering Glimpse's own
- *   OpenAPI document, given inline so the page makes no request outside its site.
+ *   OpenAPI document, given inline so the page makes no request outside its site;
+ * - `/animated` (same sites): a canvas repainted with coloured noise on every animation frame, the
+ *   worst case for a run's video encoder (the video's bitrate stays at its cap).
  */
 const { createServer } = require('node:http');
 const { readFileSync } = require('node:fs');
@@ -27,6 +29,14 @@ const SPA =
   '<script>window.onload = function () { window.ui = SwaggerUIBundle({ spec: window.SPEC, dom_id: "#swagger-ui", ' +
   'presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: "StandaloneLayout" }); };</script>' +
   '</body></html>';
+const ANIMATED =
+  '<!doctype html><html><head><title>animated</title><style>html,body{margin:0;height:100%}canvas{width:100%;height:100%;display:block}</style></head>' +
+  '<body><canvas id="c"></canvas><script>const c = document.getElementById("c"), g = c.getContext("2d");' +
+  'c.width = innerWidth; c.height = innerHeight; let t = 0;' +
+  'function draw() { t++; const w = 16, h = 16;' +
+  'for (let y = 0; y < c.height; y += h) for (let x = 0; x < c.width; x += w) {' +
+  'g.fillStyle = "hsl(" + ((x + y + t * 7) % 360) + "," + (40 + Math.random() * 60) + "%," + (20 + Math.random() * 60) + "%)"; g.fillRect(x, y, w, h); }' +
+  'requestAnimationFrame(draw); } draw();</script></body></html>';
 const files = {
   '/ui/swagger-ui.css': ['text/css', readFileSync(join(dist, 'swagger-ui.css'))],
   '/ui/swagger-ui-bundle.js': ['text/javascript', readFileSync(join(dist, 'swagger-ui-bundle.js'))],
@@ -34,6 +44,7 @@ const files = {
   '/spec.js': ['text/javascript', Buffer.from(`window.SPEC = ${spec};`)],
   '/': ['text/html', Buffer.from(SIMPLE)],
   '/spa': ['text/html', Buffer.from(SPA)],
+  '/animated': ['text/html', Buffer.from(ANIMATED)],
 };
 
 function handle(req, res) {

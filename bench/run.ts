@@ -16,18 +16,24 @@
  *  - service: the service as configured by default: idle 202 → done p50, PSS after
  *    BENCH_MEMORY_CAPTURES captures, then SIGTERM and the Chromium processes left;
  *  - split: the API (`WORKER_MODE=off`) and a `dist/worker.js` process, as docker-compose.yml runs
- *    them: idle 202 → done p50 again, with the polls and the captures in different processes.
+ *    them: idle 202 → done p50 again, with the polls and the captures in different processes;
+ *  - video: the same split, one browser session run with video per BENCH_VIDEO_S duration on a page
+ *    that repaints every frame (bench/page-sites.js `/animated`): the worker process's RSS (VmRSS,
+ *    sampled every 500 ms, and its VmHWM) from the run's submission until it ended, recording and
+ *    storing included, against the RSS at submission, next to the video's size; and its peak (VmHWM)
+ *    from the start of the run's last step (a 2 s wait) to the run's end, over the RSS then: what
+ *    finishing and storing the video costs (docs/runs.md#cost).
  *
  * Knobs (environment): BENCH_CONCURRENCY (race concurrency, default 2 = the service default),
  * BENCH_SIMPLE_CAPTURES (200), BENCH_SPA_CAPTURES (24), BENCH_TABLE_CAPTURES (150),
  * BENCH_LATENCY_JOBS (20), BENCH_POLL_MS (5: the idle-latency client's polling interval), BENCH_MEMORY_CAPTURES (2000), BENCH_AUTOCANNON_S (10),
- * BENCH_PHASE_TIMEOUT_S (900), BENCH_SERVICE_NODE_ARGS (extra `node` flags for the service, e.g.
+ * BENCH_PHASE_TIMEOUT_S (900), BENCH_VIDEO_S (video run lengths, s, comma-separated: 10,60), BENCH_SERVICE_NODE_ARGS (extra `node` flags for the service, e.g.
  * `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it).
  */
 import autocannon from 'autocannon';
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -46,7 +52,7 @@ import {
   sleep,
 } from './bench-support';
 
-const PHASES = new Set((process.env.BENCH_PHASES ?? 'accept,race,concurrency,service,split').split(',').map((p) => p.trim()));
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'accept,race,concurrency,service,split,video').split(',').map((p) => p.trim()));
 const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 2);
 const SIMPLE_CAPTURES = envNumber('BENCH_SIMPLE_CAPTURES', 200);
 const SPA_CAPTURES = envNumber('BENCH_SPA_CAPTURES', 24);
@@ -56,6 +62,10 @@ const MEMORY_CAPTURES = envNumber('BENCH_MEMORY_CAPTURES', 2000);
 const AUTOCANNON_S = envNumber('BENCH_AUTOCANNON_S', 10);
 const POLL_MS = envNumber('BENCH_POLL_MS', 5);
 const PHASE_TIMEOUT_MS = envNumber('BENCH_PHASE_TIMEOUT_S', 900) * 1000;
+const VIDEO_SECONDS = (process.env.BENCH_VIDEO_S ?? '10,60')
+  .split(',')
+  .map(Number)
+  .filter((s) => s > 0);
 const ROOT = resolve(__dirname, '..');
 /** Clock ticks per second of /proc/<pid>/stat times (Linux: 100). */
 const CLK_TCK = 100;
@@ -231,6 +241,7 @@ function isChromium(pid: number): boolean {
 }
 
 const GiB = 1024 ** 3;
+const MiB = 1024 ** 2;
 
 /** The pids of the processes whose command name is `name` (e.g. PostgreSQL's backends, which keep the name `postgres`). */
 function processesNamed(name: string): number[] {
@@ -398,6 +409,85 @@ async function glimpseRun(s: Service, key: string, urls: string[], count: number
     cpuMsPerCapture: (cpu1 - cpu0) / count,
     nodeCpuMsPerCapture: (node1 - node0) / count,
   };
+}
+
+/** Bytes as signed MiB with one decimal (`+1.5 MiB`, `-0.4 MiB`). */
+const signedMiB = (bytes: number): string => `${bytes < 0 ? '' : '+'}${(bytes / MiB).toFixed(1)} MiB`;
+
+/** A field of /proc/<pid>/status in bytes (`VmRSS`: resident now; `VmHWM`: peak resident since the last reset). */
+function statusBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) * 1024 : 0;
+}
+
+/** The last step of a video run, ms: the window in which the worker finishes and stores the video is measured from its start. */
+const VIDEO_LAST_STEP_MS = 2000;
+
+/** Resets the peak resident size (VmHWM) of `pid` to its current RSS (writing 5 to clear_refs, proc(5)); false where not allowed. */
+function resetPeakRss(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** What {@link videoRun} measured, bytes. */
+interface VideoRunFigures {
+  /** Peak RSS over the RSS at submission: VmRSS sampled every 500 ms, or VmHWM when larger. */
+  growth: number;
+  /** Peak RSS (VmHWM) from the start of the last step (a 2 s wait) to the run's end, over the RSS then: finishing and storing the video; null when not caught. */
+  storeGrowth: number | null;
+  /** The stored video's size. */
+  size: number;
+}
+
+/**
+ * One browser session run with video lasting about `seconds` s (wait steps of at most 10 s, the last
+ * one {@link VIDEO_LAST_STEP_MS}) on `url`, submitted to `api` and processed by `worker`; the worker's
+ * RSS is sampled every 500 ms from the submission until the run ended (video stored).
+ */
+async function videoRun(api: Service, worker: Service, key: string, url: string, seconds: number): Promise<VideoRunFigures> {
+  const pid = worker.proc.pid as number;
+  const steps: { action: 'wait'; ms: number }[] = [];
+  for (let left = seconds * 1000 - VIDEO_LAST_STEP_MS; left > 0; left -= 10_000) steps.push({ action: 'wait', ms: Math.min(10_000, left) });
+  steps.push({ action: 'wait', ms: VIDEO_LAST_STEP_MS });
+  let hwm = resetPeakRss(pid);
+  const start = statusBytes(pid, 'VmRSS');
+  let peak = start;
+  let lastStepRss: number | null = null;
+  const sampler = setInterval(() => (peak = Math.max(peak, statusBytes(pid, 'VmRSS'))), 500);
+  let run: { id: string; status: string; steps: unknown[]; videoUrl: string | null; finalizationError: string | null };
+  try {
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const res = await fetch(`${api.baseUrl}/v1/runs`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ url, steps, video: true, timeoutMs: seconds * 1000 + 60_000 }),
+    });
+    run = (await res.json()) as typeof run;
+    if (res.status !== 202) throw new Error(`POST /v1/runs answered ${res.status}: ${JSON.stringify(run)}`);
+    const deadline = Date.now() + seconds * 1000 + PHASE_TIMEOUT_MS;
+    while (run.status === 'pending' || run.status === 'running') {
+      if (Date.now() > deadline) throw new Error(`run ${run.id} still ${run.status}`);
+      await sleep(100);
+      run = (await (await fetch(`${api.baseUrl}/v1/runs/${run.id}`, { headers })).json()) as typeof run;
+      if (lastStepRss === null && run.status === 'running' && run.steps.length === steps.length - 1) {
+        // The last step started: from here the worker waits 2 s, then finishes and stores the video.
+        peak = Math.max(peak, statusBytes(pid, 'VmHWM'));
+        hwm = hwm && resetPeakRss(pid);
+        lastStepRss = statusBytes(pid, 'VmRSS');
+      }
+    }
+  } finally {
+    clearInterval(sampler);
+  }
+  const endPeak = hwm ? statusBytes(pid, 'VmHWM') : statusBytes(pid, 'VmRSS');
+  peak = Math.max(peak, endPeak);
+  if (run.status !== 'completed' || !run.videoUrl) throw new Error(`run ${run.id} ended ${run.status}: ${run.finalizationError}`);
+  const size = statSync(join(storageDir, run.videoUrl.slice(run.videoUrl.lastIndexOf('/') + 1))).size;
+  return { growth: peak - start, storeGrowth: lastStepRss === null || !hwm ? null : endPeak - lastStepRss, size };
 }
 
 async function startPageSites(): Promise<{ proc: ChildProcess; simple: string[]; spa: string[] }> {
@@ -594,6 +684,55 @@ async function main(): Promise<void> {
       try {
         await runJobs(api, key, sites.simple, sites.simple.length);
         await idleLatency(api, key, sites.simple, 'API and worker processes');
+      } finally {
+        await stopService(worker);
+        await stopService(api);
+      }
+    }
+
+    if (PHASES.has('video')) {
+      console.log(
+        `\n[video] runs with video of ${VIDEO_SECONDS.join(', ')} s on an animated page, API and worker apart; load ${loadAverage()}`,
+      );
+      const api = await startService('video', { WORKER_MODE: 'off' });
+      const worker = await startWorker('video').catch(async (err) => {
+        await stopService(api);
+        throw err;
+      });
+      try {
+        const url = `${sites.simple[0]}animated`;
+        await videoRun(api, worker, key, url, 2); // warm-up: the browser, ffmpeg and the run code paths loaded once
+        const measured: ({ seconds: number } & VideoRunFigures)[] = [];
+        for (const seconds of VIDEO_SECONDS) {
+          const run = { seconds, ...(await videoRun(api, worker, key, url, seconds)) };
+          measured.push(run);
+          const store = run.storeGrowth === null ? 'not caught' : `${(run.storeGrowth / MiB).toFixed(1)} MiB`;
+          figure(
+            `worker RSS growth recording and storing a ${seconds} s run video (1280×800, ${(run.size / MiB).toFixed(1)} MiB)`,
+            `${(run.growth / MiB).toFixed(1)} MiB peak over the start; finishing and storing it: ${store}`,
+            "flat: the growth does not scale with the video's size",
+            null,
+          );
+        }
+        if (measured.length >= 2) {
+          const [short, long] = [measured[0], measured[measured.length - 1]];
+          const extraSize = long.size - short.size;
+          figure(
+            `worker RSS growth, ${long.seconds} s video against ${short.seconds} s (+${(extraSize / MiB).toFixed(1)} MiB of video)`,
+            `${signedMiB(long.growth - short.growth)} over the whole run`,
+            "— (includes the V8 heap's garbage between collections, docs/runs.md#cost)",
+            null,
+          );
+          if (short.storeGrowth !== null && long.storeGrowth !== null) {
+            const extraStore = long.storeGrowth - short.storeGrowth;
+            figure(
+              `worker RSS growth finishing and storing the video, ${long.seconds} s against ${short.seconds} s`,
+              `${signedMiB(extraStore)} for ${signedMiB(extraSize)} of video`,
+              'flat: under a quarter of the extra video size',
+              extraStore < extraSize / 4,
+            );
+          }
+        }
       } finally {
         await stopService(worker);
         await stopService(api);

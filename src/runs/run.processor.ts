@@ -1,7 +1,6 @@
 import { InjectQueue } from '@nestjs/bull';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bull';
-import { readFile } from 'node:fs/promises';
 import { BrowserGoneError, BrowserPoolClosedError } from '../browser/browser-errors';
 import { BrowserPool } from '../browser/browser-pool';
 import { SessionSetup, sessionContextOptions } from '../capture/session-options';
@@ -163,7 +162,7 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
     let finalizeError: string | null = null;
     if (outcome.video) {
       try {
-        videoFile = await this.files.save(await readFile(outcome.video.path), 'webm');
+        videoFile = await this.files.saveFile(outcome.video.path, 'webm');
       } catch (err) {
         this.logger.error(`Could not store the video of ${run.id}`, (err as Error).stack);
         finalizeError = 'the video could not be stored';

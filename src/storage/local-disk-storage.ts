@@ -1,15 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { createReadStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { copyFile, mkdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { ByteRange, RESULT_FILE_NAME, ResultStorage, StoredFileInfo } from './result-storage';
 
 /**
  * {@link ResultStorage} in a local directory (`STORAGE_DIR`, shared by the API and workers through a
  * volume when they run apart); a file's mtime is its storage time. Writes go to `<name>.partial`
- * first and are renamed, so a reader never sees half a file.
+ * (same directory) first and are renamed, so a reader never sees half a file; a failed write removes
+ * its partial file.
  */
 @Injectable()
 export class LocalDiskStorage extends ResultStorage {
@@ -20,18 +22,20 @@ export class LocalDiskStorage extends ResultStorage {
   }
 
   async put(name: string, data: Buffer): Promise<void> {
-    await (this.ready ??= mkdir(this.config.storageDir, { recursive: true }));
-    const path = this.pathOf(name);
-    const partial = `${path}.partial`;
-    await writeFile(partial, data);
-    await rename(partial, path);
+    await this.write(name, (partial) => writeFile(partial, data));
+  }
+
+  async putStream(name: string, body: Readable): Promise<void> {
+    await this.write(name, (partial) => pipeline(body, createWriteStream(partial)));
+  }
+
+  /** A kernel-side copy (`copyFile`): the bytes never pass through this process's memory, whatever the file's size. */
+  override async putFile(name: string, path: string): Promise<void> {
+    await this.write(name, (partial) => copyFile(path, partial));
   }
 
   async copy(from: string, to: string): Promise<void> {
-    const path = this.pathOf(to);
-    const partial = `${path}.partial`;
-    await copyFile(this.pathOf(from), partial);
-    await rename(partial, path);
+    await this.write(to, (partial) => copyFile(this.pathOf(from), partial));
   }
 
   async stat(name: string): Promise<StoredFileInfo | null> {
@@ -58,6 +62,20 @@ export class LocalDiskStorage extends ResultStorage {
     await unlink(this.pathOf(name)).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
     });
+  }
+
+  /** Has `fill` write the file at `<name>.partial`, then renames it to `name`; removes the partial file when anything fails. */
+  private async write(name: string, fill: (partial: string) => Promise<unknown>): Promise<void> {
+    const path = this.pathOf(name);
+    await (this.ready ??= mkdir(this.config.storageDir, { recursive: true }));
+    const partial = `${path}.partial`;
+    try {
+      await fill(partial);
+      await rename(partial, path);
+    } catch (err) {
+      await unlink(partial).catch(() => undefined);
+      throw err;
+    }
   }
 
   private pathOf(name: string): string {

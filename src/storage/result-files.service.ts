@@ -55,6 +55,19 @@ export class ResultFilesService {
     return name;
   }
 
+  /**
+   * Stores the local file at `path` (a run's WebM video, written by ffmpeg) as a result under a fresh
+   * unguessable name with extension `ext`, never reading it whole ({@link ResultStorage.putFile}: a
+   * kernel copy on local disk, a multipart upload to S3), so the worker's memory stays flat whatever
+   * the file's size (docs/runs.md#cost). Returns that name; rejects when the file cannot be read or
+   * stored (nothing is stored then). The caller still owns, and removes, the file at `path`.
+   */
+  async saveFile(path: string, ext: ResultFileExtension): Promise<string> {
+    const name = newResultFileName(ext);
+    await this.storage.putFile(name, path, RESULT_FILE_CONTENT_TYPES[ext]);
+    return name;
+  }
+
   /** The public URL of a stored file name. */
   publicUrl(name: string): string {
     return `${this.config.publicBaseUrl}/files/${name}`;

@@ -1,5 +1,6 @@
 import { RESULT_CONTENT_TYPES, RESULT_FORMATS } from '../results/result-formats';
 import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 
 /** What storage knows of a stored result file. */
@@ -53,6 +54,20 @@ export function newResultFileName(ext: string): string {
 export abstract class ResultStorage {
   /** Stores `data` under `name`, replacing any file of that name. */
   abstract put(name: string, data: Buffer, contentType: string): Promise<void>;
+  /**
+   * Stores the bytes of `body` under `name`, replacing any file of that name, reading the stream as
+   * it is written so memory stays bounded whatever its length (a run's video). No partial file is
+   * ever visible under `name`; rejects (and leaves nothing behind) when `body` errors or the write fails.
+   */
+  abstract putStream(name: string, body: Readable, contentType: string): Promise<void>;
+  /**
+   * Stores a copy of the local file at `path` under `name`, as {@link putStream} does (by default
+   * through it, a driver may copy more cheaply); the file at `path` is left in place. Rejects when
+   * the file cannot be read (ENOENT…) or the write fails; nothing is stored under `name` then.
+   */
+  putFile(name: string, path: string, contentType: string): Promise<void> {
+    return this.putStream(name, createReadStream(path), contentType);
+  }
   /** Size, storage time and entity tag of the file, or null when there is none. */
   abstract stat(name: string): Promise<StoredFileInfo | null>;
   /** The file's bytes (or those of `range`) as a stream; rejects when the file is gone. */

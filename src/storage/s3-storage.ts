@@ -9,15 +9,24 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Readable } from 'node:stream';
 import { APP_CONFIG, AppConfig, S3Config } from '../config/app-config';
 import { ByteRange, RESULT_FILE_NAME, ResultStorage, StoredFileInfo } from './result-storage';
 
 /**
+ * Part size of a streamed upload, bytes: S3's smallest part (5 MiB); a body no larger is sent with one
+ * `PutObject`. At most {@link STREAM_PARTS_IN_FLIGHT} parts are held in memory at once.
+ */
+const STREAM_PART_BYTES = 5 * 1024 * 1024;
+const STREAM_PARTS_IN_FLIGHT = 2;
+
+/**
  * {@link ResultStorage} in an S3-compatible bucket (`STORAGE_DRIVER=s3`: AWS S3, MinIO, Ceph, R2…)
  * with `@aws-sdk/client-s3`. Objects are keyed by the file name; reads are streamed from the bucket
- * (ranged `GetObject`), never buffered whole. The bucket must exist; no lifecycle rule is needed:
+ * (ranged `GetObject`), never buffered whole, and {@link putStream} writes with a multipart upload
+ * (`@aws-sdk/lib-storage`), holding at most {@link STREAM_PART_BYTES} × {@link STREAM_PARTS_IN_FLIGHT}. The bucket must exist; no lifecycle rule is needed:
  * the housekeeping sweep deletes expired results by job row.
  */
 @Injectable()
@@ -47,6 +56,18 @@ export class S3Storage extends ResultStorage implements OnModuleDestroy {
         ContentLength: data.length,
       }),
     );
+  }
+
+  async putStream(name: string, body: Readable, contentType: string): Promise<void> {
+    // A failed multipart upload is aborted (leavePartsOnError false): no object, no parts left billed.
+    const upload = new Upload({
+      client: this.client,
+      params: { Bucket: this.bucket, Key: this.keyOf(name), Body: body, ContentType: contentType },
+      partSize: STREAM_PART_BYTES,
+      queueSize: STREAM_PARTS_IN_FLIGHT,
+      leavePartsOnError: false,
+    });
+    await upload.done();
   }
 
   async copy(from: string, to: string): Promise<void> {
