@@ -8,10 +8,9 @@
  * - `system`: real processes (the service's entry points, PostgreSQL clusters, redis-server, npm,
  *   ffmpeg) and wall-clock measurements (`test/system/`).
  *
- * One runner for all (test/support/lanes-runner.js), two lanes at the same time: the `system` files on
- * GLIMPSE_TEST_SYSTEM_WORKERS workers of their own (at most that many at once), the other projects'
- * files on `maxWorkers` workers. Each worker has a database of its own, cloned from a template the
- * global setup migrates once, and a Redis key prefix of its own (test/support/worker-env.ts); a file
+ * One runner for all (test/support/pool-runner.js): one pool of `maxWorkers` workers, at most
+ * GLIMPSE_TEST_SYSTEM_SLOTS of them on `system` files at once, which start first. Each worker has a
+ * database of its own, cloned from a template the global setup migrates once, and a Redis key prefix of its own (test/support/worker-env.ts); a file
  * starts from empty tables (test/support/fresh-state.ts). See docs/testing.md.
  *
  * TypeScript is only transpiled, by SWC (`@swc/jest`), with the settings of tsconfig.json that change
@@ -35,7 +34,7 @@ const common = {
   moduleFileExtensions: ['js', 'json', 'ts'],
   transform: { '^.+\\.ts$': ['@swc/jest', swc] },
   testEnvironment: 'node',
-  runner: '<rootDir>/test/support/lanes-runner.js',
+  runner: '<rootDir>/test/support/pool-runner.js',
 };
 
 /** The projects that need the run's databases and Redis prefix. */
@@ -48,12 +47,13 @@ const e2e = {
 };
 
 /**
- * Workers of the parallel lane (GLIMPSE_TEST_WORKERS overrides). 3 measured faster than 2 on 2 cores
- * (docs/testing.md, "Measured"): the files spend much of their time waiting on Chromium and the network.
+ * Workers of the pool (GLIMPSE_TEST_WORKERS overrides): 5 files at once on 2 cores, as the two lanes of
+ * 3 + 2 workers measured best before (docs/testing.md, "Measured"): the files spend much of their time
+ * waiting on Chromium, the network and other processes.
  */
-const workers = Number(process.env.GLIMPSE_TEST_WORKERS) || 3;
-/** Workers of the system lane, read by the runner and the global setup (GLIMPSE_TEST_SYSTEM_WORKERS overrides). */
-process.env.GLIMPSE_TEST_SYSTEM_WORKERS ||= '2';
+const workers = Number(process.env.GLIMPSE_TEST_WORKERS) || 5;
+/** How many workers may run `system` files at once, read by the runner (GLIMPSE_TEST_SYSTEM_SLOTS overrides). */
+process.env.GLIMPSE_TEST_SYSTEM_SLOTS ||= '2';
 
 module.exports = {
   testTimeout: 60000,
@@ -73,8 +73,7 @@ module.exports = {
       ...e2e,
       displayName: 'system',
       testRegex: 'test/system/.*\\.e2e-spec\\.ts$',
-      // Its own lane of workers and databases (test/support/test-run.ts, SYSTEM_LANE).
-      globals: { GLIMPSE_TEST_LANE: 's' },
+      // At most GLIMPSE_TEST_SYSTEM_SLOTS of its files at once (test/support/pool-runner.js).
       setupFilesAfterEnv: [...e2e.setupFilesAfterEnv, '<rootDir>/test/support/system-timeout.ts'],
     },
   ],

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source';
-import { databaseUrl, laneDatabase, PARALLEL_LANE, SYSTEM_LANE, systemWorkers } from './test-run';
+import { databaseUrl, workerDatabase } from './test-run';
 
 /** Admin connection used to create and drop the run's databases. */
 export const ADMIN_DATABASE_URL = process.env.TEST_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -13,11 +13,10 @@ export const ADMIN_DATABASE_URL = process.env.TEST_ADMIN_DATABASE_URL ?? 'postgr
 /**
  * Once per test run (jest `globalSetup`, in the main process, before any worker starts):
  * - a template database `glimpse_test_<run>_template` with every migration applied, once;
- * - one database per worker of each lane (test/support/lanes-runner.js): `glimpse_test_<run>_w<n>` for
- *   the parallel projects' workers, `…_s<n>` for the system project's, cloned from the template with
- *   `CREATE DATABASE … TEMPLATE …`. All are created here, up front and one after another: PostgreSQL
+ * - one database per worker (test/support/pool-runner.js), `glimpse_test_<run>_w<n>`, cloned from the
+ *   template with `CREATE DATABASE … TEMPLATE …`. All are created here, up front and one after another: PostgreSQL
  *   refuses to clone a template while another session is connected to it, so workers cannot clone lazily;
- * - a Redis key prefix for the run (each lane and each test app adds its own part to it);
+ * - a Redis key prefix for the run (each worker and each test app adds its own part to it);
  * - a directory for the test apps' log files (scanned for secrets by the teardown).
  * The names go to the workers through the environment (see `worker-env.ts`); the global teardown removes
  * everything whose name starts with the run's prefix.
@@ -26,9 +25,8 @@ export default async function globalSetup(globalConfig: { maxWorkers: number }):
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const run = `glimpse_test_${runId}`;
   const template = `${run}_template`;
-  // Worker ids are 1..maxWorkers in the parallel lane, 1..systemWorkers() in the system lane, and 1
-  // for every file with `--runInBand`.
-  const workers = { [PARALLEL_LANE]: Math.max(1, globalConfig.maxWorkers), [SYSTEM_LANE]: systemWorkers() };
+  // Worker ids are 1..maxWorkers, and 1 for every file with `--runInBand`.
+  const workers = Math.max(1, globalConfig.maxWorkers);
 
   const admin = new Client({ connectionString: ADMIN_DATABASE_URL });
   await admin.connect();
@@ -41,10 +39,8 @@ export default async function globalSetup(globalConfig: { maxWorkers: number }):
     } finally {
       await dataSource.destroy();
     }
-    for (const [lane, count] of Object.entries(workers)) {
-      for (let worker = 1; worker <= count; worker++) {
-        await admin.query(`CREATE DATABASE "${laneDatabase(run, lane, worker)}" TEMPLATE "${template}"`);
-      }
+    for (let worker = 1; worker <= workers; worker++) {
+      await admin.query(`CREATE DATABASE "${workerDatabase(run, worker)}" TEMPLATE "${template}"`);
     }
   } finally {
     await admin.end();
