@@ -1,6 +1,10 @@
-import { MAX_PREPARED_STATEMENTS, preparedStatementName } from './sql';
+import { MAX_PREPARED_STATEMENTS, MAX_PREPARED_TEXT_LENGTH, preparedStatementName } from './sql';
 
 describe('preparedStatementName', () => {
+  it('runs a text longer than the limit unnamed', () => {
+    expect(preparedStatementName(`SELECT '${'x'.repeat(MAX_PREPARED_TEXT_LENGTH)}'`)).toBeUndefined();
+  });
+
   it('names one text once, the same name every time, and runs texts past the cap unnamed', () => {
     const first = preparedStatementName('SELECT 1');
     expect(first).toMatch(/^glimpse_\d+$/);

@@ -6,15 +6,26 @@ import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
  * The most distinct statement texts {@link sqlRows} prepares under a name in one process (each
  * connection of the pool keeps each one it ran, parsed and planned, until it closes); texts past it
  * run unnamed. The hot statements are a handful: the API-key and render-key lookups and the
- * acceptance statement, whose text varies only with the columns a job sets and a batch's size.
+ * acceptance statement, whose text varies only with the columns a job sets, an `Idempotency-Key` and
+ * a small batch's size.
  */
 export const MAX_PREPARED_STATEMENTS = 64;
+
+/**
+ * The longest statement text {@link sqlRows} prepares, characters: a longer one (a large batch's
+ * acceptance, one `INSERT` per item) runs unnamed, so no connection keeps big plans that seldom run.
+ */
+export const MAX_PREPARED_TEXT_LENGTH = 8_000;
 
 /** Statement text → its prepared statement's name (`glimpse_<n>`), process-wide, so one name always means one text. */
 const preparedNames = new Map<string, string>();
 
-/** The name `text` is prepared under, or undefined once {@link MAX_PREPARED_STATEMENTS} texts have one. */
+/**
+ * The name `text` is prepared under, or undefined (run it unnamed) when it is longer than
+ * {@link MAX_PREPARED_TEXT_LENGTH} or {@link MAX_PREPARED_STATEMENTS} other texts have one.
+ */
 export function preparedStatementName(text: string): string | undefined {
+  if (text.length > MAX_PREPARED_TEXT_LENGTH) return undefined;
   let name = preparedNames.get(text);
   if (name === undefined && preparedNames.size < MAX_PREPARED_STATEMENTS) {
     name = `glimpse_${preparedNames.size + 1}`;
