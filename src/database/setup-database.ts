@@ -1,16 +1,15 @@
 import { Client } from 'pg';
 import { loadConfigFromProcessEnv } from '../config/app-config';
+import { databaseNameOf, withDatabaseName } from './database-url';
 
 /**
  * Creates the database named in `DATABASE_URL` when it does not exist, connecting to the server's
  * `postgres` maintenance database. Exits 1 with a one-line reason when the server is unreachable.
  */
 async function main(): Promise<void> {
-  const target = new URL(loadConfigFromProcessEnv().databaseUrl);
-  const name = decodeURIComponent(target.pathname.replace(/^\//, ''));
-  const maintenance = new URL(target);
-  maintenance.pathname = '/postgres';
-  const client = new Client({ connectionString: maintenance.toString() });
+  const url = loadConfigFromProcessEnv().databaseUrl;
+  const name = databaseNameOf(url);
+  const client = new Client({ connectionString: withDatabaseName(url, 'postgres') });
   await client.connect();
   try {
     const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);

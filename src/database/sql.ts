@@ -1,13 +1,52 @@
-import type { Pool } from 'pg';
+import type { Pool, QueryConfig } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
+
+/**
+ * The most distinct statement texts {@link sqlRows} prepares under a name in one process (each
+ * connection of the pool keeps each one it ran, parsed and planned, until it closes); texts past it
+ * run unnamed. The hot statements are a handful: the API-key and render-key lookups and the
+ * acceptance statement, whose text varies only with the columns a job sets, an `Idempotency-Key` and
+ * a small batch's size.
+ */
+export const MAX_PREPARED_STATEMENTS = 64;
+
+/**
+ * The longest statement text {@link sqlRows} prepares, characters: a longer one (a large batch's
+ * acceptance, one `INSERT` per item) runs unnamed, so no connection keeps big plans that seldom run.
+ */
+export const MAX_PREPARED_TEXT_LENGTH = 8_000;
+
+/** Statement text → its prepared statement's name (`glimpse_<n>`), process-wide, so one name always means one text. */
+const preparedNames = new Map<string, string>();
+
+/**
+ * The name `text` is prepared under, or undefined (run it unnamed) when it is longer than
+ * {@link MAX_PREPARED_TEXT_LENGTH} or {@link MAX_PREPARED_STATEMENTS} other texts have one.
+ */
+export function preparedStatementName(text: string): string | undefined {
+  if (text.length > MAX_PREPARED_TEXT_LENGTH) return undefined;
+  let name = preparedNames.get(text);
+  if (name === undefined && preparedNames.size < MAX_PREPARED_STATEMENTS) {
+    name = `glimpse_${preparedNames.size + 1}`;
+    preparedNames.set(text, name);
+  }
+  return name;
+}
 
 /**
  * Runs one parameterised statement on TypeORM's own `pg` pool: one round trip and none of the query
  * builder's work, for the hot path of `POST /v1/screenshot` (docs/performance.md#accept-path). Returns the rows
  * as `pg` gives them (database column names; `RETURNING` rows for writes). Throws what `pg` throws.
+ *
+ * The statement is a named prepared statement ({@link preparedStatementName}): the first run on a
+ * connection parses it; later runs on that connection only bind and execute, and after five runs
+ * PostgreSQL keeps a generic plan when it costs no more than the custom ones, so neither the parse nor
+ * the plan is paid again (TypeORM's own queries are unnamed: parsed and planned every time). A schema
+ * change (a migration) makes PostgreSQL plan the statement again on its next run.
  */
 export async function sqlRows<T>(dataSource: DataSource, text: string, params: unknown[]): Promise<T[]> {
   const pool = (dataSource.driver as PostgresDriver).master as Pool;
-  return (await pool.query(text, params)).rows as T[];
+  const query: QueryConfig = { name: preparedStatementName(text), text, values: params };
+  return (await pool.query(query)).rows as T[];
 }
