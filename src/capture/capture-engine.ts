@@ -194,7 +194,7 @@ export class CaptureEngine {
     if (options.disableAnimations) await settleAnimations(page);
     if (request.beforeImage) await request.beforeImage(page, loaded);
     if (options.format === 'none') return { image: null, format: null, clipped: false, targetStatus: target.status };
-    const result = options.format === 'pdf' ? await this.print(page, options) : await this.screenshot(page, cdp, options, timeout);
+    const result = options.format === 'pdf' ? await this.print(page, cdp, options) : await this.screenshot(page, cdp, options, timeout);
     return { ...result, targetStatus: target.status };
   }
 
@@ -209,9 +209,9 @@ export class CaptureEngine {
   }
 
   /** Prints the page as a PDF (`page.pdf`, Chromium's `Page.printToPDF`). */
-  private async print(page: Page, options: CaptureOptions): Promise<Omit<CaptureResult, 'targetStatus'>> {
+  private async print(page: Page, cdp: Lease['cdp'], options: CaptureOptions): Promise<Omit<CaptureResult, 'targetStatus'>> {
     const pdf = options.pdf ?? DEFAULT_PDF;
-    await fontsReady(page);
+    await fontsReady(cdp);
     const headerFooter = pdf.headerTemplate !== undefined || pdf.footerTemplate !== undefined;
     try {
       const image = await page.pdf({
@@ -277,7 +277,7 @@ export class CaptureEngine {
       clip = { ...(await this.elementBox(page, options.selector, timeoutMs)), scale: 1 };
       beyondViewport = true;
     }
-    await fontsReady(page);
+    await fontsReady(cdp);
     if (options.mask) {
       const masked = await maskElements(page, options.mask, options.maskColor ?? DEFAULT_MASK_COLOR);
       if (typeof masked === 'string') throw new CaptureError(quote(masked));

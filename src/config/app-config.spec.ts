@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig } from './app-config';
+import { cgroupCpuLimit, ConfigError, defaultCaptureConcurrency, loadConfig, usableCores } from './app-config';
 
 const base = {};
 
@@ -19,7 +19,22 @@ describe('loadConfig', () => {
       legacyFreeCap: 1000,
       workerMode: 'inline',
       captureTimeoutMs: 30000,
+      captureConcurrency: defaultCaptureConcurrency(usableCores()),
     });
+  });
+
+  it('sizes CAPTURE_CONCURRENCY from the usable cores: twice as many, at most 32 (docs/performance.md)', () => {
+    expect([1, 2, 4, 16, 64].map((cores) => defaultCaptureConcurrency(cores))).toEqual([2, 4, 8, 32, 32]);
+    expect(usableCores()).toBeGreaterThanOrEqual(1);
+    expect(loadConfig({ ...base, CAPTURE_CONCURRENCY: '3' }).captureConcurrency).toBe(3);
+  });
+
+  it('reads a cgroup v2 CPU limit as whole cores, at least 1, and none for max', () => {
+    expect(cgroupCpuLimit('200000 100000\n')).toBe(2);
+    expect(cgroupCpuLimit('150000 100000')).toBe(1);
+    expect(cgroupCpuLimit('50000 100000')).toBe(1);
+    expect(cgroupCpuLimit('max 100000')).toBeNull();
+    expect(cgroupCpuLimit('')).toBeNull();
   });
 
   it('parses typed values and strips a trailing slash of PUBLIC_BASE_URL', () => {

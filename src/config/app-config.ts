@@ -1,6 +1,7 @@
 import { plainToInstance, Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, getMetadataStorage, Min, validateSync } from 'class-validator';
 import { existsSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import proxyAddr from 'proxy-addr';
 import { resolve } from 'node:path';
 import { parseEgressProxies, UpstreamProxy } from './egress-proxies';
@@ -17,6 +18,43 @@ const SECRET_KEY_PATTERN = /^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/;
 
 /** Where `FFMPEG_PATH` is looked for when unset; otherwise `ffmpeg` is looked up on `PATH` when a run starts. */
 export const FFMPEG_CANDIDATES = ['/usr/bin/ffmpeg', '/usr/local/bin/ffmpeg'];
+
+/**
+ * The whole cores a cgroup v2 CPU limit allows: `cpu.max` holds `<quota> <period>` (µs of CPU per
+ * period) or `max <period>` (no limit: null); the quota divided by the period, rounded down, at least 1.
+ * Null for text that is not a limit.
+ */
+export function cgroupCpuLimit(cpuMax: string): number | null {
+  const [quota, period] = cpuMax.trim().split(/\s+/).map(Number);
+  if (!(quota > 0) || !(period > 0)) return null;
+  return Math.max(1, Math.floor(quota / period));
+}
+
+/**
+ * The cores this process may use: Node's `os.availableParallelism()` (the CPU affinity mask; from
+ * libuv 1.49, as in Node 24 of the image, also a container's CPU quota), and no more than the
+ * cgroup v2 CPU limit of this process's cgroup ({@link cgroupCpuLimit}), read here for the Node
+ * versions whose libuv does not.
+ */
+export function usableCores(): number {
+  const cores = availableParallelism();
+  try {
+    const path = /^0::(\/.*)$/m.exec(readFileSync('/proc/self/cgroup', 'utf8'))?.[1] ?? '/';
+    const limit = cgroupCpuLimit(readFileSync(resolve('/sys/fs/cgroup', `.${path}`, 'cpu.max'), 'utf8'));
+    return limit === null ? cores : Math.min(cores, limit);
+  } catch {
+    return cores;
+  }
+}
+
+/**
+ * The default `CAPTURE_CONCURRENCY`: twice the cores this process may use ({@link usableCores}), at
+ * most 32. More captures than cores keep the cores busy while pages wait on the network and the
+ * compositor (measured in docs/performance.md, "How many at once").
+ */
+export function defaultCaptureConcurrency(cores: number = usableCores()): number {
+  return Math.min(32, Math.max(1, 2 * cores));
+}
 
 /**
  * Raw environment as read from `process.env`, validated with class-validator.
@@ -71,7 +109,7 @@ class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(1) @Max(1000) MONITOR_PAUSE_AFTER_FAILURES = 5;
   /** How often each worker looks for monitors whose check is due, ms. */
   @Transform(toInt) @IsInt() @Min(100) @Max(60000) MONITOR_TICK_MS = 2000;
-  @Transform(toInt) @IsInt() @Min(1) @Max(32) CAPTURE_CONCURRENCY = 2;
+  @Transform(toInt) @IsInt() @Min(1) @Max(32) CAPTURE_CONCURRENCY = defaultCaptureConcurrency();
   /** Device pixels one image may have (CONTRACT.md, "Capture options, second set": image size cap). */
   @Transform(toInt) @IsInt() @Min(10000) @Max(1000000000) MAX_IMAGE_PIXELS = 100000000;
   @Transform(toInt) @IsInt() @Min(0) @Max(32) CAPTURE_WARM_CONTEXTS = 2;

@@ -130,9 +130,16 @@ export function elementPageBox(locator: Locator): Promise<PageBox> {
   });
 }
 
-/** Waits for web fonts still loading (a screenshot or PDF taken before shows fallback fonts). Never throws. */
-export async function fontsReady(page: Page): Promise<void> {
-  await page.evaluate(() => document.fonts.ready.then(() => undefined)).catch(() => undefined);
+/**
+ * Waits for web fonts still loading (a screenshot or PDF taken before shows fallback fonts). Never throws.
+ * Through the page's DevTools session (`Runtime.evaluate` in the main frame), not `page.evaluate`:
+ * that would first install Playwright's evaluation script in the page, which a capture needs for
+ * nothing else (docs/performance.md, "Measured: captures").
+ */
+export async function fontsReady(cdp: Pick<CDPSession, 'send'>): Promise<void> {
+  await cdp
+    .send('Runtime.evaluate', { expression: 'document.fonts.ready.then(() => undefined)', awaitPromise: true, returnByValue: true })
+    .catch(() => undefined);
 }
 
 /** Limits of {@link scrollForLazyContent}. Times in ms, heights in CSS px. */
