@@ -69,6 +69,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     STORAGE_DIR: storageDir,
     SSRF_ALLOW_PRIVATE: 'true',
     CAPTURE_TIMEOUT_MS: '10000',
+    // Two captures at once per test app, not the default 2 × cores: five test files run at once on the
+    // test machine's cores (docs/testing.md, "One pool").
+    CAPTURE_CONCURRENCY: '2',
     LOG_LEVEL: 'log',
     LOG_FORMAT: 'json',
     ...options.env,
