@@ -8,6 +8,7 @@ import { Client } from 'pg';
 import { MIGRATIONS } from '../../src/database/migrations/index';
 import { ADMIN_DATABASE_URL } from '../support/global-setup';
 import { SECRET_IN_LOG } from '../support/log-scan';
+import { buildDist } from '../support/outage';
 import { startTestApp } from '../support/test-app';
 
 /** A free loopback port (bound, then released). */
@@ -19,7 +20,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** One API process (`src/main.ts`, as `npm start` runs it, compiled on the fly) and its JSON log lines. */
+/** One API process (`dist/main.js`, as `npm start` runs it) and its JSON log lines. */
 interface ApiProcess {
   child: ChildProcess;
   port: number;
@@ -28,9 +29,9 @@ interface ApiProcess {
 }
 
 function startApi(env: Record<string, string>, port: number): ApiProcess {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register', 'src/main.ts'], {
+  const child = spawn(process.execPath, ['dist/main.js'], {
     cwd: join(__dirname, '../..'),
-    env: { ...process.env, ...env, PORT: String(port), TS_NODE_TRANSPILE_ONLY: 'true', LOG_FORMAT: 'json', LOG_LEVEL: 'log' },
+    env: { ...process.env, ...env, PORT: String(port), LOG_FORMAT: 'json', LOG_LEVEL: 'log' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: any[] = [];
@@ -70,6 +71,7 @@ describe('API replicas', () => {
   const apis: ApiProcess[] = [];
 
   beforeAll(async () => {
+    buildDist();
     const admin = new Client({ connectionString: ADMIN_DATABASE_URL });
     await admin.connect();
     await admin.query(`CREATE DATABASE "${database}"`);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { EventRecord } from '../../src/events/event.entity';
 import { ScreenshotJob } from '../../src/screenshots/screenshot-job.entity';
+import { buildDist } from '../support/outage';
 import { PageServer, startPageServer } from '../support/page-server';
 import { startTestApp, TestApp } from '../support/test-app';
 
@@ -11,7 +12,8 @@ const JOBS = 100;
 
 /**
  * docs/operations.md#processes-and-deployment: the API with `WORKER_MODE=off` plus `worker` processes on the same PostgreSQL and
- * Redis. The API runs here (processors off); the two workers are real processes (`src/worker.ts`).
+ * Redis. The API runs here (processors off); the two workers are real processes (`dist/worker.js`, built from
+ * the current sources by {@link buildDist} when older than them).
  */
 describe('scale-out: an API without processors and two worker processes', () => {
   let t: TestApp;
@@ -20,9 +22,9 @@ describe('scale-out: an API without processors and two worker processes', () => 
   const sites: PageServer[] = [];
   const workers: ChildProcess[] = [];
 
-  /** Starts `src/worker.ts` against the test app's database, queue prefix and storage; resolves once it runs. */
+  /** Starts `dist/worker.js` against the test app's database, queue prefix and storage; resolves once it runs. */
   async function startWorker(name: string): Promise<ChildProcess> {
-    const proc = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', join(ROOT, 'src/worker.ts')], {
+    const proc = spawn(process.execPath, [join(ROOT, 'dist/worker.js')], {
       cwd: ROOT,
       env: {
         ...process.env,
@@ -36,7 +38,6 @@ describe('scale-out: an API without processors and two worker processes', () => 
         LOG_LEVEL: 'log',
         // An ephemeral health port each: two workers (and parallel test runs) cannot share 3001.
         WORKER_HEALTH_PORT: '0',
-        TS_NODE_PROJECT: join(ROOT, 'tsconfig.json'),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -108,6 +109,7 @@ describe('scale-out: an API without processors and two worker processes', () => 
   }
 
   beforeAll(async () => {
+    buildDist();
     for (let i = 1; i <= 4; i++) {
       sites.push(
         await startPageServer({ '/page': `<html><body style="background:#fff"><h1>site ${i}</h1></body></html>` }, `127.0.0.${i}`),
