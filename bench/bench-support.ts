@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/database/data-source';
-import { withDatabaseName } from '../src/database/database-url';
 
 /** The directory of the local PostgreSQL server's Unix socket (Debian's default). */
 const POSTGRES_SOCKET_DIR = '/var/run/postgresql';
@@ -20,22 +19,23 @@ const POSTGRES_SOCKET_DIR = '/var/run/postgresql';
 export const ADMIN_URL =
   process.env.BENCH_ADMIN_DATABASE_URL ??
   (existsSync(join(POSTGRES_SOCKET_DIR, '.s.PGSQL.5432'))
-    ? `postgresql://postgres@/postgres?host=${POSTGRES_SOCKET_DIR}`
+    ? `postgresql://postgres@localhost/postgres?host=${POSTGRES_SOCKET_DIR}`
     : 'postgres://postgres@127.0.0.1:5432/postgres');
 /** The Redis the benchmarks' services use (`REDIS_URL`). */
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** How the benchmarks reach PostgreSQL, for their header: `Unix socket /var/run/postgresql` or `TCP 127.0.0.1:5432`. */
 export function postgresConnection(): string {
-  const socket = /[?&]host=(\/[^&]*)/.exec(ADMIN_URL);
-  if (socket) return `Unix socket ${decodeURIComponent(socket[1])}`;
-  const host = /^[a-z]+:\/\/(?:[^@/]*@)?([^/?]*)/i.exec(ADMIN_URL);
-  return `TCP ${host?.[1] ?? ADMIN_URL}`;
+  const url = new URL(ADMIN_URL);
+  const socket = url.searchParams.get('host');
+  return socket ? `Unix socket ${socket}` : `TCP ${url.host}`;
 }
 
 /** The URL of database `database` on the {@link ADMIN_URL} server. */
 export function benchDatabaseUrl(database: string): string {
-  return withDatabaseName(ADMIN_URL, database);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${database}`;
+  return url.toString();
 }
 
 /**

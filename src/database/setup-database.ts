@@ -1,15 +1,16 @@
 import { Client } from 'pg';
 import { loadConfigFromProcessEnv } from '../config/app-config';
-import { databaseNameOf, withDatabaseName } from './database-url';
+import { parseIntoClientConfig } from 'pg-connection-string';
 
 /**
  * Creates the database named in `DATABASE_URL` when it does not exist, connecting to the server's
  * `postgres` maintenance database. Exits 1 with a one-line reason when the server is unreachable.
  */
 async function main(): Promise<void> {
-  const url = loadConfigFromProcessEnv().databaseUrl;
-  const name = databaseNameOf(url);
-  const client = new Client({ connectionString: withDatabaseName(url, 'postgres') });
+  // pg's own parser: it takes the Unix-socket form with an empty host too
+  // (`postgresql://postgres@/glimpse?host=/var/run/postgresql`, docs/configuration.md), which WHATWG `URL` refuses.
+  const { database: name = '', ...server } = parseIntoClientConfig(loadConfigFromProcessEnv().databaseUrl);
+  const client = new Client({ ...server, database: 'postgres' });
   await client.connect();
   try {
     const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
