@@ -10,13 +10,15 @@
  *
  * One runner for all (test/support/pool-runner.js): one pool of `maxWorkers` workers, at most
  * GLIMPSE_TEST_SYSTEM_SLOTS of them on `system` files at once, which start first. Each worker has a
- * database of its own, cloned from a template the global setup migrates once, and a Redis key prefix of its own (test/support/worker-env.ts); a file
- * starts from empty tables (test/support/fresh-state.ts). See docs/testing.md.
+ * database of its own, cloned from a template the global setup migrates once, and a Redis key prefix
+ * of its own (test/support/worker-env.ts); a file starts from empty tables (test/support/fresh-state.ts).
+ * See docs/testing.md.
  *
  * TypeScript is only transpiled, by SWC (`@swc/jest`), with the settings of tsconfig.json that change
  * the emitted code (ES2022 with define semantics for class fields, legacy decorators with their
- * metadata, CommonJS): the types are checked once, by `npm run typecheck`. SWC spends a tenth of the CPU
- * ts-jest did on a fresh clone, where no file is in jest's transform cache yet (docs/testing.md).
+ * metadata, CommonJS): the types are checked once, by `npm run typecheck`. On a fresh clone, where no
+ * file is in jest's transform cache yet, the unit project took 16.7 s of CPU with SWC against 23.8 s
+ * with ts-jest (docs/testing.md).
  */
 const swc = {
   jsc: {

@@ -14,8 +14,9 @@ export const ADMIN_DATABASE_URL = process.env.TEST_ADMIN_DATABASE_URL ?? 'postgr
  * Once per test run (jest `globalSetup`, in the main process, before any worker starts):
  * - a template database `glimpse_test_<run>_template` with every migration applied, once;
  * - one database per worker (test/support/pool-runner.js), `glimpse_test_<run>_w<n>`, cloned from the
- *   template with `CREATE DATABASE … TEMPLATE …`. All are created here, up front and one after another: PostgreSQL
- *   refuses to clone a template while another session is connected to it, so workers cannot clone lazily;
+ *   template with `CREATE DATABASE … TEMPLATE …`. All are created here, up front and one after
+ *   another: PostgreSQL refuses to clone a template while another session is connected to it, so
+ *   workers cannot clone lazily;
  * - a Redis key prefix for the run (each worker and each test app adds its own part to it);
  * - a directory for the test apps' log files (scanned for secrets by the teardown).
  * The names go to the workers through the environment (see `worker-env.ts`); the global teardown removes
