@@ -21,7 +21,8 @@ import { buildOpenApiDocument } from './openapi/openapi-document';
  * HTTP metrics, the `X-Organization-ID` check, undecodable paths as 404, body parsing with envelope
  * errors, the queue dashboard (`/admin/queues`, with `ADMIN_TOKEN`), the global error filter and
  * validation pipe, Swagger UI at
- * `/docs`. The app must be created with `bodyParser: false`.
+ * `/docs` (its OpenAPI document built once, on its first request). The app must be created with
+ * `bodyParser: false`.
  */
 export function configureApp(app: INestApplication): void {
   const express = app.getHttpAdapter().getInstance();
@@ -38,7 +39,8 @@ export function configureApp(app: INestApplication): void {
   mountQueueDashboard(app);
   app.useGlobalFilters(new HttpExceptionFilter());
   app.useGlobalPipes(createValidationPipe());
-  SwaggerModule.setup('docs', app, buildOpenApiDocument(app), {
+  // Built on the first request for it, not at boot: the document walks every route's metadata.
+  SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), {
     jsonDocumentUrl: 'docs/openapi.json',
     swaggerOptions: { persistAuthorization: true },
   });

@@ -1,6 +1,7 @@
-import { Browser, chromium } from 'playwright';
+import { Browser } from 'playwright';
 import { AccountsService } from '../../src/accounts/accounts.service';
 import { UsersService } from '../../src/accounts/users.service';
+import { launchDashboardBrowser } from '../support/dashboard-browser';
 import { OidcProviderOnLoopback, startOidcProvider } from '../support/oidc-provider';
 import { startTestApp, TestApp } from '../support/test-app';
 
@@ -26,7 +27,7 @@ describe('dashboard OIDC sign-in needs email_verified: true', () => {
       (env) => startTestApp({ runProcessors: false, env }),
     );
     ({ issuer, app: t } = idp);
-    browser = await chromium.launch({ executablePath: t.config.chromiumPath ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+    browser = await launchDashboardBrowser(t.config);
   });
 
   afterAll(async () => {

@@ -1,9 +1,9 @@
-import AxeBuilder from '@axe-core/playwright';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Browser, chromium } from 'playwright';
+import { Browser } from 'playwright';
 import { AccountsService } from '../../src/accounts/accounts.service';
 import { UsersService } from '../../src/accounts/users.service';
+import { launchDashboardBrowser, seriousAxeViolations } from '../support/dashboard-browser';
 import { OidcProviderOnLoopback, startOidcProvider } from '../support/oidc-provider';
 import { startTestApp, TestApp } from '../support/test-app';
 
@@ -22,7 +22,7 @@ describe('dashboard with sign-up off and OpenID Connect sign-in (oidc-provider o
       (env) => startTestApp({ env }),
     );
     ({ issuer, app: t } = idp);
-    browser = await chromium.launch({ executablePath: t.config.chromiumPath ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+    browser = await launchDashboardBrowser(t.config);
   });
 
   afterAll(async () => {
@@ -66,8 +66,7 @@ describe('dashboard with sign-up off and OpenID Connect sign-in (oidc-provider o
     const loginPage = await signedOut.newPage();
     await loginPage.goto('/dashboard/login');
     await loginPage.screenshot({ path: join(SCREENSHOT_DIR, '17-sign-in-with-sso.png'), caret: 'initial' });
-    const results = await new AxeBuilder({ page: loginPage }).analyze();
-    expect(results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
+    expect(await seriousAxeViolations(loginPage)).toEqual([]);
     await signedOut.close();
   });
 

@@ -1,9 +1,9 @@
-import AxeBuilder from '@axe-core/playwright';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Browser, BrowserContext, chromium, Page } from 'playwright';
+import { Browser, BrowserContext, Page } from 'playwright';
 import { adminCliJson } from '../support/admin-cli';
+import { launchDashboardBrowser, seriousAxeViolations } from '../support/dashboard-browser';
 import { PageServer, startPageServer } from '../support/page-server';
 import { waitForRun } from '../support/runs';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -43,9 +43,7 @@ describe('dashboard: Runs pages', () => {
   /** Axe (no serious or critical violation) and a 1280×800 PNG of the page as it is. */
   async function audit(page: Page, name: string): Promise<void> {
     await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), caret: 'initial' });
-    const results = await new AxeBuilder({ page }).analyze();
-    const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`)).toEqual([]);
+    expect(await seriousAxeViolations(page)).toEqual([]);
   }
 
   async function startRun(key: string, body: Record<string, unknown>): Promise<string> {
@@ -57,7 +55,7 @@ describe('dashboard: Runs pages', () => {
   beforeAll(async () => {
     mkdirSync(SCREENSHOT_DIR, { recursive: true });
     t = await startTestApp();
-    browser = await chromium.launch({ executablePath: t.config.chromiumPath ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+    browser = await launchDashboardBrowser(t.config);
     pages = await startPageServer({
       // The button's handler throws: clicking it is a step that produces an uncaught exception.
       '/cart': `<!doctype html><html lang="en"><head><title>Your cart</title></head>

@@ -1,15 +1,15 @@
-import AxeBuilder from '@axe-core/playwright';
 import { createHash } from 'node:crypto';
 import { IncomingHttpHeaders, request as httpRequest } from 'node:http';
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Browser, BrowserContext, chromium, Page } from 'playwright';
+import { Browser, BrowserContext, Page } from 'playwright';
 import { Webhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { AccountsService } from '../../src/accounts/accounts.service';
 import { INVITE_REFUSED, UsersService } from '../../src/accounts/users.service';
 import { adminCliJson } from '../support/admin-cli';
+import { launchDashboardBrowser, seriousAxeViolations } from '../support/dashboard-browser';
 import { startPageServer, PageServer } from '../support/page-server';
 import { startTestApp, TestApp, waitForJob } from '../support/test-app';
 import { startWebhookReceiver, WebhookReceiver } from '../support/webhook-receiver';
@@ -63,9 +63,7 @@ describe('dashboard (real Chromium against the real app)', () => {
     // caret 'initial': Playwright's default caret hiding injects an inline <style>, which this CSP
     // refuses (and which would be reported as a violation below).
     await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), caret: 'initial' });
-    const results = await new AxeBuilder({ page }).analyze();
-    const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`)).toEqual([]);
+    expect(await seriousAxeViolations(page)).toEqual([]);
   }
 
   async function sessionCookie(context: BrowserContext) {
@@ -75,8 +73,7 @@ describe('dashboard (real Chromium against the real app)', () => {
   beforeAll(async () => {
     mkdirSync(SCREENSHOT_DIR, { recursive: true });
     t = await startTestApp({ env: { WEBHOOK_ALLOW_HTTP: 'true', DASHBOARD_SIGNUP: 'true' } });
-    // The full browser (the app's CHROMIUM_PATH when set): the pages are looked at as a customer sees them.
-    browser = await chromium.launch({ executablePath: t.config.chromiumPath ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+    browser = await launchDashboardBrowser(t.config);
     pages = await startPageServer({
       '/': '<!doctype html><html><body style="background:#0a6;color:#fff;font:48px sans-serif"><h1>Hello from loopback</h1></body></html>',
     });

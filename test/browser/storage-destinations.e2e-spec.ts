@@ -1,16 +1,15 @@
-import AxeBuilder from '@axe-core/playwright';
 import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright';
 import S3rver from 's3rver';
 import { UsersService } from '../../src/accounts/users.service';
 import { PassThrough } from 'node:stream';
 import { Glimpse } from '../../openapi/sdk-typescript/src';
 import { main as cli } from '../../openapi/sdk-typescript/src/cli';
+import { launchDashboardBrowser, seriousAxeViolations } from '../support/dashboard-browser';
 import { pngSize } from '../support/images';
 import { PageServer, startPageServer } from '../support/page-server';
 import { startTestApp, TestApp, waitForJob } from '../support/test-app';
@@ -261,7 +260,7 @@ describe('storage destinations', () => {
     const password = 'correct horse battery staple';
     await t.get(UsersService).signUp(email, password);
     mkdirSync(SCREENSHOT_DIR, { recursive: true });
-    const browser = await chromium.launch({ executablePath: t.config.chromiumPath ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+    const browser = await launchDashboardBrowser(t.config);
     try {
       const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 }, baseURL: t.baseUrl })).newPage();
       await page.goto('/dashboard/login');
@@ -287,8 +286,7 @@ describe('storage destinations', () => {
       await page.getByTestId('test-result').filter({ hasText: 'passed' }).waitFor();
       expect(await page.content()).not.toContain('S3RVER');
       await page.screenshot({ path: join(SCREENSHOT_DIR, 'storage-tested.png'), caret: 'initial' });
-      const axe = await new AxeBuilder({ page }).analyze();
-      expect(axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
+      expect(await seriousAxeViolations(page)).toEqual([]);
 
       // The free plan allows one destination: the form says so.
       await page.getByLabel('Bucket').fill('second');

@@ -1,0 +1,26 @@
+import AxeBuilder from '@axe-core/playwright';
+import { Browser, chromium, Page } from 'playwright';
+import { resolveChromiumExecutable } from '../../src/browser/chromium-executable';
+import { AppConfig } from '../../src/config/app-config';
+
+/**
+ * The browser the dashboard tests look at pages with: the capture browser the app itself would launch
+ * (`CHROMIUM_PATH`, else the first of src/browser/chromium-executable.ts's candidates, Debian's
+ * `chromium-headless-shell`). It renders with the same Blink as full Chromium, at a third less CPU for
+ * the dashboard's 19 audits (docs/testing.md, "Measured").
+ */
+export function launchDashboardBrowser(config: AppConfig): Promise<Browser> {
+  return chromium.launch({ executablePath: resolveChromiumExecutable(config.chromiumPath), args: ['--no-sandbox'] });
+}
+
+/**
+ * Axe's serious and critical violations on `page` as it is, one line each: `rule: help (targets)`;
+ * empty when there are none. Only violations are gathered in full (`resultTypes`): axe still runs every
+ * rule, but skips building selectors for every passing and inapplicable node, which the tests never read.
+ */
+export async function seriousAxeViolations(page: Page): Promise<string[]> {
+  const results = await new AxeBuilder({ page }).options({ resultTypes: ['violations'] }).analyze();
+  return results.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
+}
