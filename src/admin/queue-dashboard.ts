@@ -1,8 +1,5 @@
-import { createBullBoard } from '@bull-board/api';
-import { BullAdapter } from '@bull-board/api/bullAdapter';
-import { ExpressAdapter } from '@bull-board/express';
 import { INestApplication } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { ServiceQueues } from '../metrics/queue-metrics';
@@ -15,22 +12,41 @@ export const QUEUE_DASHBOARD_PATH = '/admin/queues';
  * jobs, retry, clean) at {@link QUEUE_DASHBOARD_PATH} when `ADMIN_TOKEN` is set; off otherwise (the
  * path is then an unknown route, 404). Every request must carry the token, as
  * `Authorization: Bearer <ADMIN_TOKEN>` or, for a browser, HTTP Basic with the token as password
- * (any user name); otherwise 401.
+ * (any user name); otherwise 401. bull-board is loaded and set up on the first admitted request, so a
+ * process whose operators never open it does not load it (docs/performance.md, "Boot").
  */
 export function mountQueueDashboard(app: INestApplication): void {
   const config = app.get<AppConfig>(APP_CONFIG);
   if (!config.adminToken) return;
+  const queues = app.get(ServiceQueues);
+  let router: Promise<RequestHandler> | undefined;
+  app.use(QUEUE_DASHBOARD_PATH, adminTokenMiddleware(config.adminToken), (req: Request, res: Response, next: NextFunction) => {
+    router ??= queueDashboardRouter(queues);
+    router.then(
+      (handle) => handle(req, res, next),
+      (err: unknown) => {
+        router = undefined;
+        next(err);
+      },
+    );
+  });
+}
+
+/** bull-board over every queue of the service, as an Express router to mount at {@link QUEUE_DASHBOARD_PATH}. */
+async function queueDashboardRouter(queues: ServiceQueues): Promise<RequestHandler> {
+  const [{ createBullBoard }, { BullAdapter }, { ExpressAdapter }] = await Promise.all([
+    import('@bull-board/api'),
+    import('@bull-board/api/bullAdapter'),
+    import('@bull-board/express'),
+  ]);
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(QUEUE_DASHBOARD_PATH);
   createBullBoard({
-    queues: app
-      .get(ServiceQueues)
-      .all()
-      .map((queue) => new BullAdapter(queue)),
+    queues: queues.all().map((queue) => new BullAdapter(queue)),
     serverAdapter,
     options: { uiConfig: { boardTitle: 'Glimpse queues' } },
   });
-  app.use(QUEUE_DASHBOARD_PATH, adminTokenMiddleware(config.adminToken), serverAdapter.getRouter());
+  return serverAdapter.getRouter();
 }
 
 /** Express middleware admitting requests that present `token` (Bearer, or Basic password); 401 otherwise. */

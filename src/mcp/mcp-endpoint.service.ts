@@ -1,5 +1,4 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Request, Response } from 'express';
 import { bearerToken } from '../auth/api-key.guard';
 import { ApiKeysService } from '../auth/api-keys.service';
@@ -40,7 +39,8 @@ export class McpEndpointService {
       const caller = await this.apiKeys.authenticate(secret);
       assertOrganizationOf(req.headers['x-organization-id'], caller.accountId);
       await this.rateLimiter.consume(caller);
-      const server = this.tools.createServer(caller);
+      const server = await this.tools.createServer(caller);
+      const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => {
         void transport.close();

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { WorkEndWaiter } from '../queue/work-ended';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
@@ -79,9 +79,11 @@ export class McpToolsService {
 
   /**
    * A fresh MCP server whose tools act for `caller`. A connected server cannot be reused, so the
-   * endpoint builds one per HTTP request (stateless Streamable HTTP).
+   * endpoint builds one per HTTP request (stateless Streamable HTTP). The SDK's server is loaded on
+   * the first call, so a process that never serves MCP never loads it (docs/performance.md, "Boot").
    */
-  createServer(caller: AuthenticatedKey): McpServer {
+  async createServer(caller: AuthenticatedKey): Promise<McpServer> {
+    const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
     const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
     const L = CAPTURE_LIMITS;
     server.registerTool(

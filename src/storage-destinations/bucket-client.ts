@@ -1,4 +1,4 @@
-import { DeleteObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { SsrfGuard } from '../egress/ssrf-guard';
@@ -24,6 +24,9 @@ export interface BucketClientLimits {
   signal: AbortSignal;
 }
 
+/** The AWS SDK's S3 client module, loaded by {@link BucketClient.open}. */
+type S3Sdk = typeof import('@aws-sdk/client-s3');
+
 /** Longest wait for a connection, ms. */
 const CONNECTION_TIMEOUT_MS = 5_000;
 
@@ -32,20 +35,21 @@ const CONNECTION_TIMEOUT_MS = 5_000;
  * "Storage destinations"). Every connection resolves its host through the SSRF guard and dials only
  * the checked address ({@link guardedLookup}), for a custom endpoint and for AWS's virtual-hosted
  * bucket names alike. Failures throw the SDK's errors; {@link describeDestinationError} words them
- * for customers. Call {@link close} when done.
+ * for customers. Open one with {@link BucketClient.open}; call {@link close} when done.
  */
 export class BucketClient {
   private readonly client: S3Client;
   private readonly agents: [HttpAgent, HttpsAgent];
 
-  constructor(
+  private constructor(
+    private readonly sdk: S3Sdk,
     private readonly target: BucketTarget,
     guard: SsrfGuard,
     private readonly limits: BucketClientLimits,
   ) {
     const lookup = guardedLookup(guard);
     this.agents = [new HttpAgent({ lookup, keepAlive: true }), new HttpsAgent({ lookup, keepAlive: true })];
-    this.client = new S3Client({
+    this.client = new sdk.S3Client({
       region: target.region,
       endpoint: target.endpoint ?? undefined,
       forcePathStyle: target.forcePathStyle,
@@ -60,10 +64,24 @@ export class BucketClient {
     });
   }
 
+  /**
+   * A client for `target`. The AWS SDK is loaded on the first call, so a process whose accounts have no
+   * storage destination never loads it (docs/performance.md, "Boot").
+   */
+  static async open(target: BucketTarget, guard: SsrfGuard, limits: BucketClientLimits): Promise<BucketClient> {
+    return new BucketClient(await import('@aws-sdk/client-s3'), target, guard, limits);
+  }
+
   /** Writes `data` at `key`; returns the ETag the bucket answered (quoted, as sent), or null. */
   async put(key: string, data: Buffer, contentType: string): Promise<string | null> {
     const answer = await this.client.send(
-      new PutObjectCommand({ Bucket: this.target.bucket, Key: key, Body: data, ContentType: contentType, ContentLength: data.length }),
+      new this.sdk.PutObjectCommand({
+        Bucket: this.target.bucket,
+        Key: key,
+        Body: data,
+        ContentType: contentType,
+        ContentLength: data.length,
+      }),
       { abortSignal: this.limits.signal },
     );
     return answer.ETag ?? null;
@@ -71,7 +89,7 @@ export class BucketClient {
 
   /** Deletes the object at `key` (no error when it does not exist). */
   async delete(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.target.bucket, Key: key }), { abortSignal: this.limits.signal });
+    await this.client.send(new this.sdk.DeleteObjectCommand({ Bucket: this.target.bucket, Key: key }), { abortSignal: this.limits.signal });
   }
 
   close(): void {

@@ -4,7 +4,7 @@ import { RESULT_CONTENT_TYPES, ResultFormat } from '../results/result-formats';
 import { CustomerMessage } from '../screenshots/screenshot-job-lifecycle';
 import { SsrfGuard } from '../egress/ssrf-guard';
 import { ResultFilesService } from '../storage/result-files.service';
-import { BucketClient } from './bucket-client';
+import { BucketClient, BucketTarget } from './bucket-client';
 import { describeDestinationError } from './destination-errors';
 import { presignedPut, PresignedUploadError } from './presigned-upload';
 import { StorageDestinationsService } from './storage-destinations.service';
@@ -123,15 +123,16 @@ export class StorageDeliveryService {
   private async toBucket(job: DeliveredJob, option: StorageOption, captured: CapturedFiles): Promise<StoredObject> {
     const destination = await this.destinations.findFor(job.accountId, option.destinationId);
     if (!destination) throw new DeliveryFailure('the storage destination no longer exists');
-    let client: BucketClient;
+    let target: BucketTarget;
     try {
-      client = new BucketClient(this.destinations.targetOf(destination), this.guard, {
-        ...DELIVERY_LIMITS,
-        signal: AbortSignal.timeout(DELIVERY_LIMITS.totalMs),
-      });
+      target = this.destinations.targetOf(destination);
     } catch {
       throw new DeliveryFailure("the storage destination's credentials could not be read; add the destination again");
     }
+    const client = await BucketClient.open(target, this.guard, {
+      ...DELIVERY_LIMITS,
+      signal: AbortSignal.timeout(DELIVERY_LIMITS.totalMs),
+    });
     const values = (ext: string): StoragePathValues => ({
       id: job.id,
       accountId: job.accountId,

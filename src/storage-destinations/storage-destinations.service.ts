@@ -106,7 +106,7 @@ export class StorageDestinationsService {
     const key = `${destination.prefix}glimpse-test-${randomBase62(16)}.txt`;
     let client: BucketClient | null = null;
     try {
-      client = new BucketClient(this.targetOf(destination), this.guard, {
+      client = await BucketClient.open(this.targetOf(destination), this.guard, {
         ...TEST_LIMITS,
         signal: AbortSignal.timeout(TEST_LIMITS.totalMs),
       });

@@ -4,7 +4,6 @@ import { FilesController } from './files.controller';
 import { LocalDiskStorage } from './local-disk-storage';
 import { ResultFilesService } from './result-files.service';
 import { ResultStorage } from './result-storage';
-import { S3Storage } from './s3-storage';
 
 /** Result files: the store chosen by `STORAGE_DRIVER` (`local` or `s3`) and `/files/<name>`. */
 @Module({
@@ -13,8 +12,9 @@ import { S3Storage } from './s3-storage';
     {
       provide: ResultStorage,
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig): ResultStorage =>
-        config.storageDriver === 's3' ? new S3Storage(config) : new LocalDiskStorage(config),
+      // The AWS SDK is loaded for the s3 driver only (docs/performance.md, "Boot").
+      useFactory: async (config: AppConfig): Promise<ResultStorage> =>
+        config.storageDriver === 's3' ? new (await import('./s3-storage')).S3Storage(config) : new LocalDiskStorage(config),
     },
     ResultFilesService,
   ],
