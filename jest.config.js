@@ -14,22 +14,12 @@
  * of its own (test/support/worker-env.ts); a file starts from empty tables (test/support/fresh-state.ts).
  * See docs/testing.md.
  *
- * TypeScript is only transpiled, by SWC (`@swc/jest`), with the settings of tsconfig.json that change
- * the emitted code (ES2022 with define semantics for class fields, legacy decorators with their
- * metadata, CommonJS): the types are checked once, by `npm run typecheck`. On a fresh clone, where no
- * file is in jest's transform cache yet, the unit project took 16.7 s of CPU with SWC against 23.8 s
- * with ts-jest (docs/testing.md).
+ * TypeScript is only transpiled, by SWC (`@swc/jest`), with the settings `npm run build:js` emits dist/
+ * with (scripts/swc-options.js, inline source maps here): the types are checked once, by
+ * `npm run typecheck`. On a fresh clone, where no file is in jest's transform cache yet, the unit
+ * project took 16.7 s of CPU with SWC against 23.8 s with ts-jest (docs/testing.md).
  */
-const swc = {
-  jsc: {
-    parser: { syntax: 'typescript', decorators: true },
-    target: 'es2022',
-    transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: true },
-    keepClassNames: true,
-  },
-  module: { type: 'commonjs' },
-  sourceMaps: 'inline',
-};
+const swc = require('./scripts/swc-options')('inline');
 
 const common = {
   rootDir: '.',
