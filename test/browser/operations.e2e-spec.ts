@@ -92,8 +92,8 @@ describe('operations: health, readiness, metrics, logs', () => {
     expect(health.body.status).toBe('ok');
 
     const ready = await t.request('GET', '/ready');
-    expect(ready.status).toBe(200);
-    expect(ready.body.status).toBe('ok');
+    // Status and body together, so a failure shows which check was down.
+    expect({ status: ready.status, body: ready.body }).toMatchObject({ status: 200, body: { status: 'ok' } });
     expect(ready.body.details).toMatchObject({
       postgres: { status: 'up' },
       redis: { status: 'up' },
