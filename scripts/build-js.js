@@ -5,7 +5,7 @@
 // production build, stays tsc with its type check. Spec files are left out, as tsconfig.build.json does.
 const { transformFile } = require('@swc/core');
 const { mkdirSync, readdirSync, writeFileSync } = require('node:fs');
-const { dirname, join, relative } = require('node:path');
+const { basename, dirname, join, relative } = require('node:path');
 const swcOptions = require('./swc-options');
 
 const root = join(__dirname, '..');
@@ -33,7 +33,7 @@ async function main() {
         swcrc: false,
       });
       mkdirSync(dirname(out), { recursive: true });
-      writeFileSync(out, `${code}\n//# sourceMappingURL=${out.slice(dirname(out).length + 1)}.map\n`);
+      writeFileSync(out, `${code}\n//# sourceMappingURL=${basename(out)}.map\n`);
       if (map) writeFileSync(`${out}.map`, map);
     }),
   );

@@ -19,7 +19,7 @@ describe('loadConfig', () => {
       legacyFreeCap: 1000,
       workerMode: 'inline',
       captureTimeoutMs: 30000,
-      captureConcurrency: defaultCaptureConcurrency(usableCores()),
+      captureConcurrency: defaultCaptureConcurrency(),
     });
   });
 

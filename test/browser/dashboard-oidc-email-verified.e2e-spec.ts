@@ -1,7 +1,7 @@
 import { Browser } from 'playwright';
 import { AccountsService } from '../../src/accounts/accounts.service';
 import { UsersService } from '../../src/accounts/users.service';
-import { launchDashboardBrowser } from '../support/dashboard-browser';
+import { launchTestBrowser } from '../support/test-browser';
 import { OidcProviderOnLoopback, startOidcProvider } from '../support/oidc-provider';
 import { startTestApp, TestApp } from '../support/test-app';
 
@@ -27,7 +27,7 @@ describe('dashboard OIDC sign-in needs email_verified: true', () => {
       (env) => startTestApp({ runProcessors: false, env }),
     );
     ({ issuer, app: t } = idp);
-    browser = await launchDashboardBrowser(t.config);
+    browser = await launchTestBrowser(t.config);
   });
 
   afterAll(async () => {

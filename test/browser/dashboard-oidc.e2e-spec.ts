@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Browser } from 'playwright';
 import { AccountsService } from '../../src/accounts/accounts.service';
 import { UsersService } from '../../src/accounts/users.service';
-import { launchDashboardBrowser, seriousAxeViolations } from '../support/dashboard-browser';
+import { launchTestBrowser, seriousAxeViolations } from '../support/test-browser';
 import { OidcProviderOnLoopback, startOidcProvider } from '../support/oidc-provider';
 import { startTestApp, TestApp } from '../support/test-app';
 
@@ -22,7 +22,7 @@ describe('dashboard with sign-up off and OpenID Connect sign-in (oidc-provider o
       (env) => startTestApp({ env }),
     );
     ({ issuer, app: t } = idp);
-    browser = await launchDashboardBrowser(t.config);
+    browser = await launchTestBrowser(t.config);
   });
 
   afterAll(async () => {

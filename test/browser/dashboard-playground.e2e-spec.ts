@@ -1,6 +1,6 @@
 import { Browser, BrowserContext, Page } from 'playwright';
 import { adminCliJson } from '../support/admin-cli';
-import { launchDashboardBrowser, seriousAxeViolations } from '../support/dashboard-browser';
+import { launchTestBrowser, seriousAxeViolations } from '../support/test-browser';
 import { startPageServer, PageServer } from '../support/page-server';
 import { startTestApp, TestApp } from '../support/test-app';
 
@@ -41,7 +41,7 @@ describe('dashboard playground (real Chromium against the real app)', () => {
 
   beforeAll(async () => {
     t = await startTestApp();
-    browser = await launchDashboardBrowser(t.config);
+    browser = await launchTestBrowser(t.config);
     pages = await startPageServer({ '/article': ARTICLE });
     const email = `playground-${Math.random().toString(36).slice(2)}@test.local`;
     const account = await cli('account:create', '--email', email, '--plan', 'pro');

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Browser, BrowserContext, Page } from 'playwright';
 import { adminCliJson } from '../support/admin-cli';
-import { launchDashboardBrowser, seriousAxeViolations } from '../support/dashboard-browser';
+import { launchTestBrowser, seriousAxeViolations } from '../support/test-browser';
 import { PageServer, startPageServer } from '../support/page-server';
 import { waitForRun } from '../support/runs';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -55,7 +55,7 @@ describe('dashboard: Runs pages', () => {
   beforeAll(async () => {
     mkdirSync(SCREENSHOT_DIR, { recursive: true });
     t = await startTestApp();
-    browser = await launchDashboardBrowser(t.config);
+    browser = await launchTestBrowser(t.config);
     pages = await startPageServer({
       // The button's handler throws: clicking it is a step that produces an uncaught exception.
       '/cart': `<!doctype html><html lang="en"><head><title>Your cart</title></head>

@@ -9,7 +9,7 @@ import { DataSource } from 'typeorm';
 import { AccountsService } from '../../src/accounts/accounts.service';
 import { INVITE_REFUSED, UsersService } from '../../src/accounts/users.service';
 import { adminCliJson } from '../support/admin-cli';
-import { launchDashboardBrowser, seriousAxeViolations } from '../support/dashboard-browser';
+import { launchTestBrowser, seriousAxeViolations } from '../support/test-browser';
 import { startPageServer, PageServer } from '../support/page-server';
 import { startTestApp, TestApp, waitForJob } from '../support/test-app';
 import { startWebhookReceiver, WebhookReceiver } from '../support/webhook-receiver';
@@ -73,7 +73,7 @@ describe('dashboard (real Chromium against the real app)', () => {
   beforeAll(async () => {
     mkdirSync(SCREENSHOT_DIR, { recursive: true });
     t = await startTestApp({ env: { WEBHOOK_ALLOW_HTTP: 'true', DASHBOARD_SIGNUP: 'true' } });
-    browser = await launchDashboardBrowser(t.config);
+    browser = await launchTestBrowser(t.config);
     pages = await startPageServer({
       '/': '<!doctype html><html><body style="background:#0a6;color:#fff;font:48px sans-serif"><h1>Hello from loopback</h1></body></html>',
     });

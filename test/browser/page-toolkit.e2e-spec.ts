@@ -1,10 +1,10 @@
-import { Browser, BrowserContext, chromium, Page } from 'playwright';
-import { resolveChromiumExecutable } from '../../src/browser/chromium-executable';
+import { Browser, BrowserContext, Page } from 'playwright';
 import { addPageStyles, captureScreenshot, elementPageBox, maskElements, navigate, PageFailure } from '../../src/browser/page-toolkit';
 import { loadConfig } from '../../src/config/app-config';
 import { EGRESS_ERROR_HEADER } from '../../src/egress/egress-proxy';
 import { decodePng, pixel } from '../support/images';
 import { PageServer, startPageServer } from '../support/page-server';
+import { launchTestBrowser } from '../support/test-browser';
 
 /** The browser toolkit's page helpers on a real Chromium page, pages served on loopback. */
 describe('browser toolkit on a real page', () => {
@@ -32,11 +32,7 @@ describe('browser toolkit on a real page', () => {
       },
       '/hang': () => undefined,
     });
-    browser = await chromium.launch({
-      executablePath: resolveChromiumExecutable(config.chromiumPath),
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu'],
-    });
+    browser = await launchTestBrowser(config);
   });
 
   afterAll(async () => {

@@ -1,14 +1,13 @@
 import { createHmac } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { chromium } from 'playwright';
 import { DataSource } from 'typeorm';
 import { UsersService } from '../../src/accounts/users.service';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { KeyCache } from '../../src/auth/key-cache';
-import { resolveChromiumExecutable } from '../../src/browser/chromium-executable';
 import { isJpeg, pngSize } from '../support/images';
 import { PageServer, startPageServer } from '../support/page-server';
 import { startTestApp, TestApp } from '../support/test-app';
+import { launchTestBrowser } from '../support/test-browser';
 
 /** RFC 3986 percent-encoding, written here independently of the server's. */
 const enc = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
@@ -255,7 +254,7 @@ describe('render links', () => {
 
   it('an <img> pointing at a render link shows the page in a real Chromium page', async () => {
     const src = link({ url: `${pages.url}/?img`, width: '400', height: '300' });
-    const browser = await chromium.launch({ executablePath: resolveChromiumExecutable(t.config.chromiumPath), args: ['--no-sandbox'] });
+    const browser = await launchTestBrowser(t.config);
     try {
       const page = await browser.newPage({ viewport: { width: 600, height: 400 } });
       const host = await startPageServer({
@@ -285,7 +284,7 @@ describe('render links', () => {
     const owner = await t.createKey('pro');
     const email = `render-${owner.accountId}@test.local`;
     const { setPasswordUrl } = await t.get(UsersService).create(owner.accountId, email, 'owner');
-    const browser = await chromium.launch({ executablePath: resolveChromiumExecutable(t.config.chromiumPath), args: ['--no-sandbox'] });
+    const browser = await launchTestBrowser(t.config);
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 1100 }, baseURL: t.baseUrl });
       await page.goto(setPasswordUrl);

@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
-import { Browser, chromium, Page } from 'playwright';
+import { Browser, Page } from 'playwright';
 import { ImageFormat } from '../../src/results/result-formats';
-import { resolveChromiumExecutable } from '../../src/browser/chromium-executable';
 import { loadConfig } from '../../src/config/app-config';
 import { runSession, RunSessionSpec } from '../../src/runs/run-session';
 import { pngSize } from '../support/images';
 import { PageServer } from '../support/page-server';
 import { startRunPages } from '../support/run-pages';
 import { isWebm, probeVideo } from '../support/video';
+import { launchTestBrowser } from '../support/test-browser';
 
 /** The step executor on its own: a fresh page of Debian's Chromium, pages served on loopback. */
 describe('runSession', () => {
@@ -18,11 +18,7 @@ describe('runSession', () => {
 
   beforeAll(async () => {
     pages = await startRunPages();
-    browser = await chromium.launch({
-      executablePath: resolveChromiumExecutable(config.chromiumPath),
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu'],
-    });
+    browser = await launchTestBrowser(config);
   });
 
   afterAll(async () => {

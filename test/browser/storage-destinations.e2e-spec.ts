@@ -9,7 +9,7 @@ import { UsersService } from '../../src/accounts/users.service';
 import { PassThrough } from 'node:stream';
 import { Glimpse } from '../../openapi/sdk-typescript/src';
 import { main as cli } from '../../openapi/sdk-typescript/src/cli';
-import { launchDashboardBrowser, seriousAxeViolations } from '../support/dashboard-browser';
+import { launchTestBrowser, seriousAxeViolations } from '../support/test-browser';
 import { pngSize } from '../support/images';
 import { PageServer, startPageServer } from '../support/page-server';
 import { startTestApp, TestApp, waitForJob } from '../support/test-app';
@@ -260,7 +260,7 @@ describe('storage destinations', () => {
     const password = 'correct horse battery staple';
     await t.get(UsersService).signUp(email, password);
     mkdirSync(SCREENSHOT_DIR, { recursive: true });
-    const browser = await launchDashboardBrowser(t.config);
+    const browser = await launchTestBrowser(t.config);
     try {
       const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 }, baseURL: t.baseUrl })).newPage();
       await page.goto('/dashboard/login');

@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { Browser, chromium } from 'playwright';
-import { resolveChromiumExecutable } from '../../src/browser/chromium-executable';
+import { Browser } from 'playwright';
 import { loadConfig } from '../../src/config/app-config';
 import { VideoRecorder } from '../../src/runs/video-recorder';
 import { PageServer, startPageServer } from '../support/page-server';
 import { isWebm, probeVideo } from '../support/video';
+import { launchTestBrowser } from '../support/test-browser';
 
 /** The recorder on its own, against Debian's Chromium and ffmpeg and a page served on loopback. */
 describe('VideoRecorder', () => {
@@ -19,11 +19,7 @@ describe('VideoRecorder', () => {
       '/ticking':
         '<html><body><h1 id="n">0</h1><script>let i=0;setInterval(()=>{document.getElementById("n").textContent=++i},100)</script></body></html>',
     });
-    browser = await chromium.launch({
-      executablePath: resolveChromiumExecutable(config.chromiumPath),
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu'],
-    });
+    browser = await launchTestBrowser(config);
   });
 
   afterAll(async () => {

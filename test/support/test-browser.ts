@@ -4,13 +4,18 @@ import { resolveChromiumExecutable } from '../../src/browser/chromium-executable
 import { AppConfig } from '../../src/config/app-config';
 
 /**
- * The browser the dashboard tests look at pages with: the capture browser the app itself would launch
- * (`CHROMIUM_PATH`, else the first of src/browser/chromium-executable.ts's candidates, Debian's
- * `chromium-headless-shell`). It renders with the same Blink as full Chromium, at a third less CPU for
- * the dashboard's 19 audits (docs/testing.md, "Measured").
+ * A browser for a test to drive itself (the dashboard's pages, the run steps, a render link in an
+ * `<img>`): the capture browser the app itself would launch (`CHROMIUM_PATH`, else the first of
+ * src/browser/chromium-executable.ts's candidates, Debian's `chromium-headless-shell`), headless,
+ * without the sandbox or GPU. For the dashboard it renders with the same Blink as full Chromium, at a
+ * third less CPU for the 19 audits (docs/testing.md, "Measured").
  */
-export function launchDashboardBrowser(config: AppConfig): Promise<Browser> {
-  return chromium.launch({ executablePath: resolveChromiumExecutable(config.chromiumPath), args: ['--no-sandbox'] });
+export function launchTestBrowser(config: Pick<AppConfig, 'chromiumPath'>): Promise<Browser> {
+  return chromium.launch({
+    executablePath: resolveChromiumExecutable(config.chromiumPath),
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu'],
+  });
 }
 
 /**
