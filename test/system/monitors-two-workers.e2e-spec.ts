@@ -2,7 +2,7 @@ import { Pool } from 'pg';
 import { createKey, sleep, waitFor } from '../support/outage';
 import { useOutageHarness } from '../support/outage-scenario';
 
-const MONITORS = 20;
+const MONITORS = 10;
 const INTERVAL_S = 2;
 const SCHEDULE_RUNS_MS = 10_000;
 

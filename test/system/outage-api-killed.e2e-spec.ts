@@ -12,7 +12,7 @@ describe('outage: the API SIGKILLed mid-burst', () => {
     const { env, db, key, keyId } = await h.setUp();
     await h.start('worker', env);
     let api = await h.start('main', { ...env, WORKER_MODE: 'off' });
-    const KEYS = 100;
+    const KEYS = 50;
     const CONCURRENCY = 16;
     const keys = Array.from({ length: KEYS }, (_, i) => `outage-burst-${h.scenario}-${i.toString().padStart(4, '0')}`);
     const first = new Map<string, Answer>();

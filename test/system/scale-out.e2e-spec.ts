@@ -8,7 +8,7 @@ import { PageServer, startPageServer } from '../support/page-server';
 import { startTestApp, TestApp } from '../support/test-app';
 
 const ROOT = join(__dirname, '../..');
-const JOBS = 100;
+const JOBS = 50;
 
 /**
  * docs/operations.md#processes-and-deployment: the API with `WORKER_MODE=off` plus `worker` processes on the same PostgreSQL and
