@@ -7,6 +7,24 @@ import { retryStateWrite } from './state-writes';
 /** Bull's failure reason for a job whose workers died more often than `maxStalledCount` allows. */
 export const STALLED_TOO_OFTEN = 'job stalled more than allowable limit';
 
+/** Queues whose worker naming {@link nameWorkerQuietly} already wrapped. */
+const quietlyNamed = new WeakSet<Queue>();
+
+/**
+ * Bull 4's `process()` names the queue's blocking connection (`setWorkerName`, a `CLIENT SETNAME`)
+ * without waiting for it or handling its failure (node_modules/bull/lib/queue.js, `setHandler`):
+ * closed before that connection was ready, the queue rejects it unhandled, with `undefined` as
+ * the reason. The name only labels the connection in `queue.getWorkers()`, so a failure to set it
+ * is dropped, on this queue instance only.
+ */
+function nameWorkerQuietly(queue: Queue): void {
+  const named = queue as Queue & { setWorkerName?: () => Promise<unknown> };
+  const setWorkerName = named.setWorkerName;
+  if (typeof setWorkerName !== 'function' || quietlyNamed.has(queue)) return;
+  quietlyNamed.add(queue);
+  named.setWorkerName = () => setWorkerName.call(queue).catch(() => undefined);
+}
+
 /** A periodic job of a processor: a Bull repeatable (one worker runs it per interval), re-registered by the reconciler. */
 export interface PeriodicJob {
   /** Bull job name within the processor's queue. */
@@ -51,7 +69,7 @@ export abstract class QueueProcessor implements OnApplicationBootstrap, OnModule
     if (!this.runProcessors) return;
     this.start();
     for (const periodic of this.periodicJobs()) {
-      void this.queue.process(periodic.jobName, 1, () => periodic.run());
+      this.listen(periodic.jobName, 1, () => periodic.run());
       this.durableQueues.registerRepeatable({ queue: this.queue, jobName: periodic.jobName, everyMs: periodic.everyMs });
       if (periodic.atStart)
         void periodic.run().catch((err) => this.logger.error(`Start-up ${periodic.jobName} failed`, (err as Error).stack));
@@ -69,6 +87,19 @@ export abstract class QueueProcessor implements OnApplicationBootstrap, OnModule
 
   /** What a subclass does at shutdown, after {@link stopping} aborted (nothing by default). */
   protected async stop(): Promise<void> {}
+
+  /**
+   * Bull's `queue.process(jobName, concurrency, handler)`, without unhandled rejections: its promise
+   * settles only when the queue stops and rejects when a Redis connection closes under it, as a
+   * shutdown right after start-up does (the connections are still being set up). Such an error while
+   * the process is stopping is that shutdown; any other is logged.
+   */
+  protected listen(jobName: string, concurrency: number, handler: (job: Job) => Promise<unknown>): void {
+    nameWorkerQuietly(this.queue);
+    this.queue.process(jobName, concurrency, handler).catch((err: unknown) => {
+      if (!this.stopping.signal.aborted) this.logger.error(`The ${jobName} handler of ${this.queue.name} stopped`, (err as Error)?.stack);
+    });
+  }
 
   /** Runs the state write `write` ({@link retryStateWrite}); `what` names it in logs (e.g. `claim scr_…`). */
   protected write<T>(what: string, write: () => Promise<T>): Promise<T> {
@@ -117,7 +148,7 @@ export abstract class WorkProcessor<D, I, C, O> extends QueueProcessor {
 
   protected override start(): void {
     if (this.concurrency() > 0) {
-      void this.queue.process(this.jobName, this.concurrency(), (job: Job<D>) => this.process(this.inputOf(job.data)));
+      this.listen(this.jobName, this.concurrency(), (job: Job<D>) => this.process(this.inputOf(job.data)));
     }
     this.queue.on('failed', (job: Job<D>, err: Error) => {
       if (job.name !== this.jobName || err?.message !== STALLED_TOO_OFTEN) return;

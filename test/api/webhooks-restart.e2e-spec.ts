@@ -33,6 +33,12 @@ describe('webhook deliveries across a restart', () => {
     await t.close();
   }
 
+  it('a process closed straight after start-up stops cleanly, its queue connections still being set up', async () => {
+    // Jest fails the test on an unhandled rejection: Bull's handlers rejected theirs when their Redis
+    // connections closed before they were ready (src/queue/queue-processor.ts, `listen`).
+    await stop(await start({}));
+  });
+
   async function waitForStatus(t: TestApp, key: string, endpointId: string, deliveryId: string, status: string): Promise<any> {
     const deadline = Date.now() + 20_000;
     for (;;) {
