@@ -7,22 +7,38 @@ import { retryStateWrite } from './state-writes';
 /** Bull's failure reason for a job whose workers died more often than `maxStalledCount` allows. */
 export const STALLED_TOO_OFTEN = 'job stalled more than allowable limit';
 
-/** Queues whose worker naming {@link nameWorkerQuietly} already wrapped. */
-const quietlyNamed = new WeakSet<Queue>();
+/** Longest a stopping processor waits for its queue's worker naming to end, ms (it takes 0–10 ms with Redis up; with Redis away it never ends, and the close then ends it). */
+const WORKER_NAMING_WAIT_MS = 1_000;
+
+/** The worker naming of each queue {@link nameWorkerQuietly} wrapped: settles when every call so far has. */
+const workerNaming = new WeakMap<Queue, Promise<unknown>>();
 
 /**
  * Bull 4's `process()` names the queue's blocking connection (`setWorkerName`, a `CLIENT SETNAME`)
- * without waiting for it or handling its failure (node_modules/bull/lib/queue.js, `setHandler`):
- * closed before that connection was ready, the queue rejects it unhandled, with `undefined` as
- * the reason. The name only labels the connection in `queue.getWorkers()`, so a failure to set it
- * is dropped, on this queue instance only.
+ * without waiting for it or handling its failure (node_modules/bull/lib/queue.js, `setHandler`). A
+ * queue closed before the naming ran then either rejects it unhandled (`undefined` as the reason) or,
+ * when the naming runs after the close, opens a blocking connection that nothing closes. So, on this
+ * queue instance only, a failure to name is dropped (the name only labels the connection in
+ * `queue.getWorkers()`) and each naming is recorded, for {@link namingEnded} to wait on before the
+ * queue closes.
  */
 function nameWorkerQuietly(queue: Queue): void {
   const named = queue as Queue & { setWorkerName?: () => Promise<unknown> };
   const setWorkerName = named.setWorkerName;
-  if (typeof setWorkerName !== 'function' || quietlyNamed.has(queue)) return;
-  quietlyNamed.add(queue);
-  named.setWorkerName = () => setWorkerName.call(queue).catch(() => undefined);
+  if (typeof setWorkerName !== 'function' || workerNaming.has(queue)) return;
+  workerNaming.set(queue, Promise.resolve());
+  named.setWorkerName = () => {
+    const naming = setWorkerName.call(queue).catch(() => undefined);
+    workerNaming.set(queue, Promise.all([workerNaming.get(queue), naming]));
+    return naming;
+  };
+}
+
+/** Resolves once the worker naming of `queue` started so far has ended, or after `timeoutMs` (Redis away). */
+async function namingEnded(queue: Queue, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([workerNaming.get(queue), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+  clearTimeout(timer);
 }
 
 /** A periodic job of a processor: a Bull repeatable (one worker runs it per interval), re-registered by the reconciler. */
@@ -82,6 +98,8 @@ export abstract class QueueProcessor implements OnApplicationBootstrap, OnModule
   async onModuleDestroy(): Promise<void> {
     if (!this.runProcessors) return;
     this.stopping.abort();
+    // Before the queue closes (@nestjs/bull closes it at application shutdown, after this hook).
+    await namingEnded(this.queue, WORKER_NAMING_WAIT_MS);
     await this.stop();
   }
 

@@ -1,5 +1,6 @@
 import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
+import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { WEBHOOK_QUEUE } from '../../src/queue/queues';
 import { startTestApp, TestApp, TestAppOptions } from '../support/test-app';
@@ -33,10 +34,30 @@ describe('webhook deliveries across a restart', () => {
     await t.close();
   }
 
-  it('a process closed straight after start-up stops cleanly, its queue connections still being set up', async () => {
+  it('a process closed straight after start-up stops cleanly and leaves no Redis connection open', async () => {
     // Jest fails the test on an unhandled rejection: Bull's handlers rejected theirs when their Redis
-    // connections closed before they were ready (src/queue/queue-processor.ts, `listen`).
-    await stop(await start({}));
+    // connections closed before they were ready, and a worker naming that ran after the close opened
+    // a connection nothing closed (src/queue/queue-processor.ts, `nameWorkerQuietly`).
+    const t = await start({});
+    const { redisUrl, queuePrefix } = t.config;
+    await stop(t);
+    // Bull names its connections `<queue prefix>:<queue name in base64>`. None may be open after the
+    // close, nor open during the next 1.5 s (the leaked one was opened late, by a naming that waited
+    // for a connection the close had not reached yet).
+    const redis = new Redis(redisUrl);
+    try {
+      const open = async () =>
+        String(await redis.client('LIST'))
+          .split('\n')
+          .filter((line) => line.includes(` name=${queuePrefix}:`));
+      const until = Date.now() + 1_500;
+      do {
+        expect(await open()).toEqual([]);
+        await new Promise((r) => setTimeout(r, 100));
+      } while (Date.now() < until);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   async function waitForStatus(t: TestApp, key: string, endpointId: string, deliveryId: string, status: string): Promise<any> {
