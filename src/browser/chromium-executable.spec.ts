@@ -1,5 +1,5 @@
 import { BrowserUnavailableError } from './browser-errors';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveChromiumExecutable, unwrapLauncher } from './chromium-executable';
@@ -26,13 +26,17 @@ describe('resolveChromiumExecutable', () => {
 
   it("launches the binary behind a launcher script that only passes its arguments on (Debian's headless shell)", () => {
     const dir = mkdtempSync(join(tmpdir(), 'glimpse-launcher-'));
-    const launcher = join(dir, 'chromium-headless-shell');
-    writeFileSync(launcher, `#!/bin/sh -e\n${process.execPath} "$@"\n`);
-    chmodSync(launcher, 0o755);
-    expect(resolveChromiumExecutable(launcher)).toBe(process.execPath);
-    const busy = join(dir, 'busy');
-    writeFileSync(busy, `#!/bin/sh\nexport FOO=1\n${process.execPath} --flag "$@"\n`);
-    chmodSync(busy, 0o755);
-    expect(unwrapLauncher(busy)).toBe(busy);
+    try {
+      const launcher = join(dir, 'chromium-headless-shell');
+      writeFileSync(launcher, `#!/bin/sh -e\n${process.execPath} "$@"\n`);
+      chmodSync(launcher, 0o755);
+      expect(resolveChromiumExecutable(launcher)).toBe(process.execPath);
+      const busy = join(dir, 'busy');
+      writeFileSync(busy, `#!/bin/sh\nexport FOO=1\n${process.execPath} --flag "$@"\n`);
+      chmodSync(busy, 0o755);
+      expect(unwrapLauncher(busy)).toBe(busy);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -163,7 +163,7 @@ describe('operations: health, readiness, metrics, logs', () => {
       await locker.query('ROLLBACK').catch(() => undefined);
       await Promise.all([locker.end(), observer.end()]);
       // The drain closed the app already; only the test's own files remain to clean.
-      if (!drained) await other.close();
+      await (drained ? other.release() : other.close());
     }
   });
 

@@ -30,7 +30,10 @@ export interface TestApp {
     path: string,
     options?: { key?: string; body?: unknown; headers?: Record<string, string> },
   ): Promise<TestResponse>;
+  /** Closes the app, then {@link release}s its files. */
   close(): Promise<void>;
+  /** Ends the log stream and deletes the storage directory, for an app the test closed itself (e.g. by the SIGTERM drain). */
+  release(): Promise<void>;
 }
 
 export interface TestResponse {
@@ -92,6 +95,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   config.publicBaseUrl = `http://127.0.0.1:${address.port}`;
   const baseUrl = config.publicBaseUrl;
 
+  const release = async () => {
+    await new Promise((resolve) => logStream.end(resolve));
+    rmSync(storageDir, { recursive: true, force: true });
+  };
   return {
     app,
     config,
@@ -124,9 +131,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     },
     async close() {
       await app.close();
-      await new Promise((resolve) => logStream.end(resolve));
-      rmSync(storageDir, { recursive: true, force: true });
+      await release();
     },
+    release,
   };
 }
 
