@@ -19,7 +19,7 @@ const workerNaming = new WeakMap<Queue, Promise<unknown>>();
  * queue closed before the naming ran then either rejects it unhandled (`undefined` as the reason) or,
  * when the naming runs after the close, opens a blocking connection that nothing closes. So, on this
  * queue instance only, a failure to name is dropped (the name only labels the connection in
- * `queue.getWorkers()`) and each naming is recorded, for {@link namingEnded} to wait on before the
+ * `queue.getWorkers()`) and each naming is recorded, for a stopping processor to wait on before the
  * queue closes.
  */
 function nameWorkerQuietly(queue: Queue): void {
@@ -34,10 +34,10 @@ function nameWorkerQuietly(queue: Queue): void {
   };
 }
 
-/** Resolves once the worker naming of `queue` started so far has ended, or after `timeoutMs` (Redis away). */
-async function namingEnded(queue: Queue, timeoutMs: number): Promise<void> {
+/** Resolves once `work` has settled (either way) or `timeoutMs` ms have passed, whichever comes first. */
+async function settledWithin(work: Promise<unknown>, timeoutMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([workerNaming.get(queue), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+  await Promise.race([work.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
   clearTimeout(timer);
 }
 
@@ -99,7 +99,7 @@ export abstract class QueueProcessor implements OnApplicationBootstrap, OnModule
     if (!this.runProcessors) return;
     this.stopping.abort();
     // Before the queue closes (@nestjs/bull closes it at application shutdown, after this hook).
-    await namingEnded(this.queue, WORKER_NAMING_WAIT_MS);
+    await settledWithin(workerNaming.get(this.queue) ?? Promise.resolve(), WORKER_NAMING_WAIT_MS);
     await this.stop();
   }
 
@@ -207,11 +207,6 @@ export abstract class WorkProcessor<D, I, C, O> extends QueueProcessor {
     await this.queue
       .pause(true, true)
       .catch((err) => this.logger.warn(`Could not pause the ${this.queue.name} queue: ${(err as Error).message}`));
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled([...this.inFlight.values()]),
-      new Promise((resolve) => (timer = setTimeout(resolve, this.shutdownWaitMs()))),
-    ]);
-    clearTimeout(timer);
+    await settledWithin(Promise.allSettled([...this.inFlight.values()]), this.shutdownWaitMs());
   }
 }
