@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
-import { sqlRows } from '../database/sql';
+import { GroupCommit } from '../database/group-commit';
 import { insertSelectSql, SqlParams } from '../database/sql-statement';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { DurableQueueService, DurableWork } from '../queue/durable-queue.service';
@@ -48,7 +48,8 @@ interface AcceptanceOutcome {
 /**
  * The one way work (capture jobs, batches, browser session runs) is accepted (CONTRACT.md, "Rate
  * limits and back-pressure", Durability), in ONE PostgreSQL statement (one round trip;
- * docs/performance.md#accept-path) whose parts run all or not at all:
+ * docs/performance.md#accept-path) whose parts run all or not at all (one API key's statements that
+ * arrive while another of its runs share one transaction and commit: {@link GroupCommit}):
  * - the account's work not yet ended ({@link PendingJobsLimit}) must leave room for `incoming`;
  * - with an `Idempotency-Key`, the request must still hold its lease ({@link IdempotencyService.acceptanceParts});
  * - then the quota is counted ({@link QuotaService.reservation}), and only when it was, the rows are
@@ -80,13 +81,18 @@ interface AcceptanceOutcome {
  */
 @Injectable()
 export class AcceptanceService {
+  /** One API key's acceptance statements that arrive while another of its runs commit together (docs/performance.md#accept-path). */
+  private readonly commits: GroupCommit;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly quota: QuotaService,
     private readonly idempotency: IdempotencyService,
     private readonly pendingJobs: PendingJobsLimit,
     private readonly queues: DurableQueueService,
-  ) {}
+  ) {
+    this.commits = new GroupCommit(dataSource);
+  }
 
   /** Accepts the work described by `request` (see the class comment); resolves to its response. */
   async accept<T>(request: AcceptanceRequest<T>): Promise<T> {
@@ -128,7 +134,7 @@ export class AcceptanceService {
               ${idempotency ? 'EXISTS (SELECT 1 FROM lease)' : 'true'} AS leased`;
     const [outcome] = manager
       ? ((await manager.query(text, params.values)) as AcceptanceOutcome[])
-      : await sqlRows<AcceptanceOutcome>(this.dataSource, text, params.values);
+      : await this.commits.run<AcceptanceOutcome>(request.caller.apiKeyId, text, params.values);
     if (!outcome.leased) throw this.idempotency.leaseLost();
     if (!outcome.room) throw this.pendingJobs.refusal(outcome.pending);
     const quota = reservation ? await reservation.settle(outcome.used) : null;

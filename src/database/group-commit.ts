@@ -1,0 +1,116 @@
+import type { Pool, PoolClient } from 'pg';
+import type { DataSource } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
+import { preparedStatementName } from './sql';
+
+/** The most statements one group transaction runs; the rest wait for the next one. */
+export const MAX_GROUP_STATEMENTS = 32;
+
+/** A statement waiting for its group's turn, and its caller's promise. */
+interface GroupedStatement {
+  text: string;
+  values: unknown[];
+  resolve(rows: unknown[]): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * Group commit for statements that lock the same rows: the acceptance statements of one API key all
+ * update its monthly and daily usage rows (docs/performance.md#accept-path). With
+ * `synchronous_commit` on, each such statement run on its own holds those rows until its commit has
+ * flushed the WAL, so the key's concurrent requests would commit one after another, a flush each.
+ *
+ * {@link run} runs a statement at once when none of its group runs; statements of the group that
+ * arrive meanwhile wait, and then run together (at most {@link MAX_GROUP_STATEMENTS}, in arrival order)
+ * in ONE transaction on one connection: one commit, one flush for all. Each statement sees the writes
+ * of those before it, as it would had they committed first, so a running total (the quota's) stays
+ * exact. Durability is unchanged: no caller is answered before the commit that holds its rows.
+ *
+ * Failures stay each caller's own: when a statement of a group fails, the transaction is rolled back
+ * and the group's statements run again one by one, each on its own, so only the failing one's caller
+ * gets its error. A failed `COMMIT` (the connection lost: whether it committed is unknown, as for a
+ * single statement) rejects every statement of the group with its error and runs none again.
+ *
+ * Statements are named prepared statements, as with `sqlRows` (one parse per connection).
+ */
+export class GroupCommit {
+  /** Per group with a transaction (or lone statement) running: the statements that arrived since. */
+  private readonly waiting = new Map<string, GroupedStatement[]>();
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  /**
+   * Runs `text` with `values` (a statement of `group`, e.g. one API key's acceptance) alone or with the
+   * group's statements that arrived while another ran; resolves to its rows as `pg` gives them once
+   * they are committed. Rejects with what `pg` threw for this statement (or for the group's `COMMIT`).
+   */
+  run<T>(group: string, text: string, values: unknown[]): Promise<T[]> {
+    return new Promise<T[]>((resolve, reject) => {
+      const statement: GroupedStatement = { text, values, resolve: resolve as (rows: unknown[]) => void, reject };
+      const waiting = this.waiting.get(group);
+      if (waiting) waiting.push(statement);
+      else {
+        this.waiting.set(group, []);
+        void this.execute(group, [statement]);
+      }
+    });
+  }
+
+  /** Runs `statements` (never rejects: each statement's promise carries its outcome), then the group's next arrivals. */
+  private async execute(group: string, statements: GroupedStatement[]): Promise<void> {
+    if (statements.length === 1) await this.runAlone(statements[0]);
+    else await this.runTogether(statements);
+    const waiting = this.waiting.get(group) as GroupedStatement[];
+    if (!waiting.length) this.waiting.delete(group);
+    else void this.execute(group, waiting.splice(0, MAX_GROUP_STATEMENTS));
+  }
+
+  private get pool(): Pool {
+    return (this.dataSource.driver as PostgresDriver).master as Pool;
+  }
+
+  private async runAlone(statement: GroupedStatement): Promise<void> {
+    try {
+      statement.resolve((await this.pool.query(query(statement))).rows);
+    } catch (err) {
+      statement.reject(err);
+    }
+  }
+
+  private async runTogether(statements: GroupedStatement[]): Promise<void> {
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      for (const statement of statements) statement.reject(err);
+      return;
+    }
+    // Sent together: `pg` writes each query as soon as the one before it has answered, without waiting
+    // for this process's event loop, and a failed statement aborts the transaction, which makes the
+    // `COMMIT` a rollback.
+    const begun = client.query('BEGIN');
+    const ran = statements.map((statement) => client.query(query(statement)));
+    const committed = client.query('COMMIT');
+    const [begin, commit, ...outcomes] = await Promise.allSettled([begun, committed, ...ran]);
+    if (begin.status === 'fulfilled' && commit.status === 'fulfilled' && outcomes.every((o) => o.status === 'fulfilled')) {
+      client.release();
+      statements.forEach((statement, i) => statement.resolve((outcomes[i] as PromiseFulfilledResult<{ rows: unknown[] }>).value.rows));
+      return;
+    }
+    if (commit.status === 'rejected') {
+      // The connection was lost at the commit: whether the group committed is unknown, so none runs again.
+      client.release(true);
+      for (const statement of statements) statement.reject(commit.reason);
+      return;
+    }
+    // A statement failed, so the transaction was rolled back; each statement runs again on its own,
+    // so only a failing one fails.
+    client.release();
+    for (const statement of statements) await this.runAlone(statement);
+  }
+}
+
+/** The statement as a named prepared query (see {@link preparedStatementName}). */
+function query(statement: GroupedStatement) {
+  return { name: preparedStatementName(statement.text), text: statement.text, values: statement.values };
+}
