@@ -440,13 +440,15 @@ async function glimpseRun(s: Service, key: string, urls: string[], count: number
   const seconds = (performance.now() - t0) / 1000;
   const cpu1 = treeCpuMs(s.proc.pid as number);
   const node1 = ownCpuMs(s.proc.pid as number);
-  const { rows } = await db.query(
-    `SELECT count(*) FILTER (WHERE status = 'failed')::int AS failed FROM screenshot_jobs WHERE id = ANY($1)`,
+  const { rows } = await db.query<{ url: string; error: string | null }>(
+    `SELECT target_url AS url, error FROM screenshot_jobs WHERE id = ANY($1) AND status = 'failed'`,
     [ids],
   );
+  // What a failed capture of these pages (which raw Playwright captures) carried: its job's `error`.
+  for (const row of rows) console.log(`  failed job (${row.url}): ${row.error}`);
   return {
     perSecond: count / seconds,
-    failed: rows[0].failed,
+    failed: rows.length,
     cpuMsPerCapture: (cpu1 - cpu0) / count,
     nodeCpuMsPerCapture: (node1 - node0) / count,
   };

@@ -1,6 +1,15 @@
 import type { CDPSession } from 'playwright';
-import { captureScreenshot, FullPageBounds, fullPageHeight, fullPageMaxHeight } from './screenshot';
+import {
+  captureScreenshot,
+  FullPageBounds,
+  fullPageHeight,
+  fullPageMaxHeight,
+  NO_FRAME_TO_COPY,
+  SCREENSHOT_RETRIES,
+  SCREENSHOT_RETRY_PAUSE_MS,
+} from './screenshot';
 import { PageFailure } from './playwright-errors';
+import { TimeLimitExceededError } from './time-budget';
 
 /** A 1280 px wide viewport with the full-page height cap and the default image size cap. */
 const bounds = (over: Partial<FullPageBounds> = {}): FullPageBounds => ({
@@ -75,5 +84,54 @@ describe('captureScreenshot (the image size cap)', () => {
     });
     expect(image.length).toBe(1);
     expect(sent).toEqual(['Page.captureScreenshot']);
+  });
+});
+
+describe('captureScreenshot (Chromium’s transient “Unable to capture screenshot”)', () => {
+  /** Chromium's refusal as Playwright's DevTools session rejects with it. */
+  const refusal = () => new Error('cdpSession.send: Protocol error (Page.captureScreenshot): Unable to capture screenshot');
+  /** A DevTools session that rejects its first `failures.length` screenshots with those errors, then answers a 1-byte image. */
+  const failingCdp = (failures: Error[]) => {
+    const sent: string[] = [];
+    const cdp = {
+      send: (method: string) => {
+        sent.push(method);
+        const failure = failures.shift();
+        return failure ? Promise.reject(failure) : Promise.resolve({ data: 'AA==' });
+      },
+    } as unknown as CDPSession;
+    return { cdp, sent };
+  };
+  const params = {
+    format: 'png' as const,
+    clip: { x: 0, y: 0, width: 1_280, height: 800, scale: 1 },
+    beyondViewport: false,
+    cap: { deviceScale: 1, maxPixels: 100_000_000 },
+  };
+
+  it(`asks again, at most ${SCREENSHOT_RETRIES} times, ${SCREENSHOT_RETRY_PAUSE_MS} ms apart`, async () => {
+    const { cdp, sent } = failingCdp([refusal(), refusal()]);
+    const started = Date.now();
+    const image = await captureScreenshot(cdp, params);
+    expect(image.length).toBe(1);
+    expect(sent).toEqual(Array(3).fill('Page.captureScreenshot'));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2 * SCREENSHOT_RETRY_PAUSE_MS - 2);
+  });
+
+  it('throws the refusal once the retries are spent', async () => {
+    const { cdp, sent } = failingCdp(Array.from({ length: SCREENSHOT_RETRIES + 2 }, refusal));
+    await expect(captureScreenshot(cdp, params)).rejects.toThrow(NO_FRAME_TO_COPY);
+    expect(sent).toHaveLength(SCREENSHOT_RETRIES + 1);
+  });
+
+  it('does not ask again after any other error', async () => {
+    const { cdp, sent } = failingCdp([new Error('cdpSession.send: Target page, context or browser has been closed')]);
+    await expect(captureScreenshot(cdp, params)).rejects.toThrow('has been closed');
+    expect(sent).toEqual(['Page.captureScreenshot']);
+  });
+
+  it('keeps the retries within timeoutMs', async () => {
+    const { cdp } = failingCdp(Array.from({ length: SCREENSHOT_RETRIES + 2 }, refusal));
+    await expect(captureScreenshot(cdp, { ...params, timeoutMs: 1 })).rejects.toBeInstanceOf(TimeLimitExceededError);
   });
 });

@@ -44,13 +44,32 @@ export function imageTooLarge(maxPixels: number): PageFailure {
 }
 
 /**
+ * Chromium's answer to `Page.captureScreenshot` when the copy of the page's frame came back empty
+ * (`Protocol error (Page.captureScreenshot): Unable to capture screenshot`). On pages that are fine it
+ * is transient: `npm run bench` failed up to 3 captures in 150 of its loopback page with it at
+ * `CAPTURE_CONCURRENCY` 2-4. A Playwright script alone (4 at once, pages created ahead as the warm
+ * contexts are) met it about once in 400 screenshots, and each time the same request sent again at
+ * once was answered.
+ */
+export const NO_FRAME_TO_COPY = 'Unable to capture screenshot';
+
+/** How often a screenshot Chromium refused with {@link NO_FRAME_TO_COPY} is asked again. */
+export const SCREENSHOT_RETRIES = 2;
+
+/** Pause before asking again for a screenshot refused with {@link NO_FRAME_TO_COPY}, ms (a frame at 60 Hz). */
+export const SCREENSHOT_RETRY_PAUSE_MS = 16;
+
+/**
  * A screenshot through the DevTools protocol (`Page.captureScreenshot`), the one way captures and run
  * steps take images (CONTRACT.md, "Capture options": `format`, `quality`, `clip`). Uses Chromium's
  * fast encoder (`optimizeForSpeed`: measured here at about 40 ms instead of 150 ms for a 1280×800 PNG,
  * for files about a quarter larger; the encoder is most of a warm capture's CPU). An image over
  * `params.cap` is never asked of Chromium (whose buffers would take the worker's memory): it throws
  * {@link imageTooLarge}'s `PageFailure` ("image larger than N pixels"; CONTRACT.md, "Capture options,
- * second set"). Otherwise throws the protocol's error, or a `TimeLimitExceededError` after `timeoutMs`.
+ * second set"). Chromium's transient refusal ({@link NO_FRAME_TO_COPY}) is asked again, at most
+ * {@link SCREENSHOT_RETRIES} times, {@link SCREENSHOT_RETRY_PAUSE_MS} ms apart. Otherwise throws the
+ * protocol's error (the refusal too, once the retries are spent), or a `TimeLimitExceededError` after
+ * `timeoutMs` (which covers the retries).
  */
 export async function captureScreenshot(cdp: CDPSession, params: ScreenshotParams): Promise<Buffer> {
   const { clip, cap } = params;
@@ -58,15 +77,25 @@ export async function captureScreenshot(cdp: CDPSession, params: ScreenshotParam
   const lossy = params.format !== 'png' && params.quality !== null && params.quality !== undefined;
   const transparent = params.omitBackground && params.format !== 'jpeg';
   if (transparent) await cdp.send('Emulation.setDefaultBackgroundColorOverride', { color: { r: 0, g: 0, b: 0, a: 0 } });
+  const request = {
+    format: params.format,
+    ...(lossy ? { quality: params.quality as number } : {}),
+    optimizeForSpeed: true,
+    captureBeyondViewport: params.beyondViewport,
+    clip: params.clip,
+  };
+  const take = async () => {
+    for (let retry = 0; ; retry++) {
+      try {
+        return await cdp.send('Page.captureScreenshot', request);
+      } catch (err) {
+        if (retry >= SCREENSHOT_RETRIES || !(err instanceof Error) || !err.message.includes(NO_FRAME_TO_COPY)) throw err;
+      }
+      await new Promise((resolve) => setTimeout(resolve, SCREENSHOT_RETRY_PAUSE_MS));
+    }
+  };
   try {
-    const shot = cdp.send('Page.captureScreenshot', {
-      format: params.format,
-      ...(lossy ? { quality: params.quality as number } : {}),
-      optimizeForSpeed: true,
-      captureBeyondViewport: params.beyondViewport,
-      clip: params.clip,
-    });
-    const { data } = params.timeoutMs === undefined ? await shot : await withTimeLimit(shot, params.timeoutMs);
+    const { data } = params.timeoutMs === undefined ? await take() : await withTimeLimit(take(), params.timeoutMs);
     return Buffer.from(data, 'base64');
   } finally {
     if (transparent) await cdp.send('Emulation.setDefaultBackgroundColorOverride', {}).catch(() => undefined);
