@@ -611,6 +611,23 @@ async function main(): Promise<void> {
         '—',
         null,
       );
+      // A client polling its job (`GET /v1/screenshot/{id}` of a pending job: the key, the job and the
+      // key's usage for the `X-RateLimit-*` headers), the request an idle capture's client repeats.
+      const pollUrl = `${service.baseUrl}/v1/screenshot/${await submit(service, key, sites.simple[0])}`;
+      const pollCpuBefore = cpuMsOf([service.proc.pid as number]);
+      const polls = await autocannon({
+        url: pollUrl,
+        connections: 50,
+        duration: AUTOCANNON_S,
+        headers: { authorization: `Bearer ${key}` },
+      });
+      const pollCpu = (cpuMsOf([service.proc.pid as number]) - pollCpuBefore) / Math.max(1, polls['2xx'] + polls.non2xx);
+      figure(
+        'GET /v1/screenshot/{id} (a poll) per s at 50 connections, and service CPU per poll',
+        `${(polls['2xx'] / AUTOCANNON_S).toFixed(0)} (p99 ${polls.latency.p99} ms, ${polls.non2xx} non-2xx), ${pollCpu.toFixed(2)} ms`,
+        '—',
+        null,
+      );
       await stopService(service);
       service = null;
       // The accepted jobs stay pending (no processors): left in the database, the next phase's service

@@ -1,17 +1,27 @@
-import { FindOptionsWhere, Repository } from 'typeorm';
+import { Repository } from 'typeorm';
 import { IdKind, isId } from '../common/ids';
+import { entityFromRow, sqlRows } from '../database/sql';
 import type { AccountOwned } from './account-owned.entity';
 
 /**
  * The row `id` of account `accountId` in `rows`, or null when `id` is not a `kind` id (`isId`), is
  * unknown or is another account's: the one look-up behind every "404 for another account's resource"
- * (docs/CONTRACT.md, "Identifiers").
+ * (docs/CONTRACT.md, "Identifiers"). One prepared statement per table (`sqlRows`): a client polling its
+ * job repeats this look-up, so it is neither parsed nor planned again, and skips TypeORM's query
+ * builder (docs/performance.md#accept-path).
  */
-export function findAccountOwned<T extends AccountOwned>(
+export async function findAccountOwned<T extends AccountOwned>(
   rows: Repository<T>,
   kind: IdKind,
   id: string,
   accountId: string,
 ): Promise<T | null> {
-  return isId(kind, id) ? rows.findOneBy({ id, accountId } as FindOptionsWhere<T>) : Promise.resolve(null);
+  if (!isId(kind, id)) return null;
+  const { tablePath } = rows.metadata;
+  const [row] = await sqlRows<Record<string, unknown>>(
+    rows.manager.connection,
+    `SELECT * FROM "${tablePath}" WHERE id = $1 AND account_id = $2`,
+    [id, accountId],
+  );
+  return row ? entityFromRow(rows, row) : null;
 }

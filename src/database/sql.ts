@@ -1,5 +1,5 @@
 import type { Pool, QueryConfig } from 'pg';
-import type { DataSource } from 'typeorm';
+import type { DataSource, ObjectLiteral, Repository } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 
 /**
@@ -49,4 +49,18 @@ export async function sqlRows<T>(dataSource: DataSource, text: string, params: u
   const pool = (dataSource.driver as PostgresDriver).master as Pool;
   const query: QueryConfig = { name: preparedStatementName(text), text, values: params };
   return (await pool.query(query)).rows as T[];
+}
+
+/**
+ * The entity of `repository` for one row as `pg` gives it (database column names, e.g. from
+ * `RETURNING *` or `SELECT *` run through {@link sqlRows}): each mapped column's value under its
+ * property name, as TypeORM's own hydration gives it for the entities here (none has a column
+ * transformer or an eager relation).
+ */
+export function entityFromRow<T extends ObjectLiteral>(repository: Repository<T>, row: Record<string, unknown>): T {
+  const entity = repository.create() as T;
+  for (const column of repository.metadata.columns) {
+    if (column.databaseName in row) (entity as Record<string, unknown>)[column.propertyName] = row[column.databaseName];
+  }
+  return entity;
 }

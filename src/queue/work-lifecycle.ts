@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { EntityManager, ObjectLiteral, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { entityFromRow } from '../database/sql';
 import { notifyWorkEnded } from './work-ended';
 
 /** What storing an event inside a transaction hands back (`EventsService.publishWithin`): the work to run after the commit. */
@@ -73,11 +74,6 @@ export abstract class WorkLifecycle<T extends ObjectLiteral & { id: string; stat
   /** The entity of the first `RETURNING *` row (database column names), or null. */
   private entityOf(raw: Record<string, unknown>[] | undefined): T | null {
     const row = raw?.[0];
-    if (!row) return null;
-    const entity = this.rows.create() as T;
-    for (const column of this.rows.metadata.columns) {
-      if (column.databaseName in row) (entity as Record<string, unknown>)[column.propertyName] = row[column.databaseName];
-    }
-    return entity;
+    return row ? entityFromRow(this.rows, row) : null;
   }
 }

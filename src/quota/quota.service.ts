@@ -4,6 +4,7 @@ import { Repository } from 'typeorm';
 import { monthlyCap, Plan } from '../accounts/plan';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiError, ErrorCode } from '../common/api-error';
+import { sqlRows } from '../database/sql';
 import { SqlParams } from '../database/sql-statement';
 import { Metrics } from '../metrics/metrics';
 import { Clock } from '../common/clock';
@@ -169,8 +170,13 @@ export class QuotaService {
   }
 
   /** Screenshots counted for a key in a month (`YYYY-MM-01`); 0 without a row. */
+  /** The key's usage in `month` (its first day, `YYYY-MM-DD`): one prepared statement, as a poll's `X-RateLimit-*` headers read it. */
   private async usedIn(apiKeyId: string, month: string): Promise<number> {
-    const row = await this.usage.findOne({ select: { used: true }, where: { apiKeyId, month } });
+    const [row] = await sqlRows<{ used: number }>(
+      this.usage.manager.connection,
+      'SELECT used FROM quota_usage WHERE api_key_id = $1 AND month = $2::date',
+      [apiKeyId, month],
+    );
     return row?.used ?? 0;
   }
 
