@@ -22,9 +22,9 @@ interface GroupedStatement {
  *
  * {@link run} runs a statement at once when none of its group runs; statements of the group that
  * arrive meanwhile wait, and then run together (at most {@link MAX_GROUP_STATEMENTS}, in arrival order)
- * in ONE transaction on one connection: one commit, one flush for all. Each statement sees the writes
- * of those before it, as it would had they committed first, so a running total (the quota's) stays
- * exact. Durability is unchanged: no caller is answered before the commit that holds its rows.
+ * in ONE transaction on one connection, one after the other: one commit, one flush for all. Each
+ * statement sees the writes of those before it, as it would had they committed first, so a running
+ * total (the quota's) stays exact. Durability is unchanged: no caller is answered before the commit that holds its rows.
  *
  * Failures stay each caller's own: when a statement of a group fails, the transaction is rolled back
  * and the group's statements run again one by one, each on its own, so only the failing one's caller
@@ -85,28 +85,33 @@ export class GroupCommit {
       for (const statement of statements) statement.reject(err);
       return;
     }
-    // Sent together: `pg` writes each query as soon as the one before it has answered, without waiting
-    // for this process's event loop, and a failed statement aborts the transaction, which makes the
-    // `COMMIT` a rollback.
-    const begun = client.query('BEGIN');
-    const ran = statements.map((statement) => client.query(query(statement)));
-    const committed = client.query('COMMIT');
-    const [begin, commit, ...outcomes] = await Promise.allSettled([begun, committed, ...ran]);
-    if (begin.status === 'fulfilled' && commit.status === 'fulfilled' && outcomes.every((o) => o.status === 'fulfilled')) {
-      client.release();
-      statements.forEach((statement, i) => statement.resolve((outcomes[i] as PromiseFulfilledResult<{ rows: unknown[] }>).value.rows));
+    // One statement after the other: each is sent as the one before it answers (the await resumes in
+    // the same turn of the event loop), and nothing of the group is kept unless all of them ran.
+    const results: unknown[][] = [];
+    try {
+      await client.query('BEGIN');
+      for (const statement of statements) results.push((await client.query(query(statement))).rows);
+    } catch {
+      // A statement failed: the group is rolled back and each statement runs again on its own, so only a
+      // failing one fails.
+      const rolledBack = await client.query('ROLLBACK').then(
+        () => true,
+        () => false,
+      );
+      client.release(rolledBack ? undefined : true);
+      for (const statement of statements) await this.runAlone(statement);
       return;
     }
-    if (commit.status === 'rejected') {
+    try {
+      await client.query('COMMIT');
+    } catch (err) {
       // The connection was lost at the commit: whether the group committed is unknown, so none runs again.
       client.release(true);
-      for (const statement of statements) statement.reject(commit.reason);
+      for (const statement of statements) statement.reject(err);
       return;
     }
-    // A statement failed, so the transaction was rolled back; each statement runs again on its own,
-    // so only a failing one fails.
     client.release();
-    for (const statement of statements) await this.runAlone(statement);
+    statements.forEach((statement, i) => statement.resolve(results[i]));
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Pool, QueryConfig } from 'pg';
 import type { DataSource, ObjectLiteral, Repository } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
+import { ApplyValueTransformers } from 'typeorm/util/ApplyValueTransformers';
 
 /**
  * The most distinct statement texts {@link sqlRows} prepares under a name in one process (each
@@ -54,13 +55,17 @@ export async function sqlRows<T>(dataSource: DataSource, text: string, params: u
 /**
  * The entity of `repository` for one row as `pg` gives it (database column names, e.g. from
  * `RETURNING *` or `SELECT *` run through {@link sqlRows}): each mapped column's value under its
- * property name, as TypeORM's own hydration gives it for the entities here (none has a column
- * transformer or an eager relation).
+ * property name, through the column's transformer if it has one, as TypeORM's own hydration gives it.
+ * Relations are not loaded (none of the entities read this way has an eager one).
  */
 export function entityFromRow<T extends ObjectLiteral>(repository: Repository<T>, row: Record<string, unknown>): T {
   const entity = repository.create() as T;
   for (const column of repository.metadata.columns) {
-    if (column.databaseName in row) (entity as Record<string, unknown>)[column.propertyName] = row[column.databaseName];
+    if (!(column.databaseName in row)) continue;
+    const value = row[column.databaseName];
+    (entity as Record<string, unknown>)[column.propertyName] = column.transformer
+      ? ApplyValueTransformers.transformFrom(column.transformer, value)
+      : value;
   }
   return entity;
 }

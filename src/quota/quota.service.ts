@@ -169,8 +169,7 @@ export class QuotaService {
     return monthlyCap(plan, this.config.legacyFreeCap);
   }
 
-  /** Screenshots counted for a key in a month (`YYYY-MM-01`); 0 without a row. */
-  /** The key's usage in `month` (its first day, `YYYY-MM-DD`): one prepared statement, as a poll's `X-RateLimit-*` headers read it. */
+  /** Screenshots counted for a key in a month (`YYYY-MM-01`); 0 without a row. One prepared statement: a poll's `X-RateLimit-*` headers read it. */
   private async usedIn(apiKeyId: string, month: string): Promise<number> {
     const [row] = await sqlRows<{ used: number }>(
       this.usage.manager.connection,
