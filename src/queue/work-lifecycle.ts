@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { EntityManager, ObjectLiteral, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { entityFromRow } from '../database/sql';
+import { entityFromRow, sqlRows } from '../database/sql';
 import { notifyWorkEnded } from './work-ended';
 
 /** What storing an event inside a transaction hands back (`EventsService.publishWithin`): the work to run after the commit. */
@@ -27,22 +27,39 @@ export abstract class WorkLifecycle<T extends ObjectLiteral & { id: string; stat
   /**
    * Moves the row `id` from one of the states `from` by writing `changes` (one `UPDATE … RETURNING *`
    * round trip, in `manager`'s transaction when given); returns the row as written, or null when it
-   * is unknown or in none of `from`. Throws what the database throws.
+   * is unknown or in none of `from`. A change given as a function is an SQL expression of the row
+   * (TypeORM's convention, e.g. `() => 'attempts + 1'`); other values are converted as TypeORM writes
+   * them. Outside a transaction the statement is a named prepared statement (`sqlRows`), and either
+   * way it skips TypeORM's query builder: a claim and a completion run it for every job
+   * (docs/performance.md). Throws what the database throws.
    */
   protected async transition(
     id: string,
     from: readonly T['status'][],
     changes: QueryDeepPartialEntity<T>,
-    manager: EntityManager = this.rows.manager,
+    manager?: EntityManager,
   ): Promise<T | null> {
-    const result = await manager
-      .createQueryBuilder()
-      .update(this.rows.target)
-      .set(changes)
-      .where('id = :id AND status IN (:...from)', { id, from })
-      .returning('*')
-      .execute();
-    return this.entityOf(result.raw as Record<string, unknown>[] | undefined);
+    const { metadata } = this.rows;
+    const { driver } = this.rows.manager.connection;
+    const values: unknown[] = [];
+    const sets: string[] = [];
+    for (const [property, value] of Object.entries(changes)) {
+      if (value === undefined) continue;
+      const column = metadata.findColumnWithPropertyName(property);
+      if (!column) throw new Error(`${metadata.name} has no column ${property}`);
+      if (typeof value === 'function') sets.push(`"${column.databaseName}" = ${(value as () => string)()}`);
+      else {
+        values.push(driver.preparePersistentValue(value, column));
+        sets.push(`"${column.databaseName}" = $${values.length}`);
+      }
+    }
+    values.push(id, from);
+    const text = `UPDATE "${metadata.tablePath}" SET ${sets.join(', ')} WHERE id = $${values.length - 1} AND status = ANY($${values.length}) RETURNING *`;
+    // TypeORM answers an UPDATE with [rows, row count].
+    const rows = manager
+      ? ((await manager.query(text, values)) as [Record<string, unknown>[], number])[0]
+      : await sqlRows<Record<string, unknown>>(this.rows.manager.connection, text, values);
+    return this.entityOf(rows);
   }
 
   /**
