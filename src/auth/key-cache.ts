@@ -36,6 +36,8 @@ export class KeyCache implements OnModuleDestroy {
   private readonly entries = new Map<string, Entry>();
   private readonly versionKey: string;
   private redis: Redis | null = null;
+  /** The connection's first attempt has not ended yet (a lookup then loads without a warning). */
+  private opening = false;
   private lastWarningAt = 0;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
@@ -88,12 +90,16 @@ export class KeyCache implements OnModuleDestroy {
     }
   }
 
-  /** The current auth version, or null when Redis does not answer. */
+  /**
+   * The current auth version, or null when Redis does not answer; warns (at most once a minute) unless
+   * the connection is still making its first attempt.
+   */
   private async version(): Promise<string | null> {
     try {
       return (await this.client().get(this.versionKey)) ?? '0';
     } catch (err) {
-      if (Date.now() - this.lastWarningAt >= WARN_EVERY_MS) {
+      // The connection opens at the first lookup, which therefore loads without the cache: not a failure.
+      if (!this.opening && Date.now() - this.lastWarningAt >= WARN_EVERY_MS) {
         this.lastWarningAt = Date.now();
         this.logger.warn(`Key lookups are not cached: Redis does not answer (${(err as Error).message})`);
       }
@@ -112,7 +118,10 @@ export class KeyCache implements OnModuleDestroy {
         connectTimeout: 2_000,
         retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
       });
-      this.redis.on('error', () => undefined);
+      this.opening = true;
+      const opened = () => (this.opening = false);
+      this.redis.once('ready', opened);
+      this.redis.on('error', opened);
     }
     return this.redis;
   }
