@@ -1,7 +1,6 @@
-import type { Pool, PoolClient } from 'pg';
+import type { PoolClient } from 'pg';
 import type { DataSource } from 'typeorm';
-import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
-import { preparedStatementName } from './sql';
+import { pgPool, preparedQuery, sqlRows } from './sql';
 
 /** The most statements one group transaction runs; the rest wait for the next one. */
 export const MAX_GROUP_STATEMENTS = 32;
@@ -31,7 +30,7 @@ interface GroupedStatement {
  * gets its error. A failed `COMMIT` (the connection lost: whether it committed is unknown, as for a
  * single statement) rejects every statement of the group with its error and runs none again.
  *
- * Statements are named prepared statements, as with `sqlRows` (one parse per connection).
+ * Statements are named prepared statements, as with {@link sqlRows} (one parse per connection).
  */
 export class GroupCommit {
   /** Per group with a transaction (or lone statement) running: the statements that arrived since. */
@@ -65,13 +64,9 @@ export class GroupCommit {
     else void this.execute(group, waiting.splice(0, MAX_GROUP_STATEMENTS));
   }
 
-  private get pool(): Pool {
-    return (this.dataSource.driver as PostgresDriver).master as Pool;
-  }
-
   private async runAlone(statement: GroupedStatement): Promise<void> {
     try {
-      statement.resolve((await this.pool.query(query(statement))).rows);
+      statement.resolve(await sqlRows(this.dataSource, statement.text, statement.values));
     } catch (err) {
       statement.reject(err);
     }
@@ -80,7 +75,7 @@ export class GroupCommit {
   private async runTogether(statements: GroupedStatement[]): Promise<void> {
     let client: PoolClient;
     try {
-      client = await this.pool.connect();
+      client = await pgPool(this.dataSource).connect();
     } catch (err) {
       for (const statement of statements) statement.reject(err);
       return;
@@ -90,7 +85,7 @@ export class GroupCommit {
     const results: unknown[][] = [];
     try {
       await client.query('BEGIN');
-      for (const statement of statements) results.push((await client.query(query(statement))).rows);
+      for (const statement of statements) results.push((await client.query(preparedQuery(statement.text, statement.values))).rows);
     } catch {
       // A statement failed: the group is rolled back and each statement runs again on its own, so only a
       // failing one fails.
@@ -113,9 +108,4 @@ export class GroupCommit {
     client.release();
     statements.forEach((statement, i) => statement.resolve(results[i]));
   }
-}
-
-/** The statement as a named prepared query (see {@link preparedStatementName}). */
-function query(statement: GroupedStatement) {
-  return { name: preparedStatementName(statement.text), text: statement.text, values: statement.values };
 }

@@ -47,9 +47,17 @@ export function preparedStatementName(text: string): string | undefined {
  * change (a migration) makes PostgreSQL plan the statement again on its next run.
  */
 export async function sqlRows<T>(dataSource: DataSource, text: string, params: unknown[]): Promise<T[]> {
-  const pool = (dataSource.driver as PostgresDriver).master as Pool;
-  const query: QueryConfig = { name: preparedStatementName(text), text, values: params };
-  return (await pool.query(query)).rows as T[];
+  return (await pgPool(dataSource).query(preparedQuery(text, params))).rows as T[];
+}
+
+/** TypeORM's own `pg` pool of `dataSource` (the one {@link sqlRows} runs on). */
+export function pgPool(dataSource: DataSource): Pool {
+  return (dataSource.driver as PostgresDriver).master as Pool;
+}
+
+/** `text` with `params` as `pg`'s query, named as {@link preparedStatementName} says (see {@link sqlRows}). */
+export function preparedQuery(text: string, params: unknown[]): QueryConfig {
+  return { name: preparedStatementName(text), text, values: params };
 }
 
 /**

@@ -59,7 +59,7 @@ export abstract class WorkLifecycle<T extends ObjectLiteral & { id: string; stat
     const rows = manager
       ? ((await manager.query(text, values)) as [Record<string, unknown>[], number])[0]
       : await sqlRows<Record<string, unknown>>(this.rows.manager.connection, text, values);
-    return this.entityOf(rows);
+    return rows[0] ? entityFromRow(this.rows, rows[0]) : null;
   }
 
   /**
@@ -86,11 +86,5 @@ export abstract class WorkLifecycle<T extends ObjectLiteral & { id: string; stat
     if (!ended) return null;
     await ended.afterCommit().catch((err) => this.logger.error(`Could not enqueue the deliveries of ${id}`, (err as Error).stack));
     return ended.row;
-  }
-
-  /** The entity of the first `RETURNING *` row (database column names), or null. */
-  private entityOf(raw: Record<string, unknown>[] | undefined): T | null {
-    const row = raw?.[0];
-    return row ? entityFromRow(this.rows, row) : null;
   }
 }

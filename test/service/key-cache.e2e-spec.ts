@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { AppConfig } from '../../src/config/app-config';
+import { loadConfig } from '../../src/config/app-config';
 import { KeyCache } from '../../src/auth/key-cache';
 
 /**
@@ -8,10 +8,11 @@ import { KeyCache } from '../../src/auth/key-cache';
  * connections is reported once its first attempt failed.
  */
 describe('key cache connection (service, real Redis)', () => {
-  const prefix = `${process.env.GLIMPSE_TEST_QUEUE_PREFIX ?? 'glimpse-test'}:key-cache-${process.pid}`;
+  // The run's Redis, under this worker's prefix (test/support/worker-env.ts).
+  const config = loadConfig({ ...process.env, QUEUE_PREFIX: `${process.env.GLIMPSE_TEST_QUEUE_PREFIX}:key-cache` });
   const caches: KeyCache[] = [];
   const cacheOn = (redisUrl: string) => {
-    const cache = new KeyCache({ redisUrl, queuePrefix: prefix } as AppConfig);
+    const cache = new KeyCache({ ...config, redisUrl });
     caches.push(cache);
     return cache;
   };
@@ -28,7 +29,7 @@ describe('key cache connection (service, real Redis)', () => {
   });
 
   it('loads the first lookup while its connection opens, without a warning, and caches once connected', async () => {
-    const cache = cacheOn(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    const cache = cacheOn(config.redisUrl);
     let loads = 0;
     const load = async () => `value ${++loads}`;
     expect(await cache.get('k', load)).toBe('value 1');
