@@ -6,8 +6,8 @@ import { UserError } from './accounts/users.service';
 import { AppModule } from './app.module';
 import { ApiKeyNotFoundError } from './auth/api-keys.service';
 import { buildAdminProgram } from './cli/admin-commands';
+import { NoSecretKeyError } from './common/secret-reseal';
 import { ConfigError, loadConfigFromProcessEnv } from './config/app-config';
-import { NoSecretKeyError } from './webhooks/webhooks.service';
 
 /** `npm run cli -- <command> [--json]`: the admin CLI (CONTRACT.md, "Admin CLI"). Exit 1 on error. */
 async function main(): Promise<void> {

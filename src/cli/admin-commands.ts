@@ -5,7 +5,10 @@ import { isPlan, Plan, PLANS } from '../accounts/plan';
 import { USER_ROLES, UserRole } from '../accounts/user.entity';
 import { UsersService } from '../accounts/users.service';
 import { ApiKeysService } from '../auth/api-keys.service';
+import { sumResealReports } from '../common/secret-reseal';
 import { QuotaService } from '../quota/quota.service';
+import { RenderKeysService } from '../render/render-keys.service';
+import { StorageDestinationsService } from '../storage-destinations/storage-destinations.service';
 import { WebhooksService } from '../webhooks/webhooks.service';
 
 /** Prints a command's result: the JSON object with `--json`, else readable lines. */
@@ -103,12 +106,22 @@ export function buildAdminProgram(app: () => Promise<INestApplicationContext>, p
 
   program
     .command('webhook:reseal')
-    .description('re-seal every webhook signing secret with the first key of WEBHOOK_SECRET_KEYS (after adding a new key)')
+    .description(
+      'after adding a new first key to WEBHOOK_SECRET_KEYS: re-seal every stored secret (webhook signing secrets, render-key secrets, storage-destination credentials) with it',
+    )
     .action(async () => {
-      const report = await (await app()).get(WebhooksService).resealSecrets();
+      const context = await app();
+      // Each table in turn; a missing key fails on the first, before anything is written.
+      const report = sumResealReports([
+        await context.get(WebhooksService).resealSecrets(),
+        await context.get(RenderKeysService).resealSecrets(),
+        await context.get(StorageDestinationsService).resealCredentials(),
+      ]);
       const text =
-        `Re-sealed ${report.resealed} signing secret(s); ${report.alreadyCurrent} already current.` +
-        (report.unreadable.length ? `\nNo configured key opens the secrets of: ${report.unreadable.join(', ')} (rotate them).` : '');
+        `Re-sealed ${report.resealed} record(s) holding secrets; ${report.alreadyCurrent} already current.` +
+        (report.unreadable.length
+          ? `\nNo configured key opens the secrets of: ${report.unreadable.join(', ')} (rotate or re-create them).`
+          : '');
       out()(report, text);
     });
 

@@ -9,6 +9,7 @@ import { ApiError } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { isId, newId, randomBase62 } from '../common/ids';
 import { SecretCipher } from '../common/secret-cipher';
+import { resealColumns, ResealReport } from '../common/secret-reseal';
 import { sqlRows } from '../database/sql';
 import { Plan } from '../accounts/plan';
 import { quotaMonthOf } from '../quota/quota-window';
@@ -128,6 +129,14 @@ export class RenderKeysService {
     );
     await this.keyCache.bump();
     return { id: key.id, secret };
+  }
+
+  /**
+   * Re-seals every render key's secrets (current and previous) under the first configured key
+   * ({@link resealColumns}; `webhook:reseal`). The secrets themselves do not change, so links keep working.
+   */
+  resealSecrets(): Promise<ResealReport> {
+    return resealColumns(this.keys, this.cipher, ['secretSealed', 'previousSecretSealed']);
   }
 
   /** Deletes the key: its links fail at once, in every process ({@link KeyCache.bump}). Throws 404 `NOT_FOUND` as {@link rotate}. */

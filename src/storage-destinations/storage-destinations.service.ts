@@ -7,6 +7,7 @@ import { ApiError, ErrorCode, FieldError } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { newId, randomBase62 } from '../common/ids';
 import { SecretCipher } from '../common/secret-cipher';
+import { resealColumns, ResealReport } from '../common/secret-reseal';
 import { SsrfGuard } from '../egress/ssrf-guard';
 import { BucketClient, BucketTarget } from './bucket-client';
 import { describeDestinationError } from './destination-errors';
@@ -50,6 +51,14 @@ export class StorageDestinationsService {
     private readonly clock: Clock,
     private readonly guard: SsrfGuard,
   ) {}
+
+  /**
+   * Re-seals every destination's credentials under the first configured key ({@link resealColumns};
+   * `webhook:reseal`). The credentials themselves do not change.
+   */
+  resealCredentials(): Promise<ResealReport> {
+    return resealColumns(this.destinations, this.cipher, ['credentialsSealed']);
+  }
 
   /**
    * Creates a destination. Throws 400 `TARGET_NOT_ALLOWED` when the endpoint's host is refused by the

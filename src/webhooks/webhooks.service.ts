@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { findAccountOwned } from '../accounts/find-account-owned';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
-import { DataSource, MoreThan, Repository } from 'typeorm';
+import { DataSource, Repository } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { assertBelowPlanLimit } from '../accounts/plan-limits';
 import { ApiError, ErrorCode } from '../common/api-error';
@@ -20,25 +20,13 @@ import {
   WebhookEndpointListDto,
 } from './dto/webhook-endpoint.dto';
 import { SecretCipher, SecretUnreadableError } from '../common/secret-cipher';
+import { resealColumns, ResealReport } from '../common/secret-reseal';
 import { isStandardWebhooksSecret, newSigningSecret } from './signing';
 import { WebhookAttempts } from './webhook-deliveries-attempts';
 import { DELIVERY_LOG_SIZE } from './webhook-deliveries-fan-out';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 import { WebhookTargetPolicy } from './webhook-target';
-
-/** Endpoints read per batch by {@link WebhooksService.resealSecrets}. */
-const RESEAL_BATCH_SIZE = 500;
-
-/** What `webhook:reseal` did: counts, and the ids of endpoints whose secret no configured key opens. */
-export interface ResealReport {
-  resealed: number;
-  alreadyCurrent: number;
-  unreadable: string[];
-}
-
-/** Thrown by {@link WebhooksService.resealSecrets} when no secret key is configured. */
-export class NoSecretKeyError extends Error {}
 
 /** `POST /v1/webhooks/:id/test` per endpoint (CONTRACT.md, "Organizations and plan limits": 10 per minute). */
 export const TEST_PING_LIMIT = { name: 'webhook-test', points: 10, durationS: 60 };
@@ -236,56 +224,11 @@ export class WebhooksService {
   }
 
   /**
-   * Re-seals every stored signing secret (the current one and, during a rotation's overlap, the
-   * previous one) with the first configured key (`WEBHOOK_SECRET_KEYS`, docs/webhooks.md#configuration: rotate the
-   * key, run this, then drop the old key). Reads endpoints in batches of
-   * {@link RESEAL_BATCH_SIZE}; a row changed meanwhile (rotated) is left as it is, being current already.
-   * Secrets no configured key opens are reported, not changed. Throws {@link NoSecretKeyError} without a key.
+   * Re-seals every endpoint's signing secrets (the current one and, during a rotation's overlap, the
+   * previous one) under the first configured key ({@link resealColumns}; `webhook:reseal`).
    */
-  async resealSecrets(): Promise<ResealReport> {
-    if (!this.cipher.encrypts)
-      throw new NoSecretKeyError('no WEBHOOK_SECRET_KEY or WEBHOOK_SECRET_KEYS is configured: nothing to seal with');
-    const report: ResealReport = { resealed: 0, alreadyCurrent: 0, unreadable: [] };
-    let after = '';
-    for (;;) {
-      const batch = await this.endpoints.find({
-        select: { id: true, secretSealed: true, previousSecretSealed: true },
-        where: { id: MoreThan(after) },
-        order: { id: 'ASC' },
-        take: RESEAL_BATCH_SIZE,
-      });
-      if (!batch.length) return report;
-      for (const endpoint of batch) {
-        const stale = (sealed: string | null): sealed is string => sealed !== null && !this.cipher.isCurrent(sealed);
-        if (!stale(endpoint.secretSealed) && !stale(endpoint.previousSecretSealed)) {
-          report.alreadyCurrent++;
-          continue;
-        }
-        const resealed: Partial<Pick<WebhookEndpoint, 'secretSealed' | 'previousSecretSealed'>> = {};
-        try {
-          if (stale(endpoint.secretSealed))
-            resealed.secretSealed = this.cipher.seal(this.cipher.open(endpoint.secretSealed, endpoint.id), endpoint.id);
-          if (stale(endpoint.previousSecretSealed)) {
-            resealed.previousSecretSealed = this.cipher.seal(this.cipher.open(endpoint.previousSecretSealed, endpoint.id), endpoint.id);
-          }
-        } catch (err) {
-          if (!(err instanceof SecretUnreadableError)) throw err;
-          report.unreadable.push(endpoint.id);
-          continue;
-        }
-        // Only if neither secret changed meanwhile (a rotation writes current ones itself).
-        const result = await this.endpoints
-          .createQueryBuilder()
-          .update()
-          .set(resealed)
-          .where('id = :id AND secret_sealed = :current', { id: endpoint.id, current: endpoint.secretSealed })
-          .andWhere('previous_secret_sealed IS NOT DISTINCT FROM :previous', { previous: endpoint.previousSecretSealed })
-          .execute();
-        if (result.affected) report.resealed++;
-        else report.alreadyCurrent++;
-      }
-      after = batch[batch.length - 1].id;
-    }
+  resealSecrets(): Promise<ResealReport> {
+    return resealColumns(this.endpoints, this.cipher, ['secretSealed', 'previousSecretSealed']);
   }
 
   /** Whether the endpoint's secret can key `standard-webhooks` signatures (an unreadable one cannot). */

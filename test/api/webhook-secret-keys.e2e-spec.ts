@@ -1,14 +1,15 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { buildAdminProgram } from '../../src/cli/admin-commands';
-import { secretKeyId } from '../../src/common/secret-cipher';
+import { SecretCipher, secretKeyId } from '../../src/common/secret-cipher';
 import { startTestApp, TestApp } from '../support/test-app';
 import { startWebhookReceiver, verifyDelivery, WebhookReceiver } from '../support/webhook-receiver';
 
 /*
  * Rotating the key that seals webhook signing secrets at rest (docs/webhooks.md#configuration): WEBHOOK_SECRET_KEYS=<new>,<old>
  * opens secrets sealed under either key and seals new ones under the first; `webhook:reseal` moves every
- * stored secret to the first key, after which the old key can be dropped. Signing secrets never change.
+ * stored secret (webhook signing secrets, render-key secrets, destination credentials) to the first key,
+ * after which the old key can be dropped. The secrets themselves never change.
  */
 describe('webhook secret key rotation', () => {
   const oldKey = randomBytes(32);
@@ -45,7 +46,7 @@ describe('webhook secret key rotation', () => {
     expect(verifyDelivery(requests[before], secret).type).toBe('test.ping');
   }
 
-  it('opens secrets under every listed key, seals under the first, and webhook:reseal moves old ones to it', async () => {
+  it('opens secrets under every listed key, seals under the first, and webhook:reseal moves every old one to it', async () => {
     // 1. Created while only the old key is configured.
     t = await start({ WEBHOOK_SECRET_KEY: oldKey.toString('hex') });
     const { key: apiKey } = await t.createKey();
@@ -56,6 +57,19 @@ describe('webhook secret key rotation', () => {
     const overlapping = (await t.request('POST', '/v1/webhooks', { key: apiKey, body: { url: receiver.route('overlap', 204) } })).body;
     const rotated = await t.request('POST', `/v1/webhooks/${overlapping.id}/rotate`, { key: apiKey, body: { expiresInSeconds: 3600 } });
     expect(rotated.status).toBe(200);
+    // The other sealed secrets: a render key mid-rotation (both secrets) and a destination's credentials.
+    const renderKey = (await t.request('POST', '/v1/render-keys', { key: apiKey, body: {} })).body;
+    const renderRotated = await t.request('POST', `/v1/render-keys/${renderKey.id}/rotate`, {
+      key: apiKey,
+      body: { expiresInSeconds: 3600 },
+    });
+    expect(renderRotated.status).toBe(200);
+    const credentials = { accessKeyId: 'AKIAROTATION', secretAccessKey: 'rotation-secret-access-key' };
+    const destination = await t.request('POST', '/v1/storage-destinations', {
+      key: apiKey,
+      body: { type: 's3', bucket: 'rotation', region: 'us-east-1', endpoint: 'http://127.0.0.1:9', forcePathStyle: true, ...credentials },
+    });
+    expect(destination.status).toBe(201);
     await t.close();
 
     // 2. New key first, old key still listed: the old secret still signs; new secrets use the new key.
@@ -75,6 +89,16 @@ describe('webhook secret key rotation', () => {
       .query('SELECT secret_sealed, previous_secret_sealed FROM webhook_endpoints WHERE id = $1', [overlapping.id]);
     expect(both.secret_sealed).toMatch(new RegExp(`^v1\\.${secretKeyId(newKey)}\\.`));
     expect(both.previous_secret_sealed).toMatch(new RegExp(`^v1\\.${secretKeyId(newKey)}\\.`));
+    const sealedUnderNewKey = new RegExp(`^v1\\.${secretKeyId(newKey)}\\.`);
+    const [renderRow] = await t
+      .get(DataSource)
+      .query('SELECT secret_sealed, previous_secret_sealed FROM render_keys WHERE id = $1', [renderKey.id]);
+    expect(renderRow.secret_sealed).toMatch(sealedUnderNewKey);
+    expect(renderRow.previous_secret_sealed).toMatch(sealedUnderNewKey);
+    const [destinationRow] = await t
+      .get(DataSource)
+      .query('SELECT credentials_sealed FROM storage_destinations WHERE id = $1', [destination.body.id]);
+    expect(destinationRow.credentials_sealed).toMatch(sealedUnderNewKey);
     expect((await reseal(t)).resealed).toBe(0);
     await t.close();
 
@@ -90,6 +114,17 @@ describe('webhook secret key rotation', () => {
     for (const secret of [rotated.body.secret, overlapping.secret]) {
       expect(signature).toContain(`v1=${createHmac('sha256', secret).update(`${timestamp}.${overlapPing.body}`).digest('hex')}`);
     }
+    // The render key's two secrets and the destination's credentials open under the new key alone, unchanged.
+    const cipher = t.get(SecretCipher);
+    const [renderAfter] = await t
+      .get(DataSource)
+      .query('SELECT secret_sealed, previous_secret_sealed FROM render_keys WHERE id = $1', [renderKey.id]);
+    expect(cipher.open(renderAfter.secret_sealed, renderKey.id)).toBe(renderRotated.body.secret);
+    expect(cipher.open(renderAfter.previous_secret_sealed, renderKey.id)).toBe(renderKey.secret);
+    const [destinationAfter] = await t
+      .get(DataSource)
+      .query('SELECT credentials_sealed FROM storage_destinations WHERE id = $1', [destination.body.id]);
+    expect(JSON.parse(cipher.open(destinationAfter.credentials_sealed, destination.body.id))).toEqual(credentials);
   });
 
   it('seals the stored answer of an Idempotency-Key request: the signing secret is not in the database, the replay returns it', async () => {
