@@ -45,12 +45,13 @@ export async function resealColumns<E extends ObjectLiteral & { id: string }>(
   const names = columns.map((property) => {
     const column = metadata.findColumnWithPropertyName(property);
     if (!column) throw new Error(`${metadata.name} has no column ${property}`);
-    return `"${column.databaseName}"`;
+    return column.databaseName;
   });
+  const quoted = names.map((name) => `"${name}"`);
   const table = `"${metadata.tableName}"`;
-  const select = `SELECT id, ${names.join(', ')} FROM ${table} WHERE id > $1 ORDER BY id LIMIT ${RESEAL_BATCH_SIZE}`;
-  const assignments = names.map((name, i) => `${name} = $${i + 2}`).join(', ');
-  const unchanged = names.map((name, i) => `${name} IS NOT DISTINCT FROM $${names.length + i + 2}`).join(' AND ');
+  const select = `SELECT id, ${quoted.join(', ')} FROM ${table} WHERE id > $1 ORDER BY id LIMIT ${RESEAL_BATCH_SIZE}`;
+  const assignments = quoted.map((name, i) => `${name} = $${i + 2}`).join(', ');
+  const unchanged = quoted.map((name, i) => `${name} IS NOT DISTINCT FROM $${names.length + i + 2}`).join(' AND ');
   const update = `UPDATE ${table} SET ${assignments} WHERE id = $1 AND ${unchanged}`;
 
   const report: ResealReport = { resealed: 0, alreadyCurrent: 0, unreadable: [] };
@@ -59,7 +60,7 @@ export async function resealColumns<E extends ObjectLiteral & { id: string }>(
     const rows: Array<{ id: string } & Record<string, string | null>> = await repository.query(select, [after]);
     if (!rows.length) return report;
     for (const row of rows) {
-      const read = names.map((name) => row[name.slice(1, -1)]);
+      const read = names.map((name) => row[name]);
       if (!read.some(stale)) {
         report.alreadyCurrent++;
         continue;
