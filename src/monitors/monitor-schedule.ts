@@ -14,8 +14,13 @@ const CRON_RUNS_CHECKED = 200;
 /** A schedule as sent (`timezone` optional). */
 export type ScheduleRequest = { intervalSeconds: number } | { cron: string; timezone?: string };
 
+/**
+ * A paused croner job for `cron` in `timezone`. UTC (the default zone) is given as a fixed offset:
+ * croner then skips its `Intl` time-zone conversions, and {@link checkSchedule}'s 200 runs took 4 ms
+ * instead of 95 ms (docs/monitors.md).
+ */
 function cronOf(cron: string, timezone: string): Cron {
-  return new Cron(cron, { timezone, paused: true });
+  return new Cron(cron, timezone === 'UTC' ? { utcOffset: 0, paused: true } : { timezone, paused: true });
 }
 
 /**
