@@ -1,6 +1,8 @@
 import { Logger } from '@nestjs/common';
+import { EventEmitter } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { PageFailure } from '../browser/page-toolkit';
-import { redactor, RunInterrupted, toFailure } from './run-session';
+import { interrupter, redactor, RunInterrupted, toFailure } from './run-session';
 
 describe('toFailure (how a run ends, in the words of finalizationError)', () => {
   const redact = redactor(['hunter2']);
@@ -54,5 +56,48 @@ describe('redactor', () => {
     );
     expect(redactor([])('unchanged')).toBe('unchanged');
     expect(redactor([''])('empty values are ignored')).toBe('empty values are ignored');
+  });
+});
+
+describe('interrupter: a step against the interruptions of its run', () => {
+  const page = () => new EventEmitter() as unknown as Parameters<typeof interrupter>[0];
+  const HOUR_MS = 3_600_000;
+
+  it('rejects the step with the stage of the first interruption, and ends work the step left running', async () => {
+    const cancel = new AbortController();
+    const interruption = interrupter(page(), Date.now() + HOUR_MS, cancel.signal);
+    // A `wait` step of an hour, as the run performs it: on the run's signal.
+    const wait = sleep(HOUR_MS, undefined, { signal: interruption.signal });
+    const raced = interruption.race(wait);
+    cancel.abort('canceled');
+    await expect(raced).rejects.toEqual(new RunInterrupted('canceled'));
+    // The timer itself is gone, not merely outraced: the wait rejects at once.
+    await expect(wait).rejects.toMatchObject({ name: 'AbortError' });
+    expect(interruption.signal.reason).toEqual(new RunInterrupted('canceled'));
+    interruption.dispose();
+  });
+
+  it('names a page crash "browser" and a stopping worker "worker"', async () => {
+    const crashing = page();
+    const crashed = interrupter(crashing, Date.now() + HOUR_MS);
+    const onCrash = crashed.race(new Promise(() => undefined));
+    (crashing as unknown as EventEmitter).emit('crash');
+    await expect(onCrash).rejects.toEqual(new RunInterrupted('browser'));
+    crashed.dispose();
+
+    const stopping = new AbortController();
+    const stopped = interrupter(page(), Date.now() + HOUR_MS, stopping.signal);
+    const onStop = stopped.race(new Promise(() => undefined));
+    stopping.abort('worker');
+    await expect(onStop).rejects.toEqual(new RunInterrupted('worker'));
+    stopped.dispose();
+  });
+
+  it('ends the signal when the run is over without an interruption', async () => {
+    const interruption = interrupter(page(), Date.now() + HOUR_MS);
+    await expect(interruption.race(Promise.resolve('done'))).resolves.toBe('done');
+    const wait = sleep(HOUR_MS, undefined, { signal: interruption.signal });
+    interruption.dispose();
+    await expect(wait).rejects.toMatchObject({ name: 'AbortError' });
   });
 });

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { CDPSession, Page } from 'playwright';
 import {
   captureScreenshot,
@@ -169,7 +170,15 @@ export async function runSession(page: Page, spec: RunSessionSpec, hooks: RunSes
       };
       try {
         const done = await interruption.race(
-          perform(page, step, timeout, hooks, spec.imageCap, async () => (cdp ??= await page.context().newCDPSession(page))),
+          perform(
+            page,
+            step,
+            timeout,
+            interruption.signal,
+            hooks,
+            spec.imageCap,
+            async () => (cdp ??= await page.context().newCDPSession(page)),
+          ),
         );
         outcome.screenshotFile = done.screenshotFile ?? null;
         outcome.result = done.result === undefined ? null : redactJson(done.result, redact);
@@ -222,11 +231,15 @@ async function load(page: Page, url: string, timeoutMs: number, hooks: RunSessio
   await navigate(page, url, { waitUntil: 'load', timeoutMs, egress: hooks.egress });
 }
 
-/** Performs one step; resolves with what it produced, throws a {@link PageFailure} (or {@link RunInterrupted}) when it fails. */
+/**
+ * Performs one step; resolves with what it produced, throws a {@link PageFailure} (or {@link RunInterrupted}) when it fails.
+ * `ended` aborts when the run is interrupted or over: a `wait` step stops then, rather than keeping its timer.
+ */
 async function perform(
   page: Page,
   step: RunStep,
   timeout: number,
+  ended: AbortSignal,
   hooks: RunSessionHooks,
   cap: ImageCap,
   cdp: () => Promise<CDPSession>,
@@ -287,7 +300,7 @@ async function perform(
         }
         return {};
       case 'wait':
-        await new Promise((resolve) => setTimeout(resolve, Math.min(step.ms, timeout)));
+        await sleep(Math.min(step.ms, timeout), undefined, { signal: ended });
         if (step.ms > timeout) throw new PageFailure(`wait of ${step.ms} ms is longer than the step's ${timeout} ms`);
         return {};
       case 'evaluate':
@@ -412,18 +425,22 @@ export function toFailure(
 }
 
 /**
- * Races a step against the run's interruptions: the budget's deadline, a page crash, a cancel.
- * The rejection is a {@link RunInterrupted}.
+ * Races a step against the run's interruptions: the budget's deadline (`deadline`, epoch ms), a page
+ * crash or close, `signal` aborting (reason `worker`: the worker stops; any other: a cancel). The
+ * rejection is a {@link RunInterrupted}. Its `signal` aborts on the first interruption and on
+ * `dispose()`, so work a step left running (a `wait` step's timer) ends with the run.
  */
-function interrupter(page: Page, deadline: number, signal?: AbortSignal) {
+export function interrupter(page: Pick<Page, 'on' | 'off'>, deadline: number, signal?: AbortSignal) {
   let reject!: (err: RunInterrupted) => void;
   let interrupted: RunInterrupted | null = null;
+  const ended = new AbortController();
   const stop = new Promise<never>((_, r) => (reject = r));
   stop.catch(() => undefined);
   const fire = (stage: RunInterrupted['stage']) => {
     if (interrupted) return;
     interrupted = new RunInterrupted(stage);
     reject(interrupted);
+    ended.abort(interrupted);
   };
   const timer = setTimeout(() => fire('timeout'), Math.max(0, deadline - Date.now()));
   const onCrash = () => fire('browser');
@@ -433,12 +450,14 @@ function interrupter(page: Page, deadline: number, signal?: AbortSignal) {
   if (signal?.aborted) onAbort();
   signal?.addEventListener('abort', onAbort);
   return {
+    signal: ended.signal,
     race<T>(work: Promise<T>): Promise<T> {
       work.catch(() => undefined);
       if (interrupted) return Promise.reject(interrupted);
       return Promise.race([work, stop]);
     },
     dispose() {
+      ended.abort();
       clearTimeout(timer);
       page.off('crash', onCrash);
       page.off('close', onCrash);
