@@ -106,26 +106,39 @@ describe('abuse limits', () => {
     });
 
     it('applies to the MCP endpoint with a JSON-RPC 429 and Retry-After', async () => {
-      const call = () =>
-        fetch(`${t.baseUrl}/mcp/${key}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-          // ping: the cheapest call, so a loaded machine answers the burst within the limit's window.
-          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
-        });
-      const started = Date.now();
-      const answers = await Promise.all(Array.from({ length: 12 }, call));
-      const elapsedMs = Date.now() - started;
-      const limited = answers.filter((r) => r.status === 429);
-      const ok = answers.filter((r) => r.status === 200);
-      expect(ok.length + limited.length).toBe(12);
-      expect(limited.length).toBeGreaterThan(0);
-      // 2 per second plus the burst allowance of 2 more, over the time the 12 calls took.
-      expect(ok.length).toBeLessThanOrEqual(4 + 2 * Math.ceil(elapsedMs / 1000));
-      if (elapsedMs < 900) expect(ok.length).toBeLessThanOrEqual(4);
-      const body = await limited[0].json();
-      expect(body.error).toMatchObject({ data: { code: 'RATE_LIMITED', limit: 2, windowSeconds: 1 } });
-      expect(Number(limited[0].headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      const skipped = async () => (await t.get(Metrics).rateLimitSkipped.get()).values[0]?.value ?? 0;
+      // A request is let through unchecked while Redis cannot answer the limiter in time (250 ms;
+      // docs/errors-and-quotas.md), which a loaded machine can cause: the bound is checked on a burst
+      // during which none was, at most 3 tries, each on a fresh key (fresh 1 s and 10 s windows).
+      for (let attempt = 1; ; attempt++) {
+        const fresh = (await t.createKey('pro')).key;
+        const call = () =>
+          fetch(`${t.baseUrl}/mcp/${fresh}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+            // ping: the cheapest call, so a loaded machine answers the burst within the limit's window.
+            body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+          });
+        const skippedBefore = await skipped();
+        const started = Date.now();
+        const answers = await Promise.all(Array.from({ length: 12 }, call));
+        const elapsedMs = Date.now() - started;
+        if ((await skipped()) > skippedBefore && attempt < 3) {
+          await Promise.all(answers.map((r) => r.arrayBuffer()));
+          continue;
+        }
+        const limited = answers.filter((r) => r.status === 429);
+        const ok = answers.filter((r) => r.status === 200);
+        expect(ok.length + limited.length).toBe(12);
+        expect(limited.length).toBeGreaterThan(0);
+        // 2 per second plus the burst allowance of 2 more, over the time the 12 calls took.
+        expect(ok.length).toBeLessThanOrEqual(4 + 2 * Math.ceil(elapsedMs / 1000));
+        if (elapsedMs < 900) expect(ok.length).toBeLessThanOrEqual(4);
+        const body = await limited[0].json();
+        expect(body.error).toMatchObject({ data: { code: 'RATE_LIMITED', limit: 2, windowSeconds: 1 } });
+        expect(Number(limited[0].headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+        return;
+      }
     });
   });
 
