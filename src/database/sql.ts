@@ -1,6 +1,7 @@
 import type { Pool, QueryConfig } from 'pg';
 import type { DataSource, ObjectLiteral, Repository } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
+import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { ApplyValueTransformers } from 'typeorm/util/ApplyValueTransformers';
 
 /**
@@ -58,6 +59,13 @@ export function pgPool(dataSource: DataSource): Pool {
 /** `text` with `params` as `pg`'s query, named as {@link preparedStatementName} says (see {@link sqlRows}). */
 export function preparedQuery(text: string, params: unknown[]): QueryConfig {
   return { name: preparedStatementName(text), text, values: params };
+}
+
+/** `repository`'s column of entity property `property` (its `databaseName` is the SQL name). Throws when there is none. */
+export function columnOf<T extends ObjectLiteral>(repository: Repository<T>, property: string): ColumnMetadata {
+  const column = repository.metadata.findColumnWithPropertyName(property);
+  if (!column) throw new Error(`${repository.metadata.name} has no column ${property}`);
+  return column;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { EntityManager, ObjectLiteral, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { entityFromRow, sqlRows } from '../database/sql';
+import { columnOf, entityFromRow, sqlRows } from '../database/sql';
 import { notifyWorkEnded } from './work-ended';
 
 /** What storing an event inside a transaction hands back (`EventsService.publishWithin`): the work to run after the commit. */
@@ -45,8 +45,7 @@ export abstract class WorkLifecycle<T extends ObjectLiteral & { id: string; stat
     const sets: string[] = [];
     for (const [property, value] of Object.entries(changes)) {
       if (value === undefined) continue;
-      const column = metadata.findColumnWithPropertyName(property);
-      if (!column) throw new Error(`${metadata.name} has no column ${property}`);
+      const column = columnOf(this.rows, property);
       if (typeof value === 'function') sets.push(`"${column.databaseName}" = ${(value as () => string)()}`);
       else {
         values.push(driver.preparePersistentValue(value, column));

@@ -9,7 +9,7 @@ import { ApiError } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { isId, newId, randomBase62 } from '../common/ids';
 import { SecretCipher } from '../common/secret-cipher';
-import { resealColumns, ResealReport } from '../common/secret-reseal';
+import { resealColumns, ResealReport } from '../database/secret-reseal';
 import { sqlRows } from '../database/sql';
 import { Plan } from '../accounts/plan';
 import { quotaMonthOf } from '../quota/quota-window';

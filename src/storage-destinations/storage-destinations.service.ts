@@ -7,7 +7,7 @@ import { ApiError, ErrorCode, FieldError } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { newId, randomBase62 } from '../common/ids';
 import { SecretCipher } from '../common/secret-cipher';
-import { resealColumns, ResealReport } from '../common/secret-reseal';
+import { resealColumns, ResealReport } from '../database/secret-reseal';
 import { SsrfGuard } from '../egress/ssrf-guard';
 import { BucketClient, BucketTarget } from './bucket-client';
 import { describeDestinationError } from './destination-errors';

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { loadConfig } from '../../src/config/app-config';
 import { KeyCache } from '../../src/auth/key-cache';
+import { workerQueuePrefix } from '../support/test-app';
 
 /**
  * The key cache's Redis connection (src/auth/key-cache.ts) on a real Redis: it opens at the first
@@ -9,7 +10,7 @@ import { KeyCache } from '../../src/auth/key-cache';
  */
 describe('key cache connection (service, real Redis)', () => {
   // The run's Redis, under this worker's prefix (test/support/worker-env.ts).
-  const config = loadConfig({ ...process.env, QUEUE_PREFIX: `${process.env.GLIMPSE_TEST_QUEUE_PREFIX}:key-cache` });
+  const config = loadConfig({ ...process.env, QUEUE_PREFIX: workerQueuePrefix('key-cache') });
   const caches: KeyCache[] = [];
   const cacheOn = (redisUrl: string) => {
     const cache = new KeyCache({ ...config, redisUrl });

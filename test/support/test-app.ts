@@ -68,7 +68,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     DATABASE_URL: required('GLIMPSE_TEST_DATABASE_URL'),
     // Random, not a counter: jest gives each test file its own module registry, so a counter would
     // start again at 1 in every file and apps of different files would share (and drain) one queue.
-    QUEUE_PREFIX: options.queuePrefix ?? `${required('GLIMPSE_TEST_QUEUE_PREFIX')}_${randomBytes(4).toString('hex')}`,
+    QUEUE_PREFIX: options.queuePrefix ?? workerQueuePrefix(randomBytes(4).toString('hex')),
     STORAGE_DIR: storageDir,
     SSRF_ALLOW_PRIVATE: 'true',
     CAPTURE_TIMEOUT_MS: '10000',
@@ -135,6 +135,11 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     },
     release,
   };
+}
+
+/** A Redis key prefix of its own under this jest worker's (test/support/worker-env.ts): `<worker prefix>_<name>`. */
+export function workerQueuePrefix(name: string): string {
+  return `${required('GLIMPSE_TEST_QUEUE_PREFIX')}_${name}`;
 }
 
 function required(name: string): string {

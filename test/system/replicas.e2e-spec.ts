@@ -9,7 +9,7 @@ import { MIGRATIONS } from '../../src/database/migrations/index';
 import { ADMIN_DATABASE_URL } from '../support/global-setup';
 import { SECRET_IN_LOG } from '../support/log-scan';
 import { buildDist } from '../support/outage';
-import { startTestApp } from '../support/test-app';
+import { startTestApp, workerQueuePrefix } from '../support/test-app';
 
 /** A free loopback port (bound, then released). */
 async function freePort(): Promise<number> {
@@ -90,7 +90,7 @@ describe('API replicas', () => {
   it('two started at once against a fresh database both come up; the migrations are applied once', async () => {
     const env = {
       DATABASE_URL: databaseUrl,
-      QUEUE_PREFIX: `${process.env.GLIMPSE_TEST_QUEUE_PREFIX}_replicas`,
+      QUEUE_PREFIX: workerQueuePrefix('replicas'),
       STORAGE_DIR: storageDir,
       WORKER_MODE: 'off',
       SSRF_ALLOW_PRIVATE: 'true',

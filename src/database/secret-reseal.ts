@@ -1,5 +1,6 @@
 import type { ObjectLiteral, Repository } from 'typeorm';
-import { SecretCipher, SecretUnreadableError } from './secret-cipher';
+import { SecretCipher, SecretUnreadableError } from '../common/secret-cipher';
+import { columnOf, sqlRows } from './sql';
 
 /** Rows read per batch by {@link resealColumns}. */
 const RESEAL_BATCH_SIZE = 500;
@@ -41,23 +42,19 @@ export async function resealColumns<E extends ObjectLiteral & { id: string }>(
   columns: ReadonlyArray<keyof E & string>,
 ): Promise<ResealReport> {
   if (!cipher.encrypts) throw new NoSecretKeyError('no WEBHOOK_SECRET_KEY or WEBHOOK_SECRET_KEYS is configured: nothing to seal with');
-  const { metadata } = repository;
-  const names = columns.map((property) => {
-    const column = metadata.findColumnWithPropertyName(property);
-    if (!column) throw new Error(`${metadata.name} has no column ${property}`);
-    return column.databaseName;
-  });
+  const names = columns.map((property) => columnOf(repository, property).databaseName);
   const quoted = names.map((name) => `"${name}"`);
-  const table = `"${metadata.tableName}"`;
+  const table = `"${repository.metadata.tablePath}"`;
   const select = `SELECT id, ${quoted.join(', ')} FROM ${table} WHERE id > $1 ORDER BY id LIMIT ${RESEAL_BATCH_SIZE}`;
   const assignments = quoted.map((name, i) => `${name} = $${i + 2}`).join(', ');
   const unchanged = quoted.map((name, i) => `${name} IS NOT DISTINCT FROM $${names.length + i + 2}`).join(' AND ');
-  const update = `UPDATE ${table} SET ${assignments} WHERE id = $1 AND ${unchanged}`;
+  const update = `UPDATE ${table} SET ${assignments} WHERE id = $1 AND ${unchanged} RETURNING id`;
+  const dataSource = repository.manager.connection;
 
   const report: ResealReport = { resealed: 0, alreadyCurrent: 0, unreadable: [] };
   const stale = (sealed: string | null): sealed is string => sealed !== null && !cipher.isCurrent(sealed);
   for (let after = ''; ;) {
-    const rows: Array<{ id: string } & Record<string, string | null>> = await repository.query(select, [after]);
+    const rows = await sqlRows<{ id: string } & Record<string, string | null>>(dataSource, select, [after]);
     if (!rows.length) return report;
     for (const row of rows) {
       const read = names.map((name) => row[name]);
@@ -73,8 +70,8 @@ export async function resealColumns<E extends ObjectLiteral & { id: string }>(
         report.unreadable.push(row.id);
         continue;
       }
-      const [, affected] = (await repository.query(update, [row.id, ...resealed, ...read])) as [unknown, number];
-      if (affected) report.resealed++;
+      const updated = await sqlRows(dataSource, update, [row.id, ...resealed, ...read]);
+      if (updated.length) report.resealed++;
       else report.alreadyCurrent++;
     }
     after = rows[rows.length - 1].id;
