@@ -131,7 +131,7 @@ describe('runSession', () => {
     // Before, the glob became Playwright's regular expression `^(.*)a(.*)a…aZ$`: seconds of this
     // process's event loop on a URL of 44 a's (6.6 s measured on 2 busy cores), growing as the 8th power of the length.
     const a = 'a'.repeat(44);
-    const delay = monitorEventLoopDelay({ resolution: 10 });
+    const delay = monitorEventLoopDelay({ resolution: 1 });
     delay.enable();
     const outcome = await session({
       url: `${pages.url}/welcome?${a}`,
