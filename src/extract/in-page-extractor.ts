@@ -31,8 +31,8 @@ function markdownLibraries(): string {
  * The extractor, plain JavaScript evaluated in the page as the body of `function (args)`. It cuts every
  * text at its cap (bytes of UTF-8, at a character boundary, with `TextEncoder.encodeInto`), the link
  * texts and the metadata before they leave the page, so an ordinary page transfers no more than the
- * caps. That cut only saves the transfer: the page can change what this script calls, so the limits
- * that count are applied again in Node after reading ({@link limitPageContent}).
+ * caps. That cut only saves the transfer: the limits that count are applied again in Node after
+ * reading ({@link limitPageContent}), never trusted to code running in the page.
  */
 const EXTRACTOR = String.raw`
 var want = {};
@@ -126,8 +126,8 @@ return out;
  * (the body's `innerText`), `html` (the DOM after scripts, with its doctype) and `markdown`
  * (`readable`: Mozilla Readability on a clone of the document, its title as the first `# ` heading;
  * `full`: the whole body; turndown with GitHub-flavoured tables and fenced code), each text cut at
- * {@link EXTRACT_CAPS}. The reading runs in the page (through the DevTools protocol, so the page's
- * Content-Security-Policy does not block it). Rejects with Playwright's error when the page is gone.
+ * {@link EXTRACT_CAPS}. The reading runs in the page, in a JavaScript world of its own
+ * ({@link evaluateInOwnWorld}). Rejects when the page's evaluation fails or the page is gone.
  */
 export async function extractInPage(page: Page, kinds: readonly ExtractKind[], markdownMode: MarkdownMode): Promise<PageContent> {
   const args = {
@@ -139,5 +139,33 @@ export async function extractInPage(page: Page, kinds: readonly ExtractKind[], m
     metadata: EXTRACT_METADATA_CAPS,
   };
   const script = `(function (args) {\n${kinds.includes('markdown') ? markdownLibraries() : ''}\n${EXTRACTOR}\n})(${JSON.stringify(args)})`;
-  return limitPageContent(await page.evaluate(script), kinds);
+  return limitPageContent(await evaluateInOwnWorld(page, script), kinds);
+}
+
+/**
+ * The value of `expression` (JSON-like, returned by value) evaluated in an isolated world of the page's
+ * main frame (the DevTools protocol's `Page.createIsolatedWorld`, as browser extensions' content
+ * scripts): the same DOM, its own JavaScript globals, so the page's scripts cannot change the functions
+ * the extractor calls (`String.prototype.slice`, `TextEncoder`, `querySelectorAll`, …); and not subject
+ * to the page's Content-Security-Policy. Rejects with the evaluation's error, or the protocol's when
+ * the page is gone.
+ */
+async function evaluateInOwnWorld(page: Page, expression: string): Promise<unknown> {
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    const { frameTree } = await cdp.send('Page.getFrameTree');
+    const { executionContextId } = await cdp.send('Page.createIsolatedWorld', {
+      frameId: frameTree.frame.id,
+      worldName: 'glimpse-extract',
+    });
+    const { result, exceptionDetails } = await cdp.send('Runtime.evaluate', {
+      expression,
+      contextId: executionContextId,
+      returnByValue: true,
+    });
+    if (exceptionDetails) throw new Error(exceptionDetails.exception?.description ?? exceptionDetails.text);
+    return result.value;
+  } finally {
+    await cdp.detach().catch(() => undefined);
+  }
 }

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { withEventLoopDelay } from '../support/event-loop';
 import { PageServer, startPageServer } from '../support/page-server';
 import { startTestApp, TestApp, waitForJob } from '../support/test-app';
 
@@ -66,16 +66,16 @@ describe('hostile pages and globs', () => {
   }
 
   it('blockUrls *a*a*a*a*a*a*a*aZ on a page of image paths of 40–44 a’s: the capture is done and the event loop never stalls', async () => {
-    const delay = monitorEventLoopDelay({ resolution: 1 });
-    delay.enable();
-    const job = await capture({ url: `${pages.url}/images`, blockUrls: ['*a*a*a*a*a*a*a*aZ', '*/blocked.png'], waitUntil: 'networkidle' });
-    delay.disable();
+    const { result: job, delay } = await withEventLoopDelay(() =>
+      capture({ url: `${pages.url}/images`, blockUrls: ['*a*a*a*a*a*a*a*aZ', '*/blocked.png'], waitUntil: 'networkidle' }),
+    );
     expect(job.status).toBe('done');
+    // A backtracking matcher stalls the loop for seconds (5.2 s measured); the p99 is no test of it (one
+    // sample of many), and on a busy machine it measures the other processes: bench/hostile-glob.ts prints it.
+    expect(delay.maxMs).toBeLessThan(1_000);
     // The hostile glob matches none of them (so they are loaded); the other glob still blocks.
     for (const path of aPaths) expect(count(path)).toBe(1);
     expect(count('/blocked.png')).toBe(0);
-    expect(delay.max / 1e6).toBeLessThan(1_000);
-    expect(delay.percentile(99) / 1e6).toBeLessThan(50);
   }, 90_000);
 
   it('metadata of a page with 500 og: tags, a 100,000-character value and a tampered extractor respects the caps', async () => {
