@@ -23,7 +23,10 @@ describe('hostile pages and globs', () => {
   // Image paths of 40 to 44 a's: a backtracking RegExp of `*a*a*a*a*a*a*a*aZ` takes 1–3 s on each.
   const aPaths = [40, 42, 44].map((n) => `/${'a'.repeat(n)}.png`);
 
-  /** 500 og: tags, one value of 100,000 characters, and a script that changes what the extractor calls. */
+  /**
+   * 500 og: tags, one value of 100,000 characters, and a script that changes what the extractor calls
+   * (which it reaches only if the extractor runs in the page's own JavaScript world).
+   */
   const metaPage = `<!doctype html><html><head>
     <meta property="og:title" content="${'T'.repeat(100_000)}">
     ${Array.from({ length: 499 }, (_, i) => `<meta property="og:p${i}" content="v${i}">`).join('\n')}
@@ -47,6 +50,10 @@ describe('hostile pages and globs', () => {
       '/blocked.png': image('/blocked.png'),
       '/images': `<!doctype html><html><body>${[...aPaths, '/blocked.png'].map((p) => `<img src="${p}">`).join('')}</body></html>`,
       '/meta': metaPage,
+      // A page whose script makes every NodeList.forEach throw, as the extractor calls it.
+      '/sabotage': `<!doctype html><html><head><title>Sabotage</title><meta property="og:type" content="article">
+        <script>NodeList.prototype.forEach = function () { throw new Error('extraction sabotaged'); };</script>
+        </head><body><a href="/x">x</a></body></html>`,
     });
     t = await startTestApp({ env: { CAPTURE_TIMEOUT_MS: '20000' } });
     ({ key } = await t.createKey());
@@ -93,5 +100,12 @@ describe('hostile pages and globs', () => {
     expect(metadata.openGraph.title).toBe('T'.repeat(2_048));
     expect(metadata.title).toBe('T'.repeat(2_048));
     expect(metadata.statusCode).toBe(200);
+  }, 90_000);
+
+  it('a page cannot change the functions the extractor calls: it reads the page in a world of its own', async () => {
+    const job = await capture({ url: `${pages.url}/sabotage`, format: 'none', extract: ['metadata', 'links'] });
+    expect(job.status).toBe('done');
+    expect(job.extracted.metadata).toMatchObject({ title: 'Sabotage', openGraph: { type: 'article' } });
+    expect(job.extracted.links.count).toBe(1);
   }, 90_000);
 });
