@@ -138,7 +138,8 @@ class BoundedAnswerHandler {
       response.body = bytes;
       return { response };
     } catch (err) {
-      if (deadline.aborted && !caller?.aborted) throw Object.assign(new Error('the request timed out'), { name: 'TimeoutError', cause: err });
+      if (deadline.aborted && !caller?.aborted)
+        throw Object.assign(new Error('the request timed out'), { name: 'TimeoutError', cause: err });
       throw err;
     }
   }

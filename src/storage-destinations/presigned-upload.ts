@@ -59,7 +59,8 @@ async function putOnce(agent: Agent, url: string, data: Buffer, headers: Record<
   try {
     res = await request(url, { method: 'PUT', body: data, headers, dispatcher: agent, signal });
     if (res.statusCode >= 200 && res.statusCode < 300) {
-      if ((await readAtMost(res.body, CUSTOMER_ANSWER_MAX_BYTES, signal)).overflowed) throw new AnswerTooLargeError(CUSTOMER_ANSWER_MAX_BYTES);
+      if ((await readAtMost(res.body, CUSTOMER_ANSWER_MAX_BYTES, signal)).overflowed)
+        throw new AnswerTooLargeError(CUSTOMER_ANSWER_MAX_BYTES);
       const etag = res.headers.etag;
       return typeof etag === 'string' ? etag : null;
     }

@@ -136,7 +136,8 @@ export class StorageDestinationsController {
     {
       status: 429,
       codes: ['RATE_LIMITED'],
-      description: 'More than 10 tests of this destination in the last minute (or over the per-second rate); retry after `Retry-After` seconds',
+      description:
+        'More than 10 tests of this destination in the last minute (or over the per-second rate); retry after `Retry-After` seconds',
     },
     500,
   )

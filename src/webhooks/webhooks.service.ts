@@ -184,7 +184,10 @@ export class WebhooksService {
    */
   async test(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<TestWebhookDeliveryDto> {
     const endpoint = await this.find(caller, id);
-    await this.testPingLimiter.consumeOrRefuse(endpoint.id, `Too many test pings: an endpoint may get ${ENDPOINT_TEST_LIMIT.points} per minute`);
+    await this.testPingLimiter.consumeOrRefuse(
+      endpoint.id,
+      `Too many test pings: an endpoint may get ${ENDPOINT_TEST_LIMIT.points} per minute`,
+    );
     const event = await this.events.publish(caller.accountId, 'test.ping', { endpointId: endpoint.id, message: TEST_PING_MESSAGE });
     const delivery = await this.deliveries.findOne({ select: { id: true }, where: { eventId: event.id, endpointId: endpoint.id } });
     // The endpoint was deleted between the lookup and the fan-out.
