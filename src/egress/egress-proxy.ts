@@ -5,7 +5,7 @@ import { Duplex } from 'node:stream';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import type { UpstreamProxy } from '../config/egress-proxies';
 import { SsrfGuard, TargetRefusedError, TargetUnresolvedError } from './ssrf-guard';
-import { authorityOf, tunnelThroughUpstream, UpstreamProxyError } from './upstream-proxy-dial';
+import { tunnelThroughUpstream, UpstreamProxyError } from './upstream-proxy-dial';
 
 /**
  * Response header by which the proxy marks a plain-HTTP request it could not or would not forward;

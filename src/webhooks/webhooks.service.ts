@@ -4,7 +4,7 @@ import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { assertBelowPlanLimit } from '../accounts/plan-limits';
-import { ApiError, ErrorCode } from '../common/api-error';
+import { ApiError } from '../common/api-error';
 import { PostgresRateLimiter } from '../common/postgres-rate-limiter';
 import { Clock } from '../common/clock';
 import { isId, newId } from '../common/ids';
