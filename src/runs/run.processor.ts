@@ -68,6 +68,18 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
     super();
   }
 
+  /**
+   * Starts (run handler and run sweep) only where the browser pool admits work
+   * (`BrowserPool.admitsWork`: Chromium's sandbox, CONTRACT.md "Tenancy: fair share and isolation",
+   * "The browser"). A refused worker registers no handler on the runs queue at all: Bull gives a
+   * worker with any handler on a queue every kind of job of it, and fails those it has no handler
+   * for; so its runs stay `pending` for another worker, which also runs the sweep.
+   */
+  override async onApplicationBootstrap(): Promise<void> {
+    if (this.runProcessors && !(await this.pool.admitsWork())) return;
+    super.onApplicationBootstrap();
+  }
+
   protected concurrency(): number {
     return this.config.runConcurrency;
   }
