@@ -26,6 +26,7 @@ import { envNumber, loadAverage } from './bench-support';
 
 type ComparisonModule = typeof import('../src/monitors/image-comparison');
 type PoolModule = typeof import('../src/monitors/image-compare-pool');
+type CompareOutcome = import('../src/monitors/image-compare-pool').CompareOutcome;
 
 const SIDE = envNumber('BENCH_SIDE', 10_000);
 const BLOCK = envNumber('BENCH_BLOCK', 1_000);
@@ -64,7 +65,7 @@ async function child(variant: string, dir: string): Promise<void> {
     diffPng = await encodeDiffPng(comparison);
     ({ diffPixels, regions } = comparison);
   } else {
-    ({ diffPixels, diffPng, regions } = await pool.compare(baseline, current, DIFF));
+    ({ diffPixels, diffPng, regions } = (await pool.compare(() => Promise.resolve({ baseline, current }), DIFF)) as CompareOutcome);
   }
   const wallMs = performance.now() - started;
   delay.disable();

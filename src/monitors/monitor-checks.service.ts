@@ -150,7 +150,7 @@ export class MonitorChecksService implements OnModuleInit {
       return this.end(check, { status: 'failed', error: job.error ?? 'the capture failed' });
     }
     try {
-      return await this.compareDone(monitor, check, job.result_file);
+      return await this.compareDone(monitor, check, job.result_file, now);
     } catch (err) {
       // The process is stopping: the check stays open, for a later pass (compareEnded).
       if (err instanceof ComparisonInterrupted) throw err;
@@ -159,21 +159,47 @@ export class MonitorChecksService implements OnModuleInit {
     }
   }
 
-  /** Compares the done capture `file` of `check` with its baseline and ends the check (see {@link compareJob}). */
-  private async compareDone(monitor: Monitor, check: MonitorCheck, file: string): Promise<boolean> {
+  /**
+   * Compares the done capture `file` of `check`, claimed at `claimedAt`, with its baseline and ends the
+   * check (see {@link compareJob}). When its turn comes (the comparisons ahead of it can take minutes),
+   * the claim is renewed; a check another worker took over meanwhile (the claim was stale) is left to
+   * it: false.
+   */
+  private async compareDone(monitor: Monitor, check: MonitorCheck, file: string, claimedAt: Date): Promise<boolean> {
+    const readCurrent = async () => {
+      const current = await this.files.open(file, MAX_IMAGE_BYTES);
+      if (!current?.data) throw new Error(`the image of ${check.id} cannot be read`);
+      return current.data;
+    };
     const baseline = await this.baselineOf(monitor, check);
-    const current = await this.files.open(file, MAX_IMAGE_BYTES);
-    if (!current?.data) throw new Error(`the image of ${check.id} cannot be read`);
-    const before = baseline ? await this.files.open(baseline.file, MAX_IMAGE_BYTES) : null;
-    if (!baseline || !before?.data) return this.end(check, { status: 'baseline', screenshotFile: file });
-    const comparison = await this.comparisons.compare(before.data, current.data, {
-      threshold: monitor.diff.threshold,
-      minChangeRatio: monitor.diff.minChangeRatio,
-      ignoreRegions: monitor.diff.ignoreRegions,
-    });
-    const diffFile = comparison.diffPng
-      ? await this.files.save(Buffer.from(comparison.diffPng.buffer, comparison.diffPng.byteOffset, comparison.diffPng.byteLength), 'png')
-      : null;
+    if (!baseline) {
+      await readCurrent();
+      return this.end(check, { status: 'baseline', screenshotFile: file });
+    }
+    // The images are read once the comparison has its turn (waiting ones hold no image).
+    let takenOver = false;
+    const comparison = await this.comparisons.compare(
+      async () => {
+        const [renewed] = await rowsOf<{ id: string }>(
+          this.dataSource.manager,
+          `UPDATE monitor_checks SET compare_started_at = $3 WHERE id = $1 AND status = 'pending' AND compare_started_at = $2 RETURNING id`,
+          [check.id, claimedAt, this.clock.now()],
+        );
+        if (!renewed) {
+          takenOver = true;
+          return null;
+        }
+        const current = await readCurrent();
+        const before = await this.files.open(baseline.file, MAX_IMAGE_BYTES);
+        return before?.data ? { baseline: before.data, current } : null;
+      },
+      { threshold: monitor.diff.threshold, minChangeRatio: monitor.diff.minChangeRatio, ignoreRegions: monitor.diff.ignoreRegions },
+    );
+    if (takenOver) return false;
+    // The baseline's image expired: this check's image is the new baseline.
+    if (!comparison) return this.end(check, { status: 'baseline', screenshotFile: file });
+    const png = comparison.diffPng;
+    const diffFile = png ? await this.files.save(Buffer.from(png.buffer, png.byteOffset, png.byteLength), 'png') : null;
     return this.end(check, {
       status: comparison.changed ? 'changed' : 'unchanged',
       screenshotFile: file,

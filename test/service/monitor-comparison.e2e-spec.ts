@@ -199,4 +199,49 @@ describe('monitor image comparison (service, real PostgreSQL)', () => {
     const meta = await sharp(diff?.data as Buffer, { limitInputPixels: false }).metadata();
     expect([meta.width, meta.height]).toEqual([4000, 4000]);
   });
+
+  it("reads a waiting check's images at its turn, and leaves a check another worker took over meanwhile to it", async () => {
+    const small = (blocks: { x: number; y: number; w: number; h: number }[]) =>
+      sharp({ create: { width: 400, height: 300, channels: 3, background: '#ffffff' } })
+        .composite(
+          blocks.map((b) => ({ input: { create: { width: b.w, height: b.h, channels: 3, background: '#000000' } }, left: b.x, top: b.y })),
+        )
+        .png()
+        .toBuffer();
+    const first = await pendingCheck(await small([]), await small([{ x: 10, y: 10, w: 50, h: 50 }]));
+    const second = await pendingCheck(await small([]), await small([{ x: 100, y: 100, w: 20, h: 20 }]));
+    // The pool's one turn is taken by a comparison held until `release`.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let holding!: () => void;
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    const blocker = pool.compare(
+      async () => {
+        holding();
+        await released;
+        return null;
+      },
+      { threshold: 0.1, minChangeRatio: 0.001, ignoreRegions: [] },
+    );
+    await held;
+    const waiting = [checks.compareJob(first.jobId), checks.compareJob(second.jobId)];
+    // Both checks are claimed and wait for their turn (bounded: a few hundred turns of the event loop, each with queries).
+    for (let step = 0; step < 500 && pool.stats().waiting < 2; step++) await new Promise((resolve) => setTimeout(resolve, 1));
+    expect(pool.stats().waiting).toBe(2);
+    const rows = await db.getRepository(MonitorCheck).findBy([{ id: first.checkId }, { id: second.checkId }]);
+    expect(rows.map((row) => [row.status, row.compareStartedAt !== null])).toEqual([
+      ['pending', true],
+      ['pending', true],
+    ]);
+    // Then another worker takes the first over (its claim went stale there).
+    await db.getRepository(MonitorCheck).update({ id: first.checkId }, { compareStartedAt: new Date(Date.now() + 60_000) });
+    release();
+    await blocker;
+    expect(await Promise.all(waiting)).toEqual([false, true]);
+    expect(await db.getRepository(MonitorCheck).findOneByOrFail({ id: first.checkId })).toMatchObject({ status: 'pending' });
+    expect(await db.getRepository(MonitorCheck).findOneByOrFail({ id: second.checkId })).toMatchObject({
+      status: 'changed',
+      regions: [{ x: 100, y: 100, width: 20, height: 20 }],
+    });
+  });
 });
