@@ -111,6 +111,8 @@ class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(1) @Max(1000) MONITOR_PAUSE_AFTER_FAILURES = 5;
   /** How often each worker looks for monitors whose check is due, ms. */
   @Transform(toInt) @IsInt() @Min(100) @Max(60000) MONITOR_TICK_MS = 2000;
+  /** Monitor image comparisons run at once per process, each in a worker thread (CONTRACT.md, "Tenancy: fair share and isolation"). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(32) COMPARE_CONCURRENCY = 1;
   @Transform(toInt) @IsInt() @Min(1) @Max(32) CAPTURE_CONCURRENCY = defaultCaptureConcurrency();
   /** Device pixels one image may have (CONTRACT.md, "Capture options, second set": image size cap). */
   @Transform(toInt) @IsInt() @Min(10000) @Max(1000000000) MAX_IMAGE_PIXELS = 100000000;
@@ -247,8 +249,12 @@ export interface AppConfig {
   captureTimeoutMs: number;
   /** How long a render link that missed the cache waits for its render before 503 `RENDER_PENDING`, ms (CONTRACT.md, "Render links"). */
   renderWaitMs: number;
-  /** Monitors (CONTRACT.md, "Monitors"): shortest schedule interval (s), failed checks in a row before pausing, scheduler tick (ms). */
-  monitors: { minIntervalS: number; pauseAfterFailures: number; tickMs: number };
+  /**
+   * Monitors (CONTRACT.md, "Monitors"): shortest schedule interval (s), failed checks in a row before
+   * pausing, scheduler tick (ms), image comparisons at once per process (`COMPARE_CONCURRENCY`, each in
+   * a worker thread; CONTRACT.md, "Tenancy: fair share and isolation").
+   */
+  monitors: { minIntervalS: number; pauseAfterFailures: number; tickMs: number; compareConcurrency: number };
   /** Captures run at once by one worker process. */
   captureConcurrency: number;
   /**
@@ -428,6 +434,7 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
       minIntervalS: raw.MONITOR_MIN_INTERVAL_S,
       pauseAfterFailures: raw.MONITOR_PAUSE_AFTER_FAILURES,
       tickMs: raw.MONITOR_TICK_MS,
+      compareConcurrency: raw.COMPARE_CONCURRENCY,
     },
     captureConcurrency: raw.CAPTURE_CONCURRENCY,
     maxImagePixels: raw.MAX_IMAGE_PIXELS,
