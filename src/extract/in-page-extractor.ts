@@ -54,9 +54,10 @@ var out = {};
 if (want.metadata) {
   var og = new Map(), tw = new Map(), named = new Map();
   var room = args.metadata.entriesMax;
+  // One character more than the cap: Node's cut, which never splits a surrogate pair, decides.
   document.querySelectorAll('meta[content]').forEach(function (m) {
-    var key = (m.getAttribute('property') || m.getAttribute('name') || '').trim().slice(0, args.metadata.valueMaxChars);
-    var value = m.getAttribute('content').slice(0, args.metadata.valueMaxChars);
+    var key = (m.getAttribute('property') || m.getAttribute('name') || '').trim().slice(0, args.metadata.valueMaxChars + 1);
+    var value = m.getAttribute('content').slice(0, args.metadata.valueMaxChars + 1);
     var lower = key.toLowerCase();
     if (!key) return;
     if (lower.indexOf('og:') === 0) { if (room > 0 && !og.has(key.slice(3))) { og.set(key.slice(3), value); room--; } }
