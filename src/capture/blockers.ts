@@ -28,9 +28,9 @@ export interface BlockerOptions {
 /**
  * Whether a request URL is blocked by `blockUrls` (CONTRACT.md, "Capture options, second set"; "Tenancy:
  * fair share and isolation"): true when the whole URL matches one of the globs (`*` any characters,
- * everything else itself; {@link compileGlob}). Each glob is compiled once; a match takes time linear in
- * the URL's length (per glob, at most 50 of at most 512 characters), whatever the globs, so a page's
- * requests never hold the worker's event loop.
+ * everything else itself; {@link compileGlob}). Each glob is compiled once; matching a URL takes time
+ * linear in its length for each glob (at most 50 globs of at most 512 characters), whatever they are,
+ * so a page's requests never hold the worker's event loop.
  */
 export function blockUrlsMatcher(blockUrls: readonly string[]): (url: string) => boolean {
   const globs = blockUrls.map(compileGlob);
