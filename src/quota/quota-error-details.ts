@@ -18,10 +18,16 @@ documentErrorDetails(
       type: 'string',
       enum: ['key', 'account'],
       description:
-        '`key`: the API key reached its monthly cap; `account`: the account\'s keys together (revoked ones included) reached its monthly ceiling, the cap × the plan\'s active-key limit',
+        "`key`: the API key reached its monthly cap; `account`: the account's keys together (revoked ones included) reached its monthly ceiling, the cap × the plan's active-key limit",
     },
-    used: { type: 'integer', description: 'Screenshots used this month by the key (`scope: key`) or by all keys of the account (`scope: account`)' },
-    limit: { type: 'integer', description: 'Monthly cap per key of the plan (`scope: key`) or the account\'s monthly ceiling (`scope: account`)' },
+    used: {
+      type: 'integer',
+      description: 'Screenshots used this month by the key (`scope: key`) or by all keys of the account (`scope: account`)',
+    },
+    limit: {
+      type: 'integer',
+      description: "Monthly cap per key of the plan (`scope: key`) or the account's monthly ceiling (`scope: account`)",
+    },
     plan: { type: 'string', enum: [...PLANS] },
     resetAt: { type: 'string', format: 'date-time', description: '00:00 UTC on the 1st of next month' },
   },

@@ -43,6 +43,8 @@ describe('dashboard: the account ceiling on the Overview', () => {
     await page.waitForURL('**/dashboard/login?signed-up=1');
     expect(await page.getByTestId('signed-up').textContent()).toContain('Sign in with your email and password');
     expect((await context.cookies()).find((c) => c.name === 'glimpse_session')).toBeUndefined();
+    await page.screenshot({ path: join(SCREENSHOT_DIR, '15b-signed-up.png'), caret: 'initial' });
+    expect(await seriousAxeViolations(page)).toEqual([]);
 
     const account = await t.get(AccountsService).get(email);
     expect(await t.get(UsersService).findByEmail(email)).not.toBeNull();
