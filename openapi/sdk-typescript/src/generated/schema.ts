@@ -6258,6 +6258,7 @@ export interface operations {
                      *         "limit": 100,
                      *         "plan": "free",
                      *         "resetAt": "2026-12-01T00:00:00.000Z",
+                     *         "scope": "key",
                      *         "used": 100
                      *       },
                      *       "error": "Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds",
@@ -6269,7 +6270,7 @@ export interface operations {
                         code: "PLAN_QUOTA_EXCEEDED" | "TOO_MANY_PENDING_JOBS" | "RATE_LIMITED";
                         /** @description Fields depend on `code` */
                         details: {
-                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap of the plan; TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap per key of the plan (`scope: key`) or the account's monthly ceiling (`scope: account`); TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
                             limit: number;
                             /** @description TOO_MANY_PENDING_JOBS: Jobs and runs of the account not yet ended */
                             pending?: number;
@@ -6283,7 +6284,12 @@ export interface operations {
                              * @description PLAN_QUOTA_EXCEEDED: 00:00 UTC on the 1st of next month
                              */
                             resetAt?: string;
-                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key */
+                            /**
+                             * @description PLAN_QUOTA_EXCEEDED: `key`: the API key reached its monthly cap; `account`: the account's keys together (revoked ones included) reached its monthly ceiling, the cap × the plan's active-key limit
+                             * @enum {string}
+                             */
+                            scope?: "key" | "account";
+                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key (`scope: key`) or by all keys of the account (`scope: account`) */
                             used?: number;
                             /** @description RATE_LIMITED: Length of the window, seconds (1) */
                             windowSeconds?: number;
@@ -8113,6 +8119,7 @@ export interface operations {
                      *         "limit": 100,
                      *         "plan": "free",
                      *         "resetAt": "2026-12-01T00:00:00.000Z",
+                     *         "scope": "key",
                      *         "used": 100
                      *       },
                      *       "error": "Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds",
@@ -8124,7 +8131,7 @@ export interface operations {
                         code: "PLAN_QUOTA_EXCEEDED" | "TOO_MANY_PENDING_JOBS" | "RATE_LIMITED";
                         /** @description Fields depend on `code` */
                         details: {
-                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap of the plan; TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap per key of the plan (`scope: key`) or the account's monthly ceiling (`scope: account`); TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
                             limit: number;
                             /** @description TOO_MANY_PENDING_JOBS: Jobs and runs of the account not yet ended */
                             pending?: number;
@@ -8138,7 +8145,12 @@ export interface operations {
                              * @description PLAN_QUOTA_EXCEEDED: 00:00 UTC on the 1st of next month
                              */
                             resetAt?: string;
-                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key */
+                            /**
+                             * @description PLAN_QUOTA_EXCEEDED: `key`: the API key reached its monthly cap; `account`: the account's keys together (revoked ones included) reached its monthly ceiling, the cap × the plan's active-key limit
+                             * @enum {string}
+                             */
+                            scope?: "key" | "account";
+                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key (`scope: key`) or by all keys of the account (`scope: account`) */
                             used?: number;
                             /** @description RATE_LIMITED: Length of the window, seconds (1) */
                             windowSeconds?: number;
@@ -8891,6 +8903,7 @@ export interface operations {
                      *         "limit": 100,
                      *         "plan": "free",
                      *         "resetAt": "2026-12-01T00:00:00.000Z",
+                     *         "scope": "key",
                      *         "used": 100
                      *       },
                      *       "error": "Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds",
@@ -8902,7 +8915,7 @@ export interface operations {
                         code: "PLAN_QUOTA_EXCEEDED" | "TOO_MANY_PENDING_JOBS" | "RATE_LIMITED";
                         /** @description Fields depend on `code` */
                         details: {
-                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap of the plan; TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap per key of the plan (`scope: key`) or the account's monthly ceiling (`scope: account`); TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
                             limit: number;
                             /** @description TOO_MANY_PENDING_JOBS: Jobs and runs of the account not yet ended */
                             pending?: number;
@@ -8916,7 +8929,12 @@ export interface operations {
                              * @description PLAN_QUOTA_EXCEEDED: 00:00 UTC on the 1st of next month
                              */
                             resetAt?: string;
-                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key */
+                            /**
+                             * @description PLAN_QUOTA_EXCEEDED: `key`: the API key reached its monthly cap; `account`: the account's keys together (revoked ones included) reached its monthly ceiling, the cap × the plan's active-key limit
+                             * @enum {string}
+                             */
+                            scope?: "key" | "account";
+                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key (`scope: key`) or by all keys of the account (`scope: account`) */
                             used?: number;
                             /** @description RATE_LIMITED: Length of the window, seconds (1) */
                             windowSeconds?: number;
@@ -9969,6 +9987,7 @@ export interface operations {
                      *         "limit": 100,
                      *         "plan": "free",
                      *         "resetAt": "2026-12-01T00:00:00.000Z",
+                     *         "scope": "key",
                      *         "used": 100
                      *       },
                      *       "error": "Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds",
@@ -9980,7 +9999,7 @@ export interface operations {
                         code: "PLAN_QUOTA_EXCEEDED" | "TOO_MANY_PENDING_JOBS" | "RATE_LIMITED";
                         /** @description Fields depend on `code` */
                         details: {
-                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap of the plan; TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap per key of the plan (`scope: key`) or the account's monthly ceiling (`scope: account`); TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
                             limit: number;
                             /** @description TOO_MANY_PENDING_JOBS: Jobs and runs of the account not yet ended */
                             pending?: number;
@@ -9994,7 +10013,12 @@ export interface operations {
                              * @description PLAN_QUOTA_EXCEEDED: 00:00 UTC on the 1st of next month
                              */
                             resetAt?: string;
-                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key */
+                            /**
+                             * @description PLAN_QUOTA_EXCEEDED: `key`: the API key reached its monthly cap; `account`: the account's keys together (revoked ones included) reached its monthly ceiling, the cap × the plan's active-key limit
+                             * @enum {string}
+                             */
+                            scope?: "key" | "account";
+                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key (`scope: key`) or by all keys of the account (`scope: account`) */
                             used?: number;
                             /** @description RATE_LIMITED: Length of the window, seconds (1) */
                             windowSeconds?: number;
@@ -10369,6 +10393,7 @@ export interface operations {
                      *         "limit": 100,
                      *         "plan": "free",
                      *         "resetAt": "2026-12-01T00:00:00.000Z",
+                     *         "scope": "key",
                      *         "used": 100
                      *       },
                      *       "error": "Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds",
@@ -10380,7 +10405,7 @@ export interface operations {
                         code: "PLAN_QUOTA_EXCEEDED" | "TOO_MANY_PENDING_JOBS" | "RATE_LIMITED";
                         /** @description Fields depend on `code` */
                         details: {
-                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap of the plan; TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap per key of the plan (`scope: key`) or the account's monthly ceiling (`scope: account`); TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
                             limit: number;
                             /** @description TOO_MANY_PENDING_JOBS: Jobs and runs of the account not yet ended */
                             pending?: number;
@@ -10394,7 +10419,12 @@ export interface operations {
                              * @description PLAN_QUOTA_EXCEEDED: 00:00 UTC on the 1st of next month
                              */
                             resetAt?: string;
-                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key */
+                            /**
+                             * @description PLAN_QUOTA_EXCEEDED: `key`: the API key reached its monthly cap; `account`: the account's keys together (revoked ones included) reached its monthly ceiling, the cap × the plan's active-key limit
+                             * @enum {string}
+                             */
+                            scope?: "key" | "account";
+                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key (`scope: key`) or by all keys of the account (`scope: account`) */
                             used?: number;
                             /** @description RATE_LIMITED: Length of the window, seconds (1) */
                             windowSeconds?: number;
@@ -10792,6 +10822,7 @@ export interface operations {
                      *         "limit": 100,
                      *         "plan": "free",
                      *         "resetAt": "2026-12-01T00:00:00.000Z",
+                     *         "scope": "key",
                      *         "used": 100
                      *       },
                      *       "error": "Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds",
@@ -10803,7 +10834,7 @@ export interface operations {
                         code: "PLAN_QUOTA_EXCEEDED" | "TOO_MANY_PENDING_JOBS" | "RATE_LIMITED";
                         /** @description Fields depend on `code` */
                         details: {
-                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap of the plan; TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap per key of the plan (`scope: key`) or the account's monthly ceiling (`scope: account`); TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
                             limit: number;
                             /** @description TOO_MANY_PENDING_JOBS: Jobs and runs of the account not yet ended */
                             pending?: number;
@@ -10817,7 +10848,12 @@ export interface operations {
                              * @description PLAN_QUOTA_EXCEEDED: 00:00 UTC on the 1st of next month
                              */
                             resetAt?: string;
-                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key */
+                            /**
+                             * @description PLAN_QUOTA_EXCEEDED: `key`: the API key reached its monthly cap; `account`: the account's keys together (revoked ones included) reached its monthly ceiling, the cap × the plan's active-key limit
+                             * @enum {string}
+                             */
+                            scope?: "key" | "account";
+                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key (`scope: key`) or by all keys of the account (`scope: account`) */
                             used?: number;
                             /** @description RATE_LIMITED: Length of the window, seconds (1) */
                             windowSeconds?: number;
