@@ -47,6 +47,20 @@ export function resolveRef(doc: Json, value: Json): Json {
   return current;
 }
 
+/**
+ * The properties of an object schema: its own and those of the schemas its `allOf` members are or refer
+ * to (the capture options are stated once, as `CaptureOptions` and `SessionOptions`, and the bodies that
+ * take them refer to those), without the ones set to `false` (refused in that body).
+ */
+export function propertiesOf(doc: Json, schema: Json): Record<string, Json> {
+  const resolved = resolveRef(doc, schema ?? {});
+  const out: Record<string, Json> = {};
+  for (const member of resolved.allOf ?? []) Object.assign(out, propertiesOf(doc, member));
+  Object.assign(out, resolved.properties ?? {});
+  for (const [name, property] of Object.entries(out)) if (property === false) delete out[name];
+  return out;
+}
+
 /** Every operation under `paths`, in document order. */
 export function operationsOf(doc: Json): DocOperation[] {
   const out: DocOperation[] = [];
