@@ -76,6 +76,8 @@ class EnvironmentVariables {
   PUBLIC_BASE_URL?: string;
   @IsString() STORAGE_DIR = './data/files';
   @IsOptional() @IsString() CHROMIUM_PATH?: string;
+  /** `on` (default): Chromium's sandbox is required, a worker without it takes no work; `off`: Chromium runs without it. */
+  @IsIn(['on', 'off']) CHROMIUM_SANDBOX: 'on' | 'off' = 'on';
   @Transform(toBool) @IsBoolean() SSRF_ALLOW_PRIVATE = false;
   /** JSON `{ "<id>": "http://user:pass@host:port" }`: the upstream proxies of the `proxy` option (src/config/egress-proxies.ts). */
   @IsOptional() @IsString() EGRESS_PROXIES?: string;
@@ -205,6 +207,13 @@ export interface AppConfig {
    * launch no browser (`npm run openapi`, an API with `WORKER_MODE=off`, unit tests) need none.
    */
   chromiumPath: string | null;
+  /**
+   * `CHROMIUM_SANDBOX`: true (`on`, the default) requires Chromium's sandbox: a process whose
+   * sandboxed launch fails, or where the sandbox cannot work (root, no user namespaces), takes no
+   * captures or runs; false (`off`) launches Chromium without it (CONTRACT.md "Tenancy: fair share and
+   * isolation", "The browser"; docs/security.md).
+   */
+  chromiumSandbox: boolean;
   ssrfAllowPrivate: boolean;
   webhookAllowHttp: boolean;
   /** Delays between webhook attempts, in seconds (attempt n+1 waits `webhookRetryDelaysS[n-1]`). */
@@ -400,6 +409,7 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
     publicBaseUrl: (raw.PUBLIC_BASE_URL ?? `http://localhost:${raw.PORT}`).replace(/\/+$/, ''),
     storageDir: resolve(raw.STORAGE_DIR),
     chromiumPath: raw.CHROMIUM_PATH ?? null,
+    chromiumSandbox: raw.CHROMIUM_SANDBOX === 'on',
     ssrfAllowPrivate: raw.SSRF_ALLOW_PRIVATE,
     webhookAllowHttp: raw.WEBHOOK_ALLOW_HTTP,
     webhookRetryDelaysS: raw.WEBHOOK_RETRY_DELAYS.split(',').map((s) => Number(s.trim())),
