@@ -1411,7 +1411,7 @@ export interface components {
              */
             lang: string | null;
             /**
-             * @description og:* properties, prefix dropped
+             * @description og:* properties, prefix dropped; with twitter at most 200 entries (openGraph's first), names and values at most 2048 characters
              * @example {
              *       "title": "Example"
              *     }
@@ -1429,7 +1429,7 @@ export interface components {
             /** @example Example Domain */
             title: string | null;
             /**
-             * @description twitter:* properties, prefix dropped
+             * @description twitter:* properties, prefix dropped; with openGraph at most 200 entries, names and values at most 2048 characters
              * @example {
              *       "card": "summary"
              *     }
