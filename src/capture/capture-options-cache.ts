@@ -1,0 +1,48 @@
+import { createHash } from 'node:crypto';
+import type { CaptureOptions } from './capture-options-derived';
+
+/**
+ * The capture cache key (CONTRACT.md, "Capture options": cache): hex SHA-256 of the target (a URL
+ * WHATWG-serialised, or `upload:<sha256>`) and the resolved options that shape the result (every
+ * option but `cache` and `cacheTtl`), in canonical JSON. The account is the other half of the key.
+ */
+export function captureCacheKey(target: string, options: CaptureOptions): string {
+  let canonicalTarget = target;
+  try {
+    if (!target.startsWith('upload:')) canonicalTarget = new URL(target).href;
+  } catch {
+    /* validated earlier; keep as is */
+  }
+  const { cache: _cache, cacheTtlS: _ttl, ...shaping } = options;
+  return createHash('sha256')
+    .update(canonicalJson({ target: canonicalTarget, options: shaping }))
+    .digest('hex');
+}
+
+/** JSON with object keys sorted at every level (arrays keep their order). */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * The one rule of a fresh cached capture (CONTRACT.md, "Capture options": cache, and "Render links":
+ * a capture is fresh for `cacheTtl` seconds): a capture that completed at `completedAtMs` (epoch ms)
+ * may be reused at `nowMs` while it is at most `ttlS` seconds old. Only real captures count: a job that
+ * was itself answered from the cache (`cached: true`) is never a source, so reuse cannot stretch a
+ * capture's life past its TTL. The SQL form is {@link freshCaptureSince}.
+ */
+export function isFreshCapture(completedAtMs: number, ttlS: number, nowMs: number): boolean {
+  return completedAtMs >= freshCaptureSince(nowMs, ttlS).getTime();
+}
+
+/** The oldest completion time (inclusive) of a capture still fresh at `nowMs` for `ttlS` seconds: the `completedAt >=` bound of {@link isFreshCapture}. */
+export function freshCaptureSince(nowMs: number, ttlS: number): Date {
+  return new Date(nowMs - ttlS * 1000);
+}
