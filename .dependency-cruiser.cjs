@@ -163,7 +163,7 @@ module.exports = {
       comment:
         'Dependencies point down: the layers the features use (LAYERS ground, shared, platform) never import the features above ' +
         "them or the entry points. Two exceptions, to move down later: database/ registers every entity, a feature's too " +
-        "(database-knows-entities-only), and capture/capture-options.ts validates the storage option's path template with " +
+        "(database-knows-entities-only), and capture/capture-options-table.ts validates the storage option's path template with " +
         'storage-destinations/storage-path.ts (storage-path-only-for-capture-options).',
       severity: 'error',
       from: { path: BELOW_FEATURES, pathNot: '^src/database/' },
@@ -175,10 +175,10 @@ module.exports = {
     {
       name: 'storage-path-only-for-capture-options',
       comment:
-        'The one import of a feature from below it (layers-below-never-use-features): capture/capture-options.ts reads ' +
+        'The one import of a feature from below it (layers-below-never-use-features): capture/capture-options-table.ts reads ' +
         'storage-destinations/storage-path.ts. No other file below the features may.',
       severity: 'error',
-      from: { path: BELOW_FEATURES, pathNot: '^src/capture/capture-options\\.ts$' },
+      from: { path: BELOW_FEATURES, pathNot: '^src/capture/capture-options-table\\.ts$' },
       to: { path: '^src/storage-destinations/storage-path\\.ts$' },
     },
     never(

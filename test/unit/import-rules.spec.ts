@@ -72,7 +72,8 @@ const ALLOWED: Record<string, string> = {
   'src/storage-destinations/storage-path.ts': exportOf('PATH'),
   'src/storage-destinations/storage-destinations.service.ts': exportOf('DEST', '../storage/result-files', './storage-path'),
   // The one allowed import of a feature from below: the storage option's path template.
-  'src/capture/capture-options.ts': exportOf('OPTIONS', '../results/result-formats', '../storage-destinations/storage-path'),
+  'src/capture/capture-options-table.ts': exportOf('TABLE', '../results/result-formats', '../storage-destinations/storage-path'),
+  'src/capture/capture-options.ts': exportOf('OPTIONS', './capture-options-table'),
   'src/screenshots/screenshot-job.entity.ts': 'export class ScreenshotJob {}\n',
   'src/screenshots/screenshots.service.ts': exportOf(
     'SCREENSHOTS',
