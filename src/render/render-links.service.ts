@@ -256,7 +256,7 @@ export class RenderLinksService {
   /** Accepts the job `jobId` of a claimed flight; on failure releases the claim and rethrows. */
   private async start(caller: AuthenticatedKey, cacheKey: string, dto: CreateScreenshotDto, jobId: string): Promise<string> {
     try {
-      await this.screenshots.create(caller, dto, jobId);
+      await this.screenshots.create(caller, dto, { jobId, queueClass: 'interactive' });
       return jobId;
     } catch (err) {
       await this.db.query('DELETE FROM render_flights WHERE account_id = $1 AND cache_key = $2 AND job_id = $3', [

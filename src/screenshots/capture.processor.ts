@@ -21,6 +21,9 @@ import { saveThumbnail } from './thumbnail';
 /** Capture attempts per job: the first, and one more when a worker died during the first. */
 export const MAX_CAPTURE_ATTEMPTS = 2;
 
+/** Longest wait of a claim that found only accounts at `ACCOUNT_MAX_RUNNING` before it looks again, ms (a job may end on another worker). */
+export const CAPPED_RETRY_MS = 250;
+
 /** The `error` of a job whose workers died during every attempt. */
 const EVERY_ATTEMPT_STOPPED = 'capture did not finish: the worker stopped during every attempt';
 
@@ -46,6 +49,8 @@ type CaptureAttempt = (({ ok: true } & CaptureOutcome) | { ok: false; cause: unk
 export class CaptureProcessor extends WorkProcessor<CapturePayload, string, ScreenshotJob, CaptureAttempt> {
   protected readonly logger = new Logger(CaptureProcessor.name);
   protected readonly jobName = CAPTURE_JOB;
+  /** Claims waiting for a capture of this process to end (an account at `ACCOUNT_MAX_RUNNING`). */
+  private readonly endedWaiters = new Set<() => void>();
 
   constructor(
     @InjectQueue(CAPTURE_QUEUE) protected readonly queue: Queue<CapturePayload>,
@@ -76,20 +81,50 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
     return captureBudgetMs(this.config.captureTimeoutMs);
   }
 
+  /** The queue entry's id: the id of the job row it was added for (see {@link claim}). */
   protected inputOf(data: CapturePayload): string {
     return data.jobId;
   }
 
-  protected idOf(jobId: string): string {
-    return jobId;
+  protected idOf(entryId: string): string {
+    return entryId;
   }
 
-  /** Claims the job; one claimed more than {@link MAX_CAPTURE_ATTEMPTS} times (its workers died) ends `failed` instead. */
-  protected async claim(jobId: string): Promise<ScreenshotJob | null> {
-    const job = await this.lifecycle.claim(jobId);
-    if (!job || job.attempts <= MAX_CAPTURE_ATTEMPTS) return job;
-    await this.lifecycle.fail(jobId, new CustomerMessage(EVERY_ATTEMPT_STOPPED));
-    return null;
+  /**
+   * The fair claim of the queue entry `entryId` ({@link ScreenshotJobLifecycle.claimFair}: the job it
+   * claimed before if it was redelivered, else the next job in turn across accounts, which need not be
+   * the job the entry was added for). While jobs are queued only for accounts at `ACCOUNT_MAX_RUNNING`,
+   * the entry keeps its place and tries again each time a capture of this process ends, at least every
+   * {@link CAPPED_RETRY_MS}, until the process stops. A job claimed more than
+   * {@link MAX_CAPTURE_ATTEMPTS} times (its workers died) ends `failed` instead. Null: nothing to do.
+   */
+  protected async claim(entryId: string): Promise<ScreenshotJob | null> {
+    for (;;) {
+      const claimed = await this.lifecycle.claimFair(entryId, this.config.accountMaxRunning);
+      if (claimed.job) {
+        const { job } = claimed;
+        if (job.attempts <= MAX_CAPTURE_ATTEMPTS) return job;
+        await this.lifecycle.fail(job.id, new CustomerMessage(EVERY_ATTEMPT_STOPPED));
+        return null;
+      }
+      if (!claimed.capped || this.stopping.signal.aborted) return null;
+      await this.captureEnded(CAPPED_RETRY_MS);
+    }
+  }
+
+  /** Resolves when a capture of this process ends, after `ms`, or when the process stops, whichever is first. */
+  private captureEnded(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.endedWaiters.delete(done);
+        this.stopping.signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.endedWaiters.add(done);
+      this.stopping.signal.addEventListener('abort', done, { once: true });
+    });
   }
 
   protected async work(job: ScreenshotJob): Promise<CaptureAttempt> {
@@ -131,12 +166,15 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
   protected async finish(job: ScreenshotJob, attempt: CaptureAttempt): Promise<void> {
     if (attempt.ok) await this.lifecycle.complete(job.id, attempt);
     else await this.lifecycle.fail(job.id, attempt.cause, attempt.targetStatus);
+    for (const wake of [...this.endedWaiters]) wake();
     const status = attempt.ok ? 'done' : 'failed';
     this.metrics.captures.inc({ status, format: job.format });
     attempt.stopTimer({ status });
   }
 
-  protected override abandon(jobId: string): Promise<boolean> {
-    return this.lifecycle.fail(jobId, new CustomerMessage(EVERY_ATTEMPT_STOPPED));
+  /** Fails the job the queue entry `entryId` had claimed (Bull gave up on the entry: its workers kept dying). */
+  protected override async abandon(entryId: string): Promise<boolean> {
+    const jobId = await this.lifecycle.claimedBy(entryId);
+    return jobId !== null && this.lifecycle.fail(jobId, new CustomerMessage(EVERY_ATTEMPT_STOPPED));
   }
 }
