@@ -51,6 +51,8 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
   protected readonly jobName = CAPTURE_JOB;
   /** Claims waiting for a capture of this process to end (an account at `ACCOUNT_MAX_RUNNING`). */
   private readonly endedWaiters = new Set<() => void>();
+  /** Jobs this process claimed and has not finished yet (`glimpse_worker_slots`). */
+  private claimedJobs = 0;
 
   constructor(
     @InjectQueue(CAPTURE_QUEUE) protected readonly queue: Queue<CapturePayload>,
@@ -70,7 +72,17 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
   /** Starts the processor; a worker without a browser fails here, at boot, with the paths it tried. */
   protected override start(): void {
     this.pool.executablePath();
+    this.countSlots(0);
     super.start();
+  }
+
+  /** Sets `glimpse_worker_slots` for `change` more (or fewer) claimed jobs in this process: busy = min(claimed, `CAPTURE_CONCURRENCY`). */
+  private countSlots(change: number): void {
+    this.claimedJobs += change;
+    const slots = this.config.captureConcurrency;
+    const busy = Math.min(this.claimedJobs, slots);
+    this.metrics.workerSlots.set({ state: 'busy' }, busy);
+    this.metrics.workerSlots.set({ state: 'free' }, slots - busy);
   }
 
   protected concurrency(): number {
@@ -128,6 +140,16 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
   }
 
   protected async work(job: ScreenshotJob): Promise<CaptureAttempt> {
+    this.countSlots(1);
+    try {
+      return await this.capture(job);
+    } finally {
+      this.countSlots(-1);
+    }
+  }
+
+  /** The capture of a claimed job, stored and delivered; its failures are the outcome. */
+  private async capture(job: ScreenshotJob): Promise<CaptureAttempt> {
     const stopTimer = this.metrics.captureDuration.startTimer();
     let targetStatus: number | null = null;
     try {

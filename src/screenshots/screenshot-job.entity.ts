@@ -36,6 +36,8 @@ export type QueueClass = keyof typeof QUEUE_CLASSES;
 // An account's jobs running now (ACCOUNT_MAX_RUNNING), and the job a redelivered queue entry had claimed.
 @Index('IDX_screenshot_jobs_running', ['accountId'], { where: `status = 'processing'` })
 @Index('IDX_screenshot_jobs_claimed_by', ['claimedBy'], { where: `status = 'processing'` })
+// The captures ended lately: the throughput behind Retry-After (src/acceptance/capture-backlog.ts).
+@Index('IDX_screenshot_jobs_completed_at', ['completedAt'], { where: 'completed_at IS NOT NULL' })
 @Index('IDX_screenshot_jobs_result_expiry', ['completedAt'], { where: '"result_file" IS NOT NULL AND "result_deleted_at" IS NULL' })
 export class ScreenshotJob extends KeyOwnedWork {
   @Index()

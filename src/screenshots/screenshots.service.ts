@@ -6,6 +6,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
 import { EntityManager, Repository } from 'typeorm';
 import { AcceptanceService } from '../acceptance/acceptance.service';
+import { CaptureBacklog } from '../acceptance/capture-backlog';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import {
   captureCacheKey,
@@ -57,6 +58,7 @@ export class ScreenshotsService {
     private readonly extraction: ExtractionService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly destinations: StorageDestinationsService,
+    private readonly backlog: CaptureBacklog,
   ) {}
 
   /**
@@ -312,6 +314,14 @@ export class ScreenshotsService {
       startedAt: null,
       completedAt: null,
     });
+  }
+
+  /**
+   * Seconds after which the job `jobId` may have ended, 1–3,600 (a `Retry-After`; from the backlog
+   * ahead of it and the measured throughput: `CaptureBacklog.retryAfterForJob`). Never throws.
+   */
+  retryAfterS(jobId: string): Promise<number> {
+    return this.backlog.retryAfterForJob(jobId);
   }
 
   /** The caller's job. Throws 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */

@@ -8,7 +8,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *   takes the same job again);
  * - an index of the pending jobs by account, class and age (the claim's order, and the loose index scan
  *   that lists the accounts with queued work), one of the processing jobs by account
- *   (`ACCOUNT_MAX_RUNNING`) and one by claiming entry;
+ *   (`ACCOUNT_MAX_RUNNING`), one by claiming entry, and one of the ended jobs by end time (the
+ *   throughput behind `Retry-After`, src/acceptance/capture-backlog.ts);
  * - `account_turns`: when each account was last served a capture (round robin over accounts).
  */
 export class FairShare1795755000000 implements MigrationInterface {
@@ -34,6 +35,10 @@ export class FairShare1795755000000 implements MigrationInterface {
             WHERE status = 'processing'
         `);
     await queryRunner.query(`
+            CREATE INDEX "IDX_screenshot_jobs_completed_at" ON "screenshot_jobs" ("completed_at")
+            WHERE completed_at IS NOT NULL
+        `);
+    await queryRunner.query(`
             CREATE TABLE "account_turns" (
                 "account_id" character varying(40) NOT NULL REFERENCES "accounts"("id") ON DELETE CASCADE,
                 "served_at" timestamp with time zone NOT NULL,
@@ -44,6 +49,7 @@ export class FairShare1795755000000 implements MigrationInterface {
 
   public async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`DROP TABLE "account_turns"`);
+    await queryRunner.query(`DROP INDEX "public"."IDX_screenshot_jobs_completed_at"`);
     await queryRunner.query(`DROP INDEX "public"."IDX_screenshot_jobs_claimed_by"`);
     await queryRunner.query(`DROP INDEX "public"."IDX_screenshot_jobs_running"`);
     await queryRunner.query(`DROP INDEX "public"."IDX_screenshot_jobs_queued"`);
