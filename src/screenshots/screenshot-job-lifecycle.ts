@@ -153,14 +153,15 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
    *    counted again, as {@link claim} does;
    * 2. else the first `pending` job of the account with queued work served least recently
    *    (`account_turns`; never served: first), skipping accounts with `maxRunning` jobs `processing`
-   *    (0: no cap); within the account, lowest `queue_class` first, then oldest. Rows another claim holds
+   *    (0: no cap); within the account, lowest `queue_class` first, then oldest (jobs accepted
+   *    together, a batch's, in no set order). Rows another claim holds
    *    are skipped (`FOR UPDATE SKIP LOCKED`); the account's turn is recorded in the same statement.
    *    With a cap, the account's count and the claim run under a transaction-scoped advisory lock of the
    *    account, so concurrent claims of every worker never exceed it.
    *
    * Returns `{ job }` (moved to `processing`, `claimedBy: entryId`, attempts + 1), or `{ job: null,
-   * capped }`: nothing to claim; `capped` is true when jobs are queued but only for accounts at their
-   * cap (the entry should try again once one of their jobs ends). Throws what the database throws.
+   * capped }`: nothing to claim; `capped` is true when jobs are queued but none could be claimed under
+   * the cap (the entry should try again once a job ends). Throws what the database throws.
    */
   async claimFair(entryId: string, maxRunning: number): Promise<{ job: ScreenshotJob } | { job: null; capped: boolean }> {
     const now = this.clock.now();
@@ -180,7 +181,8 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
           : await sqlRows<Record<string, unknown>>(db, CLAIM_IN_ACCOUNT_SQL, [accountId, entryId, now, 0]);
       if (row) return { job: entityFromRow(this.rows, row) };
     }
-    return { job: null, capped: false };
+    // With a cap, an account may have reached it between the list and the claim: look again later.
+    return { job: null, capped: maxRunning > 0 && accounts.length > 0 };
   }
 
   /** The id of the job the queue entry `entryId` claimed and that is still `processing` (see {@link claimFair}), or null. */
