@@ -175,8 +175,12 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
         maxRunning > 0
           ? await this.rows.manager.transaction(async (manager) => {
               await manager.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [ACCOUNT_CLAIM_LOCK, accountId]);
-              // A statement of its own, so its snapshot sees every claim committed before the lock was ours.
-              return (await manager.query(CLAIM_IN_ACCOUNT_SQL, [accountId, entryId, now, maxRunning])) as Record<string, unknown>[];
+              // A statement of its own, so its snapshot sees every claim and end committed before the lock was
+              // ours; its start time read after the lock, so it never precedes the end that made room.
+              return (await manager.query(CLAIM_IN_ACCOUNT_SQL, [accountId, entryId, this.clock.now(), maxRunning])) as Record<
+                string,
+                unknown
+              >[];
             })
           : await sqlRows<Record<string, unknown>>(db, CLAIM_IN_ACCOUNT_SQL, [accountId, entryId, now, 0]);
       if (row) return { job: entityFromRow(this.rows, row) };
