@@ -144,7 +144,9 @@ async function runTree(tree: string, pageUrl: string): Promise<Figures> {
     for (let i = 0; i < IDLE + 1; i++) {
       const { ms, id } = await waited(keys.b);
       // The first warms the browser up.
-      if (i > 0) (idle.push(ms), idleIds.push(id));
+      if (i === 0) continue;
+      idle.push(ms);
+      idleIds.push(id);
     }
     const [{ p50 }] = (
       await db.query(

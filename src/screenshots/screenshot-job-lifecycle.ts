@@ -137,14 +137,6 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
   }
 
   /**
-   * Moves a `pending` (or, after a worker crash, `processing`) job to `processing` and counts the
-   * attempt; returns the claimed job, or null when it already ended (or does not exist).
-   */
-  claim(jobId: string): Promise<ScreenshotJob | null> {
-    return this.transition(jobId, OPEN_JOB_STATUSES, { status: 'processing', startedAt: this.clock.now(), attempts: () => 'attempts + 1' });
-  }
-
-  /**
    * The fair claim of a queue entry (CONTRACT.md, "Tenancy: fair share and isolation"; docs/durability.md,
    * "Fair share"): the queue entry `entryId` (a `captures` queue job, named by the id of the job row it
    * was added for) claims, in this order,
