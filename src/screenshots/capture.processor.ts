@@ -1,4 +1,5 @@
 import { InjectQueue } from '@nestjs/bull';
+import pLimit from 'p-limit';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
@@ -54,6 +55,14 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
   private readonly endedWaiters = new Set<() => void>();
   /** Jobs this process claimed and has not finished yet (`glimpse_worker_slots`). */
   private claimedJobs = 0;
+  /**
+   * Browser turns: at most `CAPTURE_CONCURRENCY` claimed jobs of this process are before or in their
+   * browser work at once; a claim waits for a turn (first come, first served) and the turn ends when
+   * the browser work does, so storing and completing a job overlap the next capture.
+   */
+  private readonly browserTurns: pLimit.Limit;
+  /** The turn of each claimed job still in its browser work, by job id. */
+  private readonly turns = new Map<string, () => void>();
 
   constructor(
     @InjectQueue(CAPTURE_QUEUE) protected readonly queue: Queue<CapturePayload>,
@@ -68,6 +77,7 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
     private readonly delivery: StorageDeliveryService,
   ) {
     super();
+    this.browserTurns = pLimit(config.captureConcurrency);
   }
 
   /** Starts the processor; a worker without a browser fails here, at boot, with the paths it tried. */
@@ -110,19 +120,60 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
    * the entry keeps its place and tries again each time a capture of this process ends, at least every
    * {@link CAPPED_RETRY_MS}, until the process stops. A job claimed more than
    * {@link MAX_CAPTURE_ATTEMPTS} times (its workers died) ends `failed` instead. Null: nothing to do.
+   *
+   * The claim waits for a browser turn first ({@link browserTurns}): a job is chosen when a browser slot
+   * is free for it, not up to `CAPTURE_CONCURRENCY` captures ahead, so work that arrives meanwhile (an
+   * interactive capture, another account's) is chosen at the next free slot. Once the process is
+   * stopping nothing more is claimed (the entry ends; the reconciler queues its work again elsewhere).
    */
   protected async claim(entryId: string): Promise<ScreenshotJob | null> {
     for (;;) {
-      const claimed = await this.lifecycle.claimFair(entryId, this.config.accountMaxRunning);
+      const endTurn = await this.browserTurn();
+      let claimed: Awaited<ReturnType<ScreenshotJobLifecycle['claimFair']>>;
+      try {
+        if (this.stopping.signal.aborted) claimed = { job: null, capped: false };
+        else claimed = await this.lifecycle.claimFair(entryId, this.config.accountMaxRunning);
+      } catch (err) {
+        endTurn();
+        throw err;
+      }
       if (claimed.job) {
         const { job } = claimed;
-        if (job.attempts <= MAX_CAPTURE_ATTEMPTS) return job;
+        if (job.attempts <= MAX_CAPTURE_ATTEMPTS) {
+          this.turns.set(job.id, endTurn);
+          return job;
+        }
+        endTurn();
         await this.lifecycle.fail(job.id, new CustomerMessage(EVERY_ATTEMPT_STOPPED));
         return null;
       }
+      endTurn();
       if (!claimed.capped || this.stopping.signal.aborted) return null;
       await this.captureEnded(CAPPED_RETRY_MS);
     }
+  }
+
+  /** Waits for one of the `CAPTURE_CONCURRENCY` browser turns; resolves with the function that ends it (once). */
+  private browserTurn(): Promise<() => void> {
+    return new Promise((taken) => {
+      void this.browserTurns(
+        () =>
+          new Promise<void>((end) => {
+            let ended = false;
+            taken(() => {
+              if (ended) return;
+              ended = true;
+              end();
+            });
+          }),
+      );
+    });
+  }
+
+  /** Ends the browser turn of the claimed job `jobId` (its browser work is over); nothing when it has none. */
+  private endTurn(jobId: string): void {
+    this.turns.get(jobId)?.();
+    this.turns.delete(jobId);
   }
 
   /** Resolves when a capture of this process ends, after `ms`, or when the process stops, whichever is first. */
@@ -145,6 +196,7 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
     try {
       return await this.capture(job);
     } finally {
+      this.endTurn(job.id);
       this.countSlots(-1);
     }
   }
@@ -159,16 +211,18 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
       if (job.source === 'upload' && !upload) throw new CaptureError('the uploaded document is no longer available');
       const options = jobCaptureOptions(job);
       let content: ExtractedContent | null = null;
-      const result = await this.engine.capture({
-        url: job.targetUrl,
-        document: upload?.document,
-        options,
-        beforeImage: options.extract
-          ? async (page, navigation) => {
-              content = await this.extraction.extract(page, navigation, options);
-            }
-          : undefined,
-      });
+      const result = await this.engine
+        .capture({
+          url: job.targetUrl,
+          document: upload?.document,
+          options,
+          beforeImage: options.extract
+            ? async (page, navigation) => {
+                content = await this.extraction.extract(page, navigation, options);
+              }
+            : undefined,
+        })
+        .finally(() => this.endTurn(job.id));
       targetStatus = result.targetStatus;
       const resultFile = result.image && result.format ? await this.files.save(result.image, result.format) : null;
       const thumbnailFile = await saveThumbnail(this.files, result, options, this.config.maxImagePixels);

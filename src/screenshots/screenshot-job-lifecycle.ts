@@ -92,14 +92,15 @@ const QUEUED_ACCOUNTS_SQL = `
 /**
  * {@link ScreenshotJobLifecycle.claimFair}, step 2 in one account `$1`: its first pending job by class
  * then age, unless it has `$4` jobs processing (0: no cap), claimed by entry `$2` at `$3`, and the
- * account's turn recorded.
+ * account's turn recorded. Among jobs accepted together (a batch: one `created_at`) the entry's own job
+ * goes first, so a batch's entries, taken in order, claim their own jobs, in item order.
  */
 const CLAIM_IN_ACCOUNT_SQL = `
   WITH picked AS (
     SELECT id FROM screenshot_jobs
      WHERE account_id = $1 AND status = 'pending'
        AND ($4::int = 0 OR (SELECT count(*) FROM screenshot_jobs r WHERE r.account_id = $1 AND r.status = 'processing') < $4::int)
-     ORDER BY queue_class, created_at, id
+     ORDER BY queue_class, created_at, id = $2 DESC, id
      LIMIT 1
      FOR UPDATE SKIP LOCKED
   ), claimed AS (
@@ -145,8 +146,8 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
    *    counted again, as {@link claim} does;
    * 2. else the first `pending` job of the account with queued work served least recently
    *    (`account_turns`; never served: first), skipping accounts with `maxRunning` jobs `processing`
-   *    (0: no cap); within the account, lowest `queue_class` first, then oldest (jobs accepted
-   *    together, a batch's, in no set order). Rows another claim holds
+   *    (0: no cap); within the account, lowest `queue_class` first, then oldest (among jobs accepted
+   *    together, a batch's, the entry's own job first). Rows another claim holds
    *    are skipped (`FOR UPDATE SKIP LOCKED`); the account's turn is recorded in the same statement.
    *    With a cap, the account's count and the claim run under a transaction-scoped advisory lock of the
    *    account, so concurrent claims of every worker never exceed it.
