@@ -15,8 +15,10 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends tini chromium-headless-shell chromium ffmpeg \
       fonts-noto-cjk fonts-noto-color-emoji fonts-liberation ca-certificates \
  && rm -rf /var/lib/apt/lists/*
+# CHROMIUM_SANDBOX=on (also the default): Chromium runs sandboxed, or the worker takes no work (docs/security.md).
 ENV NODE_ENV=production \
     CHROMIUM_PATH=/usr/bin/chromium-headless-shell \
+    CHROMIUM_SANDBOX=on \
     STORAGE_DIR=/data/files \
     PORT=3000 \
     WORKER_HEALTH_PORT=3001 \
@@ -27,7 +29,9 @@ COPY --from=build /app/dist ./dist
 # EasyList / EasyPrivacy for blockAds and blockTrackers (read at run time, never downloaded).
 COPY vendor ./vendor
 COPY package.json ./
-# Non-root: the image's `node` user (uid 1000) owns only the results directory.
+# Non-root: the image's `node` user (uid 1000) owns only the results directory. Chromium refuses its
+# sandbox as root; as `node` it needs unprivileged user namespaces from the host and the container's
+# seccomp profile (docker-compose.yml, deploy/seccomp/chromium.json; docs/operations.md).
 RUN mkdir -p /data/files && chown -R node:node /data
 USER node
 EXPOSE 3000 3001

@@ -8,6 +8,16 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/database/data-source';
 
+// The services a benchmark starts inherit this environment: like the tests (test/support/global-setup.ts)
+// they run Chromium without its sandbox unless CHROMIUM_SANDBOX is set, since the benchmark machines run
+// as root, where it cannot start (docs/security.md). Said once, loudly.
+if (process.env.CHROMIUM_SANDBOX === undefined) {
+  process.env.CHROMIUM_SANDBOX = 'off';
+  process.stderr.write(
+    'WARNING: the benchmark runs Chromium WITHOUT its sandbox (CHROMIUM_SANDBOX=off; set CHROMIUM_SANDBOX=on, as a non-root user, to measure with it)\n',
+  );
+}
+
 /** The directory of the local PostgreSQL server's Unix socket (Debian's default). */
 const POSTGRES_SOCKET_DIR = '/var/run/postgresql';
 

@@ -6,6 +6,7 @@ import type { EgressProxy } from '../egress/egress-proxy';
 import { Metrics } from '../metrics/metrics';
 import { BrowserGoneError, BrowserPoolClosedError, BrowserUnavailableError, LeaseBudgetExceededError } from './browser-errors';
 import { BROWSER_MAX_AGE_MS, BrowserPool, DEFAULT_VIEWPORT, Lease } from './browser-pool';
+import type { SandboxProbe } from './browser-sandbox';
 import { BrowserLauncher, LaunchRequest } from './chromium-launch';
 
 /**
@@ -69,20 +70,30 @@ class FakeBrowser extends EventEmitter {
   }
 }
 
-/** A launcher that records the browsers it started; `failNext` makes the next launch fail. */
+/** Chromium's refusal where its namespace sandbox cannot start (its first line, as Playwright reports it). */
+const NO_SANDBOX = 'browserType.launch: Target page, context or browser has been closed\nNo usable sandbox! ...';
+
+/**
+ * A launcher that records the browsers it started and the requests it got; `failNext` makes the next
+ * launch fail; `sandboxFails` makes every launch with the sandbox fail as Chromium does without one.
+ */
 function fakeLauncher() {
   const browsers: FakeBrowser[] = [];
+  const requests: LaunchRequest[] = [];
   let failNext = false;
+  let sandboxFails = false;
   const launch: BrowserLauncher = async (request) => {
+    requests.push(request);
     if (failNext) {
       failNext = false;
       throw new Error('browserType.launch: Executable does not exist at /usr/lib/chromium/chrome');
     }
+    if (sandboxFails && request.sandbox) throw new Error(NO_SANDBOX);
     const browser = new FakeBrowser(request);
     browsers.push(browser);
     return browser as unknown as Browser;
   };
-  return { launch, browsers, failNextLaunch: () => (failNext = true) };
+  return { launch, browsers, requests, failNextLaunch: () => (failNext = true), failSandbox: () => (sandboxFails = true) };
 }
 
 /** A promise with its resolve, to hold a lease's work until the test lets it go. */
@@ -106,9 +117,13 @@ describe('BrowserPool (with a fake launcher)', () => {
   let launcher: ReturnType<typeof fakeLauncher>;
   let pool: BrowserPool;
 
-  function makePool(settings: Partial<AppConfig> = {}): BrowserPool {
+  /** A non-root process on a kernel with unprivileged user namespaces: where the sandbox can work. */
+  const sandboxCapable: SandboxProbe = { uid: 1000, read: () => null };
+
+  function makePool(settings: Partial<AppConfig> = {}, probe: SandboxProbe = sandboxCapable): BrowserPool {
     const config = {
       chromiumPath: process.execPath, // any executable file: the fake launcher never runs it
+      chromiumSandbox: false,
       captureConcurrency: 2,
       captureWarmContexts: 0,
       captureBrowserRecycleAfter: 500,
@@ -117,7 +132,7 @@ describe('BrowserPool (with a fake launcher)', () => {
     const proxy = { start: async () => '127.0.0.1:18080' } as unknown as EgressProxy;
     metrics = new Metrics();
     launcher = fakeLauncher();
-    pool = new BrowserPool(config, proxy, metrics, launcher.launch);
+    pool = new BrowserPool(config, proxy, metrics, launcher.launch, probe);
     return pool;
   }
 
@@ -137,7 +152,7 @@ describe('BrowserPool (with a fake launcher)', () => {
     const first = await pool.withLease({ budgetMs: 10_000 }, async (lease) => lease.context);
     const second = await pool.withLease({ budgetMs: 10_000 }, async (lease) => lease.context);
     expect(launcher.browsers).toHaveLength(1);
-    expect(launcher.browsers[0].request).toEqual({ executablePath: process.execPath, proxyServer: '127.0.0.1:18080' });
+    expect(launcher.browsers[0].request).toEqual({ executablePath: process.execPath, proxyServer: '127.0.0.1:18080', sandbox: false });
     expect(second).not.toBe(first);
     await eventually(() => (first as unknown as FakeContext).closed && (second as unknown as FakeContext).closed);
     expect((first as unknown as FakeContext).options).toMatchObject({ serviceWorkers: 'block', acceptDownloads: false });
@@ -310,5 +325,70 @@ describe('BrowserPool (with a fake launcher)', () => {
     hold.open();
     await running.catch(() => undefined);
     expect(launcher.browsers).toHaveLength(1);
+  });
+
+  describe('Chromium’s sandbox (CONTRACT.md "Tenancy: fair share and isolation", "The browser")', () => {
+    const sandboxGauge = async () => (await metrics.browserSandbox.get()).values[0]?.value;
+    const logs = () => {
+      const lines: string[] = [];
+      jest.spyOn(Logger.prototype, 'error').mockImplementation((message: unknown) => void lines.push(`error ${String(message)}`));
+      jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: unknown) => void lines.push(`warn ${String(message)}`));
+      jest.spyOn(Logger.prototype, 'log').mockImplementation((message: unknown) => void lines.push(`log ${String(message)}`));
+      return lines;
+    };
+
+    it('on, where it can work: launches the first browser with it at the decision, keeps it, gauge 1', async () => {
+      makePool({ chromiumSandbox: true });
+      const lines = logs();
+      expect(await pool.admitsWork()).toBe(true);
+      expect(launcher.requests.map((r) => r.sandbox)).toEqual([true]);
+      await pool.withLease({ budgetMs: 10_000 }, async () => undefined);
+      await pool.ensureBrowser();
+      expect(launcher.browsers).toHaveLength(1);
+      expect(await sandboxGauge()).toBe(1);
+      expect(lines).toEqual(['log Chromium runs with its sandbox']);
+    });
+
+    it('on, as root: takes no work, launches nothing (not even without the sandbox), says why and how to fix it in one line', async () => {
+      makePool({ chromiumSandbox: true }, { uid: 0, read: () => null });
+      const lines = logs();
+      expect(await pool.admitsWork()).toBe(false);
+      await expect(pool.ensureBrowser()).rejects.toThrow(BrowserUnavailableError);
+      await expect(pool.withLease({ budgetMs: 10_000 }, async () => undefined)).rejects.toThrow(BrowserUnavailableError);
+      expect(launcher.requests).toEqual([]);
+      expect(await sandboxGauge()).toBe(0);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^error Chromium's sandbox cannot start \(the process runs as root\).*non-root.*CHROMIUM_SANDBOX=off/);
+    });
+
+    it('on, when the sandboxed launch fails: never falls back to a launch without it, and readiness does not say why', async () => {
+      makePool({ chromiumSandbox: true });
+      launcher.failSandbox();
+      const lines = logs();
+      expect(await pool.admitsWork()).toBe(false);
+      const readiness = await pool.ensureBrowser().catch((err: Error) => err);
+      expect(readiness).toBeInstanceOf(BrowserUnavailableError);
+      expect((readiness as Error).message).not.toMatch(/sandbox/i);
+      await expect(pool.withLease({ budgetMs: 10_000 }, async () => undefined)).rejects.toThrow(BrowserUnavailableError);
+      expect(launcher.requests.map((r) => r.sandbox)).toEqual([true]);
+      expect(await sandboxGauge()).toBe(0);
+      expect(lines.filter((l) => l.startsWith('error Chromium'))).toEqual([
+        expect.stringMatching(
+          /^error Chromium's sandbox cannot start \(a sandboxed launch failed: browserType\.launch: Target page.*\), so this worker takes no captures or runs/,
+        ),
+      ]);
+    });
+
+    it('off: launches without it even where it could work, warns once at the decision, gauge 0', async () => {
+      makePool({ chromiumSandbox: false });
+      const lines = logs();
+      expect(await pool.admitsWork()).toBe(true);
+      expect(await pool.admitsWork()).toBe(true);
+      expect(launcher.requests).toEqual([]);
+      await pool.withLease({ budgetMs: 10_000 }, async () => undefined);
+      expect(launcher.requests.map((r) => r.sandbox)).toEqual([false]);
+      expect(await sandboxGauge()).toBe(0);
+      expect(lines).toEqual([expect.stringMatching(/^warn CHROMIUM_SANDBOX=off: Chromium runs WITHOUT its sandbox/)]);
+    });
   });
 });

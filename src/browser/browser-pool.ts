@@ -4,7 +4,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EgressProxy } from '../egress/egress-proxy';
 import { Metrics } from '../metrics/metrics';
 import { BrowserGoneError, BrowserPoolClosedError, BrowserUnavailableError, LeaseBudgetExceededError } from './browser-errors';
-import { sandboxSupport } from './browser-sandbox';
+import { SANDBOX_PROBE, SandboxProbe, sandboxSupport, systemProbe } from './browser-sandbox';
 import { resolveChromiumExecutable } from './chromium-executable';
 import { BROWSER_LAUNCHER, BrowserLauncher, launchChromium } from './chromium-launch';
 
@@ -129,6 +129,9 @@ interface BrowserSlot {
  *   {@link BROWSER_MAX_AGE_MS} and closed when its last lease ends; each lease has a time budget after
  *   which its context is closed.
  * - Concurrency: leases of a {@link LeaseLane} wait for their turn.
+ * - Sandbox: with `CHROMIUM_SANDBOX=on` (the default) every browser is launched with Chromium's
+ *   sandbox and never without it; a process where it cannot start takes no browser work (see
+ *   {@link admitsWork}). With `off` every browser runs without it.
  * - Launching goes through a {@link BrowserLauncher} ({@link launchChromium} by default), so the pool's
  *   own rules are tested with a fake one (src/browser/browser-pool.spec.ts).
  * - Shutdown closes every browser: no Chromium process is left.
@@ -142,8 +145,10 @@ export class BrowserPool implements OnApplicationShutdown {
   private readonly slots = new Set<BrowserSlot>();
   private closing = false;
   private executable: string | null = null;
-  /** Whether the newest browser runs with Chromium's sandbox (null before the first launch); `/ready` reports it. */
-  sandboxed: boolean | null = null;
+  /** Whether this process takes browser work, decided once by {@link admitsWork}. */
+  private admission: Promise<boolean> | null = null;
+  /** Why this process takes no browser work (the sandbox is required and cannot start), else null. */
+  private refusal: string | null = null;
   /** Leases running and waiting per lane. */
   private readonly lanes = new Map<LeaseLane, { running: number; waiting: { admit: () => void; refuse: (err: Error) => void }[] }>();
 
@@ -153,13 +158,34 @@ export class BrowserPool implements OnApplicationShutdown {
     private readonly metrics: Metrics,
     /** How browsers are started: {@link launchChromium} unless a test provides its own. */
     @Optional() @Inject(BROWSER_LAUNCHER) private readonly launcher: BrowserLauncher = launchChromium,
+    /** What says whether the sandbox can work here: this process's uid and `/proc/sys` unless a test provides its own. */
+    @Optional() @Inject(SANDBOX_PROBE) private readonly probe: SandboxProbe = systemProbe,
   ) {}
 
   /**
+   * Whether this process may take captures and runs (CONTRACT.md "Tenancy: fair share and isolation",
+   * "The browser"; docs/security.md), decided once, at start, by the queue processors before they
+   * take any job. With `CHROMIUM_SANDBOX=on` (the default): false when the sandbox cannot work here
+   * ({@link sandboxSupport}: root, no unprivileged user namespaces) or the first browser, launched
+   * now with the sandbox, fails to start; true once it runs (it stays the pool's browser). With `off`:
+   * true, nothing launched. Logs one line at the decision: an error saying why and how to fix it, a
+   * warning for `off`; sets `glimpse_browser_sandbox` (1: sandboxed browsers run). Throws
+   * {@link BrowserUnavailableError} when no browser executable exists at all (the processors' boot
+   * fails, as before).
+   */
+  admitsWork(): Promise<boolean> {
+    this.admission ??= this.decideAdmission();
+    return this.admission;
+  }
+
+  /**
    * Readiness (CONTRACT.md, "Health and readiness"): resolves when a browser is running or one can be
-   * launched now (launching it, as the next capture would); rejects with the reason otherwise.
+   * launched now (launching it, as the next capture would); rejects with the reason otherwise, and
+   * when this process takes no browser work ({@link admitsWork}: the message does not say why, the
+   * start-up log does).
    */
   async ensureBrowser(): Promise<void> {
+    if (!(await this.admitsWork())) throw new BrowserUnavailableError('this worker takes no captures or runs (see its start-up log)');
     const slot = await this.slot();
     if (!slot.browser.isConnected()) throw new BrowserGoneError('the browser is not connected');
   }
@@ -277,6 +303,8 @@ export class BrowserPool implements OnApplicationShutdown {
   /** The browser new leases run on, launching one when there is none or the last was retired. */
   private slot(): Promise<BrowserSlot> {
     if (this.closing) return Promise.reject(new BrowserPoolClosedError());
+    // Fail closed: a process whose sandbox could not start launches no browser at all.
+    if (this.refusal) return Promise.reject(new BrowserUnavailableError('the browser could not be started'));
     if (this.currentSlot?.retired) {
       this.current = null;
       this.currentSlot = null;
@@ -296,28 +324,50 @@ export class BrowserPool implements OnApplicationShutdown {
     return this.current;
   }
 
+  /** See {@link admitsWork}. */
+  private async decideAdmission(): Promise<boolean> {
+    this.executablePath();
+    if (!this.config.chromiumSandbox) {
+      this.metrics.browserSandbox.set(0);
+      this.logger.warn(
+        "CHROMIUM_SANDBOX=off: Chromium runs WITHOUT its sandbox, so an exploit in a captured page runs as this worker's user with its network access (docs/security.md)",
+      );
+      return true;
+    }
+    const support = sandboxSupport(this.probe);
+    let refusal = support.possible ? null : support.reason;
+    if (!refusal) {
+      try {
+        await this.slot();
+      } catch (err) {
+        if (err instanceof BrowserPoolClosedError) return false;
+        refusal = `a sandboxed launch failed: ${firstLine((err as Error).cause ?? err)}`;
+      }
+    }
+    if (refusal) {
+      this.refusal = refusal;
+      this.metrics.browserSandbox.set(0);
+      this.logger.error(
+        `Chromium's sandbox cannot start (${refusal}), so this worker takes no captures or runs: run it as a non-root user on a kernel that allows unprivileged user namespaces (docs/operations.md, "Chromium's sandbox"), or set CHROMIUM_SANDBOX=off to run Chromium without its sandbox`,
+      );
+      return false;
+    }
+    this.metrics.browserSandbox.set(1);
+    this.logger.log('Chromium runs with its sandbox');
+    return true;
+  }
+
   private async launch(): Promise<BrowserSlot> {
     const executablePath = this.executablePath();
     const proxy = await this.proxy.start();
-    // Chromium's sandbox where it can work (docs/security.md); a sandboxed launch that fails is
-    // retried without, and the reason logged.
-    const support = sandboxSupport();
+    // With CHROMIUM_SANDBOX=on, only with the sandbox: a launch that fails is not retried without it.
     let browser: Browser;
     try {
-      const request = { executablePath, proxyServer: proxy };
-      browser = await this.launcher(support.possible ? { ...request, sandbox: true } : request).catch((err: Error) => {
-        if (!support.possible) throw err;
-        Object.assign(support, { possible: false, reason: `the sandbox did not start (${err.message.split('\n')[0]})` });
-        return this.launcher(request);
-      });
+      browser = await this.launcher({ executablePath, proxyServer: proxy, sandbox: this.config.chromiumSandbox });
     } catch (err) {
       this.logger.error(`Could not launch ${executablePath}: ${(err as Error).message}`);
-      throw new BrowserUnavailableError('the browser could not be started');
+      throw new BrowserUnavailableError('the browser could not be started', { cause: err });
     }
-    if (this.sandboxed !== support.possible) {
-      this.logger.log(support.possible ? 'Chromium runs with its sandbox' : `Chromium runs without its sandbox: ${support.reason}`);
-    }
-    this.sandboxed = support.possible;
     const slot: BrowserSlot = { browser, launchedAt: Date.now(), leases: 0, inFlight: 0, retired: false, warm: [] };
     this.slots.add(slot);
     this.metrics.browsersRunning.set(this.slots.size);
@@ -424,4 +474,9 @@ export class BrowserPool implements OnApplicationShutdown {
     );
     await slot.browser.close().catch(() => undefined);
   }
+}
+
+/** The first line of an error's message (Playwright's launch errors carry Chromium's whole log). */
+function firstLine(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).split('\n')[0];
 }

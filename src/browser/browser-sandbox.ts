@@ -39,7 +39,11 @@ export interface SandboxProbe {
   read(path: string): string | null;
 }
 
-const systemProbe: SandboxProbe = {
+/** Injection token of the browser pool's {@link SandboxProbe}; this process's own when none is provided. */
+export const SANDBOX_PROBE = Symbol('SANDBOX_PROBE');
+
+/** This process's uid and its `/proc/sys` files. */
+export const systemProbe: SandboxProbe = {
   uid: typeof process.getuid === 'function' ? process.getuid() : null,
   read(path) {
     try {
@@ -55,8 +59,8 @@ const systemProbe: SandboxProbe = {
  * and its namespace sandbox needs unprivileged user namespaces (`user.max_user_namespaces` > 0,
  * Debian's `kernel.unprivileged_userns_clone` not 0, Ubuntu's AppArmor restriction off). In Docker
  * the default seccomp profile allows them for the image's `node` user on current kernels
- * (docs/security.md). A launch with the sandbox that still fails falls back without it (the pool
- * logs why).
+ * (docs/security.md). Where this says no, the browser pool does not even try a sandboxed launch
+ * (CHROMIUM_SANDBOX=on: the process takes no work; see `BrowserPool.admitsWork`).
  */
 export function sandboxSupport(probe: SandboxProbe = systemProbe): { possible: boolean; reason: string } {
   if (probe.uid === 0) return { possible: false, reason: 'the process runs as root' };

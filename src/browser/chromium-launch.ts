@@ -2,7 +2,7 @@ import { Browser, chromium, LaunchOptions } from 'playwright';
 import { browserEnvironment } from './browser-sandbox';
 
 /**
- * Flags for a headless Chromium on a server (the sandbox is `LaunchRequest.sandbox`, see `sandboxSupport`): no GPU, none of the
+ * Flags for a headless Chromium on a server (the sandbox is `LaunchRequest.sandbox`): no GPU, none of the
  * background traffic (updates, sync, QUIC) a capture service must not make, and no WebRTC UDP
  * outside the proxy (it would bypass the SSRF guard).
  */
@@ -27,8 +27,11 @@ export interface LaunchRequest {
   executablePath: string;
   /** The egress proxy every request goes through, `host:port`. */
   proxyServer: string;
-  /** Chromium's sandbox on (where {@link sandboxSupport} says it can work); off (`--no-sandbox`) by default. */
-  sandbox?: boolean;
+  /**
+   * Chromium's sandbox on, or off (`--no-sandbox`): `CHROMIUM_SANDBOX` (on by default). A launch with
+   * it on that fails is never retried without it (CONTRACT.md "Tenancy: fair share and isolation").
+   */
+  sandbox: boolean;
 }
 
 /** Launches one browser for the pool; rejects when it cannot be started. */
@@ -48,7 +51,7 @@ export function chromiumLaunchOptions(request: LaunchRequest): LaunchOptions {
     executablePath: request.executablePath,
     headless: true,
     args: CHROMIUM_ARGS,
-    chromiumSandbox: request.sandbox ?? false,
+    chromiumSandbox: request.sandbox,
     env: browserEnvironment(),
     // Playwright's proxy option (it adds `--proxy-bypass-list=<-loopback>`, so loopback goes through
     // the proxy too) rather than a bare `--proxy-server` flag: requests Playwright makes for the

@@ -76,6 +76,8 @@ class EnvironmentVariables {
   PUBLIC_BASE_URL?: string;
   @IsString() STORAGE_DIR = './data/files';
   @IsOptional() @IsString() CHROMIUM_PATH?: string;
+  /** `on` (default): Chromium's sandbox is required, a worker without it takes no work; `off`: Chromium runs without it. */
+  @IsIn(['on', 'off']) CHROMIUM_SANDBOX: 'on' | 'off' = 'on';
   @Transform(toBool) @IsBoolean() SSRF_ALLOW_PRIVATE = false;
   /** JSON `{ "<id>": "http://user:pass@host:port" }`: the upstream proxies of the `proxy` option (src/config/egress-proxies.ts). */
   @IsOptional() @IsString() EGRESS_PROXIES?: string;
@@ -109,6 +111,8 @@ class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(1) @Max(1000) MONITOR_PAUSE_AFTER_FAILURES = 5;
   /** How often each worker looks for monitors whose check is due, ms. */
   @Transform(toInt) @IsInt() @Min(100) @Max(60000) MONITOR_TICK_MS = 2000;
+  /** Monitor image comparisons run at once per process, each in a worker thread (CONTRACT.md, "Tenancy: fair share and isolation"). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(32) COMPARE_CONCURRENCY = 1;
   @Transform(toInt) @IsInt() @Min(1) @Max(32) CAPTURE_CONCURRENCY = defaultCaptureConcurrency();
   /** Capture jobs of one account running at once across all workers; 0: no cap beyond the turn order (CONTRACT.md, "Tenancy: fair share and isolation"). */
   @Transform(toInt) @IsInt() @Min(0) @Max(100000) ACCOUNT_MAX_RUNNING = 0;
@@ -207,6 +211,13 @@ export interface AppConfig {
    * launch no browser (`npm run openapi`, an API with `WORKER_MODE=off`, unit tests) need none.
    */
   chromiumPath: string | null;
+  /**
+   * `CHROMIUM_SANDBOX`: true (`on`, the default) requires Chromium's sandbox: a process whose
+   * sandboxed launch fails, or where the sandbox cannot work (root, no user namespaces), takes no
+   * captures or runs; false (`off`) launches Chromium without it (CONTRACT.md "Tenancy: fair share and
+   * isolation", "The browser"; docs/security.md).
+   */
+  chromiumSandbox: boolean;
   ssrfAllowPrivate: boolean;
   webhookAllowHttp: boolean;
   /** Delays between webhook attempts, in seconds (attempt n+1 waits `webhookRetryDelaysS[n-1]`). */
@@ -240,8 +251,12 @@ export interface AppConfig {
   captureTimeoutMs: number;
   /** How long a render link that missed the cache waits for its render before 503 `RENDER_PENDING`, ms (CONTRACT.md, "Render links"). */
   renderWaitMs: number;
-  /** Monitors (CONTRACT.md, "Monitors"): shortest schedule interval (s), failed checks in a row before pausing, scheduler tick (ms). */
-  monitors: { minIntervalS: number; pauseAfterFailures: number; tickMs: number };
+  /**
+   * Monitors (CONTRACT.md, "Monitors"): shortest schedule interval (s), failed checks in a row before
+   * pausing, scheduler tick (ms), image comparisons at once per process (`COMPARE_CONCURRENCY`, each in
+   * a worker thread; CONTRACT.md, "Tenancy: fair share and isolation").
+   */
+  monitors: { minIntervalS: number; pauseAfterFailures: number; tickMs: number; compareConcurrency: number };
   /** Captures run at once by one worker process. */
   captureConcurrency: number;
   /**
@@ -407,6 +422,7 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
     publicBaseUrl: (raw.PUBLIC_BASE_URL ?? `http://localhost:${raw.PORT}`).replace(/\/+$/, ''),
     storageDir: resolve(raw.STORAGE_DIR),
     chromiumPath: raw.CHROMIUM_PATH ?? null,
+    chromiumSandbox: raw.CHROMIUM_SANDBOX === 'on',
     ssrfAllowPrivate: raw.SSRF_ALLOW_PRIVATE,
     webhookAllowHttp: raw.WEBHOOK_ALLOW_HTTP,
     webhookRetryDelaysS: raw.WEBHOOK_RETRY_DELAYS.split(',').map((s) => Number(s.trim())),
@@ -425,6 +441,7 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
       minIntervalS: raw.MONITOR_MIN_INTERVAL_S,
       pauseAfterFailures: raw.MONITOR_PAUSE_AFTER_FAILURES,
       tickMs: raw.MONITOR_TICK_MS,
+      compareConcurrency: raw.COMPARE_CONCURRENCY,
     },
     captureConcurrency: raw.CAPTURE_CONCURRENCY,
     accountMaxRunning: raw.ACCOUNT_MAX_RUNNING,

@@ -5,7 +5,7 @@ import { Duplex } from 'node:stream';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import type { UpstreamProxy } from '../config/egress-proxies';
 import { SsrfGuard, TargetRefusedError, TargetUnresolvedError } from './ssrf-guard';
-import { authorityOf, tunnelThroughUpstream, UpstreamProxyError } from './upstream-proxy-dial';
+import { tunnelThroughUpstream, UpstreamProxyError } from './upstream-proxy-dial';
 
 /**
  * Response header by which the proxy marks a plain-HTTP request it could not or would not forward;
@@ -70,11 +70,13 @@ const CONNECT_TIMEOUT_MARGIN_MS = 5_000;
  *
  * Upstream proxies (CONTRACT.md, "Capture options, second set": `proxy`; `EGRESS_PROXIES`): each one
  * has a listener of its own ({@link start} with its id), which checks every target with the guard
- * exactly as above and then, instead of dialling the checked address, forwards through that upstream:
- * a tunnel (https, wss, any CONNECT) with `CONNECT host:port`, a plain-HTTP request in absolute form,
- * both with the upstream's `Proxy-Authorization`. The upstream resolves the name itself (the guard's
- * address is what our network would reach; the upstream's network is the operator's choice). Its
- * failures read `upstream proxy <id> …`, naming the id only.
+ * exactly as above and then, instead of dialling the checked address, asks that upstream for a tunnel
+ * to it: `CONNECT <ip>:<port>` (IPv6 in brackets) with the upstream's `Proxy-Authorization`, never the
+ * name, so the upstream does not resolve it again and DNS rebinding or split-horizon DNS cannot reach
+ * what the guard refused (CONTRACT.md, "Tenancy: fair share and isolation"). Everything goes through
+ * such a tunnel: https and wss (Chromium's TLS runs inside it, SNI and certificate check on the name),
+ * and plain HTTP, sent inside it in origin form with the page's own `Host` header, as when dialling
+ * directly. Its failures read `upstream proxy <id> …`, naming the id only.
  */
 @Injectable()
 export class EgressProxy implements OnApplicationShutdown {
@@ -192,31 +194,51 @@ export class EgressProxy implements OnApplicationShutdown {
    * its body bytes go to Chromium as they come, framed by Node's HTTP server. Not Node's HTTP client:
    * it copies every body chunk; relaying 2 MB answers through it measured twice this relay's CPU,
    * plus full garbage collections that this relay does not cause (docs/capture-engine.md#ssrf-guard).
-   * Through an upstream `via`, the request goes to it in absolute form with its `Proxy-Authorization`.
+   * Through an upstream `via`, the same request goes through a tunnel to `address:port` that the
+   * upstream opened (`CONNECT <ip>:<port>`, {@link tunnelThroughUpstream}), never naming the host to it.
    */
   private relay(req: IncomingMessage, res: ServerResponse, target: URL, address: string, port: number, via: UpstreamProxy | null): void {
-    const upstream = via
-      ? connect({ host: via.host, port: via.port, timeout: this.connectTimeoutMs })
-      : connect({ host: address, port, timeout: this.connectTimeoutMs });
-    this.track(upstream);
-    let connected = false;
+    if (!via) {
+      const direct = connect({ host: address, port, timeout: this.connectTimeoutMs });
+      this.track(direct);
+      return this.relayOver(direct, req, res, target, port);
+    }
+    tunnelThroughUpstream(via, address, port, this.connectTimeoutMs, (socket) => this.track(socket)).then(
+      (tunnel) => {
+        // The browser may have given up on the request while the tunnel was being opened.
+        if (res.destroyed || res.writableEnded || !res.socket || res.socket.destroyed) return void tunnel.destroy();
+        // A site left silent is given up on as when dialled directly.
+        tunnel.setTimeout(this.connectTimeoutMs);
+        this.relayOver(tunnel, req, res, target, port);
+        tunnel.resume();
+      },
+      (err: unknown) => {
+        if (res.headersSent || res.destroyed) return;
+        const failure = err instanceof UpstreamProxyError ? err.message : `upstream proxy ${via.id} could not be reached`;
+        failPlain(res, 502, this.remember(target.hostname, port, failure));
+      },
+    );
+  }
+
+  /**
+   * Sends `req` in origin form over `upstream` (a connection to the site, once it is connected, or an
+   * open tunnel to it through an upstream proxy), with the page's headers (`Host` included) and
+   * `Connection: close`, and relays the answer to `res` (see {@link relay}).
+   */
+  private relayOver(upstream: Socket, req: IncomingMessage, res: ServerResponse, target: URL, port: number): void {
     const fail = (err: NodeJS.ErrnoException) => {
       if (res.headersSent) return void res.destroy();
-      const failure = via && !connected ? `upstream proxy ${via.id} could not be reached` : netError(err);
-      failPlain(res, 502, this.remember(target.hostname, port, failure));
+      failPlain(res, 502, this.remember(target.hostname, port, netError(err)));
     };
-    upstream.once('connect', () => {
-      connected = true;
+    const send = () => {
       const headers = forwardableHeaders(req.rawHeaders);
-      const requestTarget = via
-        ? `http://${authorityOf(target.hostname, port)}${target.pathname}${target.search}`
-        : `${target.pathname}${target.search}`;
-      const lines = [`${req.method} ${requestTarget} HTTP/1.0`];
-      if (via?.authorization) lines.push(`Proxy-Authorization: ${via.authorization}`);
+      const lines = [`${req.method} ${target.pathname}${target.search} HTTP/1.0`];
       for (let i = 0; i < headers.length; i += 2) lines.push(`${headers[i]}: ${headers[i + 1]}`);
       upstream.write(`${lines.join('\r\n')}\r\nConnection: close\r\n\r\n`);
       req.pipe(upstream, { end: false });
-    });
+    };
+    if (upstream.connecting) upstream.once('connect', send);
+    else send();
     let head: Buffer = Buffer.alloc(0);
     const readHead = (chunk: Buffer): void => {
       head = head.length ? Buffer.concat([head, chunk]) : chunk;
@@ -227,14 +249,6 @@ export class EgressProxy implements OnApplicationShutdown {
       }
       upstream.off('data', readHead);
       const answer = parseResponseHead(head.subarray(0, end).toString('latin1'));
-      if (via && answer?.status === 407) {
-        upstream.destroy();
-        return void failPlain(
-          res,
-          502,
-          this.remember(target.hostname, port, `upstream proxy ${via.id} refused the credentials (HTTP 407)`),
-        );
-      }
       // Chunked framing is not allowed in an answer to HTTP/1.0 (RFC 9112 section 6.1); relayed as bytes it would corrupt the body.
       if (!answer || answer.rawHeaders.some((name, i) => i % 2 === 0 && name.toLowerCase() === 'transfer-encoding')) {
         return void upstream.destroy(invalidResponse());
@@ -312,8 +326,9 @@ export class EgressProxy implements OnApplicationShutdown {
   }
 
   /**
-   * Dials `address:port` (or, `via` an upstream proxy, opens a tunnel to `host:port` through it); on
-   * success sends `greeting` to the client, `head` upstream, and pipes both ways.
+   * Dials `address:port` (or, `via` an upstream proxy, opens a tunnel to that same checked
+   * `address:port` through it: `CONNECT <ip>:<port>`, never the name); on success sends `greeting` to
+   * the client, `head` upstream, and pipes both ways. `host` names the target in remembered failures.
    */
   private pipeTo(
     host: string,
@@ -334,7 +349,7 @@ export class EgressProxy implements OnApplicationShutdown {
       client.pipe(upstream);
     };
     if (via) {
-      tunnelThroughUpstream(via, host, port, this.connectTimeoutMs, (socket) => this.track(socket)).then(
+      tunnelThroughUpstream(via, address, port, this.connectTimeoutMs, (socket) => this.track(socket)).then(
         (upstream) => {
           // The browser may have given up on the request while the tunnel was being opened.
           if (client.destroyed) return void upstream.destroy();

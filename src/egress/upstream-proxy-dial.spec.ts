@@ -30,18 +30,18 @@ describe('tunnelThroughUpstream (CONTRACT.md, "Capture options, second set": pro
     await Promise.all(servers.splice(0).map((s) => new Promise((resolve) => s.close(resolve))));
   });
 
-  it('sends CONNECT host:port with Proxy-Authorization and resolves with the open tunnel, bytes after the answer kept', async () => {
+  it('sends CONNECT ip:port with Proxy-Authorization and resolves with the open tunnel, bytes after the answer kept', async () => {
     const upstream = await fakeUpstream('HTTP/1.1 200 Connection Established\r\n\r\nearly');
     servers.push(upstream.server);
     const proxy = new UpstreamProxy('eu', '127.0.0.1', upstream.port, 'Basic dTpw');
-    const socket = await tunnelThroughUpstream(proxy, 'example.test', 443, 2000);
+    const socket = await tunnelThroughUpstream(proxy, '203.0.113.7', 443, 2000);
     const received: Buffer[] = [];
     socket.on('data', (d: Buffer) => received.push(d));
     socket.resume();
     socket.write('ping');
     await new Promise((r) => setTimeout(r, 100));
     socket.destroy();
-    expect(upstream.heads).toEqual(['CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\nProxy-Authorization: Basic dTpw']);
+    expect(upstream.heads).toEqual(['CONNECT 203.0.113.7:443 HTTP/1.1\r\nHost: 203.0.113.7:443\r\nProxy-Authorization: Basic dTpw']);
     expect(Buffer.concat(received).toString()).toBe('earlyping');
   });
 
@@ -60,9 +60,18 @@ describe('tunnelThroughUpstream (CONTRACT.md, "Capture options, second set": pro
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as { port: number }).port;
     await new Promise((resolve) => closed.close(resolve));
-    await expect(tunnelThroughUpstream(new UpstreamProxy('eu', '127.0.0.1', port, null), 'example.test', 443, 2000)).rejects.toThrow(
+    await expect(tunnelThroughUpstream(new UpstreamProxy('eu', '127.0.0.1', port, null), '203.0.113.7', 443, 2000)).rejects.toThrow(
       'upstream proxy eu could not be reached',
     );
+  });
+
+  it('is never given a name to resolve again: a host name is refused before the upstream is dialled', async () => {
+    const upstream = await fakeUpstream('HTTP/1.1 200 Connection Established\r\n\r\n');
+    servers.push(upstream.server);
+    await expect(
+      tunnelThroughUpstream(new UpstreamProxy('eu', '127.0.0.1', upstream.port, null), 'example.test', 443, 2000),
+    ).rejects.toThrow(TypeError);
+    expect(upstream.heads).toEqual([]);
   });
 
   it('authorityOf brackets IPv6', () => {

@@ -1,4 +1,4 @@
-import { connect, Socket } from 'node:net';
+import { connect, isIP, Socket } from 'node:net';
 import type { UpstreamProxy } from '../config/egress-proxies';
 
 /** The largest CONNECT answer head read from an upstream proxy, bytes. */
@@ -26,9 +26,12 @@ export function authorityOf(host: string, port: number): string {
 
 /**
  * Opens a connection to `upstream` (an operator-listed proxy of `EGRESS_PROXIES`, dialled as
- * configured: it is not a customer's target) and asks it for a tunnel to `host:port` with
- * `CONNECT host:port HTTP/1.1` and its `Proxy-Authorization`, if any (CONTRACT.md, "Capture options,
- * second set": `proxy`). Resolves with the socket, paused (`pipe` or `resume` it), once the upstream
+ * configured: it is not a customer's target) and asks it for a tunnel to `address:port` with
+ * `CONNECT address:port HTTP/1.1` (IPv6 in brackets) and its `Proxy-Authorization`, if any
+ * (CONTRACT.md, "Capture options, second set": `proxy`). `address` must be the IP address the SSRF
+ * guard checked, never a name: the upstream would resolve a name again, and DNS rebinding or
+ * split-horizon DNS could then reach what the guard refused (CONTRACT.md, "Tenancy: fair share and
+ * isolation"); anything else is refused with a `TypeError` before connecting. Resolves with the socket, paused (`pipe` or `resume` it), once the upstream
  * answered 2xx; any bytes it sent after its answer head are unshifted back into the socket. Rejects with an {@link UpstreamProxyError}
  * when the upstream cannot be reached within `timeoutMs`, answers otherwise, or closes; the error of a
  * socket (ECONNREFUSED, …) is passed on as the `cause`. `onSocket` sees the socket as soon as it
@@ -36,11 +39,12 @@ export function authorityOf(host: string, port: number): string {
  */
 export function tunnelThroughUpstream(
   upstream: UpstreamProxy,
-  host: string,
+  address: string,
   port: number,
   timeoutMs: number,
   onSocket: (socket: Socket) => void = () => undefined,
 ): Promise<Socket> {
+  if (!isIP(address.replace(/^\[|\]$/g, ''))) return Promise.reject(new TypeError('an upstream proxy is given an IP address, not a name'));
   return new Promise<Socket>((resolve, reject) => {
     const socket = connect({ host: upstream.host, port: upstream.port, timeout: timeoutMs });
     onSocket(socket);
@@ -52,7 +56,7 @@ export function tunnelThroughUpstream(
     const unreachable = (cause: unknown) =>
       fail(Object.assign(new UpstreamProxyError(`upstream proxy ${upstream.id} could not be reached`), { cause }));
     socket.once('connect', () => {
-      const target = authorityOf(host, port);
+      const target = authorityOf(address, port);
       const auth = upstream.authorization ? `Proxy-Authorization: ${upstream.authorization}\r\n` : '';
       socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n${auth}\r\n`);
     });

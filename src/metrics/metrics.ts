@@ -72,6 +72,17 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /**
+   * 1 when this process's browsers run with Chromium's sandbox, else 0: `CHROMIUM_SANDBOX=off`, a
+   * sandbox that could not start (the worker then takes no work), or a process that runs no
+   * browser (CONTRACT.md "Tenancy: fair share and isolation", "The browser"). Set by the browser pool.
+   */
+  readonly browserSandbox = new Gauge({
+    name: 'glimpse_browser_sandbox',
+    help: "1 when this process's browsers run with Chromium's sandbox; 0 otherwise (CHROMIUM_SANDBOX=off, the sandbox could not start, or no browser runs here).",
+    registers: [this.registry],
+  });
+
   readonly browserRestarts = new Counter({
     name: 'glimpse_browser_restarts_total',
     help: 'Browsers replaced, by reason (recycle: capture count reached; crash: disconnected or failed).',
@@ -116,6 +127,7 @@ export class Metrics {
     for (const outcome of ['success', 'http_error', 'network_error'] satisfies WebhookAttemptOutcome[])
       this.webhookAttempts.inc({ outcome }, 0);
     this.browsersRunning.set(0);
+    this.browserSandbox.set(0);
   }
 
   /** Records one finished webhook attempt: `responseCode` null means the receiver never answered. */

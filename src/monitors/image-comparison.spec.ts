@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import { compareImages, encodeDiffPng, mergeRegions } from './image-comparison';
+import { compareImages, comparedSize, encodeDiffPng, MAX_COMPARE_PIXELS, mergeRegions, scaleRegion } from './image-comparison';
 
 /** A white `width` × `height` PNG with the given rectangles filled in `color`. */
 async function png(width: number, height: number, boxes: { x: number; y: number; w: number; h: number; color?: number[] }[] = []) {
@@ -109,6 +109,119 @@ describe('compareImages', () => {
     for (const d of dots) {
       expect(result.regions.some((r) => r.x <= d.x && r.y <= d.y && r.x + r.width >= d.x + d.w && r.y + r.height >= d.y + d.h)).toBe(true);
     }
+  });
+});
+
+/** A white `width` × `height` PNG with black blocks, made by sharp without a raw buffer of the whole image. */
+async function bigPng(width: number, height: number, blocks: { x: number; y: number; w: number; h: number }[]) {
+  return sharp({ create: { width, height, channels: 3, background: '#ffffff' } })
+    .composite(
+      blocks.map((b) => ({ input: { create: { width: b.w, height: b.h, channels: 3, background: '#000000' } }, left: b.x, top: b.y })),
+    )
+    .png({ compressionLevel: 1 })
+    .toBuffer();
+}
+
+describe('images of more than 16,000,000 pixels', () => {
+  it('are compared at most at 16,000,000 pixels, the aspect ratio kept', () => {
+    expect(comparedSize(4000, 4000)).toEqual({ width: 4000, height: 4000 });
+    expect(comparedSize(10000, 10000)).toEqual({ width: 4000, height: 4000 });
+    for (const [w, h] of [
+      [5000, 4000],
+      [1280, 65000],
+      [1920, 52083],
+    ]) {
+      const size = comparedSize(w, h);
+      expect(size.width * size.height).toBeLessThanOrEqual(MAX_COMPARE_PIXELS);
+      expect(size.width * size.height).toBeGreaterThan(MAX_COMPARE_PIXELS * 0.99);
+      expect(Math.abs(size.width / size.height - w / h)).toBeLessThan(w / h / Math.min(size.width, size.height));
+    }
+  });
+
+  it('scales regions outwards to whole pixels', () => {
+    expect(scaleRegion({ x: 10, y: 20, width: 30, height: 40 }, 1, 1, { width: 100, height: 100 })).toEqual({
+      x: 10,
+      y: 20,
+      width: 30,
+      height: 40,
+    });
+    expect(scaleRegion({ x: 1000, y: 2000, width: 600, height: 400 }, 0.4, 0.4, { width: 4000, height: 4000 })).toEqual({
+      x: 400,
+      y: 800,
+      width: 240,
+      height: 160,
+    });
+    expect(scaleRegion({ x: 3, y: 3, width: 3, height: 3 }, 0.5, 0.5, { width: 5, height: 5 })).toEqual({
+      x: 1,
+      y: 1,
+      width: 2,
+      height: 2,
+    });
+    expect(scaleRegion({ x: 90, y: 0, width: 50, height: 10 }, 1, 1, { width: 100, height: 100 })).toEqual({
+      x: 90,
+      y: 0,
+      width: 10,
+      height: 10,
+    });
+  });
+
+  it('are downscaled: the diff image has at most 16,000,000 pixels, ratio, changed pixels and regions of the original', async () => {
+    // 5000 × 4000 = 20,000,000 pixels; a 600 × 400 block and a 200 × 100 one changed.
+    const before = await bigPng(5000, 4000, []);
+    const blocks = [
+      { x: 1000, y: 2000, w: 600, h: 400 },
+      { x: 4000, y: 300, w: 200, h: 100 },
+    ];
+    const result = await compareImages(before, await bigPng(5000, 4000, blocks), OPTIONS);
+    expect(result.comparedWidth * result.comparedHeight).toBeLessThanOrEqual(MAX_COMPARE_PIXELS);
+    expect([result.width, result.height]).toEqual([5000, 4000]);
+    const changed = 600 * 400 + 200 * 100;
+    expect(result.diffRatio).toBeGreaterThan((changed / 20_000_000) * 0.97);
+    expect(result.diffRatio).toBeLessThan((changed / 20_000_000) * 1.03);
+    expect(result.diffPixels).toBe(Math.round(result.diffRatio * 20_000_000));
+    // Each region is its block, in px of the original image, to within the scale's rounding (≤ 3 px).
+    expect(result.regions).toHaveLength(2);
+    const [top, bottom] = result.regions;
+    for (const [region, block] of [
+      [top, blocks[1]],
+      [bottom, blocks[0]],
+    ] as const) {
+      expect(Math.abs(region.x - block.x)).toBeLessThanOrEqual(3);
+      expect(Math.abs(region.y - block.y)).toBeLessThanOrEqual(3);
+      expect(Math.abs(region.x + region.width - (block.x + block.w))).toBeLessThanOrEqual(3);
+      expect(Math.abs(region.y + region.height - (block.y + block.h))).toBeLessThanOrEqual(3);
+    }
+    const diff = await encodeDiffPng(result);
+    const meta = await sharp(diff, { limitInputPixels: false }).metadata();
+    expect([meta.width, meta.height]).toEqual([result.comparedWidth, result.comparedHeight]);
+    expect((meta.width as number) * (meta.height as number)).toBeLessThanOrEqual(MAX_COMPARE_PIXELS);
+    // The block's middle is red at the diff image's scale.
+    const scale = (meta.width as number) / 5000;
+    expect(await pixel(diff, Math.round(1300 * scale), Math.round(2200 * scale))).toEqual([255, 0, 0]);
+  });
+
+  it('leave ignoreRegions (px of the original image) out', async () => {
+    const before = await bigPng(5000, 4000, []);
+    const after = await bigPng(5000, 4000, [
+      { x: 1000, y: 2000, w: 600, h: 400 },
+      { x: 4000, y: 300, w: 200, h: 100 },
+    ]);
+    const result = await compareImages(before, after, { threshold: 0.1, ignoreRegions: [{ x: 990, y: 1990, width: 620, height: 420 }] });
+    expect(result.regions).toHaveLength(1);
+    expect(result.regions[0].y).toBeLessThan(400);
+    expect(result.diffPixels).toBeLessThan(200 * 100 * 1.03);
+  });
+
+  it('of another size are changed with ratio 1, the whole original image one region', async () => {
+    const result = await compareImages(await bigPng(5000, 4000, []), await bigPng(5000, 4100, []), OPTIONS);
+    expect(result).toMatchObject({
+      sizeChanged: true,
+      diffRatio: 1,
+      diffPixels: 5000 * 4100,
+      regions: [{ x: 0, y: 0, width: 5000, height: 4100 }],
+    });
+    const meta = await sharp(await encodeDiffPng(result), { limitInputPixels: false }).metadata();
+    expect((meta.width as number) * (meta.height as number)).toBeLessThanOrEqual(MAX_COMPARE_PIXELS);
   });
 });
 

@@ -14,22 +14,34 @@ const MAX_AREAS_BEFORE_MERGING = 200;
 /** Opacity of the current image in the diff PNG's unchanged pixels (0: white, 1: as is). */
 const FADE_ALPHA = 0.15;
 
+/**
+ * Pixels (width × height) an image is compared at, at most (CONTRACT.md, "Tenancy: fair share and
+ * isolation": image comparison on images downscaled to at most 16,000,000 pixels): a larger image is
+ * downscaled first ({@link comparedSize}); docs/monitors.md, "Large images".
+ */
+export const MAX_COMPARE_PIXELS = 16_000_000;
+
 /** What to compare (CONTRACT.md, "Monitors": `diff`). */
 export interface ComparisonOptions {
   /** Per-pixel colour distance 0–1 above which a pixel differs, as pixelmatch defines it. */
   threshold: number;
-  /** Rectangles (px) left out of the comparison. */
+  /** Rectangles (px of the original images) left out of the comparison. */
   ignoreRegions: ImageRegion[];
+  /**
+   * Images of more pixels are downscaled to at most this many before the comparison; default
+   * {@link MAX_COMPARE_PIXELS}, `Infinity` compares at full size.
+   */
+  maxPixels?: number;
 }
 
-/** Rows of the current image where pixels changed: their top row and pixelmatch's mask (RGBA, changed pixels red and opaque, others transparent). */
+/** Rows of the compared image where pixels changed: their top row and pixelmatch's mask (RGBA, changed pixels red and opaque, others transparent). */
 interface ChangedBand {
   top: number;
   height: number;
   mask: Buffer;
 }
 
-/** What drawing the diff image needs: the current image and where it changed. */
+/** What drawing the diff image needs: the current image (at the compared size) and where it changed. */
 export interface DiffDrawing {
   current: RawImage;
   /** Changed bands; empty with `everything`. */
@@ -38,19 +50,26 @@ export interface DiffDrawing {
   everything: boolean;
 }
 
-/** The outcome of {@link compareImages}. */
+/** The outcome of {@link compareImages}. Sizes and regions are in px of the original (current) image. */
 export interface Comparison {
-  /** Pixels that differ (anti-aliased pixels and ignored regions excluded). */
+  /**
+   * Pixels that differ (anti-aliased pixels and ignored regions excluded); of a downscaled
+   * comparison, the changed pixels found scaled by the original-to-compared pixel count (rounded, at
+   * least 1 when any changed): `diffRatio` × width × height.
+   */
   diffPixels: number;
-  /** `diffPixels` over all pixels of the current image, 0–1; 1 when the sizes differ. */
+  /** Changed pixels over all pixels of the compared image, 0–1; 1 when the sizes differ. */
   diffRatio: number;
-  /** Bounding boxes of the changed areas, at most {@link MAX_REGIONS}, top to bottom. */
+  /** Bounding boxes of the changed areas, at most {@link MAX_REGIONS}, top to bottom, px of the original image. */
   regions: ImageRegion[];
   /** True when the two images have different sizes. */
   sizeChanged: boolean;
   /** Size of the current image, px. */
   width: number;
   height: number;
+  /** Size the images were compared (and the diff image is drawn) at, px: the original one up to {@link MAX_COMPARE_PIXELS}. */
+  comparedWidth: number;
+  comparedHeight: number;
   /** What {@link encodeDiffPng} draws; null when nothing changed. */
   diff: DiffDrawing | null;
 }
@@ -62,8 +81,51 @@ export interface RawImage {
   height: number;
 }
 
-async function decode(image: Buffer): Promise<RawImage> {
-  const { data, info } = await sharp(image, { limitInputPixels: false }).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+/** A width and a height, px. */
+interface Size {
+  width: number;
+  height: number;
+}
+
+/**
+ * The size an image of `width` × `height` px is compared at: itself when it has at most `maxPixels`
+ * pixels, else both sides scaled by √(maxPixels / (width × height)) and rounded down (at least 1 px),
+ * so the aspect ratio is kept to within a pixel and the result has at most `maxPixels` pixels
+ * (CONTRACT.md, "Tenancy: fair share and isolation").
+ */
+export function comparedSize(width: number, height: number, maxPixels: number = MAX_COMPARE_PIXELS): Size {
+  if (width * height <= maxPixels) return { width, height };
+  const scale = Math.sqrt(maxPixels / (width * height));
+  return { width: Math.max(1, Math.floor(width * scale)), height: Math.max(1, Math.floor(height * scale)) };
+}
+
+/**
+ * `region` scaled by `sx` horizontally and `sy` vertically, grown outwards to whole pixels and
+ * clipped to `limit` (px): so a region covers at least the pixels it covered at the other size.
+ */
+export function scaleRegion(region: ImageRegion, sx: number, sy: number, limit: Size): ImageRegion {
+  // A tiny tolerance keeps exact products (2000 × 0.4 = 800.0000000001) from growing by a pixel.
+  const x0 = Math.max(0, Math.floor(region.x * sx + 1e-9));
+  const y0 = Math.max(0, Math.floor(region.y * sy + 1e-9));
+  const x1 = Math.min(limit.width, Math.ceil((region.x + region.width) * sx - 1e-9));
+  const y1 = Math.min(limit.height, Math.ceil((region.y + region.height) * sy - 1e-9));
+  return { x: x0, y: y0, width: Math.max(0, x1 - x0), height: Math.max(0, y1 - y0) };
+}
+
+/** The size of an encoded image, from its header (nothing decoded). Throws when it is not an image. */
+async function sizeOf(image: Buffer): Promise<Size> {
+  const { width, height } = await sharp(image, { limitInputPixels: false }).metadata();
+  if (!width || !height) throw new Error('not an image');
+  return { width, height };
+}
+
+/** `image` decoded to raw RGBA at `size` (downscaled by sharp, Lanczos 3, when smaller than `original`). */
+async function decode(image: Buffer, original: Size, size: Size): Promise<RawImage> {
+  let pipeline = sharp(image, { limitInputPixels: false });
+  if (size.width !== original.width || size.height !== original.height) {
+    pipeline = pipeline.resize(size.width, size.height, { fit: 'fill' });
+  }
+  const { data, info } = await pipeline.ensureAlpha().raw().toBuffer({ resolveWithObject: true });
   return { data, width: info.width, height: info.height };
 }
 
@@ -72,20 +134,34 @@ const BAND_MARGIN_ROWS = 2;
 
 /**
  * Compares the `current` image (PNG, JPEG or WebP bytes) with `baseline` (CONTRACT.md, "Monitors"):
- * identical bytes answer at once; otherwise both are decoded (at the same time), rows that are
- * byte-identical are skipped, and pixelmatch (`threshold`, anti-aliased pixels ignored) runs on the
- * bands of rows that differ; `ignoreRegions` are taken from the baseline so they never differ. Changed
- * pixels are grouped into {@link CELL_PX} cells whose 8-connected areas give the regions, merged
- * (overlapping ones first, then the pair growing least) down to {@link MAX_REGIONS}. Images of
- * different sizes are changed with ratio 1 and one region: the whole current image. Throws when an
- * image cannot be decoded.
+ * identical bytes answer at once; images of more than `maxPixels` ({@link MAX_COMPARE_PIXELS}) are
+ * decoded downscaled to {@link comparedSize} (CONTRACT.md, "Tenancy: fair share and isolation"), both
+ * at the same time; rows that are byte-identical are skipped, and pixelmatch (`threshold`,
+ * anti-aliased pixels ignored) runs on the bands of rows that differ; `ignoreRegions` (original px,
+ * scaled outwards) are taken from the baseline so they never differ. Changed pixels are grouped into
+ * {@link CELL_PX} cells (of the compared image) whose 8-connected areas give the regions, merged
+ * (overlapping ones first, then the pair growing least) down to {@link MAX_REGIONS}, then scaled
+ * back outwards to px of the original image. Images of different sizes are changed with ratio 1 and
+ * one region: the whole current image. CPU-bound for up to seconds: callers off the request path run
+ * it in a worker thread (src/monitors/image-compare-pool.ts). Throws when an image cannot be decoded.
  */
 export async function compareImages(baseline: Buffer, current: Buffer, options: ComparisonOptions): Promise<Comparison> {
-  const sameBytes = baseline.equals(current);
-  const [now, before] = await Promise.all([decode(current), sameBytes ? null : decode(baseline)]);
-  const { width, height } = now;
-  const unchanged: Comparison = { diffPixels: 0, diffRatio: 0, regions: [], sizeChanged: false, width, height, diff: null };
-  if (!before) return unchanged;
+  const original = await sizeOf(current);
+  const { width, height } = original;
+  const compared = comparedSize(width, height, options.maxPixels ?? MAX_COMPARE_PIXELS);
+  const unchanged: Comparison = {
+    diffPixels: 0,
+    diffRatio: 0,
+    regions: [],
+    sizeChanged: false,
+    width,
+    height,
+    comparedWidth: compared.width,
+    comparedHeight: compared.height,
+    diff: null,
+  };
+  if (baseline.equals(current)) return unchanged;
+  const before = await sizeOf(baseline);
   if (before.width !== width || before.height !== height) {
     return {
       ...unchanged,
@@ -93,40 +169,53 @@ export async function compareImages(baseline: Buffer, current: Buffer, options: 
       diffRatio: 1,
       sizeChanged: true,
       regions: [{ x: 0, y: 0, width, height }],
-      diff: { current: now, bands: [], everything: true },
+      diff: { current: await decode(current, original, compared), bands: [], everything: true },
     };
   }
-  for (const region of options.ignoreRegions) copyRegion(before.data, now.data, width, height, region);
-  const cells = new CellGrid(width, height, CELL_PX);
+  const [a, b] = await Promise.all([decode(baseline, original, compared), decode(current, original, compared)]);
+  const w = compared.width;
+  const h = compared.height;
+  for (const region of options.ignoreRegions) copyRegion(a.data, b.data, w, h, scaleRegion(region, w / width, h / height, compared));
+  const cells = new CellGrid(w, h, CELL_PX);
   const bands: ChangedBand[] = [];
-  let diffPixels = 0;
-  for (const [top, bottom] of differingRows(before.data, now.data, width, height)) {
-    const from = top * width * 4;
-    const to = bottom * width * 4;
+  let found = 0;
+  for (const [top, bottom] of differingRows(a.data, b.data, w, h)) {
+    const from = top * w * 4;
+    const to = bottom * w * 4;
     const mask = Buffer.alloc(to - from);
-    const found = pixelmatch(before.data.subarray(from, to), now.data.subarray(from, to), mask, width, bottom - top, {
+    const inBand = pixelmatch(a.data.subarray(from, to), b.data.subarray(from, to), mask, w, bottom - top, {
       threshold: options.threshold,
       includeAA: false,
       diffMask: true,
       diffColor: [255, 0, 0],
     });
-    if (!found) continue;
-    diffPixels += found;
+    if (!inBand) continue;
+    found += inBand;
     for (let i = 3; i < mask.length; i += 4) {
       if (mask[i] !== 255) continue;
       const p = (i - 3) >> 2;
-      cells.mark(p % width, top + ((p / width) | 0));
+      cells.mark(p % w, top + ((p / w) | 0));
     }
     bands.push({ top, height: bottom - top, mask });
   }
-  if (diffPixels === 0) return unchanged;
+  if (found === 0) return unchanged;
+  const diffRatio = found / (w * h);
+  const scaled = w !== width || h !== height;
   return {
     ...unchanged,
-    diffPixels,
-    diffRatio: diffPixels / (width * height),
-    regions: mergeRegions(cells.areas(), MAX_REGIONS),
-    diff: { current: now, bands, everything: false },
+    diffPixels: scaled ? Math.max(1, Math.round(diffRatio * width * height)) : found,
+    diffRatio,
+    regions: mergeRegions(cells.areas(), MAX_REGIONS).map((r) => (scaled ? scaleRegion(r, width / w, height / h, original) : r)),
+    diff: { current: b, bands, everything: false },
   };
+}
+
+/**
+ * Whether a comparison is a change (CONTRACT.md, "Monitors"): some pixels differ and their ratio is
+ * at or above `minChangeRatio` (0–1).
+ */
+export function isChange(comparison: Pick<Comparison, 'diffPixels' | 'diffRatio'>, minChangeRatio: number): boolean {
+  return comparison.diffPixels > 0 && comparison.diffRatio >= minChangeRatio;
 }
 
 /**
@@ -149,8 +238,8 @@ function differingRows(a: Buffer, b: Buffer, width: number, height: number): [nu
 }
 
 /**
- * The diff image of a {@link Comparison} as PNG bytes (CONTRACT.md, "Monitors"): the current image in
- * grey faded towards white, changed pixels red (an image of another size: tinted red all over). The
+ * The diff image of a {@link Comparison} as PNG bytes (CONTRACT.md, "Monitors"), at the compared size
+ * (`comparedWidth` × `comparedHeight`): the current image in grey faded towards white, changed pixels red (an image of another size: tinted red all over). The
  * grey comes from sharp, the fade from a table, the red from the changed bands' masks; fast PNG
  * compression. Throws when nothing changed.
  */

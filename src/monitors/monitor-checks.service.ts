@@ -10,7 +10,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EventsService } from '../events/events.service';
 import { ScreenshotsService } from '../screenshots/screenshots.service';
 import { ResultFilesService } from '../storage/result-files.service';
-import { compareImages, encodeDiffPng } from './image-comparison';
+import { ComparisonInterrupted, ImageComparePool } from './image-compare-pool';
 import { MonitorCheckLifecycle } from './monitor-check-lifecycle';
 import { MonitorCheck } from './monitor-check.entity';
 import { Monitor } from './monitor.entity';
@@ -40,7 +40,8 @@ interface EndedJob {
 /**
  * A monitor's checks (CONTRACT.md, "Monitors"): starting one (an ordinary capture job accepted with
  * the monitor's API key, in the caller's transaction), and ending it once its capture job ended
- * ({@link compareJob}): comparison with the baseline image off the request path, the check's status,
+ * ({@link compareJob}): comparison with the baseline image off the request path and off the event
+ * loop ({@link ImageComparePool}: worker threads, `COMPARE_CONCURRENCY` at once), the check's status,
  * the monitor's failure count and auto-pause, and the `monitor.changed` / `monitor.failed` events,
  * all in one transaction. It hears of ended capture jobs as an event sink of `screenshot.*` events
  * (after their commit); {@link compareEnded} picks up what a dead worker left.
@@ -57,6 +58,7 @@ export class MonitorChecksService implements OnModuleInit {
     private readonly lifecycle: MonitorCheckLifecycle,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly comparisons: ImageComparePool,
   ) {}
 
   /** Hears of every ended capture job: a monitor's is compared after the commit, without holding up the worker. */
@@ -148,28 +150,58 @@ export class MonitorChecksService implements OnModuleInit {
       return this.end(check, { status: 'failed', error: job.error ?? 'the capture failed' });
     }
     try {
-      return await this.compareDone(monitor, check, job.result_file);
+      return await this.compareDone(monitor, check, job.result_file, now);
     } catch (err) {
+      // The process is stopping: the check stays open, for a later pass (compareEnded).
+      if (err instanceof ComparisonInterrupted) throw err;
       this.logger.error(`Comparing check ${check.id} failed`, (err as Error).stack);
       return this.end(check, { status: 'failed', screenshotFile: job.result_file, error: COMPARISON_FAILED_MESSAGE });
     }
   }
 
-  /** Compares the done capture `file` of `check` with its baseline and ends the check (see {@link compareJob}). */
-  private async compareDone(monitor: Monitor, check: MonitorCheck, file: string): Promise<boolean> {
+  /**
+   * Compares the done capture `file` of `check`, claimed at `claimedAt`, with its baseline and ends the
+   * check (see {@link compareJob}). When its turn comes (the comparisons ahead of it can take minutes),
+   * the claim is renewed; a check another worker took over meanwhile (the claim was stale) is left to
+   * it: false.
+   */
+  private async compareDone(monitor: Monitor, check: MonitorCheck, file: string, claimedAt: Date): Promise<boolean> {
+    const readCurrent = async () => {
+      const current = await this.files.open(file, MAX_IMAGE_BYTES);
+      if (!current?.data) throw new Error(`the image of ${check.id} cannot be read`);
+      return current.data;
+    };
     const baseline = await this.baselineOf(monitor, check);
-    const current = await this.files.open(file, MAX_IMAGE_BYTES);
-    if (!current?.data) throw new Error(`the image of ${check.id} cannot be read`);
-    const before = baseline ? await this.files.open(baseline.file, MAX_IMAGE_BYTES) : null;
-    if (!baseline || !before?.data) return this.end(check, { status: 'baseline', screenshotFile: file });
-    const comparison = await compareImages(before.data, current.data, {
-      threshold: monitor.diff.threshold,
-      ignoreRegions: monitor.diff.ignoreRegions,
-    });
-    const changed = comparison.diffPixels > 0 && comparison.diffRatio >= monitor.diff.minChangeRatio;
-    const diffFile = changed ? await this.files.save(await encodeDiffPng(comparison), 'png') : null;
+    if (!baseline) {
+      await readCurrent();
+      return this.end(check, { status: 'baseline', screenshotFile: file });
+    }
+    // The images are read once the comparison has its turn (waiting ones hold no image).
+    let takenOver = false;
+    const comparison = await this.comparisons.compare(
+      async () => {
+        const [renewed] = await rowsOf<{ id: string }>(
+          this.dataSource.manager,
+          `UPDATE monitor_checks SET compare_started_at = $3 WHERE id = $1 AND status = 'pending' AND compare_started_at = $2 RETURNING id`,
+          [check.id, claimedAt, this.clock.now()],
+        );
+        if (!renewed) {
+          takenOver = true;
+          return null;
+        }
+        const current = await readCurrent();
+        const before = await this.files.open(baseline.file, MAX_IMAGE_BYTES);
+        return before?.data ? { baseline: before.data, current } : null;
+      },
+      { threshold: monitor.diff.threshold, minChangeRatio: monitor.diff.minChangeRatio, ignoreRegions: monitor.diff.ignoreRegions },
+    );
+    if (takenOver) return false;
+    // The baseline's image expired: this check's image is the new baseline.
+    if (!comparison) return this.end(check, { status: 'baseline', screenshotFile: file });
+    const png = comparison.diffPng;
+    const diffFile = png ? await this.files.save(Buffer.from(png.buffer, png.byteOffset, png.byteLength), 'png') : null;
     return this.end(check, {
-      status: changed ? 'changed' : 'unchanged',
+      status: comparison.changed ? 'changed' : 'unchanged',
       screenshotFile: file,
       baselineCheckId: baseline.checkId,
       baselineFile: baseline.file,

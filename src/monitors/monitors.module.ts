@@ -6,6 +6,7 @@ import { EventsModule } from '../events/events.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { ScreenshotsModule } from '../screenshots/screenshots.module';
 import { StorageModule } from '../storage/storage.module';
+import { ImageComparePool } from './image-compare-pool';
 import { MonitorCheckLifecycle } from './monitor-check-lifecycle';
 import { MonitorCheck } from './monitor-check.entity';
 import { MonitorChecksService } from './monitor-checks.service';
@@ -26,7 +27,7 @@ import { MonitorsService } from './monitors.service';
     StorageModule,
   ],
   controllers: [MonitorsController],
-  providers: [MonitorsService, MonitorChecksService, MonitorCheckLifecycle, MonitorScheduler],
+  providers: [MonitorsService, MonitorChecksService, MonitorCheckLifecycle, MonitorScheduler, ImageComparePool],
   exports: [MonitorsService],
 })
 export class MonitorsModule {}

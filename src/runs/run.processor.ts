@@ -23,8 +23,8 @@ export const RUN_SWEEP_JOB = 'run-sweep';
 export const RUN_SWEEP_INTERVAL_MS = 30_000;
 /** Beyond its budget, the time a `running` run may take to finalize before the run sweep ends it, ms. */
 const FINALIZE_SLACK_MS = 180_000;
-/** Time after the budget for stopping the video and reading the final page, before the context closes, ms. */
-const LEASE_GRACE_MS = 60_000;
+/** Time after the budget for stopping the video and reading the final page, before the context closes, ms (the Helm chart's KEDA cooldown counts it). */
+export const RUN_LEASE_GRACE_MS = 60_000;
 /** Runs whose files are deleted at most per sweep (a backlog is worked off over several sweeps). */
 const PURGE_BATCH = 200;
 /** How often a running run checks for a cancel, ms. */
@@ -66,6 +66,18 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
     private readonly cipher: SecretCipher,
   ) {
     super();
+  }
+
+  /**
+   * Starts (run handler and run sweep) only where the browser pool admits work
+   * (`BrowserPool.admitsWork`: Chromium's sandbox, CONTRACT.md "Tenancy: fair share and isolation",
+   * "The browser"). A refused worker registers no handler on the runs queue at all: Bull gives a
+   * worker with any handler on a queue every kind of job of it, and fails those it has no handler
+   * for; so its runs stay `pending` for another worker, which also runs the sweep.
+   */
+  override async onApplicationBootstrap(): Promise<void> {
+    if (this.runProcessors && !(await this.pool.admitsWork())) return;
+    super.onApplicationBootstrap();
   }
 
   protected concurrency(): number {
@@ -110,7 +122,7 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
       const outcome = await this.pool.withLease(
         {
           budgetMs: run.timeoutMs + this.config.captureTimeoutMs,
-          graceMs: LEASE_GRACE_MS,
+          graceMs: RUN_LEASE_GRACE_MS,
           context: sessionContextOptions(run.options),
           upstreamProxy: run.options.proxy,
         },

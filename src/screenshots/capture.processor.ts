@@ -80,6 +80,16 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
     this.browserTurns = pLimit(config.captureConcurrency);
   }
 
+  /**
+   * Takes jobs only where the browser pool admits work (`BrowserPool.admitsWork`: Chromium's sandbox,
+   * CONTRACT.md "Tenancy: fair share and isolation", "The browser"); a refused worker registers no
+   * handler on the queue, so its jobs stay queued, `pending`, for another worker.
+   */
+  override async onApplicationBootstrap(): Promise<void> {
+    if (this.runProcessors && !(await this.pool.admitsWork())) return;
+    super.onApplicationBootstrap();
+  }
+
   /** Starts the processor; a worker without a browser fails here, at boot, with the paths it tried. */
   protected override start(): void {
     this.pool.executablePath();

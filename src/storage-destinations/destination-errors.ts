@@ -1,3 +1,4 @@
+import { AnswerTooLargeError } from '../egress/customer-endpoints';
 import { DestinationRefusedError } from './guarded-lookup';
 
 /** What S3 error names mean for a customer (the rest are named as they are). */
@@ -25,7 +26,8 @@ const NETWORK_CODES = new Set([
 /**
  * The customer-safe reason an upload or a destination test failed (CONTRACT.md, "Storage
  * destinations"; internal errors never reach a customer): an S3 error by its code and HTTP status,
- * a refusal by the SSRF guard as the guard words it, a network error by its code, a timeout; anything
+ * a refusal by the SSRF guard as the guard words it, an answer over the size read from customer
+ * endpoints ({@link AnswerTooLargeError}), a network error by its code, a timeout; anything
  * else a generic text. Never a stack, a local path, or an address a name resolved to.
  */
 export function describeDestinationError(err: unknown): string {
@@ -38,6 +40,8 @@ export function describeDestinationError(err: unknown): string {
   } | null;
   const refused = findCause(err, (c) => c instanceof DestinationRefusedError);
   if (refused) return (refused as Error).message;
+  const tooLarge = findCause(err, (c) => c instanceof AnswerTooLargeError);
+  if (tooLarge) return (tooLarge as Error).message;
   if (e?.name === 'TimeoutError' || e?.name === 'AbortError' || e?.code === 'UND_ERR_CONNECT_TIMEOUT') return 'the request timed out';
   const network = findCause(err, (c) => NETWORK_CODES.has((c as { code?: string })?.code ?? ''));
   if (network) return `could not reach the endpoint (${(network as { code: string }).code})`;

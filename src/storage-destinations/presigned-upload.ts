@@ -1,5 +1,6 @@
 import { backOff } from 'exponential-backoff';
 import { Agent, request } from 'undici';
+import { AnswerTooLargeError, CUSTOMER_ANSWER_MAX_BYTES, readAtMost } from '../egress/customer-endpoints';
 import type { SsrfGuard } from '../egress/ssrf-guard';
 import { describeDestinationError } from './destination-errors';
 import { guardedLookup } from './guarded-lookup';
@@ -8,7 +9,7 @@ import { guardedLookup } from './guarded-lookup';
 const MAX_ATTEMPTS = 3;
 /** Wait before the first retry, ms (doubled for the next, with full jitter). */
 const FIRST_RETRY_DELAY_MS = 250;
-/** Longest one attempt may take, ms (three, with the back-off: about a minute at most). */
+/** Longest one attempt may take, ms, its answer's body included (three, with the back-off: about a minute at most). */
 const ATTEMPT_TIMEOUT_MS = 20_000;
 
 /** A presigned `PUT` that failed; `message` is customer-safe. */
@@ -26,8 +27,11 @@ export class PresignedUploadError extends Error {
  * Sends `data` with one `PUT` to a customer's presigned URL (CONTRACT.md, "Storage destinations":
  * `upload`), through the SSRF guard ({@link guardedLookup}: the connection goes to the checked address).
  * `headers` are the customer's (they win over the `Content-Type` set here). Redirects are not followed.
- * Retries network errors and 5xx answers with exponential back-off; returns the `ETag` answered (or
- * null). Throws {@link PresignedUploadError} for a non-2xx answer or when every attempt failed.
+ * A 2xx answer counts once its body has ended within the attempt's time and within
+ * {@link CUSTOMER_ANSWER_MAX_BYTES} ({@link readAtMost}; CONTRACT.md, "Tenancy: fair share and
+ * isolation"): a longer one is closed and fails the upload, not retried. Retries network errors,
+ * timeouts and 5xx answers with exponential back-off; returns the `ETag` answered (or null). Throws
+ * {@link PresignedUploadError} for a non-2xx or too large answer, or when every attempt failed.
  */
 export async function presignedPut(
   guard: SsrfGuard,
@@ -51,18 +55,21 @@ export async function presignedPut(
 
 async function putOnce(agent: Agent, url: string, data: Buffer, headers: Record<string, string>): Promise<string | null> {
   let res: Awaited<ReturnType<typeof request>>;
+  const signal = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);
   try {
-    res = await request(url, { method: 'PUT', body: data, headers, dispatcher: agent, signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) });
+    res = await request(url, { method: 'PUT', body: data, headers, dispatcher: agent, signal });
+    if (res.statusCode >= 200 && res.statusCode < 300) {
+      if ((await readAtMost(res.body, CUSTOMER_ANSWER_MAX_BYTES, signal)).overflowed)
+        throw new AnswerTooLargeError(CUSTOMER_ANSWER_MAX_BYTES);
+      const etag = res.headers.etag;
+      return typeof etag === 'string' ? etag : null;
+    }
   } catch (err) {
     const reason = describeDestinationError(err);
-    throw new PresignedUploadError(reason, !reason.startsWith('Target not allowed'));
+    throw new PresignedUploadError(reason, !reason.startsWith('Target not allowed') && !(err instanceof AnswerTooLargeError));
   }
   res.body.on('error', () => undefined);
   res.body.destroy();
-  if (res.statusCode >= 200 && res.statusCode < 300) {
-    const etag = res.headers.etag;
-    return typeof etag === 'string' ? etag : null;
-  }
   const redirect = res.statusCode >= 300 && res.statusCode < 400 ? ' (redirects are not followed)' : '';
   throw new PresignedUploadError(`the upload URL answered HTTP ${res.statusCode}${redirect}`, res.statusCode >= 500);
 }

@@ -122,15 +122,25 @@ export class StorageDestinationsController {
     operationId: 'testStorageDestination',
     summary: 'Test a storage destination',
     description:
-      'Writes a small object under the prefix and deletes it again. `ok` false with `error` saying why (credentials, bucket, network): the ' +
-      'answer is 200 either way.',
+      'Writes a small object under the prefix and deletes it again. `ok` false with `error` saying why (credentials, bucket, network, an ' +
+      'answer over 1 MiB, a timeout): the answer is 200 either way. At most 10 per destination per minute (429 `RATE_LIMITED`).',
   })
   @ApiOkResponse({
     type: StorageDestinationTestDto,
     description: 'The outcome',
     example: { ok: false, error: 'the access key id is not known to the bucket (InvalidAccessKeyId), HTTP 403' },
   })
-  @ApiErrorResponses(401, 404, 500)
+  @ApiErrorResponses(
+    401,
+    404,
+    {
+      status: 429,
+      codes: ['RATE_LIMITED'],
+      description:
+        'More than 10 tests of this destination in the last minute (or over the per-second rate); retry after `Retry-After` seconds',
+    },
+    500,
+  )
   testStorageDestination(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string): Promise<StorageDestinationTestDto> {
     return this.destinations.test(caller, id);
   }

@@ -1,13 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { findAccountOwned } from '../accounts/find-account-owned';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { DataSource, Repository } from 'typeorm';
 import { assertBelowPlanLimit } from '../accounts/plan-limits';
 import { ApiError, ErrorCode, FieldError } from '../common/api-error';
 import { Clock } from '../common/clock';
+import { PostgresRateLimiter } from '../common/postgres-rate-limiter';
 import { newId, randomBase62 } from '../common/ids';
 import { SecretCipher } from '../common/secret-cipher';
 import { resealColumns, ResealReport } from '../database/secret-reseal';
+import { ENDPOINT_TEST_LIMIT } from '../egress/customer-endpoints';
 import { SsrfGuard } from '../egress/ssrf-guard';
 import { BucketClient, BucketTarget } from './bucket-client';
 import { describeDestinationError } from './destination-errors';
@@ -50,7 +52,13 @@ export class StorageDestinationsService {
     private readonly cipher: SecretCipher,
     private readonly clock: Clock,
     private readonly guard: SsrfGuard,
-  ) {}
+    @InjectDataSource() dataSource: DataSource,
+  ) {
+    this.testLimiter = new PostgresRateLimiter(dataSource, ENDPOINT_TEST_LIMIT);
+  }
+
+  /** {@link test}s per destination: 10 a minute (CONTRACT.md, "Tenancy: fair share and isolation"), shared with webhook test pings. */
+  private readonly testLimiter: PostgresRateLimiter;
 
   /**
    * Re-seals every destination's credentials under the first configured key ({@link resealColumns};
@@ -108,10 +116,16 @@ export class StorageDestinationsService {
   /**
    * Writes a small object under the destination's prefix and deletes it again: `{ ok: true, error:
    * null }`, or `{ ok: false, error }` with a customer-safe reason (credentials, bucket, network, SSRF
-   * guard). Throws 404 as {@link get}.
+   * guard, an answer over 1 MiB, a timeout: {@link BucketClient}). At most {@link ENDPOINT_TEST_LIMIT}
+   * (10) per destination per minute (CONTRACT.md, "Tenancy: fair share and isolation"). Throws 404 as
+   * {@link get}, 429 `RATE_LIMITED` (with `Retry-After`; the bucket is not contacted) over the limit.
    */
   async test(caller: Caller, id: string): Promise<StorageDestinationTestDto> {
     const destination = await this.findOwn(caller, id);
+    await this.testLimiter.consumeOrRefuse(
+      destination.id,
+      `Too many tests: a storage destination may be tested ${ENDPOINT_TEST_LIMIT.points} times per minute`,
+    );
     const key = `${destination.prefix}glimpse-test-${randomBase62(16)}.txt`;
     let client: BucketClient | null = null;
     try {

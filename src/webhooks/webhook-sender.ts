@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
+import { readAtMost } from '../egress/customer-endpoints';
 import { SsrfGuard, TargetRefusedError, TargetUnresolvedError } from '../egress/ssrf-guard';
 
 /** Characters of a response body kept in the delivery log (the issue: "a short excerpt" only). */
@@ -28,7 +29,8 @@ export interface AttemptOutcome {
  * happens between check and connect (DNS rebinding cannot redirect it). The URL's host name stays
  * the TLS SNI name, the name the certificate is checked against, and the `Host` header. Redirects are
  * not followed (a 3xx is a failure); at most {@link MAX_RESPONSE_BYTES} of the response body are
- * read; the whole exchange is bounded by `timeoutMs`. Success is any 2xx status (spec section 3.2).
+ * read ({@link readAtMost}, then the connection is closed; a 2xx body is not read at all); the whole
+ * exchange is bounded by `timeoutMs`. Success is any 2xx status (spec section 3.2).
  * Never throws: every failure is an {@link AttemptOutcome} with `ok: false`.
  */
 @Injectable()
@@ -53,7 +55,9 @@ export class WebhookSender {
         discard(res.body);
         return { ok: true, responseCode: res.statusCode, errorMessage: null };
       }
-      const excerpt = excerptOf(await readCapped(res.body, MAX_RESPONSE_BYTES));
+      // A timeout or reset while reading leaves no excerpt; the status is the failure either way.
+      const read = await readAtMost(res.body, MAX_RESPONSE_BYTES, signal).catch(() => null);
+      const excerpt = read ? excerptOf(read.bytes) : '';
       const redirect = res.statusCode >= 300 && res.statusCode < 400 ? ' (redirects are not followed)' : '';
       return failure(res.statusCode, `receiver answered ${res.statusCode}${redirect}${excerpt ? `: ${excerpt}` : ''}`);
     } catch (err) {
@@ -87,24 +91,6 @@ type Body = AsyncIterable<Buffer> & { destroy(): unknown; on(event: 'error', lis
 function discard(body: Body): void {
   body.on('error', () => undefined);
   body.destroy();
-}
-
-/** Reads at most `maxBytes` of a body, then stops reading (the stream is destroyed); '' on a read error. */
-async function readCapped(body: Body, maxBytes: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let length = 0;
-  try {
-    for await (const chunk of body) {
-      chunks.push(chunk);
-      length += chunk.length;
-      if (length >= maxBytes) break;
-    }
-  } catch {
-    /* timeout or reset while reading: keep what arrived */
-  } finally {
-    discard(body);
-  }
-  return Buffer.concat(chunks).subarray(0, maxBytes);
 }
 
 /** The first {@link RESPONSE_EXCERPT_CHARS} characters of a body on one line. */

@@ -4,10 +4,11 @@ import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { assertBelowPlanLimit } from '../accounts/plan-limits';
-import { ApiError, ErrorCode } from '../common/api-error';
+import { ApiError } from '../common/api-error';
 import { PostgresRateLimiter } from '../common/postgres-rate-limiter';
 import { Clock } from '../common/clock';
 import { isId, newId } from '../common/ids';
+import { ENDPOINT_TEST_LIMIT } from '../egress/customer-endpoints';
 import { EventsService } from '../events/events.service';
 import { CreateWebhookEndpointDto, RotateWebhookSecretDto, UpdateWebhookEndpointDto } from './dto/create-webhook-endpoint.dto';
 import { WebhookDeliveryDto, WebhookDeliveryListDto } from './dto/webhook-delivery.dto';
@@ -27,9 +28,6 @@ import { DELIVERY_LOG_SIZE } from './webhook-deliveries-fan-out';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 import { WebhookTargetPolicy } from './webhook-target';
-
-/** `POST /v1/webhooks/:id/test` per endpoint (CONTRACT.md, "Organizations and plan limits": 10 per minute). */
-export const TEST_PING_LIMIT = { name: 'webhook-test', points: 10, durationS: 60 };
 
 /** Counts an account's webhook endpoints (enabled or not), the plan-limited number. */
 const ENDPOINTS_SQL = `SELECT count(*)::int AS n FROM webhook_endpoints WHERE account_id = $1`;
@@ -54,7 +52,7 @@ export class WebhooksService {
     private readonly deliveryService: WebhookAttempts,
     private readonly clock: Clock,
   ) {
-    this.testPingLimiter = new PostgresRateLimiter(dataSource, TEST_PING_LIMIT);
+    this.testPingLimiter = new PostgresRateLimiter(dataSource, ENDPOINT_TEST_LIMIT);
   }
 
   private readonly testPingLimiter: PostgresRateLimiter;
@@ -180,22 +178,16 @@ export class WebhooksService {
 
   /**
    * Publishes a `test.ping` event `{ endpointId, message }` delivered to this endpoint only (whatever
-   * it subscribes to) and returns the delivery id, at most {@link TEST_PING_LIMIT} per endpoint per
-   * minute (CONTRACT.md, "Organizations and plan limits"). Throws 404 `NOT_FOUND` and 429
+   * it subscribes to) and returns the delivery id, at most {@link ENDPOINT_TEST_LIMIT} (10) per endpoint
+   * per minute (CONTRACT.md, "Organizations and plan limits"). Throws 404 `NOT_FOUND` and 429
    * `RATE_LIMITED` (with `Retry-After`; nothing is published).
    */
   async test(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<TestWebhookDeliveryDto> {
     const endpoint = await this.find(caller, id);
-    const decision = await this.testPingLimiter.consume(endpoint.id);
-    if (!decision.allowed) {
-      throw new ApiError(
-        ErrorCode.RATE_LIMITED,
-        429,
-        `Too many test pings: an endpoint may get ${TEST_PING_LIMIT.points} per minute; retry after ${decision.retryAfterS} s`,
-        { limit: TEST_PING_LIMIT.points, windowSeconds: TEST_PING_LIMIT.durationS },
-        { 'Retry-After': String(decision.retryAfterS) },
-      );
-    }
+    await this.testPingLimiter.consumeOrRefuse(
+      endpoint.id,
+      `Too many test pings: an endpoint may get ${ENDPOINT_TEST_LIMIT.points} per minute`,
+    );
     const event = await this.events.publish(caller.accountId, 'test.ping', { endpointId: endpoint.id, message: TEST_PING_MESSAGE });
     const delivery = await this.deliveries.findOne({ select: { id: true }, where: { eventId: event.id, endpointId: endpoint.id } });
     // The endpoint was deleted between the lookup and the fan-out.

@@ -3,11 +3,12 @@ import { createServer, IncomingMessage, request as httpRequest, Server } from 'n
 import { AddressInfo, connect } from 'node:net';
 import sharp from 'sharp';
 import { AddressPolicy, blockedAddressReason } from '../../src/egress/address-policy';
+import { HostResolver, SystemHostResolver } from '../../src/egress/host-resolver';
 import { PageServer, startPageServer } from '../support/page-server';
 import { waitForRun } from '../support/runs';
 import { startTestApp, TestApp, waitForJob } from '../support/test-app';
 
-/** What the loopback upstream proxy was asked to forward: `GET http://…` (absolute form) or `CONNECT host:port`. */
+/** What the loopback upstream proxy was asked to forward: `CONNECT host:port` (or a request in absolute form, which the egress proxy never sends). */
 interface Forwarded {
   line: string;
   authorization: string | undefined;
@@ -78,6 +79,10 @@ const TALL_PAGE = `<!doctype html><html><body style="margin:0">${Array.from(
  */
 describe('capture options, second set: thumbnail, fullPageMaxHeight, proxy', () => {
   const PUBLIC = '127.0.0.2';
+  /** A name the service's resolver answers with {@link PUBLIC}; the upstream proxy must never be told it. */
+  const NAME = 'pages.test';
+  /** `Host` headers of the requests for `/proxied` the page server got. */
+  const proxiedHosts: (string | undefined)[] = [];
   const PASSWORD = 'upstream-s3cret-pw';
   const AUTHORIZATION = `Basic ${Buffer.from(`tester:${PASSWORD}`).toString('base64')}`;
   let t: TestApp;
@@ -92,11 +97,13 @@ describe('capture options, second set: thumbnail, fullPageMaxHeight, proxy', () 
     pages = await startPageServer(
       {
         // An https image (a CONNECT tunnel; TLS then fails against this plain server), a private one (refused by the guard) and a plain one.
-        '/proxied': (_req, res) =>
+        '/proxied': (req, res) => {
+          proxiedHosts.push(req.headers.host);
           res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><html><body><h1>via upstream</h1>
-          <img src="https://${PUBLIC}:${pages.port}/tls.png">
+          <img src="https://${NAME}:${pages.port}/tls.png">
           <img src="http://127.0.0.1:${internal.port}/secret.png">
-          <img src="http://${PUBLIC}:${pages.port}/plain.png"></body></html>`),
+          <img src="http://${NAME}:${pages.port}/plain.png"></body></html>`);
+        },
         '/plain.png': (_req, res) => res.writeHead(404).end(),
         // 400 × 300 viewport: left half red, right half blue.
         '/halves': `<!doctype html><html><body style="margin:0">
@@ -116,9 +123,13 @@ describe('capture options, second set: thumbnail, fullPageMaxHeight, proxy', () 
         }),
       },
       override: (b) =>
-        b.overrideProvider(AddressPolicy).useValue({
-          blockedReason: (address: string) => (address === PUBLIC ? null : blockedAddressReason(address)),
-        }),
+        b
+          .overrideProvider(AddressPolicy)
+          .useValue({
+            blockedReason: (address: string) => (address === PUBLIC ? null : blockedAddressReason(address)),
+          })
+          .overrideProvider(HostResolver)
+          .useValue({ resolve: (host: string) => (host === NAME ? Promise.resolve([PUBLIC]) : new SystemHostResolver().resolve(host)) }),
     });
     ({ key } = await t.createKey());
   });
@@ -265,15 +276,17 @@ describe('capture options, second set: thumbnail, fullPageMaxHeight, proxy', () 
   describe('proxy: requests leave through an EGRESS_PROXIES upstream, after the SSRF guard', () => {
     const site = () => `${PUBLIC}:${pages.port}`;
 
-    it('http in absolute form and https with CONNECT, with its Proxy-Authorization; private targets refused before it', async () => {
+    it('http and https through CONNECT <ip>:<port> (the checked address, never the name), with its Proxy-Authorization; the page keeps its Host; private targets refused before it', async () => {
       upstream.seen.length = 0;
-      const job = await capture({ url: `http://${site()}/proxied`, width: 320, height: 200, proxy: 'up' });
+      proxiedHosts.length = 0;
+      const job = await capture({ url: `http://${NAME}:${pages.port}/proxied`, width: 320, height: 200, proxy: 'up' });
       expect(job.error).toBeNull();
       expect(job).toMatchObject({ status: 'done', targetStatus: 200, options: { proxy: 'up' } });
       const lines = upstream.seen.map((f) => f.line);
-      expect(lines).toEqual(
-        expect.arrayContaining([`GET http://${site()}/proxied`, `CONNECT ${site()}`, `GET http://${site()}/plain.png`]),
-      );
+      // The page, its plain image and its https image: each a tunnel to the address the guard checked.
+      expect(lines.length).toBeGreaterThanOrEqual(3);
+      expect([...new Set(lines)]).toEqual([`CONNECT ${site()}`]);
+      expect(proxiedHosts).toEqual([`${NAME}:${pages.port}`]);
       for (const forwarded of upstream.seen) expect(forwarded.authorization).toBe(AUTHORIZATION);
       // The guard refused the private address: the upstream never heard of it.
       expect(lines.filter((line) => line.includes(`:${internal.port}`))).toEqual([]);
@@ -296,7 +309,7 @@ describe('capture options, second set: thumbnail, fullPageMaxHeight, proxy', () 
       const res = await t.request('POST', '/v1/runs', { key, body: { url: `http://${site()}/halves`, video: false, proxy: 'up' } });
       expect(res.status).toBe(202);
       expect(await waitForRun(t, key, res.body.id)).toMatchObject({ status: 'completed' });
-      expect(upstream.seen.map((f) => f.line)).toContain(`GET http://${site()}/halves`);
+      expect(upstream.seen.map((f) => f.line)).toContain(`CONNECT ${site()}`);
     });
 
     it('an unknown id: 400 naming proxy, nothing counted (captures and runs)', async () => {

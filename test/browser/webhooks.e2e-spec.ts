@@ -45,7 +45,7 @@ describe('webhooks', () => {
   async function ping(endpointId: string, as = key): Promise<string> {
     // Test pings are limited to 10 per endpoint per minute (CONTRACT.md, "Organizations and plan
     // limits"; test/plan-limits.e2e-spec.ts): this file pings more to fill the delivery log.
-    await t.get(DataSource).query(`DELETE FROM rate_limits WHERE key = $1`, [`webhook-test:${endpointId}`]);
+    await t.get(DataSource).query(`DELETE FROM rate_limits WHERE key = $1`, [`endpoint-test:${endpointId}`]);
     const res = await t.request('POST', `/v1/webhooks/${endpointId}/test`, { key: as });
     expect(res.status).toBe(202);
     expect(Object.keys(res.body)).toEqual(['deliveryId']);

@@ -18,7 +18,8 @@ export const ADMIN_DATABASE_URL = process.env.TEST_ADMIN_DATABASE_URL ?? 'postgr
  *   another: PostgreSQL refuses to clone a template while another session is connected to it, so
  *   workers cannot clone lazily;
  * - a Redis key prefix for the run (each worker and each test app adds its own part to it);
- * - a directory for the test apps' log files (scanned for secrets by the teardown).
+ * - a directory for the test apps' log files (scanned for secrets by the teardown);
+ * - `CHROMIUM_SANDBOX=off` unless set (the test machines run as root), with one warning line.
  * The names go to the workers through the environment (see `worker-env.ts`); the global teardown removes
  * everything whose name starts with the run's prefix.
  */
@@ -47,6 +48,15 @@ export default async function globalSetup(globalConfig: { maxWorkers: number }):
     await admin.end();
   }
 
+  // The test machines run as root, where Chromium's sandbox cannot start (docs/security.md): every app
+  // the tests start, in process or spawned (they inherit this environment), runs Chromium without it
+  // unless CHROMIUM_SANDBOX is set. Said once, loudly.
+  if (process.env.CHROMIUM_SANDBOX === undefined) {
+    process.env.CHROMIUM_SANDBOX = 'off';
+    process.stderr.write(
+      '\nWARNING: the tests run Chromium WITHOUT its sandbox (CHROMIUM_SANDBOX=off; set CHROMIUM_SANDBOX=on, as a non-root user, to test with it)\n',
+    );
+  }
   process.env.GLIMPSE_TEST_RUN = run;
   process.env.GLIMPSE_TEST_ADMIN_DATABASE_URL = ADMIN_DATABASE_URL;
   // Every test app writes its log lines here; the teardown scans them for secrets.

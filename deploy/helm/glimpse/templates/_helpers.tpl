@@ -24,3 +24,29 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 - secretRef:
     name: {{ include "glimpse.secretName" . }}
 {{- end -}}
+
+{{/*
+The longest job a worker runs, s: a run at its largest budget (300 s, CONTRACT.md "Browser session runs")
+plus one CAPTURE_TIMEOUT_MS and the 60 s it may take to store its video, or a capture at its largest
+budget (5 x CAPTURE_TIMEOUT_MS + the 10 s longest delay, docs/capture-engine.md "Time budget"),
+whichever is longer. The KEDA scale-down waits longer than this.
+*/}}
+{{- define "glimpse.longestJobSeconds" -}}
+{{- $t := div (int (.Values.config.CAPTURE_TIMEOUT_MS | default "30000")) 1000 -}}
+{{- max (add (mul 5 $t) 10) (add 300 $t 60) -}}
+{{- end -}}
+
+{{/* Volumes a read-only root file system needs (containerSecurityContext): /tmp and the home directory. */}}
+{{- define "glimpse.writableMounts" -}}
+- name: tmp
+  mountPath: /tmp
+- name: home
+  mountPath: /home/node
+{{- end -}}
+
+{{- define "glimpse.writableVolumes" -}}
+- name: tmp
+  emptyDir: {}
+- name: home
+  emptyDir: {}
+{{- end -}}

@@ -403,7 +403,7 @@ export interface paths {
         put?: never;
         /**
          * Test a storage destination
-         * @description Writes a small object under the prefix and deletes it again. `ok` false with `error` saying why (credentials, bucket, network): the answer is 200 either way.
+         * @description Writes a small object under the prefix and deletes it again. `ok` false with `error` saying why (credentials, bucket, network, an answer over 1 MiB, a timeout): the answer is 200 either way. At most 10 per destination per minute (429 `RATE_LIMITED`).
          */
         post: operations["testStorageDestination"];
         delete?: never;
@@ -12410,7 +12410,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too many requests per second for this API key; retry after `Retry-After` seconds. Codes: RATE_LIMITED */
+            /** @description More than 10 tests of this destination in the last minute (or over the per-second rate); retry after `Retry-After` seconds. Codes: RATE_LIMITED */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying: until the monthly quota resets (`PLAN_QUOTA_EXCEEDED`), until the next one-second window (`RATE_LIMITED`), or a short back-off (`TOO_MANY_PENDING_JOBS`) */
@@ -12435,7 +12435,7 @@ export interface operations {
                      *         "limit": 20,
                      *         "windowSeconds": 1
                      *       },
-                     *       "error": "Too many requests per second for this API key; retry after `Retry-After` seconds",
+                     *       "error": "More than 10 tests of this destination in the last minute (or over the per-second rate); retry after `Retry-After` seconds",
                      *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
                      *     }
                      */
