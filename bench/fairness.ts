@@ -16,7 +16,8 @@
  *
  * BENCH_COMPARE_ROOT: a second service tree (e.g. a `git worktree` of main, built with `npm run
  * build` there) run through the same scenario afterwards, so both throughputs come from one machine
- * (target: within 3 %). The database of each tree is migrated by that tree's own migrations.
+ * (target: within 3 %); BENCH_COMPARE_FIRST=1 runs it first. The database of each tree is migrated by
+ * that tree's own migrations.
  *
  * Knobs (environment): BENCH_FAIRNESS_N (1000), BENCH_FAIRNESS_B (20), BENCH_FAIRNESS_A (5),
  * BENCH_IDLE (5), BENCH_PAGE_MS (500), BENCH_CAPTURE_CONCURRENCY (the service's default).
@@ -47,7 +48,10 @@ const A_COUNT = envNumber('BENCH_FAIRNESS_A', 5);
 const IDLE = envNumber('BENCH_IDLE', 5);
 const PAGE_MS = envNumber('BENCH_PAGE_MS', 500);
 const WAIT_S = 60;
-const TREES = [resolve(__dirname, '..'), ...(process.env.BENCH_COMPARE_ROOT ? [resolve(process.env.BENCH_COMPARE_ROOT)] : [])];
+const OWN = resolve(__dirname, '..');
+const COMPARE = process.env.BENCH_COMPARE_ROOT ? [resolve(process.env.BENCH_COMPARE_ROOT)] : [];
+/** The trees in the order run (BENCH_COMPARE_FIRST=1: the compared tree first, to see how much the order weighs on a shared machine). */
+const TREES = process.env.BENCH_COMPARE_FIRST === '1' ? [...COMPARE, OWN] : [OWN, ...COMPARE];
 
 /** What one tree's run measured (ms, jobs/s). */
 interface Figures {
@@ -230,9 +234,10 @@ async function main(): Promise<void> {
     for (const line of report(f)) console.log(`    ${line}`);
   }
   if (figures.length === 2) {
-    const change = (figures[0].throughput / figures[1].throughput - 1) * 100;
+    const [own, other] = figures[0].tree === OWN ? figures : [figures[1], figures[0]];
+    const change = (own.throughput / other.throughput - 1) * 100;
     console.log(
-      `  ${Math.abs(change) <= 3 || change > 0 ? 'MET   ' : 'MISSED'} throughput ${change >= 0 ? '+' : ''}${change.toFixed(1)} % against ${figures[1].tree} (target within 3 %)`,
+      `  ${Math.abs(change) <= 3 || change > 0 ? 'MET   ' : 'MISSED'} throughput ${change >= 0 ? '+' : ''}${change.toFixed(1)} % of ${own.tree} against ${other.tree} (target within 3 %)`,
     );
   }
   console.log(`  load average at the end: ${loadAverage()} (a shared machine: figures vary from run to run)`);
