@@ -1,15 +1,78 @@
 /* global module */ // CommonJS, read by dependency-cruiser (ESLint gives node globals to *.js and *.mjs only).
 /**
  * The import rules of docs/ARCHITECTURE.md ("Modules (`src/`)" and "One way to do a thing": import
- * rules are code), checked by dependency-cruiser: `npm run lint:deps` (part of `npm test`).
- * Paths are relative to the repository root; a module is a folder under `src/`. Type-only imports
- * count as dependencies too (`tsPreCompilationDeps`), except where a rule says otherwise. Quoted
- * phrases in the rules' comments are ARCHITECTURE.md's ("Modules (`src/`)").
- * `src/dependency-rules.spec.ts` shows that these rules fail on forbidden imports.
+ * rules are code), checked by dependency-cruiser: `npm run lint:deps` (part of `npm test`), whose output
+ * scripts/check-folder-cycles.js reads to also refuse new two-way folder pairs.
+ * Paths are relative to the repository root; a module is a folder under `src/`, and every folder is in
+ * one of the {@link LAYERS}. Type-only imports count as dependencies too (`tsPreCompilationDeps`),
+ * except where a rule says otherwise. Quoted phrases in the rules' comments are ARCHITECTURE.md's.
+ * `src/dependency-rules.spec.ts` and `test/unit/import-rules.spec.ts` show that these rules fail on
+ * forbidden imports.
  */
 
-/** Modules at the top of the house: features that use the layers below, and the entry points. */
-const FEATURES_ABOVE = '^src/(screenshots|runs|render|extract|monitors|destinations|mcp|dashboard|cli|openapi|admin|health|retention)/';
+/**
+ * Every folder of `src/`, by layer, lowest first (ARCHITECTURE.md, "Modules (`src/`)": "Dependencies
+ * point down this list's layers"). Folders the list names that do not exist yet (`sql/`, `profiles/`,
+ * `crawls/`) are placed where the list puts them.
+ */
+const LAYERS = {
+  /** "typed, validated configuration … read once at boot": uses nothing. */
+  ground: ['config'],
+  /**
+   * Cross-cutting, knowing no feature: `common/` ("knows no feature: no plans, no routes"), `results/` (what
+   * work produces, "declared once"), `logging/` (the JSON logger and its redaction).
+   */
+  shared: ['common', 'results', 'logging'],
+  /**
+   * What the features use ("screenshots/, runs/, mcp/ and dashboard/ use capture/, browser/, egress/,
+   * quota/, storage/ and events/"): SQL and the entity registry, durable queues, metrics, accounts and keys,
+   * quota, idempotency, acceptance of work, the egress guard, the browser pool, the capture procedure,
+   * result storage, events and webhook deliveries.
+   */
+  platform: [
+    'sql',
+    'database',
+    'queue',
+    'metrics',
+    'accounts',
+    'auth',
+    'quota',
+    'idempotency',
+    'acceptance',
+    'egress',
+    'browser',
+    'capture',
+    'storage',
+    'events',
+    'webhooks',
+  ],
+  /** The features and the processes' own parts: routes, processors, pages, commands, the OpenAPI writer. */
+  features: [
+    'screenshots',
+    'runs',
+    'render',
+    'extract',
+    'monitors',
+    'profiles',
+    'crawls',
+    'storage-destinations',
+    'mcp',
+    'dashboard',
+    'health',
+    'admin',
+    'retention',
+    'cli',
+    'openapi',
+  ],
+};
+
+/** A pattern matching the files of the folders `folders` of `src/`. */
+const folders = (names) => `^src/(${names.join('|')})/`;
+
+const ALL_FOLDERS = Object.values(LAYERS).flat();
+const FEATURES_ABOVE = folders(LAYERS.features);
+const BELOW_FEATURES = folders([...LAYERS.ground, ...LAYERS.shared, ...LAYERS.platform]);
+/** The processes' entry points and the root module: nothing below the features imports them. */
 const ENTRY_POINTS = '^src/(app\\.module|main|worker|cli|configure-app)\\.ts$';
 
 /** Rule `name`: files of `module` import, of `src/`, only their own module and those in `allowed`. */
@@ -26,6 +89,22 @@ function never(name, from, to, comment) {
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
+    {
+      name: 'every-folder-in-a-layer',
+      comment:
+        'Every folder of src/ is in one of the layers of .dependency-cruiser.cjs (LAYERS), as ARCHITECTURE.md lists it: ' +
+        'a new folder is placed there first (scripts/check-folder-cycles.js also checks folders that import nothing).',
+      severity: 'error',
+      from: { path: '^src/[^/]+/', pathNot: folders(ALL_FOLDERS) },
+      to: {},
+    },
+    {
+      name: 'every-imported-folder-in-a-layer',
+      comment: 'An import of a folder of src/ outside the layers of .dependency-cruiser.cjs (LAYERS): place the folder first.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^src/[^/]+/', pathNot: folders(ALL_FOLDERS) },
+    },
     usesOnly(
       'config-uses-nothing-above',
       'config',
@@ -45,18 +124,63 @@ module.exports = {
       [],
       'results/ is the result vocabulary below capture, storage, events and webhooks.',
     ),
+    usesOnly('logging-knows-no-feature', 'logging', ['config', 'common'], 'logging/ is cross-cutting like common/: it knows no feature.'),
+    usesOnly(
+      'sql-below-every-feature',
+      'sql',
+      ['config', 'common'],
+      'sql/: "SQL helpers below every feature (statements, group commit, guarded client)".',
+    ),
+    {
+      name: 'sql-helpers-below-every-feature',
+      comment:
+        'The SQL helpers that still live in database/ (sql.ts, sql-statement.ts, group-commit.ts, guarded-pg-client.ts; ' +
+        'ARCHITECTURE.md\'s sql/) are "below every feature": they use config/, common/ and each other only.',
+      severity: 'error',
+      from: { path: '^src/database/(sql|sql-statement|group-commit|guarded-pg-client)\\.ts$' },
+      to: {
+        path: '^src/',
+        pathNot: ['^src/(config|common|sql)/', '^src/database/(sql|sql-statement|group-commit|guarded-pg-client)\\.ts$'],
+      },
+    },
+    {
+      name: 'database-knows-entities-only',
+      comment:
+        'database/ is "data-source.ts (used by app and TypeORM CLI), the entity registry, migrations/": of other modules ' +
+        'it imports config/, common/ and entities (the registry), never their services.',
+      severity: 'error',
+      from: { path: '^src/database/' },
+      to: { path: '^src/', pathNot: ['^src/(database|config|common|sql)/', '\\.entity\\.ts$'] },
+    },
     never(
       'webhooks-never-use-capture-or-browser',
       '^src/webhooks/',
       ['^src/(capture|browser)/', FEATURES_ABOVE, ENTRY_POINTS],
       'webhooks/ uses egress/ for its requests, never capture/ or browser/, nor the features that use them.',
     ),
-    never(
-      'layers-below-never-use-features',
-      '^src/(capture|browser|egress|quota|storage|events|webhooks|accounts|auth|idempotency|queue|results)/',
-      [FEATURES_ABOVE, ENTRY_POINTS],
-      'Dependencies point down: the layers the features use never import the features above them or the entry points.',
-    ),
+    {
+      name: 'layers-below-never-use-features',
+      comment:
+        'Dependencies point down: the layers the features use (LAYERS ground, shared, platform) never import the features above ' +
+        "them or the entry points. Two exceptions, to move down later: database/ registers every entity, a feature's too " +
+        "(database-knows-entities-only), and capture/capture-options.ts validates the storage option's path template with " +
+        'storage-destinations/storage-path.ts (storage-path-only-for-capture-options).',
+      severity: 'error',
+      from: { path: BELOW_FEATURES, pathNot: '^src/database/' },
+      to: {
+        path: [FEATURES_ABOVE, ENTRY_POINTS],
+        pathNot: ['^src/storage-destinations/storage-path\\.ts$'],
+      },
+    },
+    {
+      name: 'storage-path-only-for-capture-options',
+      comment:
+        'The one import of a feature from below it (layers-below-never-use-features): capture/capture-options.ts reads ' +
+        'storage-destinations/storage-path.ts. No other file below the features may.',
+      severity: 'error',
+      from: { path: BELOW_FEATURES, pathNot: '^src/capture/capture-options\\.ts$' },
+      to: { path: '^src/storage-destinations/storage-path\\.ts$' },
+    },
     never(
       'capture-stack-points-down',
       '^src/(browser|egress)/',
@@ -68,6 +192,12 @@ module.exports = {
       '^src/egress/',
       '^src/(browser|webhooks)/',
       'egress/ guards every browser request and webhook: it knows neither.',
+    ),
+    never(
+      'nothing-imports-a-process-entry',
+      '^src/',
+      '^src/(main|worker|cli)\\.ts$',
+      'main.ts, worker.ts and cli.ts start processes ("One codebase, three entry points"): importing one would start it.',
     ),
     {
       name: 'no-reaching-into-other-modules-entities',

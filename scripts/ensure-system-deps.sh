@@ -2,7 +2,8 @@
 # Makes sure the machine has what Glimpse needs besides npm packages: Debian's browsers for Playwright
 # (no browser download): `chromium-headless-shell` (the default capture browser) and `chromium` (the full
 # browser, selectable with CHROMIUM_PATH); `ffmpeg` (browser session run videos); CJK/emoji fonts;
-# `redis-server` (tests that stop their own Redis).
+# `redis-server` (tests that stop their own Redis); then PostgreSQL and Redis themselves where
+# DATABASE_URL and REDIS_URL point at this machine and nothing answers (scripts/ensure-local-services.sh).
 # Installs them with apt-get when missing and we are root; otherwise says what to install.
 # Idempotent and quiet when all is there.
 set -euo pipefail
@@ -16,8 +17,11 @@ have_browser() {
   done
   return 1
 }
+# fc-list's output is read whole: with pipefail, `fc-list | grep -q` fails when grep stops reading early
+# (fc-list then dies of SIGPIPE), and the fonts were installed again on every run.
 have_fonts() {
-  command -v fc-list >/dev/null 2>&1 && fc-list | grep -qi 'Noto Sans CJK' && fc-list | grep -qi 'Noto Color Emoji'
+  local fonts
+  command -v fc-list >/dev/null 2>&1 && fonts=$(fc-list) && grep -qi 'Noto Sans CJK' <<<"$fonts" && grep -qi 'Noto Color Emoji' <<<"$fonts"
 }
 
 missing=()
@@ -27,9 +31,9 @@ command -v ffmpeg >/dev/null 2>&1 || missing+=(ffmpeg)
 have_fonts || missing+=(fonts-noto-cjk fonts-noto-color-emoji)
 # Tests that take Redis away start their own redis-server on a loopback port.
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+if [ ${#missing[@]} -eq 0 ]; then
+  :
+elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "Installing ${missing[*]} with apt-get…" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q >/dev/null
@@ -38,3 +42,5 @@ else
   echo "Missing system packages: ${missing[*]}. Install them (e.g. sudo apt-get install ${missing[*]}) or set CHROMIUM_PATH." >&2
   have_browser || exit 1
 fi
+
+bash "$(dirname "$0")/ensure-local-services.sh"

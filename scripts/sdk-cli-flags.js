@@ -32,8 +32,27 @@ function helpOf(schema, kind) {
   return text;
 }
 
+/**
+ * The fields of a schema: its own properties and those of the schemas it refers to in `allOf` (the
+ * capture options are stated once, as `CaptureOptions` and `SessionOptions`), sorted by name; a property
+ * that is `false` is refused there and is no field.
+ */
+function fieldsOf(schema) {
+  const fields = {};
+  for (const member of schema.allOf ?? []) {
+    const target = member.$ref ? document.components.schemas[member.$ref.replace('#/components/schemas/', '')] : member;
+    Object.assign(fields, fieldsOf(target));
+  }
+  Object.assign(fields, schema.properties ?? {});
+  return Object.fromEntries(
+    Object.entries(fields)
+      .filter(([, field]) => field !== false)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  );
+}
+
 function table(schemaName) {
-  const { properties } = document.components.schemas[schemaName];
+  const properties = fieldsOf(document.components.schemas[schemaName]);
   const lines = Object.entries(properties)
     .filter(([field]) => !NOT_FLAGS[schemaName].includes(field))
     .map(([field, schema]) => {

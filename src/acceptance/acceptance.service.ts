@@ -48,11 +48,12 @@ interface AcceptanceOutcome {
 /**
  * The one way work (capture jobs, batches, browser session runs) is accepted (CONTRACT.md, "Rate
  * limits and back-pressure", Durability), in ONE PostgreSQL statement (one round trip;
- * docs/performance.md#accept-path) whose parts run all or not at all (one API key's statements that
- * arrive while another of its runs share one transaction and commit: {@link GroupCommit}):
+ * docs/performance.md#accept-path) whose parts run all or not at all (one account's statements that
+ * arrive while another of its runs share one transaction and commit: {@link GroupCommit}; they all lock
+ * the account's quota row):
  * - the account's work not yet ended ({@link PendingJobsLimit}) must leave room for `incoming`;
  * - with an `Idempotency-Key`, the request must still hold its lease ({@link IdempotencyService.acceptanceParts});
- * - then the quota is counted ({@link QuotaService.reservation}), and only when it was, the rows are
+ * - then the quota is counted, the key's cap and the account's ceiling ({@link QuotaService.reservation}), and only when it was, the rows are
  *   inserted and the response is stored for replay.
  *
  * After it, each row is queued under its own id ({@link DurableQueueService.enqueue}: bounded, never
@@ -81,7 +82,7 @@ interface AcceptanceOutcome {
  */
 @Injectable()
 export class AcceptanceService {
-  /** One API key's acceptance statements that arrive while another of its runs commit together (docs/performance.md#accept-path). */
+  /** One account's acceptance statements that arrive while another of its runs commit together (docs/performance.md#accept-path). */
   private readonly commits: GroupCommit;
 
   constructor(
@@ -134,7 +135,7 @@ export class AcceptanceService {
               ${idempotency ? 'EXISTS (SELECT 1 FROM lease)' : 'true'} AS leased`;
     const [outcome] = manager
       ? ((await manager.query(text, params.values)) as AcceptanceOutcome[])
-      : await this.commits.run<AcceptanceOutcome>(request.caller.apiKeyId, text, params.values);
+      : await this.commits.run<AcceptanceOutcome>(request.caller.accountId, text, params.values);
     if (!outcome.leased) throw this.idempotency.leaseLost();
     if (!outcome.room) throw await this.pendingJobs.refusal(request.caller.accountId, outcome.pending, incoming);
     const quota = reservation ? await reservation.settle(outcome.used) : null;

@@ -14,6 +14,19 @@ export function monthlyCap(plan: Plan, legacyFreeCap: number): number {
   return plan === 'legacy_free' ? legacyFreeCap : PLAN_CAPS[plan];
 }
 
+/**
+ * The monthly screenshot ceiling of an account on `plan`: its keys together, revoked ones included, accept
+ * at most the per-key cap × the plan's active-key limit (CONTRACT.md, "Quotas"; free 100 × 2 = 200,
+ * starter 2,000 × 10, pro 10,000 × 50; `legacy_free` its configured cap × the free plan's 2 keys). The one
+ * place the ceiling rule lives. At most {@link MAX_USAGE_COUNT}, the largest count a usage row holds.
+ */
+export function accountMonthlyCeiling(plan: Plan, legacyFreeCap: number): number {
+  return Math.min(MAX_USAGE_COUNT, monthlyCap(plan, legacyFreeCap) * planLimit(plan, 'api_keys'));
+}
+
+/** The largest screenshot count a usage row holds (a PostgreSQL `integer`). */
+export const MAX_USAGE_COUNT = 2_147_483_647;
+
 /** What a plan limits the number of (CONTRACT.md, "Organizations and plan limits"); the `resource` of `PLAN_LIMIT_REACHED`. */
 export const LIMITED_RESOURCES = ['api_keys', 'webhook_endpoints', 'render_keys', 'monitors', 'storage_destinations'] as const;
 export type LimitedResource = (typeof LIMITED_RESOURCES)[number];

@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { BrowserContext, Request } from 'playwright';
+import { compileGlob } from '../common/url-glob';
 
 /** The vendored EasyList / EasyPrivacy (`vendor/filter-lists/`, refreshed by `scripts/refresh-filter-lists.sh`). */
 const FILTER_LISTS_DIR = join(__dirname, '..', '..', 'vendor', 'filter-lists');
@@ -25,17 +26,15 @@ export interface BlockerOptions {
 }
 
 /**
- * A `blockUrls` glob as a regular expression over the whole URL: `*` matches any characters (none
- * included), everything else itself (CONTRACT.md, "Capture options, second set").
+ * Whether a request URL is blocked by `blockUrls` (CONTRACT.md, "Capture options, second set"; "Tenancy:
+ * fair share and isolation"): true when the whole URL matches one of the globs (`*` any characters,
+ * everything else itself; {@link compileGlob}). Each glob is compiled once; matching a URL takes time
+ * linear in its length for each glob (at most 50 globs of at most 512 characters), whatever they are,
+ * so a page's requests never hold the worker's event loop.
  */
-export function globToRegExp(glob: string): RegExp {
-  return new RegExp(
-    `^${glob
-      .split('*')
-      .map((part) => part.replace(/[.+?^${}()|[\]\\/-]/g, '\\$&'))
-      .join('.*')}$`,
-    's',
-  );
+export function blockUrlsMatcher(blockUrls: readonly string[]): (url: string) => boolean {
+  const globs = blockUrls.map(compileGlob);
+  return (url) => globs.some((matches) => matches(url));
 }
 
 /** Playwright resource types in the names of the filter-list engine (Adblock Plus / webRequest types). */
@@ -60,7 +59,7 @@ const REQUEST_TYPES: Record<string, string> = {
  * The request blockers of a browser session (docs/capture-options.md, "Blockers" and "Second set"):
  *
  * - `blockResources` / `blockUrls`: a request of a listed Playwright resource type, or whose URL
- *   matches one of the globs ({@link globToRegExp}), is aborted in the browser, so it is never made;
+ *   matches one of the globs ({@link blockUrlsMatcher}), is aborted in the browser, so it is never made;
  *   a matching WebSocket is closed before it connects (`routeWebSocket`).
  * - `blockAds` / `blockTrackers`: every request of the context is matched against EasyList /
  *   EasyPrivacy with Ghostery's filter engine (`@ghostery/adblocker`, network filters); a match is
@@ -90,16 +89,16 @@ export class RequestBlockers {
       ...(options.blockTrackers ? [this.engine('easyprivacy')] : []),
     ]);
     const types = new Set(options.blockResources ?? []);
-    const patterns = (options.blockUrls ?? []).map(globToRegExp);
-    const urlBlocked = (url: string) => patterns.some((pattern) => pattern.test(url));
-    if (types.has('websocket') || patterns.length) {
+    const globs = options.blockUrls ?? [];
+    const urlBlocked = blockUrlsMatcher(globs);
+    if (types.has('websocket') || globs.length) {
       // WebSockets are not seen by `route`: a matching one is answered by nobody and closed, so it never reaches its server.
       await context.routeWebSocket(
         (url) => types.has('websocket') || urlBlocked(url.href),
         (ws) => ws.close({ code: 1008, reason: 'blocked' }),
       );
     }
-    if (!engines.length && !types.size && !patterns.length) return;
+    if (!engines.length && !types.size && !globs.length) return;
     await context.route('**/*', async (route) => {
       const request = route.request();
       if (types.has(request.resourceType()) || urlBlocked(request.url()) || engines.some((engine) => blocks(engine, request)))

@@ -16,6 +16,9 @@ const OIDC_FLOW_COOKIE = 'glimpse_oidc';
 
 type Form = Record<string, string | undefined>;
 
+/** Where every accepted sign-up goes, whether or not its email was known: the sign-in page, with a neutral notice. */
+const SIGNED_UP_LOCATION = '/dashboard/login?signed-up=1';
+
 /** Sign-in, sign-out, sign-up and set-password pages (CONTRACT.md, "Dashboard"). */
 @ApiExcludeController()
 @Controller('dashboard')
@@ -33,7 +36,7 @@ export class DashboardAuthController {
   @Get('login')
   loginPage(@Req() req: DashboardRequest, @Res() res: Response): void {
     if (req.dashboard.signedIn) return res.redirect(303, '/dashboard');
-    this.views.send(res, 200, 'login', this.anonymous(req, { email: '' }));
+    this.views.send(res, 200, 'login', this.anonymous(req, { email: '', signedUp: req.query['signed-up'] === '1' }));
   }
 
   @PublicPage()
@@ -80,7 +83,7 @@ export class DashboardAuthController {
   @Post('signup')
   async signup(@Req() req: DashboardRequest, @Res() res: Response, @Body() form: Form): Promise<void> {
     if (!this.config.dashboardSignup) throw DashboardError.notFound();
-    const outcome = await this.signIn.signUp(form.email ?? '', form.password ?? '', req.dashboard.sessionToken, client(req));
+    const outcome = await this.signIn.signUp(form.email ?? '', form.password ?? '', client(req));
     if ('kind' in outcome) {
       res.setHeader('Retry-After', String(outcome.retryAfterS));
       return this.views.send(
@@ -91,10 +94,9 @@ export class DashboardAuthController {
       );
     }
     if (!outcome.ok) return this.views.send(res, 400, 'signup', this.anonymous(req, { email: form.email ?? '', error: outcome.error }));
-    // An email that already had an account gets the same redirect, without a session: the
-    // dashboard then asks its owner to sign in.
-    if (outcome.value) res.setHeader('Set-Cookie', sessionCookie(this.config, outcome.value));
-    res.redirect(303, '/dashboard');
+    // The same answer whether or not the email already had an account, and no session in either case:
+    // the sign-in page, where the new user signs in (CONTRACT.md, "Dashboard").
+    res.redirect(303, SIGNED_UP_LOCATION);
   }
 
   @PublicPage()

@@ -9,8 +9,8 @@ import { signInClientKey } from './sign-in-client-key';
 /** Sign-up attempts per client (IPv4 address or IPv6 /64) per hour, whatever their outcome. */
 export const SIGN_UP_LIMIT = { name: 'signup', points: 10, durationS: 3600 };
 
-/** Outcome of a sign-up: a session token (null when the email was already known), a form error, or limited. */
-export type SignUpOutcome = FormResult<string | null> | { kind: 'limited'; retryAfterS: number };
+/** Outcome of a sign-up: done (the same whether or not the email was known; no session), a form error, or limited. */
+export type SignUpOutcome = FormResult<null> | { kind: 'limited'; retryAfterS: number };
 
 /** Outcome of a sign-in attempt. */
 export type SignInOutcome =
@@ -49,17 +49,18 @@ export class DashboardSignInService {
   }
 
   /**
-   * Sign-up (when `DASHBOARD_SIGNUP=true`): a new free account, its owner user, and a session, at most
-   * {@link SIGN_UP_LIMIT} attempts per client. An email that already has a user or an account gets
-   * the same answer as a new one, without a session (value null): sign-up never tells whether an
-   * email is known (CONTRACT.md, "Dashboard").
+   * Sign-up (when `DASHBOARD_SIGNUP=true`): a new free account and its owner user, at most
+   * {@link SIGN_UP_LIMIT} attempts per client. It starts no session, and an email that already has a
+   * user or an account gets the same outcome with nothing created, so the answer never tells whether
+   * an email is known; the new user then signs in (CONTRACT.md, "Dashboard"). A form error (invalid
+   * email, password outside the rules) depends only on the input.
    */
-  async signUp(email: string, password: string, previousToken: string | null, client: ClientInfo): Promise<SignUpOutcome> {
+  async signUp(email: string, password: string, client: ClientInfo): Promise<SignUpOutcome> {
     const decision = await this.signUpLimiter.consume(signInClientKey(client.ip));
     if (!decision.allowed) return { kind: 'limited', retryAfterS: decision.retryAfterS };
     try {
-      const user = await this.users.signUp(email, password);
-      return { ok: true, value: user ? await this.replaceSession(user, previousToken, client) : null };
+      await this.users.signUp(email, password);
+      return { ok: true, value: null };
     } catch (err) {
       if (err instanceof UserError) return { ok: false, error: err.message };
       throw err;

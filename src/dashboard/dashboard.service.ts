@@ -39,8 +39,12 @@ export interface UsageOverview {
   plan: string;
   /** Monthly cap per key. */
   limit: number;
-  /** All keys together. */
+  /** All keys together, revoked ones included: what the account ceiling counts. */
   used: number;
+  /** The account's monthly ceiling, all keys together (CONTRACT.md "Quotas"). */
+  ceiling: number;
+  /** What is left under the ceiling (never below 0). */
+  ceilingRemaining: number;
   resetAt: Date;
   keys: KeyRow[];
   /** Chart data: `days` labels (`YYYY-MM-DD`, 1st to today), one series of daily counts per key. */
@@ -101,10 +105,10 @@ export class DashboardService {
     }));
   }
 
-  /** Overview: plan, cap, usage, reset date and the per-day chart of this month. */
+  /** Overview: plan, cap per key, the account's usage against its ceiling, reset date and the per-day chart of this month. */
   async overview(user: UserView): Promise<UsageOverview> {
     const account = await this.accounts.get(user.accountId);
-    const keys = await this.keys(user);
+    const [keys, accountQuota] = await Promise.all([this.keys(user), this.quota.accountStatus(account.id, account.plan)]);
     const limit = monthlyCap(account.plan, this.config.legacyFreeCap);
     const daily = await this.quota.dailyUsageThisMonth(keys.map((k) => k.id));
     const now = this.clock.now();
@@ -120,7 +124,9 @@ export class DashboardService {
     return {
       plan: account.plan,
       limit,
-      used: keys.reduce((sum, k) => sum + k.used, 0),
+      used: accountQuota.used,
+      ceiling: accountQuota.limit,
+      ceilingRemaining: accountQuota.remaining,
       resetAt,
       keys,
       chart: { days, limit, thresholds: WARNING_THRESHOLD_PERCENTS.map((p) => Math.ceil((limit * p) / 100)), series },

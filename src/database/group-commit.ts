@@ -14,10 +14,11 @@ interface GroupedStatement {
 }
 
 /**
- * Group commit for statements that lock the same rows: the acceptance statements of one API key all
- * update its monthly and daily usage rows (docs/performance.md#accept-path). With
- * `synchronous_commit` on, each such statement run on its own holds those rows until its commit has
- * flushed the WAL, so the key's concurrent requests would commit one after another, a flush each.
+ * Group commit for statements that lock the same rows: the acceptance statements of one account all
+ * lock its quota row, and those of one of its keys update the key's monthly and daily usage rows
+ * (docs/performance.md#accept-path). With `synchronous_commit` on, each such statement run on its own
+ * holds those rows until its commit has flushed the WAL, so the account's concurrent requests would
+ * commit one after another, a flush each.
  *
  * {@link run} runs a statement at once when none of its group runs; statements of the group that
  * arrive meanwhile wait, and then run together (at most {@link MAX_GROUP_STATEMENTS}, in arrival order)
@@ -39,7 +40,7 @@ export class GroupCommit {
   constructor(private readonly dataSource: DataSource) {}
 
   /**
-   * Runs `text` with `values` (a statement of `group`, e.g. one API key's acceptance) alone or with the
+   * Runs `text` with `values` (a statement of `group`, e.g. one account's acceptance) alone or with the
    * group's statements that arrived while another ran; resolves to its rows as `pg` gives them once
    * they are committed. Rejects with what `pg` threw for this statement (or for the group's `COMMIT`).
    */

@@ -5,7 +5,8 @@ import { CaptureError } from '../capture/capture-engine';
 import type { CaptureOptions } from '../capture/capture-options';
 import { StoredExtracted, StoredExtractedFile } from '../results/extracted';
 import { ResultFilesService } from '../storage/result-files.service';
-import { extractInPage, PageContent } from './in-page-extractor';
+import type { PageContent } from './extracted-limits';
+import { extractInPage } from './in-page-extractor';
 
 /** The page's content as extracted, with the main document's status and final URL, not stored yet. */
 export interface ExtractedContent extends PageContent {

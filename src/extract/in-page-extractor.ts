@@ -1,29 +1,14 @@
 import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright';
-import { EXTRACT_CAPS, EXTRACT_LINKS_MAX, ExtractedMetadata, ExtractKind, MarkdownMode } from '../results/extracted';
-
-/** A text extracted in the page, already cut at its cap there. */
-export interface ExtractedText {
-  content: string;
-  /** True when the page's content was longer than the cap (CONTRACT.md, "Extracted content"). */
-  truncated: boolean;
-}
-
-/** A link of the page: absolute URL, its text (whitespace collapsed) and `rel` (null when absent). */
-export interface ExtractedLink {
-  url: string;
-  text: string;
-  rel: string | null;
-}
-
-/** What {@link extractInPage} brings back from the page (only the kinds asked for). */
-export interface PageContent {
-  markdown?: ExtractedText;
-  html?: ExtractedText;
-  text?: ExtractedText;
-  links?: ExtractedLink[];
-  metadata?: Omit<ExtractedMetadata, 'statusCode' | 'finalUrl'>;
-}
+import {
+  EXTRACT_CAPS,
+  EXTRACT_LINK_TEXT_MAX_CHARS,
+  EXTRACT_LINKS_MAX,
+  EXTRACT_METADATA_CAPS,
+  ExtractKind,
+  MarkdownMode,
+} from '../results/extracted';
+import { limitPageContent, PageContent } from './extracted-limits';
 
 /**
  * The browser builds of Mozilla Readability, turndown and turndown-plugin-gfm, read once from
@@ -43,9 +28,11 @@ function markdownLibraries(): string {
 }
 
 /**
- * The extractor, plain JavaScript evaluated in the page as the body of `function (args)`. Every text
- * is cut at its cap (bytes of UTF-8, at a character boundary, with `TextEncoder.encodeInto`) before it
- * leaves the page, so the worker never holds more than the caps.
+ * The extractor, plain JavaScript evaluated in the page as the body of `function (args)`. It cuts every
+ * text at its cap (bytes of UTF-8, at a character boundary, with `TextEncoder.encodeInto`), the link
+ * texts and the metadata before they leave the page, so an ordinary page transfers no more than the
+ * caps. That cut only saves the transfer: the limits that count are applied again in Node after
+ * reading ({@link limitPageContent}), never trusted to code running in the page.
  */
 const EXTRACTOR = String.raw`
 var want = {};
@@ -66,13 +53,15 @@ function clean(s) { return (s || '').replace(/\s+/g, ' ').trim(); }
 var out = {};
 if (want.metadata) {
   var og = new Map(), tw = new Map(), named = new Map();
+  var room = args.metadata.entriesMax;
+  // One character more than the cap: Node's cut, which never splits a surrogate pair, decides.
   document.querySelectorAll('meta[content]').forEach(function (m) {
-    var key = (m.getAttribute('property') || m.getAttribute('name') || '').trim();
-    var value = m.getAttribute('content');
+    var key = (m.getAttribute('property') || m.getAttribute('name') || '').trim().slice(0, args.metadata.valueMaxChars + 1);
+    var value = m.getAttribute('content').slice(0, args.metadata.valueMaxChars + 1);
     var lower = key.toLowerCase();
     if (!key) return;
-    if (lower.indexOf('og:') === 0) { if (!og.has(key.slice(3))) og.set(key.slice(3), value); }
-    else if (lower.indexOf('twitter:') === 0) { if (!tw.has(key.slice(8))) tw.set(key.slice(8), value); }
+    if (lower.indexOf('og:') === 0) { if (room > 0 && !og.has(key.slice(3))) { og.set(key.slice(3), value); room--; } }
+    else if (lower.indexOf('twitter:') === 0) { if (room > 0 && !tw.has(key.slice(8))) { tw.set(key.slice(8), value); room--; } }
     else if (!named.has(lower)) named.set(lower, value);
   });
   var link = function (rel) {
@@ -98,7 +87,7 @@ if (want.links) {
     var url = abs(anchors[i].getAttribute('href'));
     if (!url || /^javascript:/i.test(url) || seen.has(url)) continue;
     seen.add(url);
-    links.push({ url: url, text: clean(anchors[i].textContent).slice(0, 1000), rel: anchors[i].getAttribute('rel') || null });
+    links.push({ url: url, text: clean(anchors[i].textContent).slice(0, args.linkTextMax), rel: anchors[i].getAttribute('rel') || null });
   }
   out.links = links;
 }
@@ -130,17 +119,54 @@ return out;
 `;
 
 /**
- * Extracts `kinds` from the loaded page (CONTRACT.md, "Extracted content"): `metadata` (title,
+ * Extracts `kinds` from the loaded page (CONTRACT.md, "Extracted content"), then applies the limits in
+ * Node on what the page answered ({@link limitPageContent}; CONTRACT.md, "Tenancy: fair share and
+ * isolation"): `metadata` (title,
  * description, lang, canonical, site name, OG/Twitter properties, image and favicon, URLs absolute),
  * `links` (every `a[href]`, absolute, de-duplicated by URL, at most {@link EXTRACT_LINKS_MAX}), `text`
  * (the body's `innerText`), `html` (the DOM after scripts, with its doctype) and `markdown`
  * (`readable`: Mozilla Readability on a clone of the document, its title as the first `# ` heading;
  * `full`: the whole body; turndown with GitHub-flavoured tables and fenced code), each text cut at
- * {@link EXTRACT_CAPS}. Everything runs in the page (through the DevTools protocol, so the page's
- * Content-Security-Policy does not block it). Rejects with Playwright's error when the page is gone.
+ * {@link EXTRACT_CAPS}. The reading runs in the page, in a JavaScript world of its own
+ * ({@link evaluateInOwnWorld}). Rejects when the page's evaluation fails or the page is gone.
  */
 export async function extractInPage(page: Page, kinds: readonly ExtractKind[], markdownMode: MarkdownMode): Promise<PageContent> {
-  const args = { kinds, markdownMode, caps: EXTRACT_CAPS, linksMax: EXTRACT_LINKS_MAX };
+  const args = {
+    kinds,
+    markdownMode,
+    caps: EXTRACT_CAPS,
+    linksMax: EXTRACT_LINKS_MAX,
+    linkTextMax: EXTRACT_LINK_TEXT_MAX_CHARS,
+    metadata: EXTRACT_METADATA_CAPS,
+  };
   const script = `(function (args) {\n${kinds.includes('markdown') ? markdownLibraries() : ''}\n${EXTRACTOR}\n})(${JSON.stringify(args)})`;
-  return (await page.evaluate(script)) as PageContent;
+  return limitPageContent(await evaluateInOwnWorld(page, script), kinds);
+}
+
+/**
+ * The value of `expression` (JSON-like, returned by value) evaluated in an isolated world of the page's
+ * main frame (the DevTools protocol's `Page.createIsolatedWorld`, as browser extensions' content
+ * scripts): the same DOM, its own JavaScript globals, so the page's scripts cannot change the functions
+ * the extractor calls (`String.prototype.slice`, `TextEncoder`, `querySelectorAll`, …); and not subject
+ * to the page's Content-Security-Policy. Rejects with the evaluation's error, or the protocol's when
+ * the page is gone.
+ */
+async function evaluateInOwnWorld(page: Page, expression: string): Promise<unknown> {
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    const { frameTree } = await cdp.send('Page.getFrameTree');
+    const { executionContextId } = await cdp.send('Page.createIsolatedWorld', {
+      frameId: frameTree.frame.id,
+      worldName: 'glimpse-extract',
+    });
+    const { result, exceptionDetails } = await cdp.send('Runtime.evaluate', {
+      expression,
+      contextId: executionContextId,
+      returnByValue: true,
+    });
+    if (exceptionDetails) throw new Error(exceptionDetails.exception?.description ?? exceptionDetails.text);
+    return result.value;
+  } finally {
+    await cdp.detach().catch(() => undefined);
+  }
 }

@@ -12,6 +12,7 @@ import {
   SESSION_OPTION_NAMES,
 } from '../capture/capture-options';
 import { toFieldErrors } from '../common/validation';
+import { canonicalizeDocument, toOpenApi31Schemas } from './canonical-document';
 import { RUN_BROWSER_SESSION_INPUT_SCHEMA, TAKE_SCREENSHOT_INPUT_SCHEMA } from '../mcp/tool-inputs';
 import { CreateRunDto } from '../runs/dto/create-run.dto';
 import { CreateScreenshotDto } from '../screenshots/dto/create-screenshot.dto';
@@ -24,8 +25,11 @@ import { UploadScreenshotDto } from '../screenshots/dto/upload-screenshot.dto';
  */
 
 /** The OpenAPI document as committed (`npm run openapi:check` keeps it equal to the code's). */
-const document = JSON.parse(readFileSync(join(__dirname, '../../openapi/openapi.json'), 'utf8')) as {
-  components: { schemas: Record<string, { properties: Record<string, Record<string, unknown>> }> };
+const documentText = readFileSync(join(__dirname, '../../openapi/openapi.json'), 'utf8');
+const document = JSON.parse(documentText) as {
+  components: {
+    schemas: Record<string, { allOf?: unknown[]; properties: Record<string, Record<string, unknown> & { allOf?: unknown[] }> }>;
+  };
 };
 
 const NON_SESSION = CAPTURE_OPTION_NAMES.filter((name) => !SESSION_OPTION_NAMES.includes(name as never));
@@ -74,21 +78,41 @@ describe('derived from the table', () => {
     for (const name of CAPTURE_OPTION_NAMES) expect(dto[name]).toEqual(captureOptionSpec(name).example);
   });
 
-  it('the OpenAPI document shows every option with its doc, default and example; the run body the session options only', () => {
-    const screenshot = document.components.schemas.CreateScreenshotDto.properties;
-    const uploadForm = document.components.schemas.UploadScreenshotFormDto.properties;
-    const run = document.components.schemas.CreateRunDto.properties;
+  it('the OpenAPI document states every option once, with its doc, default and example: CaptureOptions, its session part SessionOptions', () => {
+    const { CaptureOptions: capture, SessionOptions: session } = document.components.schemas;
+    expect(capture.allOf).toEqual([{ $ref: '#/components/schemas/SessionOptions' }]);
     for (const name of CAPTURE_OPTION_NAMES) {
       const spec = captureOptionSpec(name);
-      expect(screenshot[name]).toMatchObject({
+      const stated = (spec.session ? session : capture).properties[name];
+      expect(stated).toEqual(canonicalizeDocument(toOpenApi31Schemas(captureOptionJsonSchema(name))));
+      expect(stated).toMatchObject({
         description: spec.doc,
         example: spec.example,
         ...(spec.default !== undefined ? { default: spec.default } : {}),
       });
-      expect(uploadForm[name]).toEqual(screenshot[name]);
-      if (spec.session) expect(run[name]).toEqual(screenshot[name]);
-      else expect(run[name]).toBeUndefined();
+      expect((spec.session ? capture : session).properties[name]).toBeUndefined();
+      // Once in the whole document: no body repeats it inline.
+      expect(documentText.split(JSON.stringify(spec.doc)).length - 1).toBe(1);
     }
+  });
+
+  it('every body that takes the options refers to them: the screenshot body (and so batch items), the upload form, monitors, the job echo, runs', () => {
+    const schemas = document.components.schemas;
+    const refersTo = (schema: { allOf?: unknown[] }, name: string) =>
+      expect(schema.allOf).toEqual([{ $ref: `#/components/schemas/${name}` }]);
+    for (const name of ['CreateScreenshotDto', 'UploadScreenshotFormDto', 'CreateMonitorDto', 'UpdateMonitorDto'])
+      refersTo(schemas[name], 'CaptureOptions');
+    refersTo(schemas.ScreenshotJobDto.properties.options, 'CaptureOptions');
+    expect(schemas.ScreenshotJobDto.properties.options).toMatchObject({ unevaluatedProperties: false });
+    expect(schemas.CreateScreenshotBatchDto.properties.items).toMatchObject({
+      items: { $ref: '#/components/schemas/CreateScreenshotDto' },
+    });
+    refersTo(schemas.CreateRunDto, 'SessionOptions');
+    // What a body does not take is refused there: a monitor takes no pdf, cache or extract.
+    for (const name of ['pdf', 'cache', 'cacheTtl', 'extract', 'markdownMode', 'storage', 'upload'])
+      expect(schemas.CreateMonitorDto.properties[name]).toBe(false);
+    expect(Object.keys(schemas.CreateScreenshotDto.properties)).toEqual(['url']);
+    expect(Object.keys(schemas.CreateRunDto.properties).sort()).toEqual(['steps', 'timeoutMs', 'url', 'video']);
   });
 
   it('the MCP tools take every option (take_screenshot) and the session options (run_browser_session) with the same JSON Schema', () => {

@@ -1,6 +1,7 @@
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { canonicalizeDocument, toOpenApi31Schemas } from './canonical-document';
+import { referenceCaptureOptions } from './capture-options-schema';
 import { addOperationalHeaders, operationsOf } from './operational-headers';
 import { WEBHOOK_EVENT_SCHEMAS } from '../webhooks/dto';
 import { WEBHOOK_EVENT_EXAMPLES } from './webhook-event-examples';
@@ -37,7 +38,8 @@ const DESCRIPTION = [
 
 /**
  * Builds the OpenAPI 3.1 document of the app's module graph in its canonical (sorted, committed) form:
- * the routes' Swagger metadata, the operational headers, the webhook events and the error envelopes.
+ * the routes' Swagger metadata, the operational headers, the webhook events and the error envelopes, with
+ * the capture options stated once ({@link referenceCaptureOptions}).
  * Served at `/docs/openapi.json` and written to `openapi/openapi.json` by `npm run openapi`, so the two
  * are identical. The app need not be initialised or listening (a `preview` app is enough).
  */
@@ -71,5 +73,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     Object.fromEntries(Object.entries(WEBHOOK_EVENT_SCHEMAS).map(([type, dto]) => [type, dto.name])),
     WEBHOOK_EVENT_EXAMPLES,
   );
-  return canonicalizeDocument(toOpenApi31Schemas(raw));
+  const doc = toOpenApi31Schemas(raw);
+  referenceCaptureOptions(doc);
+  return canonicalizeDocument(doc);
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { monthlyCap, Plan } from '../accounts/plan';
+import { accountMonthlyCeiling, monthlyCap, Plan } from '../accounts/plan';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { sqlRows } from '../database/sql';
@@ -39,8 +39,8 @@ export const USAGE_RETENTION_MONTHS = 13;
 export type QuotaKey = Pick<AuthenticatedKey, 'apiKeyId' | 'plan'>;
 
 /**
- * Monthly screenshot quotas per API key (CONTRACT.md, "Quotas"): the atomic count made inside a
- * job's acceptance statement, the status behind the `X-RateLimit-*` headers, and the `quota.warning` events.
+ * Monthly screenshot quotas per API key and the account ceiling above them (CONTRACT.md, "Quotas"): the
+ * atomic count made inside a job's acceptance statement, the status behind the `X-RateLimit-*` headers, and the `quota.warning` events.
  */
 @Injectable()
 export class QuotaService {
@@ -82,18 +82,25 @@ export class QuotaService {
 
   /**
    * The quota part of an acceptance statement (`AcceptanceService`): counts `count` screenshots (a
-   * batch counts one per item, CONTRACT.md "Batches"; a run one) against the caller's monthly cap, all
-   * or nothing, when the statement's `gate` part has a row. Returns the `WITH` parts `reservation`
-   * (the monthly increment, `RETURNING used`; no row when refused) and `reservation_daily` (the per-day
-   * row of the dashboard's usage chart, counted only with the monthly one); their values go into
-   * `params`. The row lock taken by `ON CONFLICT` serialises concurrent acceptances of a key, so
-   * accepted jobs never exceed the cap; the `WHERE`s make the increment conditional, and a cap below
-   * `count` inserts nothing.
+   * batch counts one per item, CONTRACT.md "Batches"; a run one) against the caller's monthly cap and
+   * its account's monthly ceiling (CONTRACT.md "Quotas", {@link accountMonthlyCeiling}), all or nothing,
+   * when the statement's `gate` part has a row. Returns the `WITH` parts `account_quota` (the account's
+   * usage this month, its row locked: {@link accountQuotaSql}), `reservation` (the key's monthly
+   * increment, `RETURNING used`; no row when refused) and `reservation_daily` (the per-day row of the
+   * dashboard's usage chart, counted only with the monthly one); their values go into `params`.
    *
-   * `settle(used)` takes what `reservation` returned: the quota after the increment (also behind this
-   * request's `X-RateLimit-*` headers; pass it to {@link warnOnThresholds}), or, for `null`, throws
-   * 429 `PLAN_QUOTA_EXCEEDED` (with `Retry-After` and `details { used, limit, plan, resetAt }`,
-   * CONTRACT.md "Quotas").
+   * The account's row lock serialises the acceptances of all its keys and gives its latest usage; the
+   * key's row lock taken by `ON CONFLICT` serialises those of one key and its `WHERE` sees the key's
+   * latest usage. The key's row is counted only when both fit, and the account's row follows it (the
+   * trigger on `quota_usage`, migration `AccountQuota1795745000000`), so under any concurrency neither
+   * the cap nor the ceiling is exceeded and a refusal counts nothing. Locks are taken account first,
+   * then key, in every acceptance.
+   *
+   * `settle(used)` takes what `reservation` returned: the key's quota after the increment (also behind
+   * this request's `X-RateLimit-*` headers, which stay per key; pass it to {@link warnOnThresholds}),
+   * or, for `null`, throws 429 `PLAN_QUOTA_EXCEEDED` (with `Retry-After` and `details { scope, used,
+   * limit, plan, resetAt }`: `scope` `"key"` with the key's usage and cap, or `"account"` with the
+   * account's usage and ceiling when only the ceiling was in the way; CONTRACT.md "Quotas").
    */
   reservation(
     params: SqlParams,
@@ -104,9 +111,11 @@ export class QuotaService {
     const now = this.clock.now();
     const { month, resetAt } = quotaMonthOf(now);
     const limit = this.capOf(caller.plan);
-    const sql = `reservation AS (
+    const sql = `${this.accountQuotaSql(params, caller.accountId, month)}, reservation AS (
          INSERT INTO quota_usage (api_key_id, month, used)
-         SELECT ${params.add(caller.apiKeyId)}, ${params.add(month)}::date, ${params.add(count)}::int FROM ${gate} WHERE ${params.add(count)}::int <= ${params.add(limit)}::int
+         SELECT ${params.add(caller.apiKeyId)}, ${params.add(month)}::date, ${params.add(count)}::int FROM ${gate}, account_quota
+          WHERE ${params.add(count)}::int <= ${params.add(limit)}::int
+            AND account_quota.used + ${params.add(count)}::int <= ${params.add(this.ceilingOf(caller.plan))}::int
          ON CONFLICT (api_key_id, month) DO UPDATE SET used = quota_usage.used + EXCLUDED.used
          WHERE quota_usage.used + EXCLUDED.used <= ${params.add(limit)}::int
          RETURNING used
@@ -116,12 +125,38 @@ export class QuotaService {
          ON CONFLICT (api_key_id, day) DO UPDATE SET used = quota_usage_daily.used + EXCLUDED.used
        )`;
     const settle = async (used: number | null): Promise<QuotaStatus> => {
-      if (used === null) throw await this.exceeded(caller, month, resetAt, now);
+      if (used === null) throw await this.exceeded(caller, count, month, resetAt, now);
       const status = this.toStatus(caller.plan, used, resetAt);
       this.observed.set(caller, status);
       return status;
     };
     return { sql, settle };
+  }
+
+  /**
+   * The account's screenshots this month against its ceiling (CONTRACT.md "Quotas": all its keys,
+   * revoked ones included): `limit` is {@link accountMonthlyCeiling}; `used` can exceed it after a
+   * downgrade, `remaining` never goes below 0. One indexed read.
+   */
+  async accountStatus(accountId: string, plan: Plan): Promise<QuotaStatus> {
+    const { month, resetAt } = quotaMonthOf(this.clock.now());
+    const limit = this.ceilingOf(plan);
+    const used = await this.accountUsedIn(accountId, month);
+    return { plan, limit, used, remaining: Math.max(0, limit - used), resetAt };
+  }
+
+  /**
+   * The `account_quota` part of an acceptance statement: one row `{ used }`, the account's screenshots in
+   * `month` (`YYYY-MM-01`; a row of an earlier month counts 0), read with its row locked (`FOR UPDATE`:
+   * the latest value, held until the transaction ends). Every account has its row from its creation
+   * (migration `AccountQuota1795745000000`).
+   */
+  private accountQuotaSql(params: SqlParams, accountId: string, month: string): string {
+    const monthParam = params.add(month);
+    return `account_quota AS (
+         SELECT CASE WHEN month = ${monthParam}::date THEN used ELSE 0 END AS used
+           FROM account_quota_usage WHERE account_id = ${params.add(accountId)} FOR UPDATE
+       )`;
   }
 
   /**
@@ -169,6 +204,20 @@ export class QuotaService {
     return monthlyCap(plan, this.config.legacyFreeCap);
   }
 
+  private ceilingOf(plan: Plan): number {
+    return accountMonthlyCeiling(plan, this.config.legacyFreeCap);
+  }
+
+  /** Screenshots counted for an account's keys together in a month (`YYYY-MM-01`); 0 when its row counts an earlier month. */
+  private async accountUsedIn(accountId: string, month: string): Promise<number> {
+    const [row] = await sqlRows<{ used: number }>(
+      this.usage.manager.connection,
+      'SELECT CASE WHEN month = $2::date THEN used ELSE 0 END AS used FROM account_quota_usage WHERE account_id = $1',
+      [accountId, month],
+    );
+    return row?.used ?? 0;
+  }
+
   /** Screenshots counted for a key in a month (`YYYY-MM-01`); 0 without a row. One prepared statement: a poll's `X-RateLimit-*` headers read it. */
   private async usedIn(apiKeyId: string, month: string): Promise<number> {
     const [row] = await sqlRows<{ used: number }>(
@@ -184,16 +233,32 @@ export class QuotaService {
     return { plan, limit, used, remaining: Math.max(0, limit - used), resetAt };
   }
 
-  private async exceeded(caller: AuthenticatedKey, month: string, resetAt: Date, now: Date): Promise<ApiError> {
+  /**
+   * The 429 of a refused reservation of `count`: scope `"key"` when the key's cap is in the way (also
+   * when both are), else `"account"` (its ceiling). Read after the refusal, so the numbers are the
+   * latest; the request's `X-RateLimit-*` headers get the key's status either way.
+   */
+  private async exceeded(caller: AuthenticatedKey, count: number, month: string, resetAt: Date, now: Date): Promise<ApiError> {
     this.metrics.quotaRejections.inc();
     const status = this.toStatus(caller.plan, await this.usedIn(caller.apiKeyId, month), resetAt);
     this.observed.set(caller, status);
+    const retryAfter = { 'Retry-After': String(secondsUntil(resetAt, now)) };
+    if (status.used + count > status.limit) {
+      return new ApiError(
+        ErrorCode.PLAN_QUOTA_EXCEEDED,
+        429,
+        `Monthly quota of ${status.limit} screenshots for this API key reached (plan ${status.plan}); it resets at ${resetAt.toISOString()}`,
+        { scope: 'key', used: status.used, limit: status.limit, plan: status.plan, resetAt: resetAt.toISOString() },
+        retryAfter,
+      );
+    }
+    const account = await this.accountStatus(caller.accountId, caller.plan);
     return new ApiError(
       ErrorCode.PLAN_QUOTA_EXCEEDED,
       429,
-      `Monthly quota of ${status.limit} screenshots reached (plan ${status.plan}); it resets at ${resetAt.toISOString()}`,
-      { used: status.used, limit: status.limit, plan: status.plan, resetAt: resetAt.toISOString() },
-      { 'Retry-After': String(secondsUntil(resetAt, now)) },
+      `Monthly quota of ${account.limit} screenshots for this account's keys together reached (plan ${account.plan}, revoked keys included); it resets at ${resetAt.toISOString()}`,
+      { scope: 'account', used: account.used, limit: account.limit, plan: account.plan, resetAt: resetAt.toISOString() },
+      retryAfter,
     );
   }
 

@@ -41,7 +41,7 @@ export class RenderLinksController {
     description:
       "A signed URL for `<img src>`, `og:image`, e-mails and chat unfurls. `signature` is the lowercase hex HMAC-SHA256, keyed with the render key's " +
       'secret, over `GET\\n/v1/render/{renderKeyId}.{ext}\\n{canonical query}` (every parameter but `signature`, RFC 3986-encoded, sorted by name then ' +
-      'value, joined with `&`). The options are those of `POST /v1/screenshot` except `format` and `cache`; object and array options are JSON text. ' +
+      'value, joined with `&`). The options are those of `POST /v1/screenshot` except `format`, `cache` and `extract` (400 `VALIDATION_FAILED` naming the parameter); object and array options are JSON text. ' +
       'Answers from the capture cache (fresh for `cacheTtl` seconds, default 86,400; nothing counted), else renders once for all identical links ' +
       '(one job, one unit of quota) and waits up to `RENDER_WAIT_MS`. `HEAD` answers the same headers without a body (a miss starts the render).',
   })

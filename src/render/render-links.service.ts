@@ -13,7 +13,7 @@ import { CreateScreenshotDto } from '../screenshots/dto/create-screenshot.dto';
 import { ScreenshotJobDto } from '../screenshots/dto/screenshot-job.dto';
 import { ScreenshotsService } from '../screenshots/screenshots.service';
 import { ResultFileInfo, ResultFilesService } from '../storage/result-files.service';
-import { RenderLinkOptionsDto } from './dto/render-link.dto';
+import { RENDER_LINK_REFUSED_OPTIONS, RenderLinkOptionsDto } from './dto/render-link.dto';
 import type { VerifiedRenderLink } from './render-link.guard';
 import { RecentCache } from './recent-cache';
 import { hostAllowed } from './render-signature';
@@ -142,12 +142,20 @@ export class RenderLinksService {
     return prepared;
   }
 
-  /** The link's options validated by the options table (400 `VALIDATION_FAILED` naming the parameter). */
+  /**
+   * The link's options validated by the options table (400 `VALIDATION_FAILED` naming the parameter):
+   * a parameter given twice, or an option links refuse ({@link RENDER_LINK_REFUSED_OPTIONS}: `format`,
+   * `cache`, `extract`, `storage`, `upload`), is refused before the others are read.
+   */
   private async options(link: VerifiedRenderLink): Promise<RenderLinkOptionsDto> {
     const plain: Record<string, string> = {};
     for (const [name, value] of link.params) {
       if (Object.prototype.hasOwnProperty.call(plain, name))
         throw ApiError.validation([{ field: name, message: `${name} must be given once` }]);
+      const refused = Object.prototype.hasOwnProperty.call(RENDER_LINK_REFUSED_OPTIONS, name)
+        ? RENDER_LINK_REFUSED_OPTIONS[name as keyof typeof RENDER_LINK_REFUSED_OPTIONS]
+        : undefined;
+      if (refused) throw ApiError.validation([{ field: name, message: `${name} ${refused}` }]);
       plain[name] = value;
     }
     return (await this.validation.transform(plain, { type: 'query', metatype: RenderLinkOptionsDto })) as RenderLinkOptionsDto;

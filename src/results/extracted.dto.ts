@@ -1,5 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { EXTRACT_CAPS, EXTRACT_LINKS_MAX, ExtractedFile, ExtractedMetadata, ExtractedSummary } from './extracted';
+import { EXTRACT_CAPS, EXTRACT_LINKS_MAX, EXTRACT_METADATA_CAPS, ExtractedFile, ExtractedMetadata, ExtractedSummary } from './extracted';
+
+const META = EXTRACT_METADATA_CAPS;
 
 /*
  * The OpenAPI shapes of the job's `extracted` object (docs/CONTRACT.md, "Extracted content"), shared by
@@ -32,7 +34,7 @@ export class ExtractedLinksDto {
   count: number;
 }
 
-/** The page's metadata (absent values null; URLs absolute). */
+/** The page's metadata (absent values null; URLs absolute; every string at most 2,048 characters). */
 export class ExtractedMetadataDto implements ExtractedMetadata {
   @ApiProperty({ type: 'string', nullable: true, example: 'Example Domain' })
   title: string | null;
@@ -51,14 +53,14 @@ export class ExtractedMetadataDto implements ExtractedMetadata {
   @ApiProperty({
     type: 'object',
     additionalProperties: { type: 'string' },
-    description: 'og:* properties, prefix dropped',
+    description: `og:* properties, prefix dropped; with twitter at most ${META.entriesMax} entries (openGraph's first), names and values at most ${META.valueMaxChars} characters`,
     example: { title: 'Example' },
   })
   openGraph: Record<string, string>;
   @ApiProperty({
     type: 'object',
     additionalProperties: { type: 'string' },
-    description: 'twitter:* properties, prefix dropped',
+    description: `twitter:* properties, prefix dropped; with openGraph at most ${META.entriesMax} entries, names and values at most ${META.valueMaxChars} characters`,
     example: { card: 'summary' },
   })
   twitter: Record<string, string>;

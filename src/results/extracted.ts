@@ -20,6 +20,17 @@ export const EXTRACT_CAPS = { html: 10 * MIB, markdown: 5 * MIB, text: 5 * MIB }
 /** Most links kept (CONTRACT.md, "Extracted content"). */
 export const EXTRACT_LINKS_MAX = 5_000;
 
+/** Longest link `text` and `rel` kept, characters (docs/extract.md). */
+export const EXTRACT_LINK_TEXT_MAX_CHARS = 1_000;
+
+/**
+ * Caps of `metadata` (CONTRACT.md, "Tenancy: fair share and isolation"): each string (a field's value,
+ * an `openGraph`/`twitter` key or value) at most `valueMaxChars` characters (UTF-16 code units, never
+ * splitting a surrogate pair); `openGraph` and `twitter` together at most `entriesMax` entries,
+ * `openGraph`'s first, in the page's order.
+ */
+export const EXTRACT_METADATA_CAPS = { valueMaxChars: 2_048, entriesMax: 200 } as const;
+
 /** A text file extracted from the page, as the job shows it. */
 export interface ExtractedFile {
   /** Capability URL of the result file. */

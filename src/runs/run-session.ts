@@ -24,7 +24,7 @@ import { CAPTURE_LIMITS } from '../capture/capture-options';
 import type { ImageFormat } from '../results/result-formats';
 import { EGRESS_ERROR_HEADER } from '../egress/egress-proxy';
 import { PageErrorCollector, ConsoleErrorEntry, NetworkErrorEntry } from './page-errors';
-import { RUN_LIMITS, RunStep, stepLabel } from './run-steps';
+import { RUN_LIMITS, RunStep, stepLabel, waitForUrlMatcher } from './run-steps';
 import { VideoEncodingError, VideoRecorder, VideoRecording } from './video-recorder';
 
 /** Where a run failed (CONTRACT.md, "Browser session runs", `failure.stage`). */
@@ -292,7 +292,7 @@ async function perform(
         return {};
       case 'waitForUrl':
         try {
-          await page.waitForURL(step.url, { timeout, waitUntil: 'commit' });
+          await page.waitForURL(waitForUrlMatcher(step.url), { timeout, waitUntil: 'commit' });
         } catch (err) {
           if (classifyPlaywrightError(err).kind === 'timeout')
             throw new PageFailure(`the URL did not match within ${timeout} ms (it is ${truncate(page.url(), 300)})`);

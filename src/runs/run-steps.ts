@@ -1,3 +1,4 @@
+import { compileGlob } from '../common/url-glob';
 import type { ImageFormat } from '../results/result-formats';
 
 /** Step actions of a browser session run (CONTRACT.md, "Browser session runs"). */
@@ -86,6 +87,49 @@ export function withSecrets(steps: RunStep[], secrets: SensitiveValues): RunStep
   return steps.map((step, index) =>
     step.action === 'fill' && step.sensitive && index in secrets ? { ...step, value: secrets[index] } : step,
   );
+}
+
+/**
+ * The test of a `waitForUrl` step (CONTRACT.md, "Browser session runs"; "Tenancy: fair share and
+ * isolation": customer globs match in linear time), given to Playwright's `page.waitForURL` as a
+ * predicate on the page's URL, so Playwright's own glob conversion (a regular expression) never sees
+ * customer input (docs/runs.md, "Steps"):
+ *
+ * - without `*`, an exact URL: equal to the page's URL once both are parsed as URLs (`HTTPS://App.Test`
+ *   is `https://app.test/`); a string that does not parse is compared as it is;
+ * - with `*`, a glob over the whole URL ({@link compileGlob}: `*` any characters, `/` included, so `**`
+ *   is the same as `*`; every other character, `?` included, itself). A leading `scheme://host[:port]`
+ *   followed by `/`, `?` or `#` is normalised as the page's URL is (scheme and host lower-case, a
+ *   default port dropped). Time linear in the URL's length.
+ *
+ * Never throws.
+ */
+export function waitForUrlMatcher(pattern: string): (url: URL) => boolean {
+  if (!pattern.includes('*')) {
+    const exact = parsedHref(pattern) ?? pattern;
+    return (url) => url.href === exact;
+  }
+  const matches = compileGlob(normalizedOrigin(pattern));
+  return (url) => matches(url.href);
+}
+
+function parsedHref(text: string): string | null {
+  try {
+    return new URL(text).href;
+  } catch {
+    return null;
+  }
+}
+
+/** `pattern` with its leading `scheme://authority` (when it has one, without `*`) as `URL` writes it. */
+function normalizedOrigin(pattern: string): string {
+  const authorityStart = pattern.indexOf('://');
+  if (authorityStart <= 0 || pattern.slice(0, authorityStart).includes('*')) return pattern;
+  let end = authorityStart + 3;
+  while (end < pattern.length && !'/?#'.includes(pattern[end])) end++;
+  if (end === pattern.length || pattern.slice(authorityStart + 3, end).includes('*')) return pattern;
+  const origin = parsedHref(`${pattern.slice(0, end)}/`);
+  return origin ? `${origin.slice(0, -1)}${pattern.slice(end)}` : pattern;
 }
 
 /**

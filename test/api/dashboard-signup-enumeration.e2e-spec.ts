@@ -8,7 +8,7 @@ const PASSWORD = 'correct horse battery staple';
 
 /**
  * CONTRACT.md, "Dashboard": sign-up and invitations answer the same whether or not the email has an
- * account; sign-up is rate-limited per client and checks the email.
+ * account; sign-up starts no session, is rate-limited per client and checks the email.
  */
 describe('dashboard sign-up does not tell whether an email is known', () => {
   let t: TestApp;
@@ -25,22 +25,16 @@ describe('dashboard sign-up does not tell whether an email is known', () => {
   const usersNamed = async (email: string) =>
     (await t.get(DataSource).query(`SELECT count(*)::int AS n FROM users WHERE email = $1`, [email]))[0].n;
 
-  it('a new email, an email with a user and an email with only an account get the same answer; only the new one gets a session and an account', async () => {
+  it('a new email, an email with a user and an email with only an account get the same answer and no session; only the new one gets an account, and signs in', async () => {
     const fresh = `fresh-${Date.now()}@test.local`;
     const created = await signUp(fresh, PASSWORD, '127.0.4.1');
-    expect(created.status).toBe(303);
-    expect(created.headers.location).toBe('/dashboard');
-    expect(sessionCookieOf(created)).not.toBeNull();
+    const answer = (a: typeof created) => ({ status: a.status, location: a.headers.location, text: a.text, session: sessionCookieOf(a) });
+    expect(answer(created)).toEqual({ status: 303, location: '/dashboard/login?signed-up=1', text: expect.any(String), session: null });
     expect(await usersNamed(fresh)).toBe(1);
 
-    // The same email again, with another password: same status, place and body; nothing changes.
+    // The same email again, with another password: the same answer; nothing changes.
     const again = await signUp(fresh, 'another password, twelve+', '127.0.4.1');
-    expect({ status: again.status, location: again.headers.location, text: again.text }).toEqual({
-      status: 303,
-      location: '/dashboard',
-      text: created.text,
-    });
-    expect(sessionCookieOf(again)).toBeNull();
+    expect(answer(again)).toEqual(answer(created));
     expect(await usersNamed(fresh)).toBe(1);
     expect(await t.get(UsersService).verifyCredentials(fresh, PASSWORD)).not.toBeNull();
 
@@ -48,14 +42,17 @@ describe('dashboard sign-up does not tell whether an email is known', () => {
     const accountOnly = `account-only-${Date.now()}@test.local`;
     await t.get(AccountsService).create(accountOnly, 'pro');
     const taken = await signUp(accountOnly, PASSWORD, '127.0.4.1');
-    expect({ status: taken.status, location: taken.headers.location, text: taken.text }).toEqual({
-      status: 303,
-      location: '/dashboard',
-      text: created.text,
-    });
-    expect(sessionCookieOf(taken)).toBeNull();
+    expect(answer(taken)).toEqual(answer(created));
     expect(await usersNamed(accountOnly)).toBe(0);
     expect((await t.get(AccountsService).get(accountOnly)).plan).toBe('pro');
+
+    // The page it leads to says the same to everyone; the new user then signs in.
+    const landing = await fetch(`${t.baseUrl}${created.headers.location}`);
+    expect(landing.status).toBe(200);
+    expect(await landing.text()).toContain('Sign in with your email and password to continue.');
+    const signedIn = await postForm(t.baseUrl, '/dashboard/login', { email: fresh, password: PASSWORD }, '127.0.4.1');
+    expect(signedIn.status).toBe(303);
+    expect(sessionCookieOf(signedIn)).not.toBeNull();
   });
 
   it('checks the email: malformed addresses are a 400 form error and create nothing', async () => {

@@ -1,5 +1,5 @@
 import { HostResolver } from '../../src/egress/host-resolver';
-import { DocOperation, Json, loadCommittedDocument, operationsOf, resolveRef } from '../support/openapi-contract';
+import { DocOperation, Json, loadCommittedDocument, operationsOf, propertiesOf, resolveRef } from '../support/openapi-contract';
 import { multipartBody, rawRequest, RawResponse } from '../support/raw-http';
 import { startTestApp, TestApp } from '../support/test-app';
 
@@ -95,7 +95,11 @@ describe('fuzz: every operation of openapi/openapi.json against hostile input', 
     if (schema.enum) return schema.enum[0];
     if (schema.const !== undefined) return schema.const;
     for (const combinator of ['oneOf', 'anyOf']) if (schema[combinator]) return sample(schema[combinator][0], name);
-    if (schema.allOf) return Object.assign({}, ...schema.allOf.map((s: Json) => sample(s, name)));
+    if (schema.allOf) {
+      // The members, and the schema's own properties beside them (a body referring to the capture options).
+      const { allOf, ...own } = schema;
+      return Object.assign({}, ...allOf.map((s: Json) => sample(s, name)), own.properties ? sample(own, name) : {});
+    }
     const type = Array.isArray(schema.type) ? schema.type.find((x: string) => x !== 'null') : schema.type;
     switch (type) {
       case 'string':
@@ -245,12 +249,12 @@ describe('fuzz: every operation of openapi/openapi.json against hostile input', 
     schema = resolveRef(doc, schema ?? {});
     if (depth > 3) return [];
     const out: Array<{ path: string[]; schema: Json }> = [];
-    for (const [name, prop] of Object.entries<Json>(schema.properties ?? {})) {
+    for (const [name, prop] of Object.entries<Json>(propertiesOf(doc, schema))) {
       const resolved = resolveRef(doc, prop);
       out.push({ path: [...prefix, name], schema: resolved });
-      if (resolved.properties) out.push(...fieldsOf(resolved, [...prefix, name], depth + 1));
+      if (resolved.properties || resolved.allOf) out.push(...fieldsOf(resolved, [...prefix, name], depth + 1));
       const items = resolved.items && resolveRef(doc, resolved.items);
-      if (items?.properties) out.push(...fieldsOf(items, [...prefix, name, '0'], depth + 1));
+      if (items?.properties || items?.allOf) out.push(...fieldsOf(items, [...prefix, name, '0'], depth + 1));
     }
     return out;
   }
@@ -348,7 +352,7 @@ describe('fuzz: every operation of openapi/openapi.json against hostile input', 
 
   function multipartCases(path: string, valid: Json, schema: Json): FuzzCase[] {
     const cases: FuzzCase[] = [];
-    const fileName = Object.entries<Json>(schema.properties ?? {}).find(([, p]) => resolveRef(doc, p).format === 'binary')?.[0] ?? 'file';
+    const fileName = Object.entries<Json>(propertiesOf(doc, schema)).find(([, p]) => resolveRef(doc, p).format === 'binary')?.[0] ?? 'file';
     const fields = Object.entries<Json>(valid ?? {})
       .filter(([k]) => k !== fileName)
       .map(([name, value]) => ({ name, value: String(value) }));
@@ -362,7 +366,7 @@ describe('fuzz: every operation of openapi/openapi.json against hostile input', 
       const { body, contentType } = multipartBody(parts);
       return { name, path, body, contentType };
     };
-    for (const [name] of Object.entries<Json>(schema.properties ?? {})) {
+    for (const [name] of Object.entries<Json>(propertiesOf(doc, schema))) {
       if (name === fileName) continue;
       const others = fields.filter((f) => f.name !== name);
       const hostile: Array<[string, Buffer | string]> = [
@@ -377,7 +381,7 @@ describe('fuzz: every operation of openapi/openapi.json against hostile input', 
       cases.push(form([file(), ...fields, { name, value: String(valid?.[name] ?? '1') }], `${name}: duplicated`));
       cases.push(form([file(), ...others, { name: `${name}${'[a]'.repeat(30)}`, value: '1' }], `${name}: bracket-nested name`));
     }
-    const firstField = Object.keys(schema.properties ?? {}).find((n) => n !== fileName);
+    const firstField = Object.keys(propertiesOf(doc, schema)).find((n) => n !== fileName);
     if (firstField) {
       cases.push(form([file(), { name: firstField, value: ONE_MB }], `${firstField}: 1 MB`));
       cases.push(form([file(), { name: `${firstField}[__proto__]`, value: '1' }], `${firstField}: [__proto__] name`));

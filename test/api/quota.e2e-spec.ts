@@ -77,7 +77,7 @@ describe('monthly quotas', () => {
       error: expect.any(String),
       code: 'PLAN_QUOTA_EXCEEDED',
       requestId: res.headers.get('x-request-id'),
-      details: { used: 100, limit: 100, plan: 'free', resetAt: '2026-04-01T00:00:00.000Z' },
+      details: { scope: 'key', used: 100, limit: 100, plan: 'free', resetAt: '2026-04-01T00:00:00.000Z' },
     });
     // 2026-03-14T10:00:00Z → 2026-04-01T00:00:00Z
     expect(res.headers.get('retry-after')).toBe(String(17 * 86400 + 14 * 3600));

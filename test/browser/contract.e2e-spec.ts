@@ -7,6 +7,7 @@ import {
   loadCommittedDocument,
   OPENAPI_PATH,
   operationsOf,
+  propertiesOf,
   resolveRef,
 } from '../support/openapi-contract';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
@@ -679,7 +680,7 @@ describe('contract: every operation of openapi/openapi.json against the running 
  */
 function schemaViolations(schema: Json): { name: string; patch: Record<string, unknown> }[] {
   const out: { name: string; patch: Record<string, unknown> }[] = [];
-  for (const [field, raw] of Object.entries<Json>(schema.properties ?? {})) {
+  for (const [field, raw] of Object.entries<Json>(propertiesOf(doc, schema))) {
     const prop = resolveRef(doc, raw);
     const types = [prop.type].flat();
     out.push({ name: `${field} of the wrong type`, patch: { [field]: types.includes('string') ? 12345 : 'not-a-number-or-boolean' } });

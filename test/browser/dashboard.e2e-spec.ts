@@ -615,7 +615,7 @@ describe('dashboard (real Chromium against the real app)', () => {
     await b.context.close();
   });
 
-  it('sign-up (DASHBOARD_SIGNUP=true) creates a free account with its owner; the CLI prints working set-password links', async () => {
+  it('sign-up (DASHBOARD_SIGNUP=true) creates a free account with its owner, who then signs in; the CLI prints working set-password links', async () => {
     const { context, page } = await newPage();
     await page.goto('/dashboard/signup');
     await audit(page, '15-sign-up');
@@ -629,6 +629,12 @@ describe('dashboard (real Chromium against the real app)', () => {
     expect(await page.getByRole('alert').textContent()).toContain('at least 12 characters');
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Create account' }).click();
+    // Sign-up starts no session (CONTRACT.md, "Dashboard"): the new user signs in.
+    await page.waitForURL('**/dashboard/login?signed-up=1');
+    expect(await sessionCookie(context)).toBeUndefined();
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL('**/dashboard');
     expect(await page.locator('.stat', { hasText: 'Plan' }).textContent()).toContain('free');
     expect((await t.get(AccountsService).get(email)).plan).toBe('free');

@@ -4,6 +4,7 @@ import { ImageFormat } from '../../src/results/result-formats';
 import { loadConfig } from '../../src/config/app-config';
 import { runSession, RunSessionSpec } from '../../src/runs/run-session';
 import { pngSize } from '../support/images';
+import { withEventLoopDelay } from '../support/event-loop';
 import { PageServer } from '../support/page-server';
 import { startRunPages } from '../support/run-pages';
 import { isWebm, probeVideo } from '../support/video';
@@ -124,6 +125,28 @@ describe('runSession', () => {
     expect(outcome.failure).toBeNull();
     expect(outcome.steps.map((s) => s.status)).toEqual(['failed', 'ok']);
     expect(outcome.steps[0].error).toMatch(/^step 0 \(click "#nope"\): selector not visible within 300 ms$/);
+  });
+
+  it('waitForUrl: exact URLs and globs as documented, and a hostile glob holds no event loop (CONTRACT.md "Tenancy")', async () => {
+    // Before, the glob became Playwright's regular expression `^(.*)a(.*)a…aZ$`: seconds of this
+    // process's event loop on a URL of 44 a's (6.6 s measured on 2 busy cores), growing as the 8th power of the length.
+    const a = 'a'.repeat(44);
+    const { result: outcome, delay } = await withEventLoopDelay(() =>
+      session({
+        url: `${pages.url}/welcome?${a}`,
+        steps: [
+          { action: 'waitForUrl', url: '**a**a**a**a**a**a**a**aZ', timeoutMs: 1000, optional: true },
+          { action: 'waitForUrl', url: `**/welcome?${a}` },
+          { action: 'waitForUrl', url: '**/welcome*' },
+          { action: 'waitForUrl', url: `${pages.url.toUpperCase()}/welcome?${a}` },
+          { action: 'waitForUrl', url: `${pages.url}/welcome`, timeoutMs: 300, optional: true },
+        ],
+      }),
+    );
+    expect(outcome.failure).toBeNull();
+    expect(outcome.steps.map((s) => s.status)).toEqual(['failed', 'ok', 'ok', 'ok', 'failed']);
+    expect(outcome.steps[0].error).toMatch(/the URL did not match within 1000 ms/);
+    expect(delay.maxMs).toBeLessThan(1_000);
   });
 
   it('ends at the budget with the budget message', async () => {

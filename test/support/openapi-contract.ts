@@ -47,6 +47,20 @@ export function resolveRef(doc: Json, value: Json): Json {
   return current;
 }
 
+/**
+ * The properties of an object schema: its own and those of the schemas its `allOf` members are or refer
+ * to (the capture options are stated once, as `CaptureOptions` and `SessionOptions`, and the bodies that
+ * take them refer to those), without the ones set to `false` (refused in that body).
+ */
+export function propertiesOf(doc: Json, schema: Json): Record<string, Json> {
+  const resolved = resolveRef(doc, schema ?? {});
+  const out: Record<string, Json> = {};
+  for (const member of resolved.allOf ?? []) Object.assign(out, propertiesOf(doc, member));
+  Object.assign(out, resolved.properties ?? {});
+  for (const [name, property] of Object.entries(out)) if (property === false) delete out[name];
+  return out;
+}
+
 /** Every operation under `paths`, in document order. */
 export function operationsOf(doc: Json): DocOperation[] {
   const out: DocOperation[] = [];
@@ -59,6 +73,34 @@ export function operationsOf(doc: Json): DocOperation[] {
     }
   }
   return out;
+}
+
+/**
+ * The names of the component schemas that some `allOf` refers to (`CaptureOptions`, `SessionOptions`):
+ * bases that the schemas referring to them close, so they stay open themselves.
+ */
+function allOfBases(doc: Json): Set<string> {
+  const bases = new Set<string>();
+  const visit = (node: Json): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (!node || typeof node !== 'object') return;
+    for (const member of Array.isArray(node.allOf) ? node.allOf : [])
+      if (typeof member?.$ref === 'string') bases.add(member.$ref.replace('#/components/schemas/', ''));
+    Object.values(node).forEach(visit);
+  };
+  visit(doc.components ?? {});
+  return bases;
+}
+
+/** {@link closeObjects} of the document's components, the schemas of {@link allOfBases} left open at their top. */
+function closeComponents(doc: Json): Json {
+  const bases = allOfBases(doc);
+  const closed = closeObjects({ components: doc.components });
+  for (const name of bases) {
+    const schema = closed.components?.schemas?.[name];
+    if (schema && !doc.components.schemas[name].unevaluatedProperties) delete schema.unevaluatedProperties;
+  }
+  return closed;
 }
 
 /**
@@ -100,7 +142,7 @@ export class ContractValidator {
   constructor(readonly doc: Json) {
     this.ajv = new Ajv2020({ strict: false, allErrors: true });
     addFormats(this.ajv);
-    this.ajv.addSchema({ ...closeObjects({ components: doc.components }), $id: 'openapi.json' });
+    this.ajv.addSchema({ ...closeComponents(doc), $id: 'openapi.json' });
     this.declaredHeaderNames = new Set<string>(Object.keys(doc.components?.headers ?? {}).map((h) => h.toLowerCase()));
     for (const op of operationsOf(doc)) {
       for (const response of Object.values<Json>(op.operation.responses ?? {})) {

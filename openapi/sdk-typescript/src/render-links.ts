@@ -10,7 +10,10 @@ export type RenderLinkFormat = 'png' | 'jpeg' | 'webp' | 'pdf';
 /** A capture option's value as a link carries it: text, a number, a boolean, or an object/array (sent as JSON text). */
 export type RenderLinkOptionValue = string | number | boolean | Record<string, unknown> | unknown[];
 
-/** What {@link signRenderUrl} signs. Any further field is a capture option of `POST /v1/screenshot` (except `format` and `cache`). */
+/**
+ * What {@link signRenderUrl} signs. Any further field is a capture option of `POST /v1/screenshot`, except
+ * `cache` and `extract`, which render links refuse (400 `VALIDATION_FAILED`; `format` is the extension).
+ */
 export interface SignRenderUrlInput {
   /** The service's base URL, e.g. `https://glimpse.example.com` (no trailing slash needed). */
   baseUrl: string;
@@ -23,6 +26,10 @@ export interface SignRenderUrlInput {
   format: RenderLinkFormat;
   /** When the link stops working: a Date or Unix seconds. */
   expiresAt?: Date | number;
+  /** Refused by render links: a link always answers from the capture cache when it can. */
+  cache?: never;
+  /** Refused by render links: a link answers with the image only. */
+  extract?: never;
   [option: string]: RenderLinkOptionValue | Date | undefined;
 }
 

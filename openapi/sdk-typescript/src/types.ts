@@ -8,6 +8,13 @@ type Schemas = components['schemas'];
 
 /** A screenshot job (`ScreenshotJobDto`): `id`, `status` (`pending` → `processing` → `done` | `failed`), result `url` once `done`, … */
 export type ScreenshotJob = Schemas['ScreenshotJobDto'];
+/**
+ * Every capture option (`CaptureOptions`: the session options and the others), the one type of them that
+ * the bodies below share: a screenshot, a batch item, the upload form, a monitor, a job's `options`.
+ */
+export type CaptureOptions = Schemas['CaptureOptions'];
+/** The session options (`SessionOptions`): the capture options a run takes too (viewport, device, headers, cookies, blocking, …). */
+export type SessionOptions = Schemas['SessionOptions'];
 /** Body of `POST /v1/screenshot`: `url` and every capture option (`CreateScreenshotDto`). */
 export type CreateScreenshotRequest = Schemas['CreateScreenshotDto'];
 /** Form of `POST /v1/screenshot/upload`: the HTML `file` and the capture options (`UploadScreenshotFormDto`). */

@@ -41,6 +41,21 @@
 
   const PALETTE = ['#2563eb', '#d97706', '#059669', '#7c3aed', '#db2777', '#0891b2', '#65a30d', '#dc2626'];
 
+  /** Steps between grid lines on both axes of the usage chart. */
+  const AXIS_STEPS = 5;
+
+  /** The smallest round maximum of at least `value` (and at least AXIS_STEPS) whose AXIS_STEPS steps are whole numbers: 100 → 100, 102 → 125, 7 → 10. */
+  function roundAxisMax(value) {
+    const raw = Math.max(1, value / AXIS_STEPS);
+    const power = Math.pow(10, Math.floor(Math.log10(raw)));
+    const multiples = power >= 10 ? [1, 1.5, 2, 2.5, 3, 4, 5, 6, 7.5, 8, 10] : [1, 2, 3, 4, 5, 6, 8, 10];
+    const step =
+      multiples.find(function (m) {
+        return m * power >= raw;
+      }) * power;
+    return step * AXIS_STEPS;
+  }
+
   // Usage chart: bars per day per key (left axis), each key's month-to-date total as a line against
   // the 80% and 95% thresholds of the cap (right axis).
   function drawCharts(root) {
@@ -98,18 +113,25 @@
           order: 0,
         });
       });
-      const maxTotal = Math.max.apply(
-        null,
-        [data.thresholds[1]].concat(
-          datasets
-            .filter(function (d) {
-              return d.yAxisID === 'total';
-            })
-            .map(function (d) {
-              return Math.max.apply(null, d.data.concat([0]));
-            }),
-        ),
-      );
+      const maxOf = function (axis) {
+        return Math.max.apply(
+          null,
+          [0].concat(
+            datasets
+              .filter(function (d) {
+                return d.yAxisID === axis;
+              })
+              .map(function (d) {
+                return Math.max.apply(null, d.data.concat([0]));
+              }),
+          ),
+        );
+      };
+      // Both axes get AXIS_STEPS equal steps from 0 to a round maximum, so the grid lines (drawn for
+      // the daily axis) also fall on the month-to-date axis's ticks: a threshold line labelled 95 is read
+      // against a 95 (or a round number near it), never against another axis's 90.
+      const dailyMax = roundAxisMax(maxOf('daily'));
+      const totalMax = roundAxisMax(Math.max(maxOf('total'), data.thresholds[1]) * 1.02);
       canvas.chart = new window.Chart(canvas, {
         data: { labels, datasets },
         options: {
@@ -122,18 +144,19 @@
             daily: {
               type: 'linear',
               position: 'left',
-              beginAtZero: true,
+              min: 0,
+              max: dailyMax,
               title: { display: true, text: 'Captures per day' },
-              ticks: { precision: 0 },
+              ticks: { precision: 0, count: AXIS_STEPS + 1 },
             },
             total: {
               type: 'linear',
               position: 'right',
-              beginAtZero: true,
-              max: Math.ceil(maxTotal * 1.05),
+              min: 0,
+              max: totalMax,
               title: { display: true, text: 'Month to date' },
               grid: { drawOnChartArea: false },
-              ticks: { precision: 0 },
+              ticks: { precision: 0, count: AXIS_STEPS + 1 },
             },
           },
         },

@@ -23,6 +23,7 @@ import { StorageDestinations1795710000000 } from './1795710000000-StorageDestina
 import { RenderFlightsCreatedAt1795720000000 } from './1795720000000-RenderFlightsCreatedAt';
 import { Thumbnails1795730000000 } from './1795730000000-Thumbnails';
 import { RenderKeysApiKey1795740000000 } from './1795740000000-RenderKeysApiKey';
+import { AccountQuota1795745000000 } from './1795745000000-AccountQuota';
 import { FairShare1795755000000 } from './1795755000000-FairShare';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
@@ -51,5 +52,6 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   RenderFlightsCreatedAt1795720000000,
   Thumbnails1795730000000,
   RenderKeysApiKey1795740000000,
+  AccountQuota1795745000000,
   FairShare1795755000000,
 ];

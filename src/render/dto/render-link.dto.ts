@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { CAPTURE_LIMITS, CAPTURE_OPTION_NAMES } from '../../capture/capture-options';
+import { CAPTURE_LIMITS, CAPTURE_OPTION_NAMES, type CaptureOptionName } from '../../capture/capture-options';
 import { IsHttpUrl } from '../../common/validation';
 import { captureOptionsDtoOf } from '../../screenshots/dto/create-screenshot.dto';
 import { formTransformOf } from '../../screenshots/dto/upload-screenshot.dto';
@@ -10,10 +10,20 @@ export const RENDER_FORMATS = ['png', 'jpeg', 'webp', 'pdf'] as const;
 export type RenderFormat = (typeof RENDER_FORMATS)[number];
 
 /**
- * Capture options a link may carry: those of `POST /v1/screenshot` except `format` (the extension),
- * `cache` (always on), and `storage` / `upload` (a link serves its image; it delivers nowhere).
+ * Capture options of `POST /v1/screenshot` a render link refuses, each with the reason its 400
+ * `VALIDATION_FAILED` gives (CONTRACT.md, "Render links": except `format`, `cache` and `extract`; a link
+ * answers with its image, so it delivers nowhere either).
  */
-export const RENDER_LINK_OPTION_NAMES = CAPTURE_OPTION_NAMES.filter((name) => !['format', 'cache', 'storage', 'upload'].includes(name));
+export const RENDER_LINK_REFUSED_OPTIONS: Partial<Record<CaptureOptionName, string>> = {
+  format: 'is not a render link option: the extension of the link names the format',
+  cache: 'is not a render link option: a render link always answers from the capture cache when it can',
+  extract: 'is not a render link option: a render link answers with the image only',
+  storage: 'is not a render link option: a render link answers with the image and delivers it nowhere',
+  upload: 'is not a render link option: a render link answers with the image and delivers it nowhere',
+};
+
+/** Capture options a link may carry: those of `POST /v1/screenshot` except {@link RENDER_LINK_REFUSED_OPTIONS}. */
+export const RENDER_LINK_OPTION_NAMES = CAPTURE_OPTION_NAMES.filter((name) => !(name in RENDER_LINK_REFUSED_OPTIONS));
 
 /**
  * The options of a render link's query, as text converted like upload form fields (numbers,

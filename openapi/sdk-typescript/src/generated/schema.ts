@@ -189,7 +189,7 @@ export interface paths {
         };
         /**
          * Render link: the image itself
-         * @description A signed URL for `<img src>`, `og:image`, e-mails and chat unfurls. `signature` is the lowercase hex HMAC-SHA256, keyed with the render key's secret, over `GET\n/v1/render/{renderKeyId}.{ext}\n{canonical query}` (every parameter but `signature`, RFC 3986-encoded, sorted by name then value, joined with `&`). The options are those of `POST /v1/screenshot` except `format` and `cache`; object and array options are JSON text. Answers from the capture cache (fresh for `cacheTtl` seconds, default 86,400; nothing counted), else renders once for all identical links (one job, one unit of quota) and waits up to `RENDER_WAIT_MS`. `HEAD` answers the same headers without a body (a miss starts the render).
+         * @description A signed URL for `<img src>`, `og:image`, e-mails and chat unfurls. `signature` is the lowercase hex HMAC-SHA256, keyed with the render key's secret, over `GET\n/v1/render/{renderKeyId}.{ext}\n{canonical query}` (every parameter but `signature`, RFC 3986-encoded, sorted by name then value, joined with `&`). The options are those of `POST /v1/screenshot` except `format`, `cache` and `extract` (400 `VALIDATION_FAILED` naming the parameter); object and array options are JSON text. Answers from the capture cache (fresh for `cacheTtl` seconds, default 86,400; nothing counted), else renders once for all identical links (one job, one unit of quota) and waits up to `RENDER_WAIT_MS`. `HEAD` answers the same headers without a body (a miss starts the render).
          */
         get: operations["getRenderLink"];
         put?: never;
@@ -725,620 +725,8 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
-        CheckStartedDto: {
-            /** @example chk_8cV1nQw3ZrT5yU7iO9pA2sD4 */
-            checkId: string;
-        };
-        CheckStepDto: {
-            /**
-             * @description The step (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            action: "check";
-            /**
-             * @description When true, a failure of this step is recorded and the run goes on
-             * @default false
-             */
-            optional?: boolean;
-            /**
-             * @description CSS selector of a checkbox or radio button
-             * @example #submit
-             */
-            selector: string;
-            /**
-             * @description This step's time limit in ms, within what is left of the run's `timeoutMs`
-             * @default 10000
-             */
-            timeoutMs?: number;
-        };
-        ClickStepDto: {
-            /**
-             * @description The step (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            action: "click";
-            /**
-             * @description When true, a failure of this step is recorded and the run goes on
-             * @default false
-             */
-            optional?: boolean;
-            /**
-             * @description CSS selector (Playwright syntax); the first match is used
-             * @example #submit
-             */
-            selector: string;
-            /**
-             * @description This step's time limit in ms, within what is left of the run's `timeoutMs`
-             * @default 10000
-             */
-            timeoutMs?: number;
-        };
-        CreateMonitorDto: {
-            /**
-             * @description Do not make requests that match the shipped ad lists (EasyList).
-             * @default false
-             * @example true
-             */
-            blockAds?: boolean;
-            /**
-             * @description Dismiss or hide cookie consent banners (rules shipped with the service, never fetched at capture time).
-             * @default false
-             * @example true
-             */
-            blockCookieBanners?: boolean;
-            /**
-             * @description Requests of these Playwright resource types are not made (aborted in the browser; the main document is never blocked by type).
-             * @example [
-             *       "image",
-             *       "font",
-             *       "media"
-             *     ]
-             */
-            blockResources?: ("image" | "media" | "font" | "stylesheet" | "script" | "xhr" | "fetch" | "websocket" | "other")[];
-            /**
-             * @description Do not make requests that match the shipped tracker lists (EasyPrivacy).
-             * @default false
-             * @example true
-             */
-            blockTrackers?: boolean;
-            /**
-             * @description Requests whose URL matches one of these glob patterns (* = any characters, matched against the whole URL) are not made; at most 50.
-             * @example [
-             *       "*://*.doubleclick.net/*",
-             *       "*.mp4"
-             *     ]
-             */
-            blockUrls?: string[];
-            /**
-             * @description Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px, at most MAX_IMAGE_PIXELS device pixels, default 100,000,000). Not with selector or fullPage.
-             * @example {
-             *       "height": 400,
-             *       "width": 600,
-             *       "x": 0,
-             *       "y": 0
-             *     }
-             */
-            clip?: {
-                /** @description CSS px. */
-                height?: number;
-                /** @description CSS px. */
-                width?: number;
-                /** @description Left edge, CSS px from the page origin. */
-                x?: number;
-                /** @description Top edge, CSS px from the page origin. */
-                y?: number;
-            };
-            /**
-             * @description Cookies set before navigation (at most 50); domain defaults to the host of url.
-             * @example [
-             *       {
-             *         "httpOnly": true,
-             *         "name": "session",
-             *         "sameSite": "Lax",
-             *         "secure": true,
-             *         "value": "abc123"
-             *       }
-             *     ]
-             */
-            cookies?: {
-                /** @description Default: the host of url (a host-only cookie). */
-                domain?: string;
-                httpOnly?: boolean;
-                name: string;
-                path?: string & (unknown & unknown);
-                /** @enum {string} */
-                sameSite?: "Strict" | "Lax" | "None";
-                secure?: boolean;
-                value: string;
-            }[];
-            /**
-             * @description Style sheet added to the page after load.
-             * @example body { font-family: serif !important; }
-             */
-            css?: string;
-            /**
-             * @description Emulate prefers-color-scheme: dark.
-             * @default false
-             * @example true
-             */
-            darkMode?: boolean;
-            /**
-             * @description Milliseconds to wait after the page has loaded (and after css and javascript) before capturing.
-             * @default 0
-             * @example 500
-             */
-            delay?: number;
-            /**
-             * @description Free-text label
-             * @default
-             */
-            description?: string;
-            /**
-             * @description Emulate a device (Playwright's device list): its viewport, scale, user agent, mobile and touch. Explicit width, height, scale and userAgent win.
-             * @example iPhone 15
-             * @enum {string}
-             */
-            device?: "BlackBerry Z30" | "BlackBerry Z30 landscape" | "Blackberry PlayBook" | "Blackberry PlayBook landscape" | "Desktop Chrome" | "Desktop Chrome HiDPI" | "Desktop Edge" | "Desktop Edge HiDPI" | "Desktop Firefox" | "Desktop Firefox HiDPI" | "Desktop Safari" | "Galaxy A55" | "Galaxy A55 landscape" | "Galaxy Note 3" | "Galaxy Note 3 landscape" | "Galaxy Note II" | "Galaxy Note II landscape" | "Galaxy S III" | "Galaxy S III landscape" | "Galaxy S24" | "Galaxy S24 landscape" | "Galaxy S5" | "Galaxy S5 landscape" | "Galaxy S8" | "Galaxy S8 landscape" | "Galaxy S9+" | "Galaxy S9+ landscape" | "Galaxy Tab S4" | "Galaxy Tab S4 landscape" | "Galaxy Tab S9" | "Galaxy Tab S9 landscape" | "Galaxy Z Flip 6" | "Galaxy Z Flip 6 Cover" | "Galaxy Z Flip 6 Cover landscape" | "Galaxy Z Flip 6 landscape" | "Galaxy Z Flip 7" | "Galaxy Z Flip 7 Cover" | "Galaxy Z Flip 7 Cover landscape" | "Galaxy Z Flip 7 landscape" | "Galaxy Z Fold 6" | "Galaxy Z Fold 6 Cover" | "Galaxy Z Fold 6 Cover landscape" | "Galaxy Z Fold 6 landscape" | "Galaxy Z Fold 7" | "Galaxy Z Fold 7 Cover" | "Galaxy Z Fold 7 Cover landscape" | "Galaxy Z Fold 7 landscape" | "Kindle Fire HDX" | "Kindle Fire HDX landscape" | "LG Optimus L70" | "LG Optimus L70 landscape" | "Microsoft Lumia 550" | "Microsoft Lumia 550 landscape" | "Microsoft Lumia 950" | "Microsoft Lumia 950 landscape" | "Moto G4" | "Moto G4 landscape" | "Nexus 10" | "Nexus 10 landscape" | "Nexus 4" | "Nexus 4 landscape" | "Nexus 5" | "Nexus 5 landscape" | "Nexus 5X" | "Nexus 5X landscape" | "Nexus 6" | "Nexus 6 landscape" | "Nexus 6P" | "Nexus 6P landscape" | "Nexus 7" | "Nexus 7 landscape" | "Nokia Lumia 520" | "Nokia Lumia 520 landscape" | "Nokia N9" | "Nokia N9 landscape" | "Pixel 10" | "Pixel 10 Pro" | "Pixel 10 Pro XL" | "Pixel 10 Pro XL landscape" | "Pixel 10 Pro landscape" | "Pixel 10 landscape" | "Pixel 2" | "Pixel 2 XL" | "Pixel 2 XL landscape" | "Pixel 2 landscape" | "Pixel 3" | "Pixel 3 landscape" | "Pixel 4" | "Pixel 4 landscape" | "Pixel 4a (5G)" | "Pixel 4a (5G) landscape" | "Pixel 5" | "Pixel 5 landscape" | "Pixel 6" | "Pixel 6 Pro" | "Pixel 6 Pro landscape" | "Pixel 6 landscape" | "Pixel 6a" | "Pixel 6a landscape" | "Pixel 7" | "Pixel 7 Pro" | "Pixel 7 Pro landscape" | "Pixel 7 landscape" | "Pixel 7a" | "Pixel 7a landscape" | "Pixel 8" | "Pixel 8 Pro" | "Pixel 8 Pro landscape" | "Pixel 8 landscape" | "Pixel 8a" | "Pixel 8a landscape" | "Pixel 9" | "Pixel 9 Pro" | "Pixel 9 Pro XL" | "Pixel 9 Pro XL landscape" | "Pixel 9 Pro landscape" | "Pixel 9 landscape" | "iPad (gen 11)" | "iPad (gen 11) landscape" | "iPad (gen 5)" | "iPad (gen 5) landscape" | "iPad (gen 6)" | "iPad (gen 6) landscape" | "iPad (gen 7)" | "iPad (gen 7) landscape" | "iPad Mini" | "iPad Mini landscape" | "iPad Pro 11" | "iPad Pro 11 landscape" | "iPhone 11" | "iPhone 11 Pro" | "iPhone 11 Pro Max" | "iPhone 11 Pro Max landscape" | "iPhone 11 Pro landscape" | "iPhone 11 landscape" | "iPhone 12" | "iPhone 12 Mini" | "iPhone 12 Mini landscape" | "iPhone 12 Pro" | "iPhone 12 Pro Max" | "iPhone 12 Pro Max landscape" | "iPhone 12 Pro landscape" | "iPhone 12 landscape" | "iPhone 13" | "iPhone 13 Mini" | "iPhone 13 Mini landscape" | "iPhone 13 Pro" | "iPhone 13 Pro Max" | "iPhone 13 Pro Max landscape" | "iPhone 13 Pro landscape" | "iPhone 13 landscape" | "iPhone 14" | "iPhone 14 Plus" | "iPhone 14 Plus landscape" | "iPhone 14 Pro" | "iPhone 14 Pro Max" | "iPhone 14 Pro Max landscape" | "iPhone 14 Pro landscape" | "iPhone 14 landscape" | "iPhone 15" | "iPhone 15 Plus" | "iPhone 15 Plus landscape" | "iPhone 15 Pro" | "iPhone 15 Pro Max" | "iPhone 15 Pro Max landscape" | "iPhone 15 Pro landscape" | "iPhone 15 landscape" | "iPhone 16" | "iPhone 16 Plus" | "iPhone 16 Plus landscape" | "iPhone 16 Pro" | "iPhone 16 Pro Max" | "iPhone 16 Pro Max landscape" | "iPhone 16 Pro landscape" | "iPhone 16 landscape" | "iPhone 16e" | "iPhone 16e landscape" | "iPhone 17" | "iPhone 17 Pro" | "iPhone 17 Pro Max" | "iPhone 17 Pro Max landscape" | "iPhone 17 Pro landscape" | "iPhone 17 landscape" | "iPhone 17e" | "iPhone 17e landscape" | "iPhone 6" | "iPhone 6 Plus" | "iPhone 6 Plus landscape" | "iPhone 6 landscape" | "iPhone 7" | "iPhone 7 Plus" | "iPhone 7 Plus landscape" | "iPhone 7 landscape" | "iPhone 8" | "iPhone 8 Plus" | "iPhone 8 Plus landscape" | "iPhone 8 landscape" | "iPhone Air" | "iPhone Air landscape" | "iPhone SE" | "iPhone SE (3rd gen)" | "iPhone SE (3rd gen) landscape" | "iPhone SE landscape" | "iPhone X" | "iPhone X landscape" | "iPhone XR" | "iPhone XR landscape";
-            /** @description How images are compared */
-            diff?: {
-                /**
-                 * @description Rectangles of the image (px) left out of the comparison
-                 * @example [
-                 *       {
-                 *         "height": 80,
-                 *         "width": 1280,
-                 *         "x": 0,
-                 *         "y": 0
-                 *       }
-                 *     ]
-                 */
-                ignoreRegions?: {
-                    height: number;
-                    width: number;
-                    x: number;
-                    y: number;
-                }[];
-                /**
-                 * @description Elements masked with a solid box before every capture
-                 * @example [
-                 *       ".clock",
-                 *       "#ad"
-                 *     ]
-                 */
-                ignoreSelectors?: string[];
-                /**
-                 * @description Changed pixels over all pixels at or above which a check is a change
-                 * @default 0.001
-                 */
-                minChangeRatio?: number;
-                /**
-                 * @description Per-pixel colour distance above which a pixel differs (pixelmatch; anti-aliased pixels ignored)
-                 * @default 0.1
-                 */
-                threshold?: number;
-            };
-            /**
-             * @description Finish finite CSS animations and transitions and cancel infinite ones before the capture (as Playwright's animations: "disabled").
-             * @default false
-             * @example true
-             */
-            disableAnimations?: boolean;
-            /**
-             * @description false: created paused (`pausedReason: "manual"`)
-             * @default true
-             */
-            enabled?: boolean;
-            /**
-             * @description Fail the job ("target answered HTTP 404") when the page's main document answers 4xx or 5xx, instead of capturing the error page.
-             * @default false
-             * @example true
-             */
-            failOnHttpError?: boolean;
-            /**
-             * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality), or none (no image, only with extract).
-             * @default png
-             * @example webp
-             * @enum {string}
-             */
-            format?: "png" | "jpeg" | "webp" | "pdf" | "none";
-            /**
-             * @description Capture the whole scrollable page instead of the viewport only (height capped at fullPageMaxHeight, default 16,384 image px; the job then says `clipped`). Not with selector or clip.
-             * @default false
-             * @example true
-             */
-            fullPage?: boolean;
-            /**
-             * @description Tallest full-page image, image px: a page taller than Chromium's single texture (16,384 px) is captured in sections and stitched up to this height, then cut (clipped: true); MAX_IMAGE_PIXELS still caps it (webp: at most 16,383 px).
-             * @default 16384
-             * @example 40000
-             */
-            fullPageMaxHeight?: number;
-            /**
-             * @description Position reported by navigator.geolocation, with the permission granted.
-             * @example {
-             *       "accuracy": 10,
-             *       "latitude": 52.52,
-             *       "longitude": 13.405
-             *     }
-             */
-            geolocation?: {
-                /** @description Metres (default 0). */
-                accuracy?: number;
-                /** @description Degrees. */
-                latitude?: number;
-                /** @description Degrees. */
-                longitude?: number;
-            };
-            /**
-             * @description Extra request headers (at most 50; values up to 4096 characters), sent only to the origin of url, never to other origins the page loads from. Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused.
-             * @example {
-             *       "Authorization": "Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig",
-             *       "X-Preview": "1"
-             *     }
-             */
-            headers?: {
-                [key: string]: string;
-            };
-            /**
-             * @description Viewport height in CSS px (with fullPage the image is as tall as the page).
-             * @default 800
-             * @example 900
-             */
-            height?: number;
-            /**
-             * @description Elements hidden (visibility: hidden !important) before the capture.
-             * @example [
-             *       "#cookie-banner",
-             *       ".chat-widget"
-             *     ]
-             */
-            hideSelectors?: string[];
-            /**
-             * @description Script run in the page after load, as the body of an async function (so `await` works); awaited, bounded by the capture timeout. A throw fails the job with "javascript failed: …".
-             * @example document.querySelector('#promo')?.remove();
-             */
-            javascript?: string;
-            /**
-             * @description navigator.language and Accept-Language.
-             * @default en-US
-             * @example de-DE
-             */
-            locale?: string;
-            /**
-             * @description Elements covered with a solid box of maskColor in the image (the page layout does not change).
-             * @example [
-             *       ".price",
-             *       "#user-name"
-             *     ]
-             */
-            mask?: string[];
-            /**
-             * @description Colour of the mask boxes, #rrggbb.
-             * @default #ff00ff
-             * @example #000000
-             */
-            maskColor?: string;
-            /**
-             * @description Transparent background instead of white where the page paints none (png and webp only).
-             * @default false
-             * @example true
-             */
-            omitBackground?: boolean;
-            /**
-             * @description Id of an operator-listed upstream proxy (EGRESS_PROXIES) the requests of the capture leave through, after the SSRF guard; an unknown id is refused.
-             * @example de-residential
-             */
-            proxy?: string;
-            /**
-             * @description Compression quality of jpeg and webp (not with png or pdf).
-             * @default 85
-             * @example 70
-             */
-            quality?: number;
-            /**
-             * @description Emulate prefers-reduced-motion: reduce.
-             * @default false
-             * @example true
-             */
-            reducedMotion?: boolean;
-            /**
-             * @description Device scale factor: the image is width × scale by height × scale px (width × height × scale² at most MAX_IMAGE_PIXELS, default 100,000,000).
-             * @default 1
-             * @example 2
-             */
-            scale?: number;
-            /** @description When to check: a fixed interval, or cron in a time zone */
-            schedule: {
-                /**
-                 * @description Seconds between checks, from MONITOR_MIN_INTERVAL_S (default 300) to 2592000
-                 * @example 3600
-                 */
-                intervalSeconds: number;
-            } | {
-                /**
-                 * @description Five-field cron expression (minute hour day-of-month month day-of-week)
-                 * @example 0 9 * * 1-5
-                 */
-                cron: string;
-                /**
-                 * @description IANA time zone (default UTC)
-                 * @example Europe/Berlin
-                 */
-                timezone?: string;
-            };
-            /**
-             * @description Capture the box of the first element matching this CSS selector (not found within the capture timeout: the job fails with "selector not found"). Not with fullPage or clip.
-             * @example #pricing-table
-             */
-            selector?: string;
-            /**
-             * @description Also store a downscaled image beside the result, in its format (fit inside by default; cover crops to width × height, contain pads); the job then has thumbnailUrl. Not with format pdf or none.
-             * @example {
-             *       "fit": "cover",
-             *       "height": 200,
-             *       "width": 320
-             *     }
-             */
-            thumbnail?: {
-                /**
-                 * @description inside (default): the whole image within the box; cover: fills the box, cropped; contain: fills the box, padded.
-                 * @enum {string}
-                 */
-                fit?: "inside" | "cover" | "contain";
-                /** @description px; without it the height follows the aspect ratio. */
-                height?: number;
-                /** @description px. */
-                width?: number;
-            };
-            /**
-             * @description IANA time zone of Intl and Date in the page (default: the server's).
-             * @example America/New_York
-             */
-            timezone?: string;
-            /**
-             * @description Absolute http(s) URL of the page to watch
-             * @example https://example.com/pricing
-             */
-            url: string;
-            /**
-             * @description User-Agent of every request (default: the browser's).
-             * @example Mozilla/5.0 (compatible; AcmePreview/1.0)
-             */
-            userAgent?: string;
-            /**
-             * @description After waitUntil, wait until an element matching this CSS selector is visible (not within the capture timeout: the job fails with "selector not visible").
-             * @example .chart[data-ready]
-             */
-            waitForSelector?: string;
-            /**
-             * @description Navigation milestone to wait for before the rest; networkidle = no request for 500 ms.
-             * @default load
-             * @example networkidle
-             * @enum {string}
-             */
-            waitUntil?: "load" | "domcontentloaded" | "networkidle";
-            /**
-             * @description Viewport width in CSS px.
-             * @default 1280
-             * @example 1440
-             */
-            width?: number;
-        };
-        CreateRenderKeyDto: {
-            /**
-             * @description Hosts the links of this key may capture: exact (`example.com`) or with one leading wildcard (`*.example.com`: any subdomain, not the apex), lower case. Absent or empty: any host.
-             * @example [
-             *       "example.com",
-             *       "*.example.com"
-             *     ]
-             */
-            allowedHosts?: string[];
-            /**
-             * @description Free-text label
-             * @default
-             */
-            description?: string;
-        };
-        CreateRunDto: {
-            /**
-             * @description Do not make requests that match the shipped ad lists (EasyList).
-             * @default false
-             * @example true
-             */
-            blockAds?: boolean;
-            /**
-             * @description Dismiss or hide cookie consent banners (rules shipped with the service, never fetched at capture time).
-             * @default false
-             * @example true
-             */
-            blockCookieBanners?: boolean;
-            /**
-             * @description Requests of these Playwright resource types are not made (aborted in the browser; the main document is never blocked by type).
-             * @example [
-             *       "image",
-             *       "font",
-             *       "media"
-             *     ]
-             */
-            blockResources?: ("image" | "media" | "font" | "stylesheet" | "script" | "xhr" | "fetch" | "websocket" | "other")[];
-            /**
-             * @description Do not make requests that match the shipped tracker lists (EasyPrivacy).
-             * @default false
-             * @example true
-             */
-            blockTrackers?: boolean;
-            /**
-             * @description Requests whose URL matches one of these glob patterns (* = any characters, matched against the whole URL) are not made; at most 50.
-             * @example [
-             *       "*://*.doubleclick.net/*",
-             *       "*.mp4"
-             *     ]
-             */
-            blockUrls?: string[];
-            /**
-             * @description Cookies set before navigation (at most 50); domain defaults to the host of url.
-             * @example [
-             *       {
-             *         "httpOnly": true,
-             *         "name": "session",
-             *         "sameSite": "Lax",
-             *         "secure": true,
-             *         "value": "abc123"
-             *       }
-             *     ]
-             */
-            cookies?: {
-                /** @description Default: the host of url (a host-only cookie). */
-                domain?: string;
-                httpOnly?: boolean;
-                name: string;
-                path?: string & (unknown & unknown);
-                /** @enum {string} */
-                sameSite?: "Strict" | "Lax" | "None";
-                secure?: boolean;
-                value: string;
-            }[];
-            /**
-             * @description Emulate prefers-color-scheme: dark.
-             * @default false
-             * @example true
-             */
-            darkMode?: boolean;
-            /**
-             * @description Emulate a device (Playwright's device list): its viewport, scale, user agent, mobile and touch. Explicit width, height, scale and userAgent win.
-             * @example iPhone 15
-             * @enum {string}
-             */
-            device?: "BlackBerry Z30" | "BlackBerry Z30 landscape" | "Blackberry PlayBook" | "Blackberry PlayBook landscape" | "Desktop Chrome" | "Desktop Chrome HiDPI" | "Desktop Edge" | "Desktop Edge HiDPI" | "Desktop Firefox" | "Desktop Firefox HiDPI" | "Desktop Safari" | "Galaxy A55" | "Galaxy A55 landscape" | "Galaxy Note 3" | "Galaxy Note 3 landscape" | "Galaxy Note II" | "Galaxy Note II landscape" | "Galaxy S III" | "Galaxy S III landscape" | "Galaxy S24" | "Galaxy S24 landscape" | "Galaxy S5" | "Galaxy S5 landscape" | "Galaxy S8" | "Galaxy S8 landscape" | "Galaxy S9+" | "Galaxy S9+ landscape" | "Galaxy Tab S4" | "Galaxy Tab S4 landscape" | "Galaxy Tab S9" | "Galaxy Tab S9 landscape" | "Galaxy Z Flip 6" | "Galaxy Z Flip 6 Cover" | "Galaxy Z Flip 6 Cover landscape" | "Galaxy Z Flip 6 landscape" | "Galaxy Z Flip 7" | "Galaxy Z Flip 7 Cover" | "Galaxy Z Flip 7 Cover landscape" | "Galaxy Z Flip 7 landscape" | "Galaxy Z Fold 6" | "Galaxy Z Fold 6 Cover" | "Galaxy Z Fold 6 Cover landscape" | "Galaxy Z Fold 6 landscape" | "Galaxy Z Fold 7" | "Galaxy Z Fold 7 Cover" | "Galaxy Z Fold 7 Cover landscape" | "Galaxy Z Fold 7 landscape" | "Kindle Fire HDX" | "Kindle Fire HDX landscape" | "LG Optimus L70" | "LG Optimus L70 landscape" | "Microsoft Lumia 550" | "Microsoft Lumia 550 landscape" | "Microsoft Lumia 950" | "Microsoft Lumia 950 landscape" | "Moto G4" | "Moto G4 landscape" | "Nexus 10" | "Nexus 10 landscape" | "Nexus 4" | "Nexus 4 landscape" | "Nexus 5" | "Nexus 5 landscape" | "Nexus 5X" | "Nexus 5X landscape" | "Nexus 6" | "Nexus 6 landscape" | "Nexus 6P" | "Nexus 6P landscape" | "Nexus 7" | "Nexus 7 landscape" | "Nokia Lumia 520" | "Nokia Lumia 520 landscape" | "Nokia N9" | "Nokia N9 landscape" | "Pixel 10" | "Pixel 10 Pro" | "Pixel 10 Pro XL" | "Pixel 10 Pro XL landscape" | "Pixel 10 Pro landscape" | "Pixel 10 landscape" | "Pixel 2" | "Pixel 2 XL" | "Pixel 2 XL landscape" | "Pixel 2 landscape" | "Pixel 3" | "Pixel 3 landscape" | "Pixel 4" | "Pixel 4 landscape" | "Pixel 4a (5G)" | "Pixel 4a (5G) landscape" | "Pixel 5" | "Pixel 5 landscape" | "Pixel 6" | "Pixel 6 Pro" | "Pixel 6 Pro landscape" | "Pixel 6 landscape" | "Pixel 6a" | "Pixel 6a landscape" | "Pixel 7" | "Pixel 7 Pro" | "Pixel 7 Pro landscape" | "Pixel 7 landscape" | "Pixel 7a" | "Pixel 7a landscape" | "Pixel 8" | "Pixel 8 Pro" | "Pixel 8 Pro landscape" | "Pixel 8 landscape" | "Pixel 8a" | "Pixel 8a landscape" | "Pixel 9" | "Pixel 9 Pro" | "Pixel 9 Pro XL" | "Pixel 9 Pro XL landscape" | "Pixel 9 Pro landscape" | "Pixel 9 landscape" | "iPad (gen 11)" | "iPad (gen 11) landscape" | "iPad (gen 5)" | "iPad (gen 5) landscape" | "iPad (gen 6)" | "iPad (gen 6) landscape" | "iPad (gen 7)" | "iPad (gen 7) landscape" | "iPad Mini" | "iPad Mini landscape" | "iPad Pro 11" | "iPad Pro 11 landscape" | "iPhone 11" | "iPhone 11 Pro" | "iPhone 11 Pro Max" | "iPhone 11 Pro Max landscape" | "iPhone 11 Pro landscape" | "iPhone 11 landscape" | "iPhone 12" | "iPhone 12 Mini" | "iPhone 12 Mini landscape" | "iPhone 12 Pro" | "iPhone 12 Pro Max" | "iPhone 12 Pro Max landscape" | "iPhone 12 Pro landscape" | "iPhone 12 landscape" | "iPhone 13" | "iPhone 13 Mini" | "iPhone 13 Mini landscape" | "iPhone 13 Pro" | "iPhone 13 Pro Max" | "iPhone 13 Pro Max landscape" | "iPhone 13 Pro landscape" | "iPhone 13 landscape" | "iPhone 14" | "iPhone 14 Plus" | "iPhone 14 Plus landscape" | "iPhone 14 Pro" | "iPhone 14 Pro Max" | "iPhone 14 Pro Max landscape" | "iPhone 14 Pro landscape" | "iPhone 14 landscape" | "iPhone 15" | "iPhone 15 Plus" | "iPhone 15 Plus landscape" | "iPhone 15 Pro" | "iPhone 15 Pro Max" | "iPhone 15 Pro Max landscape" | "iPhone 15 Pro landscape" | "iPhone 15 landscape" | "iPhone 16" | "iPhone 16 Plus" | "iPhone 16 Plus landscape" | "iPhone 16 Pro" | "iPhone 16 Pro Max" | "iPhone 16 Pro Max landscape" | "iPhone 16 Pro landscape" | "iPhone 16 landscape" | "iPhone 16e" | "iPhone 16e landscape" | "iPhone 17" | "iPhone 17 Pro" | "iPhone 17 Pro Max" | "iPhone 17 Pro Max landscape" | "iPhone 17 Pro landscape" | "iPhone 17 landscape" | "iPhone 17e" | "iPhone 17e landscape" | "iPhone 6" | "iPhone 6 Plus" | "iPhone 6 Plus landscape" | "iPhone 6 landscape" | "iPhone 7" | "iPhone 7 Plus" | "iPhone 7 Plus landscape" | "iPhone 7 landscape" | "iPhone 8" | "iPhone 8 Plus" | "iPhone 8 Plus landscape" | "iPhone 8 landscape" | "iPhone Air" | "iPhone Air landscape" | "iPhone SE" | "iPhone SE (3rd gen)" | "iPhone SE (3rd gen) landscape" | "iPhone SE landscape" | "iPhone X" | "iPhone X landscape" | "iPhone XR" | "iPhone XR landscape";
-            /**
-             * @description Position reported by navigator.geolocation, with the permission granted.
-             * @example {
-             *       "accuracy": 10,
-             *       "latitude": 52.52,
-             *       "longitude": 13.405
-             *     }
-             */
-            geolocation?: {
-                /** @description Metres (default 0). */
-                accuracy?: number;
-                /** @description Degrees. */
-                latitude?: number;
-                /** @description Degrees. */
-                longitude?: number;
-            };
-            /**
-             * @description Extra request headers (at most 50; values up to 4096 characters), sent only to the origin of url, never to other origins the page loads from. Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused.
-             * @example {
-             *       "Authorization": "Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig",
-             *       "X-Preview": "1"
-             *     }
-             */
-            headers?: {
-                [key: string]: string;
-            };
-            /**
-             * @description Viewport height in CSS px (with fullPage the image is as tall as the page).
-             * @default 800
-             * @example 900
-             */
-            height?: number;
-            /**
-             * @description navigator.language and Accept-Language.
-             * @default en-US
-             * @example de-DE
-             */
-            locale?: string;
-            /**
-             * @description Id of an operator-listed upstream proxy (EGRESS_PROXIES) the requests of the capture leave through, after the SSRF guard; an unknown id is refused.
-             * @example de-residential
-             */
-            proxy?: string;
-            /**
-             * @description Emulate prefers-reduced-motion: reduce.
-             * @default false
-             * @example true
-             */
-            reducedMotion?: boolean;
-            /**
-             * @description Device scale factor: the image is width × scale by height × scale px (width × height × scale² at most MAX_IMAGE_PIXELS, default 100,000,000).
-             * @default 1
-             * @example 2
-             */
-            scale?: number;
-            /** @description Steps performed in order after the first page has loaded (0-50). Each is one of the actions below, chosen by `action`. */
-            steps?: (components["schemas"]["GotoStepDto"] | components["schemas"]["ClickStepDto"] | components["schemas"]["FillStepDto"] | components["schemas"]["PressStepDto"] | components["schemas"]["HoverStepDto"] | components["schemas"]["SelectStepDto"] | components["schemas"]["CheckStepDto"] | components["schemas"]["UncheckStepDto"] | components["schemas"]["ScrollStepDto"] | components["schemas"]["WaitForSelectorStepDto"] | components["schemas"]["WaitForUrlStepDto"] | components["schemas"]["WaitStepDto"] | components["schemas"]["EvaluateStepDto"] | components["schemas"]["ScreenshotStepDto"])[];
-            /**
-             * @description The whole run's time budget in ms, from the session's start to the end of the last step
-             * @default 60000
-             */
-            timeoutMs?: number;
-            /**
-             * @description IANA time zone of Intl and Date in the page (default: the server's).
-             * @example America/New_York
-             */
-            timezone?: string;
-            /**
-             * @description Absolute http(s) URL of the first page (same rules as a capture's `url`)
-             * @example https://example.com/login
-             */
-            url: string;
-            /**
-             * @description User-Agent of every request (default: the browser's).
-             * @example Mozilla/5.0 (compatible; AcmePreview/1.0)
-             */
-            userAgent?: string;
-            /**
-             * @description Record a WebM video of the session (at the viewport size)
-             * @default true
-             */
-            video?: boolean;
-            /**
-             * @description Viewport width in CSS px.
-             * @default 1280
-             * @example 1440
-             */
-            width?: number;
-        };
-        CreateScreenshotBatchDto: {
-            /** @description 1–100 capture requests, each a body of `POST /v1/screenshot`; one job per item, in this order */
-            items: components["schemas"]["CreateScreenshotDto"][];
-        };
-        CreateScreenshotDto: {
-            /**
-             * @description Do not make requests that match the shipped ad lists (EasyList).
-             * @default false
-             * @example true
-             */
-            blockAds?: boolean;
-            /**
-             * @description Dismiss or hide cookie consent banners (rules shipped with the service, never fetched at capture time).
-             * @default false
-             * @example true
-             */
-            blockCookieBanners?: boolean;
-            /**
-             * @description Requests of these Playwright resource types are not made (aborted in the browser; the main document is never blocked by type).
-             * @example [
-             *       "image",
-             *       "font",
-             *       "media"
-             *     ]
-             */
-            blockResources?: ("image" | "media" | "font" | "stylesheet" | "script" | "xhr" | "fetch" | "websocket" | "other")[];
-            /**
-             * @description Do not make requests that match the shipped tracker lists (EasyPrivacy).
-             * @default false
-             * @example true
-             */
-            blockTrackers?: boolean;
-            /**
-             * @description Requests whose URL matches one of these glob patterns (* = any characters, matched against the whole URL) are not made; at most 50.
-             * @example [
-             *       "*://*.doubleclick.net/*",
-             *       "*.mp4"
-             *     ]
-             */
-            blockUrls?: string[];
+        /** @description The capture options (docs/CONTRACT.md, "Capture options"), stated once: the session options (`SessionOptions`) and the others. Every body that takes them refers to this schema (`POST /v1/screenshot` and its batch items, the upload form, monitors, the job’s `options`); a body that does not take one of them lists it as `false`. In the upload form, numbers and booleans are text and objects and arrays JSON text. */
+        CaptureOptions: {
             /**
              * @description Reuse a recent identical capture of the same account: the job ends done at once with cached true and is not counted against the quota.
              * @default false
@@ -1362,60 +750,25 @@ export interface components {
              */
             clip?: {
                 /** @description CSS px. */
-                height?: number;
+                height: number;
                 /** @description CSS px. */
-                width?: number;
+                width: number;
                 /** @description Left edge, CSS px from the page origin. */
-                x?: number;
+                x: number;
                 /** @description Top edge, CSS px from the page origin. */
-                y?: number;
+                y: number;
             };
-            /**
-             * @description Cookies set before navigation (at most 50); domain defaults to the host of url.
-             * @example [
-             *       {
-             *         "httpOnly": true,
-             *         "name": "session",
-             *         "sameSite": "Lax",
-             *         "secure": true,
-             *         "value": "abc123"
-             *       }
-             *     ]
-             */
-            cookies?: {
-                /** @description Default: the host of url (a host-only cookie). */
-                domain?: string;
-                httpOnly?: boolean;
-                name: string;
-                path?: string & (unknown & unknown);
-                /** @enum {string} */
-                sameSite?: "Strict" | "Lax" | "None";
-                secure?: boolean;
-                value: string;
-            }[];
             /**
              * @description Style sheet added to the page after load.
              * @example body { font-family: serif !important; }
              */
             css?: string;
             /**
-             * @description Emulate prefers-color-scheme: dark.
-             * @default false
-             * @example true
-             */
-            darkMode?: boolean;
-            /**
              * @description Milliseconds to wait after the page has loaded (and after css and javascript) before capturing.
              * @default 0
              * @example 500
              */
             delay?: number;
-            /**
-             * @description Emulate a device (Playwright's device list): its viewport, scale, user agent, mobile and touch. Explicit width, height, scale and userAgent win.
-             * @example iPhone 15
-             * @enum {string}
-             */
-            device?: "BlackBerry Z30" | "BlackBerry Z30 landscape" | "Blackberry PlayBook" | "Blackberry PlayBook landscape" | "Desktop Chrome" | "Desktop Chrome HiDPI" | "Desktop Edge" | "Desktop Edge HiDPI" | "Desktop Firefox" | "Desktop Firefox HiDPI" | "Desktop Safari" | "Galaxy A55" | "Galaxy A55 landscape" | "Galaxy Note 3" | "Galaxy Note 3 landscape" | "Galaxy Note II" | "Galaxy Note II landscape" | "Galaxy S III" | "Galaxy S III landscape" | "Galaxy S24" | "Galaxy S24 landscape" | "Galaxy S5" | "Galaxy S5 landscape" | "Galaxy S8" | "Galaxy S8 landscape" | "Galaxy S9+" | "Galaxy S9+ landscape" | "Galaxy Tab S4" | "Galaxy Tab S4 landscape" | "Galaxy Tab S9" | "Galaxy Tab S9 landscape" | "Galaxy Z Flip 6" | "Galaxy Z Flip 6 Cover" | "Galaxy Z Flip 6 Cover landscape" | "Galaxy Z Flip 6 landscape" | "Galaxy Z Flip 7" | "Galaxy Z Flip 7 Cover" | "Galaxy Z Flip 7 Cover landscape" | "Galaxy Z Flip 7 landscape" | "Galaxy Z Fold 6" | "Galaxy Z Fold 6 Cover" | "Galaxy Z Fold 6 Cover landscape" | "Galaxy Z Fold 6 landscape" | "Galaxy Z Fold 7" | "Galaxy Z Fold 7 Cover" | "Galaxy Z Fold 7 Cover landscape" | "Galaxy Z Fold 7 landscape" | "Kindle Fire HDX" | "Kindle Fire HDX landscape" | "LG Optimus L70" | "LG Optimus L70 landscape" | "Microsoft Lumia 550" | "Microsoft Lumia 550 landscape" | "Microsoft Lumia 950" | "Microsoft Lumia 950 landscape" | "Moto G4" | "Moto G4 landscape" | "Nexus 10" | "Nexus 10 landscape" | "Nexus 4" | "Nexus 4 landscape" | "Nexus 5" | "Nexus 5 landscape" | "Nexus 5X" | "Nexus 5X landscape" | "Nexus 6" | "Nexus 6 landscape" | "Nexus 6P" | "Nexus 6P landscape" | "Nexus 7" | "Nexus 7 landscape" | "Nokia Lumia 520" | "Nokia Lumia 520 landscape" | "Nokia N9" | "Nokia N9 landscape" | "Pixel 10" | "Pixel 10 Pro" | "Pixel 10 Pro XL" | "Pixel 10 Pro XL landscape" | "Pixel 10 Pro landscape" | "Pixel 10 landscape" | "Pixel 2" | "Pixel 2 XL" | "Pixel 2 XL landscape" | "Pixel 2 landscape" | "Pixel 3" | "Pixel 3 landscape" | "Pixel 4" | "Pixel 4 landscape" | "Pixel 4a (5G)" | "Pixel 4a (5G) landscape" | "Pixel 5" | "Pixel 5 landscape" | "Pixel 6" | "Pixel 6 Pro" | "Pixel 6 Pro landscape" | "Pixel 6 landscape" | "Pixel 6a" | "Pixel 6a landscape" | "Pixel 7" | "Pixel 7 Pro" | "Pixel 7 Pro landscape" | "Pixel 7 landscape" | "Pixel 7a" | "Pixel 7a landscape" | "Pixel 8" | "Pixel 8 Pro" | "Pixel 8 Pro landscape" | "Pixel 8 landscape" | "Pixel 8a" | "Pixel 8a landscape" | "Pixel 9" | "Pixel 9 Pro" | "Pixel 9 Pro XL" | "Pixel 9 Pro XL landscape" | "Pixel 9 Pro landscape" | "Pixel 9 landscape" | "iPad (gen 11)" | "iPad (gen 11) landscape" | "iPad (gen 5)" | "iPad (gen 5) landscape" | "iPad (gen 6)" | "iPad (gen 6) landscape" | "iPad (gen 7)" | "iPad (gen 7) landscape" | "iPad Mini" | "iPad Mini landscape" | "iPad Pro 11" | "iPad Pro 11 landscape" | "iPhone 11" | "iPhone 11 Pro" | "iPhone 11 Pro Max" | "iPhone 11 Pro Max landscape" | "iPhone 11 Pro landscape" | "iPhone 11 landscape" | "iPhone 12" | "iPhone 12 Mini" | "iPhone 12 Mini landscape" | "iPhone 12 Pro" | "iPhone 12 Pro Max" | "iPhone 12 Pro Max landscape" | "iPhone 12 Pro landscape" | "iPhone 12 landscape" | "iPhone 13" | "iPhone 13 Mini" | "iPhone 13 Mini landscape" | "iPhone 13 Pro" | "iPhone 13 Pro Max" | "iPhone 13 Pro Max landscape" | "iPhone 13 Pro landscape" | "iPhone 13 landscape" | "iPhone 14" | "iPhone 14 Plus" | "iPhone 14 Plus landscape" | "iPhone 14 Pro" | "iPhone 14 Pro Max" | "iPhone 14 Pro Max landscape" | "iPhone 14 Pro landscape" | "iPhone 14 landscape" | "iPhone 15" | "iPhone 15 Plus" | "iPhone 15 Plus landscape" | "iPhone 15 Pro" | "iPhone 15 Pro Max" | "iPhone 15 Pro Max landscape" | "iPhone 15 Pro landscape" | "iPhone 15 landscape" | "iPhone 16" | "iPhone 16 Plus" | "iPhone 16 Plus landscape" | "iPhone 16 Pro" | "iPhone 16 Pro Max" | "iPhone 16 Pro Max landscape" | "iPhone 16 Pro landscape" | "iPhone 16 landscape" | "iPhone 16e" | "iPhone 16e landscape" | "iPhone 17" | "iPhone 17 Pro" | "iPhone 17 Pro Max" | "iPhone 17 Pro Max landscape" | "iPhone 17 Pro landscape" | "iPhone 17 landscape" | "iPhone 17e" | "iPhone 17e landscape" | "iPhone 6" | "iPhone 6 Plus" | "iPhone 6 Plus landscape" | "iPhone 6 landscape" | "iPhone 7" | "iPhone 7 Plus" | "iPhone 7 Plus landscape" | "iPhone 7 landscape" | "iPhone 8" | "iPhone 8 Plus" | "iPhone 8 Plus landscape" | "iPhone 8 landscape" | "iPhone Air" | "iPhone Air landscape" | "iPhone SE" | "iPhone SE (3rd gen)" | "iPhone SE (3rd gen) landscape" | "iPhone SE landscape" | "iPhone X" | "iPhone X landscape" | "iPhone XR" | "iPhone XR landscape";
             /**
              * @description Finish finite CSS animations and transitions and cancel infinite ones before the capture (as Playwright's animations: "disabled").
              * @default false
@@ -1456,38 +809,6 @@ export interface components {
              */
             fullPageMaxHeight?: number;
             /**
-             * @description Position reported by navigator.geolocation, with the permission granted.
-             * @example {
-             *       "accuracy": 10,
-             *       "latitude": 52.52,
-             *       "longitude": 13.405
-             *     }
-             */
-            geolocation?: {
-                /** @description Metres (default 0). */
-                accuracy?: number;
-                /** @description Degrees. */
-                latitude?: number;
-                /** @description Degrees. */
-                longitude?: number;
-            };
-            /**
-             * @description Extra request headers (at most 50; values up to 4096 characters), sent only to the origin of url, never to other origins the page loads from. Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused.
-             * @example {
-             *       "Authorization": "Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig",
-             *       "X-Preview": "1"
-             *     }
-             */
-            headers?: {
-                [key: string]: string;
-            };
-            /**
-             * @description Viewport height in CSS px (with fullPage the image is as tall as the page).
-             * @default 800
-             * @example 900
-             */
-            height?: number;
-            /**
              * @description Elements hidden (visibility: hidden !important) before the capture.
              * @example [
              *       "#cookie-banner",
@@ -1500,12 +821,6 @@ export interface components {
              * @example document.querySelector('#promo')?.remove();
              */
             javascript?: string;
-            /**
-             * @description navigator.language and Accept-Language.
-             * @default en-US
-             * @example de-DE
-             */
-            locale?: string;
             /**
              * @description Markdown of extract: readable (the main content as Mozilla Readability finds it, its title as the first heading) or full (the whole body).
              * @default readable
@@ -1567,28 +882,11 @@ export interface components {
                 scale?: number;
             };
             /**
-             * @description Id of an operator-listed upstream proxy (EGRESS_PROXIES) the requests of the capture leave through, after the SSRF guard; an unknown id is refused.
-             * @example de-residential
-             */
-            proxy?: string;
-            /**
              * @description Compression quality of jpeg and webp (not with png or pdf).
              * @default 85
              * @example 70
              */
             quality?: number;
-            /**
-             * @description Emulate prefers-reduced-motion: reduce.
-             * @default false
-             * @example true
-             */
-            reducedMotion?: boolean;
-            /**
-             * @description Device scale factor: the image is width × scale by height × scale px (width × height × scale² at most MAX_IMAGE_PIXELS, default 100,000,000).
-             * @default 1
-             * @example 2
-             */
-            scale?: number;
             /**
              * @description Capture the box of the first element matching this CSS selector (not found within the capture timeout: the job fails with "selector not found"). Not with fullPage or clip.
              * @example #pricing-table
@@ -1604,7 +902,7 @@ export interface components {
              */
             storage?: {
                 /** @description A storage destination of the account (POST /v1/storage-destinations). */
-                destinationId?: string;
+                destinationId: string;
                 /** @description Keep the service's own copy too (default true); false: the job's url is null. */
                 keepCopy?: boolean;
                 /** @description Object key template after the destination's prefix (default {id}.{ext}): {id}, {ext}, {date} (YYYY-MM-DD UTC), {host}, {accountId}. */
@@ -1627,13 +925,8 @@ export interface components {
                 /** @description px; without it the height follows the aspect ratio. */
                 height?: number;
                 /** @description px. */
-                width?: number;
+                width: number;
             };
-            /**
-             * @description IANA time zone of Intl and Date in the page (default: the server's).
-             * @example America/New_York
-             */
-            timezone?: string;
             /**
              * @description Also send the image with one PUT to this presigned URL when the capture ends; a non-2xx answer fails the job (docs/storage-destinations.md). Not with storage or cache.
              * @example {
@@ -1649,18 +942,8 @@ export interface components {
                     [key: string]: string;
                 };
                 /** @description A presigned PUT URL (e.g. S3); it must pass the SSRF guard. */
-                url?: string;
+                url: string;
             };
-            /**
-             * @description Absolute http(s) URL of the page to capture; no user name, password or port 0
-             * @example https://example.com
-             */
-            url: string;
-            /**
-             * @description User-Agent of every request (default: the browser's).
-             * @example Mozilla/5.0 (compatible; AcmePreview/1.0)
-             */
-            userAgent?: string;
             /**
              * @description After waitUntil, wait until an element matching this CSS selector is visible (not within the capture timeout: the job fails with "selector not visible").
              * @example .chart[data-ready]
@@ -1673,13 +956,181 @@ export interface components {
              * @enum {string}
              */
             waitUntil?: "load" | "domcontentloaded" | "networkidle";
-            /**
-             * @description Viewport width in CSS px.
-             * @default 1280
-             * @example 1440
-             */
-            width?: number;
+        } & components["schemas"]["SessionOptions"];
+        CheckStartedDto: {
+            /** @example chk_8cV1nQw3ZrT5yU7iO9pA2sD4 */
+            checkId: string;
         };
+        CheckStepDto: {
+            /**
+             * @description The step (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            action: "check";
+            /**
+             * @description When true, a failure of this step is recorded and the run goes on
+             * @default false
+             */
+            optional?: boolean;
+            /**
+             * @description CSS selector of a checkbox or radio button
+             * @example #submit
+             */
+            selector: string;
+            /**
+             * @description This step's time limit in ms, within what is left of the run's `timeoutMs`
+             * @default 10000
+             */
+            timeoutMs?: number;
+        };
+        ClickStepDto: {
+            /**
+             * @description The step (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            action: "click";
+            /**
+             * @description When true, a failure of this step is recorded and the run goes on
+             * @default false
+             */
+            optional?: boolean;
+            /**
+             * @description CSS selector (Playwright syntax); the first match is used
+             * @example #submit
+             */
+            selector: string;
+            /**
+             * @description This step's time limit in ms, within what is left of the run's `timeoutMs`
+             * @default 10000
+             */
+            timeoutMs?: number;
+        };
+        CreateMonitorDto: {
+            cache?: never;
+            cacheTtl?: never;
+            /**
+             * @description Free-text label
+             * @default
+             */
+            description?: string;
+            /** @description How images are compared */
+            diff?: {
+                /**
+                 * @description Rectangles of the image (px) left out of the comparison
+                 * @example [
+                 *       {
+                 *         "height": 80,
+                 *         "width": 1280,
+                 *         "x": 0,
+                 *         "y": 0
+                 *       }
+                 *     ]
+                 */
+                ignoreRegions?: {
+                    height: number;
+                    width: number;
+                    x: number;
+                    y: number;
+                }[];
+                /**
+                 * @description Elements masked with a solid box before every capture
+                 * @example [
+                 *       ".clock",
+                 *       "#ad"
+                 *     ]
+                 */
+                ignoreSelectors?: string[];
+                /**
+                 * @description Changed pixels over all pixels at or above which a check is a change
+                 * @default 0.001
+                 */
+                minChangeRatio?: number;
+                /**
+                 * @description Per-pixel colour distance above which a pixel differs (pixelmatch; anti-aliased pixels ignored)
+                 * @default 0.1
+                 */
+                threshold?: number;
+            };
+            /**
+             * @description false: created paused (`pausedReason: "manual"`)
+             * @default true
+             */
+            enabled?: boolean;
+            extract?: never;
+            markdownMode?: never;
+            pdf?: never;
+            /** @description When to check: a fixed interval, or cron in a time zone */
+            schedule: {
+                /**
+                 * @description Seconds between checks, from MONITOR_MIN_INTERVAL_S (default 300) to 2592000
+                 * @example 3600
+                 */
+                intervalSeconds: number;
+            } | {
+                /**
+                 * @description Five-field cron expression (minute hour day-of-month month day-of-week)
+                 * @example 0 9 * * 1-5
+                 */
+                cron: string;
+                /**
+                 * @description IANA time zone (default UTC)
+                 * @example Europe/Berlin
+                 */
+                timezone?: string;
+            };
+            storage?: never;
+            upload?: never;
+            /**
+             * @description Absolute http(s) URL of the page to watch
+             * @example https://example.com/pricing
+             */
+            url: string;
+        } & components["schemas"]["CaptureOptions"];
+        CreateRenderKeyDto: {
+            /**
+             * @description Hosts the links of this key may capture: exact (`example.com`) or with one leading wildcard (`*.example.com`: any subdomain, not the apex), lower case. Absent or empty: any host.
+             * @example [
+             *       "example.com",
+             *       "*.example.com"
+             *     ]
+             */
+            allowedHosts?: string[];
+            /**
+             * @description Free-text label
+             * @default
+             */
+            description?: string;
+        };
+        CreateRunDto: {
+            /** @description Steps performed in order after the first page has loaded (0-50). Each is one of the actions below, chosen by `action`. */
+            steps?: (components["schemas"]["GotoStepDto"] | components["schemas"]["ClickStepDto"] | components["schemas"]["FillStepDto"] | components["schemas"]["PressStepDto"] | components["schemas"]["HoverStepDto"] | components["schemas"]["SelectStepDto"] | components["schemas"]["CheckStepDto"] | components["schemas"]["UncheckStepDto"] | components["schemas"]["ScrollStepDto"] | components["schemas"]["WaitForSelectorStepDto"] | components["schemas"]["WaitForUrlStepDto"] | components["schemas"]["WaitStepDto"] | components["schemas"]["EvaluateStepDto"] | components["schemas"]["ScreenshotStepDto"])[];
+            /**
+             * @description The whole run's time budget in ms, from the session's start to the end of the last step
+             * @default 60000
+             */
+            timeoutMs?: number;
+            /**
+             * @description Absolute http(s) URL of the first page (same rules as a capture's `url`)
+             * @example https://example.com/login
+             */
+            url: string;
+            /**
+             * @description Record a WebM video of the session (at the viewport size)
+             * @default true
+             */
+            video?: boolean;
+        } & components["schemas"]["SessionOptions"];
+        CreateScreenshotBatchDto: {
+            /** @description 1–100 capture requests, each a body of `POST /v1/screenshot`; one job per item, in this order */
+            items: components["schemas"]["CreateScreenshotDto"][];
+        };
+        CreateScreenshotDto: {
+            /**
+             * @description Absolute http(s) URL of the page to capture; no user name, password or port 0
+             * @example https://example.com
+             */
+            url: string;
+        } & components["schemas"]["CaptureOptions"];
         CreateStorageDestinationDto: {
             /** @description Access key id; stored sealed, never returned */
             accessKeyId: string;
@@ -1960,7 +1411,7 @@ export interface components {
              */
             lang: string | null;
             /**
-             * @description og:* properties, prefix dropped
+             * @description og:* properties, prefix dropped; with twitter at most 200 entries (openGraph's first), names and values at most 2048 characters
              * @example {
              *       "title": "Example"
              *     }
@@ -1978,7 +1429,7 @@ export interface components {
             /** @example Example Domain */
             title: string | null;
             /**
-             * @description twitter:* properties, prefix dropped
+             * @description twitter:* properties, prefix dropped; with openGraph at most 200 entries, names and values at most 2048 characters
              * @example {
              *       "card": "summary"
              *     }
@@ -2710,378 +2161,7 @@ export interface components {
              *       "width": 390
              *     }
              */
-            options: {
-                /**
-                 * @description Do not make requests that match the shipped ad lists (EasyList).
-                 * @default false
-                 * @example true
-                 */
-                blockAds?: boolean;
-                /**
-                 * @description Dismiss or hide cookie consent banners (rules shipped with the service, never fetched at capture time).
-                 * @default false
-                 * @example true
-                 */
-                blockCookieBanners?: boolean;
-                /**
-                 * @description Requests of these Playwright resource types are not made (aborted in the browser; the main document is never blocked by type).
-                 * @example [
-                 *       "image",
-                 *       "font",
-                 *       "media"
-                 *     ]
-                 */
-                blockResources?: ("image" | "media" | "font" | "stylesheet" | "script" | "xhr" | "fetch" | "websocket" | "other")[];
-                /**
-                 * @description Do not make requests that match the shipped tracker lists (EasyPrivacy).
-                 * @default false
-                 * @example true
-                 */
-                blockTrackers?: boolean;
-                /**
-                 * @description Requests whose URL matches one of these glob patterns (* = any characters, matched against the whole URL) are not made; at most 50.
-                 * @example [
-                 *       "*://*.doubleclick.net/*",
-                 *       "*.mp4"
-                 *     ]
-                 */
-                blockUrls?: string[];
-                /**
-                 * @description Reuse a recent identical capture of the same account: the job ends done at once with cached true and is not counted against the quota.
-                 * @default false
-                 * @example true
-                 */
-                cache?: boolean;
-                /**
-                 * @description How old a reused capture may be, in seconds. Only with cache true.
-                 * @default 14400
-                 * @example 3600
-                 */
-                cacheTtl?: number;
-                /**
-                 * @description Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px, at most MAX_IMAGE_PIXELS device pixels, default 100,000,000). Not with selector or fullPage.
-                 * @example {
-                 *       "height": 400,
-                 *       "width": 600,
-                 *       "x": 0,
-                 *       "y": 0
-                 *     }
-                 */
-                clip?: {
-                    /** @description CSS px. */
-                    height: number;
-                    /** @description CSS px. */
-                    width: number;
-                    /** @description Left edge, CSS px from the page origin. */
-                    x: number;
-                    /** @description Top edge, CSS px from the page origin. */
-                    y: number;
-                };
-                /**
-                 * @description Cookies set before navigation (at most 50); domain defaults to the host of url.
-                 * @example [
-                 *       {
-                 *         "httpOnly": true,
-                 *         "name": "session",
-                 *         "sameSite": "Lax",
-                 *         "secure": true,
-                 *         "value": "abc123"
-                 *       }
-                 *     ]
-                 */
-                cookies?: {
-                    /** @description Default: the host of url (a host-only cookie). */
-                    domain?: string;
-                    httpOnly?: boolean;
-                    name: string;
-                    path?: string & (unknown & unknown);
-                    /** @enum {string} */
-                    sameSite?: "Strict" | "Lax" | "None";
-                    secure?: boolean;
-                    value: string;
-                }[];
-                /**
-                 * @description Style sheet added to the page after load.
-                 * @example body { font-family: serif !important; }
-                 */
-                css?: string;
-                /**
-                 * @description Emulate prefers-color-scheme: dark.
-                 * @default false
-                 * @example true
-                 */
-                darkMode?: boolean;
-                /**
-                 * @description Milliseconds to wait after the page has loaded (and after css and javascript) before capturing.
-                 * @default 0
-                 * @example 500
-                 */
-                delay?: number;
-                /**
-                 * @description Emulate a device (Playwright's device list): its viewport, scale, user agent, mobile and touch. Explicit width, height, scale and userAgent win.
-                 * @example iPhone 15
-                 * @enum {string}
-                 */
-                device?: "BlackBerry Z30" | "BlackBerry Z30 landscape" | "Blackberry PlayBook" | "Blackberry PlayBook landscape" | "Desktop Chrome" | "Desktop Chrome HiDPI" | "Desktop Edge" | "Desktop Edge HiDPI" | "Desktop Firefox" | "Desktop Firefox HiDPI" | "Desktop Safari" | "Galaxy A55" | "Galaxy A55 landscape" | "Galaxy Note 3" | "Galaxy Note 3 landscape" | "Galaxy Note II" | "Galaxy Note II landscape" | "Galaxy S III" | "Galaxy S III landscape" | "Galaxy S24" | "Galaxy S24 landscape" | "Galaxy S5" | "Galaxy S5 landscape" | "Galaxy S8" | "Galaxy S8 landscape" | "Galaxy S9+" | "Galaxy S9+ landscape" | "Galaxy Tab S4" | "Galaxy Tab S4 landscape" | "Galaxy Tab S9" | "Galaxy Tab S9 landscape" | "Galaxy Z Flip 6" | "Galaxy Z Flip 6 Cover" | "Galaxy Z Flip 6 Cover landscape" | "Galaxy Z Flip 6 landscape" | "Galaxy Z Flip 7" | "Galaxy Z Flip 7 Cover" | "Galaxy Z Flip 7 Cover landscape" | "Galaxy Z Flip 7 landscape" | "Galaxy Z Fold 6" | "Galaxy Z Fold 6 Cover" | "Galaxy Z Fold 6 Cover landscape" | "Galaxy Z Fold 6 landscape" | "Galaxy Z Fold 7" | "Galaxy Z Fold 7 Cover" | "Galaxy Z Fold 7 Cover landscape" | "Galaxy Z Fold 7 landscape" | "Kindle Fire HDX" | "Kindle Fire HDX landscape" | "LG Optimus L70" | "LG Optimus L70 landscape" | "Microsoft Lumia 550" | "Microsoft Lumia 550 landscape" | "Microsoft Lumia 950" | "Microsoft Lumia 950 landscape" | "Moto G4" | "Moto G4 landscape" | "Nexus 10" | "Nexus 10 landscape" | "Nexus 4" | "Nexus 4 landscape" | "Nexus 5" | "Nexus 5 landscape" | "Nexus 5X" | "Nexus 5X landscape" | "Nexus 6" | "Nexus 6 landscape" | "Nexus 6P" | "Nexus 6P landscape" | "Nexus 7" | "Nexus 7 landscape" | "Nokia Lumia 520" | "Nokia Lumia 520 landscape" | "Nokia N9" | "Nokia N9 landscape" | "Pixel 10" | "Pixel 10 Pro" | "Pixel 10 Pro XL" | "Pixel 10 Pro XL landscape" | "Pixel 10 Pro landscape" | "Pixel 10 landscape" | "Pixel 2" | "Pixel 2 XL" | "Pixel 2 XL landscape" | "Pixel 2 landscape" | "Pixel 3" | "Pixel 3 landscape" | "Pixel 4" | "Pixel 4 landscape" | "Pixel 4a (5G)" | "Pixel 4a (5G) landscape" | "Pixel 5" | "Pixel 5 landscape" | "Pixel 6" | "Pixel 6 Pro" | "Pixel 6 Pro landscape" | "Pixel 6 landscape" | "Pixel 6a" | "Pixel 6a landscape" | "Pixel 7" | "Pixel 7 Pro" | "Pixel 7 Pro landscape" | "Pixel 7 landscape" | "Pixel 7a" | "Pixel 7a landscape" | "Pixel 8" | "Pixel 8 Pro" | "Pixel 8 Pro landscape" | "Pixel 8 landscape" | "Pixel 8a" | "Pixel 8a landscape" | "Pixel 9" | "Pixel 9 Pro" | "Pixel 9 Pro XL" | "Pixel 9 Pro XL landscape" | "Pixel 9 Pro landscape" | "Pixel 9 landscape" | "iPad (gen 11)" | "iPad (gen 11) landscape" | "iPad (gen 5)" | "iPad (gen 5) landscape" | "iPad (gen 6)" | "iPad (gen 6) landscape" | "iPad (gen 7)" | "iPad (gen 7) landscape" | "iPad Mini" | "iPad Mini landscape" | "iPad Pro 11" | "iPad Pro 11 landscape" | "iPhone 11" | "iPhone 11 Pro" | "iPhone 11 Pro Max" | "iPhone 11 Pro Max landscape" | "iPhone 11 Pro landscape" | "iPhone 11 landscape" | "iPhone 12" | "iPhone 12 Mini" | "iPhone 12 Mini landscape" | "iPhone 12 Pro" | "iPhone 12 Pro Max" | "iPhone 12 Pro Max landscape" | "iPhone 12 Pro landscape" | "iPhone 12 landscape" | "iPhone 13" | "iPhone 13 Mini" | "iPhone 13 Mini landscape" | "iPhone 13 Pro" | "iPhone 13 Pro Max" | "iPhone 13 Pro Max landscape" | "iPhone 13 Pro landscape" | "iPhone 13 landscape" | "iPhone 14" | "iPhone 14 Plus" | "iPhone 14 Plus landscape" | "iPhone 14 Pro" | "iPhone 14 Pro Max" | "iPhone 14 Pro Max landscape" | "iPhone 14 Pro landscape" | "iPhone 14 landscape" | "iPhone 15" | "iPhone 15 Plus" | "iPhone 15 Plus landscape" | "iPhone 15 Pro" | "iPhone 15 Pro Max" | "iPhone 15 Pro Max landscape" | "iPhone 15 Pro landscape" | "iPhone 15 landscape" | "iPhone 16" | "iPhone 16 Plus" | "iPhone 16 Plus landscape" | "iPhone 16 Pro" | "iPhone 16 Pro Max" | "iPhone 16 Pro Max landscape" | "iPhone 16 Pro landscape" | "iPhone 16 landscape" | "iPhone 16e" | "iPhone 16e landscape" | "iPhone 17" | "iPhone 17 Pro" | "iPhone 17 Pro Max" | "iPhone 17 Pro Max landscape" | "iPhone 17 Pro landscape" | "iPhone 17 landscape" | "iPhone 17e" | "iPhone 17e landscape" | "iPhone 6" | "iPhone 6 Plus" | "iPhone 6 Plus landscape" | "iPhone 6 landscape" | "iPhone 7" | "iPhone 7 Plus" | "iPhone 7 Plus landscape" | "iPhone 7 landscape" | "iPhone 8" | "iPhone 8 Plus" | "iPhone 8 Plus landscape" | "iPhone 8 landscape" | "iPhone Air" | "iPhone Air landscape" | "iPhone SE" | "iPhone SE (3rd gen)" | "iPhone SE (3rd gen) landscape" | "iPhone SE landscape" | "iPhone X" | "iPhone X landscape" | "iPhone XR" | "iPhone XR landscape";
-                /**
-                 * @description Finish finite CSS animations and transitions and cancel infinite ones before the capture (as Playwright's animations: "disabled").
-                 * @default false
-                 * @example true
-                 */
-                disableAnimations?: boolean;
-                /**
-                 * @description Also extract the page, from the same page load (after the waits and scripts, before the image): markdown, html, text, links and/or metadata. The job then has extracted (docs/extract.md).
-                 * @example [
-                 *       "markdown",
-                 *       "metadata"
-                 *     ]
-                 */
-                extract?: ("markdown" | "html" | "text" | "links" | "metadata")[];
-                /**
-                 * @description Fail the job ("target answered HTTP 404") when the page's main document answers 4xx or 5xx, instead of capturing the error page.
-                 * @default false
-                 * @example true
-                 */
-                failOnHttpError?: boolean;
-                /**
-                 * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality), or none (no image, only with extract).
-                 * @default png
-                 * @example webp
-                 * @enum {string}
-                 */
-                format?: "png" | "jpeg" | "webp" | "pdf" | "none";
-                /**
-                 * @description Capture the whole scrollable page instead of the viewport only (height capped at fullPageMaxHeight, default 16,384 image px; the job then says `clipped`). Not with selector or clip.
-                 * @default false
-                 * @example true
-                 */
-                fullPage?: boolean;
-                /**
-                 * @description Tallest full-page image, image px: a page taller than Chromium's single texture (16,384 px) is captured in sections and stitched up to this height, then cut (clipped: true); MAX_IMAGE_PIXELS still caps it (webp: at most 16,383 px).
-                 * @default 16384
-                 * @example 40000
-                 */
-                fullPageMaxHeight?: number;
-                /**
-                 * @description Position reported by navigator.geolocation, with the permission granted.
-                 * @example {
-                 *       "accuracy": 10,
-                 *       "latitude": 52.52,
-                 *       "longitude": 13.405
-                 *     }
-                 */
-                geolocation?: {
-                    /** @description Metres (default 0). */
-                    accuracy?: number;
-                    /** @description Degrees. */
-                    latitude: number;
-                    /** @description Degrees. */
-                    longitude: number;
-                };
-                /**
-                 * @description Extra request headers (at most 50; values up to 4096 characters), sent only to the origin of url, never to other origins the page loads from. Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused.
-                 * @example {
-                 *       "Authorization": "Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig",
-                 *       "X-Preview": "1"
-                 *     }
-                 */
-                headers?: {
-                    [key: string]: string;
-                };
-                /**
-                 * @description Viewport height in CSS px (with fullPage the image is as tall as the page).
-                 * @default 800
-                 * @example 900
-                 */
-                height?: number;
-                /**
-                 * @description Elements hidden (visibility: hidden !important) before the capture.
-                 * @example [
-                 *       "#cookie-banner",
-                 *       ".chat-widget"
-                 *     ]
-                 */
-                hideSelectors?: string[];
-                /**
-                 * @description Script run in the page after load, as the body of an async function (so `await` works); awaited, bounded by the capture timeout. A throw fails the job with "javascript failed: …".
-                 * @example document.querySelector('#promo')?.remove();
-                 */
-                javascript?: string;
-                /**
-                 * @description navigator.language and Accept-Language.
-                 * @default en-US
-                 * @example de-DE
-                 */
-                locale?: string;
-                /**
-                 * @description Markdown of extract: readable (the main content as Mozilla Readability finds it, its title as the first heading) or full (the whole body).
-                 * @default readable
-                 * @example full
-                 * @enum {string}
-                 */
-                markdownMode?: "readable" | "full";
-                /**
-                 * @description Elements covered with a solid box of maskColor in the image (the page layout does not change).
-                 * @example [
-                 *       ".price",
-                 *       "#user-name"
-                 *     ]
-                 */
-                mask?: string[];
-                /**
-                 * @description Colour of the mask boxes, #rrggbb.
-                 * @default #ff00ff
-                 * @example #000000
-                 */
-                maskColor?: string;
-                /**
-                 * @description Transparent background instead of white where the page paints none (png and webp only).
-                 * @default false
-                 * @example true
-                 */
-                omitBackground?: boolean;
-                /**
-                 * @description PDF settings; only with format pdf.
-                 * @example {
-                 *       "landscape": true,
-                 *       "paper": "Letter"
-                 *     }
-                 */
-                pdf?: {
-                    /** @description HTML of each page's footer, with the same classes as headerTemplate. */
-                    footerTemplate?: string;
-                    /** @description HTML of each page's header; Chromium's print template classes fill in date, title, url, pageNumber and totalPages (<span class=pageNumber></span>). */
-                    headerTemplate?: string;
-                    /** @description Landscape orientation (default false). */
-                    landscape?: boolean;
-                    /** @description Page margins as CSS lengths (px, in, cm, mm; a bare number is px). */
-                    margin?: {
-                        bottom?: string;
-                        left?: string;
-                        right?: string;
-                        top?: string;
-                    };
-                    /** @description Pages to print, e.g. 1-3,5 (default all). */
-                    pageRanges?: string;
-                    /**
-                     * @description Paper size (default A4).
-                     * @enum {string}
-                     */
-                    paper?: "A3" | "A4" | "A5" | "Legal" | "Letter" | "Tabloid";
-                    /** @description Print background colours and images (default true). */
-                    printBackground?: boolean;
-                    /** @description Scale of the rendering, 0.1-2 (default 1). */
-                    scale?: number;
-                };
-                /**
-                 * @description Id of an operator-listed upstream proxy (EGRESS_PROXIES) the requests of the capture leave through, after the SSRF guard; an unknown id is refused.
-                 * @example de-residential
-                 */
-                proxy?: string;
-                /**
-                 * @description Compression quality of jpeg and webp (not with png or pdf).
-                 * @default 85
-                 * @example 70
-                 */
-                quality?: number;
-                /**
-                 * @description Emulate prefers-reduced-motion: reduce.
-                 * @default false
-                 * @example true
-                 */
-                reducedMotion?: boolean;
-                /**
-                 * @description Device scale factor: the image is width × scale by height × scale px (width × height × scale² at most MAX_IMAGE_PIXELS, default 100,000,000).
-                 * @default 1
-                 * @example 2
-                 */
-                scale?: number;
-                /**
-                 * @description Capture the box of the first element matching this CSS selector (not found within the capture timeout: the job fails with "selector not found"). Not with fullPage or clip.
-                 * @example #pricing-table
-                 */
-                selector?: string;
-                /**
-                 * @description Also upload the result (and extracted files, beside it) to the account's storage destination; the job ends done only once it is stored, and says where in storage (docs/storage-destinations.md). Not with upload or cache.
-                 * @example {
-                 *       "destinationId": "dst_4fQx9LmZ2pRt7YvB1nKc3sDw",
-                 *       "keepCopy": false,
-                 *       "path": "{date}/{id}.{ext}"
-                 *     }
-                 */
-                storage?: {
-                    /** @description A storage destination of the account (POST /v1/storage-destinations). */
-                    destinationId: string;
-                    /** @description Keep the service's own copy too (default true); false: the job's url is null. */
-                    keepCopy?: boolean;
-                    /** @description Object key template after the destination's prefix (default {id}.{ext}): {id}, {ext}, {date} (YYYY-MM-DD UTC), {host}, {accountId}. */
-                    path?: string;
-                };
-                /**
-                 * @description Also store a downscaled image beside the result, in its format (fit inside by default; cover crops to width × height, contain pads); the job then has thumbnailUrl. Not with format pdf or none.
-                 * @example {
-                 *       "fit": "cover",
-                 *       "height": 200,
-                 *       "width": 320
-                 *     }
-                 */
-                thumbnail?: {
-                    /**
-                     * @description inside (default): the whole image within the box; cover: fills the box, cropped; contain: fills the box, padded.
-                     * @enum {string}
-                     */
-                    fit?: "inside" | "cover" | "contain";
-                    /** @description px; without it the height follows the aspect ratio. */
-                    height?: number;
-                    /** @description px. */
-                    width: number;
-                };
-                /**
-                 * @description IANA time zone of Intl and Date in the page (default: the server's).
-                 * @example America/New_York
-                 */
-                timezone?: string;
-                /**
-                 * @description Also send the image with one PUT to this presigned URL when the capture ends; a non-2xx answer fails the job (docs/storage-destinations.md). Not with storage or cache.
-                 * @example {
-                 *       "headers": {
-                 *         "x-amz-acl": "private"
-                 *       },
-                 *       "url": "https://my-bucket.s3.amazonaws.com/shot.png?X-Amz-Signature=…"
-                 *     }
-                 */
-                upload?: {
-                    /** @description Headers to send with the PUT (e.g. ones the URL was signed with). */
-                    headers?: {
-                        [key: string]: string;
-                    };
-                    /** @description A presigned PUT URL (e.g. S3); it must pass the SSRF guard. */
-                    url: string;
-                };
-                /**
-                 * @description User-Agent of every request (default: the browser's).
-                 * @example Mozilla/5.0 (compatible; AcmePreview/1.0)
-                 */
-                userAgent?: string;
-                /**
-                 * @description After waitUntil, wait until an element matching this CSS selector is visible (not within the capture timeout: the job fails with "selector not visible").
-                 * @example .chart[data-ready]
-                 */
-                waitForSelector?: string;
-                /**
-                 * @description Navigation milestone to wait for before the rest; networkidle = no request for 500 ms.
-                 * @default load
-                 * @example networkidle
-                 * @enum {string}
-                 */
-                waitUntil?: "load" | "domcontentloaded" | "networkidle";
-                /**
-                 * @description Viewport width in CSS px.
-                 * @default 1280
-                 * @example 1440
-                 */
-                width?: number;
-            };
+            options: components["schemas"]["CaptureOptions"];
             /**
              * @description pending → processing → done | failed
              * @enum {string}
@@ -3183,6 +2263,150 @@ export interface components {
             /** @description Value or label of the option to select */
             value: string;
         };
+        /** @description The session options: the capture options that set up the browser session (viewport, device, headers, cookies, blocking, …), taken by captures and by `POST /v1/runs` (docs/capture-options.md). */
+        SessionOptions: {
+            /**
+             * @description Do not make requests that match the shipped ad lists (EasyList).
+             * @default false
+             * @example true
+             */
+            blockAds?: boolean;
+            /**
+             * @description Dismiss or hide cookie consent banners (rules shipped with the service, never fetched at capture time).
+             * @default false
+             * @example true
+             */
+            blockCookieBanners?: boolean;
+            /**
+             * @description Requests of these Playwright resource types are not made (aborted in the browser; the main document is never blocked by type).
+             * @example [
+             *       "image",
+             *       "font",
+             *       "media"
+             *     ]
+             */
+            blockResources?: ("image" | "media" | "font" | "stylesheet" | "script" | "xhr" | "fetch" | "websocket" | "other")[];
+            /**
+             * @description Do not make requests that match the shipped tracker lists (EasyPrivacy).
+             * @default false
+             * @example true
+             */
+            blockTrackers?: boolean;
+            /**
+             * @description Requests whose URL matches one of these glob patterns (* = any characters, matched against the whole URL) are not made; at most 50.
+             * @example [
+             *       "*://*.doubleclick.net/*",
+             *       "*.mp4"
+             *     ]
+             */
+            blockUrls?: string[];
+            /**
+             * @description Cookies set before navigation (at most 50); domain defaults to the host of url.
+             * @example [
+             *       {
+             *         "httpOnly": true,
+             *         "name": "session",
+             *         "sameSite": "Lax",
+             *         "secure": true,
+             *         "value": "abc123"
+             *       }
+             *     ]
+             */
+            cookies?: {
+                /** @description Default: the host of url (a host-only cookie). */
+                domain?: string;
+                httpOnly?: boolean;
+                name: string;
+                path?: string & (unknown & unknown);
+                /** @enum {string} */
+                sameSite?: "Strict" | "Lax" | "None";
+                secure?: boolean;
+                value: string;
+            }[];
+            /**
+             * @description Emulate prefers-color-scheme: dark.
+             * @default false
+             * @example true
+             */
+            darkMode?: boolean;
+            /**
+             * @description Emulate a device (Playwright's device list): its viewport, scale, user agent, mobile and touch. Explicit width, height, scale and userAgent win.
+             * @example iPhone 15
+             * @enum {string}
+             */
+            device?: "BlackBerry Z30" | "BlackBerry Z30 landscape" | "Blackberry PlayBook" | "Blackberry PlayBook landscape" | "Desktop Chrome" | "Desktop Chrome HiDPI" | "Desktop Edge" | "Desktop Edge HiDPI" | "Desktop Firefox" | "Desktop Firefox HiDPI" | "Desktop Safari" | "Galaxy A55" | "Galaxy A55 landscape" | "Galaxy Note 3" | "Galaxy Note 3 landscape" | "Galaxy Note II" | "Galaxy Note II landscape" | "Galaxy S III" | "Galaxy S III landscape" | "Galaxy S24" | "Galaxy S24 landscape" | "Galaxy S5" | "Galaxy S5 landscape" | "Galaxy S8" | "Galaxy S8 landscape" | "Galaxy S9+" | "Galaxy S9+ landscape" | "Galaxy Tab S4" | "Galaxy Tab S4 landscape" | "Galaxy Tab S9" | "Galaxy Tab S9 landscape" | "Galaxy Z Flip 6" | "Galaxy Z Flip 6 Cover" | "Galaxy Z Flip 6 Cover landscape" | "Galaxy Z Flip 6 landscape" | "Galaxy Z Flip 7" | "Galaxy Z Flip 7 Cover" | "Galaxy Z Flip 7 Cover landscape" | "Galaxy Z Flip 7 landscape" | "Galaxy Z Fold 6" | "Galaxy Z Fold 6 Cover" | "Galaxy Z Fold 6 Cover landscape" | "Galaxy Z Fold 6 landscape" | "Galaxy Z Fold 7" | "Galaxy Z Fold 7 Cover" | "Galaxy Z Fold 7 Cover landscape" | "Galaxy Z Fold 7 landscape" | "Kindle Fire HDX" | "Kindle Fire HDX landscape" | "LG Optimus L70" | "LG Optimus L70 landscape" | "Microsoft Lumia 550" | "Microsoft Lumia 550 landscape" | "Microsoft Lumia 950" | "Microsoft Lumia 950 landscape" | "Moto G4" | "Moto G4 landscape" | "Nexus 10" | "Nexus 10 landscape" | "Nexus 4" | "Nexus 4 landscape" | "Nexus 5" | "Nexus 5 landscape" | "Nexus 5X" | "Nexus 5X landscape" | "Nexus 6" | "Nexus 6 landscape" | "Nexus 6P" | "Nexus 6P landscape" | "Nexus 7" | "Nexus 7 landscape" | "Nokia Lumia 520" | "Nokia Lumia 520 landscape" | "Nokia N9" | "Nokia N9 landscape" | "Pixel 10" | "Pixel 10 Pro" | "Pixel 10 Pro XL" | "Pixel 10 Pro XL landscape" | "Pixel 10 Pro landscape" | "Pixel 10 landscape" | "Pixel 2" | "Pixel 2 XL" | "Pixel 2 XL landscape" | "Pixel 2 landscape" | "Pixel 3" | "Pixel 3 landscape" | "Pixel 4" | "Pixel 4 landscape" | "Pixel 4a (5G)" | "Pixel 4a (5G) landscape" | "Pixel 5" | "Pixel 5 landscape" | "Pixel 6" | "Pixel 6 Pro" | "Pixel 6 Pro landscape" | "Pixel 6 landscape" | "Pixel 6a" | "Pixel 6a landscape" | "Pixel 7" | "Pixel 7 Pro" | "Pixel 7 Pro landscape" | "Pixel 7 landscape" | "Pixel 7a" | "Pixel 7a landscape" | "Pixel 8" | "Pixel 8 Pro" | "Pixel 8 Pro landscape" | "Pixel 8 landscape" | "Pixel 8a" | "Pixel 8a landscape" | "Pixel 9" | "Pixel 9 Pro" | "Pixel 9 Pro XL" | "Pixel 9 Pro XL landscape" | "Pixel 9 Pro landscape" | "Pixel 9 landscape" | "iPad (gen 11)" | "iPad (gen 11) landscape" | "iPad (gen 5)" | "iPad (gen 5) landscape" | "iPad (gen 6)" | "iPad (gen 6) landscape" | "iPad (gen 7)" | "iPad (gen 7) landscape" | "iPad Mini" | "iPad Mini landscape" | "iPad Pro 11" | "iPad Pro 11 landscape" | "iPhone 11" | "iPhone 11 Pro" | "iPhone 11 Pro Max" | "iPhone 11 Pro Max landscape" | "iPhone 11 Pro landscape" | "iPhone 11 landscape" | "iPhone 12" | "iPhone 12 Mini" | "iPhone 12 Mini landscape" | "iPhone 12 Pro" | "iPhone 12 Pro Max" | "iPhone 12 Pro Max landscape" | "iPhone 12 Pro landscape" | "iPhone 12 landscape" | "iPhone 13" | "iPhone 13 Mini" | "iPhone 13 Mini landscape" | "iPhone 13 Pro" | "iPhone 13 Pro Max" | "iPhone 13 Pro Max landscape" | "iPhone 13 Pro landscape" | "iPhone 13 landscape" | "iPhone 14" | "iPhone 14 Plus" | "iPhone 14 Plus landscape" | "iPhone 14 Pro" | "iPhone 14 Pro Max" | "iPhone 14 Pro Max landscape" | "iPhone 14 Pro landscape" | "iPhone 14 landscape" | "iPhone 15" | "iPhone 15 Plus" | "iPhone 15 Plus landscape" | "iPhone 15 Pro" | "iPhone 15 Pro Max" | "iPhone 15 Pro Max landscape" | "iPhone 15 Pro landscape" | "iPhone 15 landscape" | "iPhone 16" | "iPhone 16 Plus" | "iPhone 16 Plus landscape" | "iPhone 16 Pro" | "iPhone 16 Pro Max" | "iPhone 16 Pro Max landscape" | "iPhone 16 Pro landscape" | "iPhone 16 landscape" | "iPhone 16e" | "iPhone 16e landscape" | "iPhone 17" | "iPhone 17 Pro" | "iPhone 17 Pro Max" | "iPhone 17 Pro Max landscape" | "iPhone 17 Pro landscape" | "iPhone 17 landscape" | "iPhone 17e" | "iPhone 17e landscape" | "iPhone 6" | "iPhone 6 Plus" | "iPhone 6 Plus landscape" | "iPhone 6 landscape" | "iPhone 7" | "iPhone 7 Plus" | "iPhone 7 Plus landscape" | "iPhone 7 landscape" | "iPhone 8" | "iPhone 8 Plus" | "iPhone 8 Plus landscape" | "iPhone 8 landscape" | "iPhone Air" | "iPhone Air landscape" | "iPhone SE" | "iPhone SE (3rd gen)" | "iPhone SE (3rd gen) landscape" | "iPhone SE landscape" | "iPhone X" | "iPhone X landscape" | "iPhone XR" | "iPhone XR landscape";
+            /**
+             * @description Position reported by navigator.geolocation, with the permission granted.
+             * @example {
+             *       "accuracy": 10,
+             *       "latitude": 52.52,
+             *       "longitude": 13.405
+             *     }
+             */
+            geolocation?: {
+                /** @description Metres (default 0). */
+                accuracy?: number;
+                /** @description Degrees. */
+                latitude: number;
+                /** @description Degrees. */
+                longitude: number;
+            };
+            /**
+             * @description Extra request headers (at most 50; values up to 4096 characters), sent only to the origin of url, never to other origins the page loads from. Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused.
+             * @example {
+             *       "Authorization": "Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig",
+             *       "X-Preview": "1"
+             *     }
+             */
+            headers?: {
+                [key: string]: string;
+            };
+            /**
+             * @description Viewport height in CSS px (with fullPage the image is as tall as the page).
+             * @default 800
+             * @example 900
+             */
+            height?: number;
+            /**
+             * @description navigator.language and Accept-Language.
+             * @default en-US
+             * @example de-DE
+             */
+            locale?: string;
+            /**
+             * @description Id of an operator-listed upstream proxy (EGRESS_PROXIES) the requests of the capture leave through, after the SSRF guard; an unknown id is refused.
+             * @example de-residential
+             */
+            proxy?: string;
+            /**
+             * @description Emulate prefers-reduced-motion: reduce.
+             * @default false
+             * @example true
+             */
+            reducedMotion?: boolean;
+            /**
+             * @description Device scale factor: the image is width × scale by height × scale px (width × height × scale² at most MAX_IMAGE_PIXELS, default 100,000,000).
+             * @default 1
+             * @example 2
+             */
+            scale?: number;
+            /**
+             * @description IANA time zone of Intl and Date in the page (default: the server's).
+             * @example America/New_York
+             */
+            timezone?: string;
+            /**
+             * @description User-Agent of every request (default: the browser's).
+             * @example Mozilla/5.0 (compatible; AcmePreview/1.0)
+             */
+            userAgent?: string;
+            /**
+             * @description Viewport width in CSS px.
+             * @default 1280
+             * @example 1440
+             */
+            width?: number;
+        };
         StorageDestinationDto: {
             bucket: string;
             /** Format: date-time */
@@ -3283,111 +2507,13 @@ export interface components {
             timeoutMs?: number;
         };
         UpdateMonitorDto: {
-            /**
-             * @description Do not make requests that match the shipped ad lists (EasyList).
-             * @default false
-             * @example true
-             */
-            blockAds?: boolean;
-            /**
-             * @description Dismiss or hide cookie consent banners (rules shipped with the service, never fetched at capture time).
-             * @default false
-             * @example true
-             */
-            blockCookieBanners?: boolean;
-            /**
-             * @description Requests of these Playwright resource types are not made (aborted in the browser; the main document is never blocked by type).
-             * @example [
-             *       "image",
-             *       "font",
-             *       "media"
-             *     ]
-             */
-            blockResources?: ("image" | "media" | "font" | "stylesheet" | "script" | "xhr" | "fetch" | "websocket" | "other")[];
-            /**
-             * @description Do not make requests that match the shipped tracker lists (EasyPrivacy).
-             * @default false
-             * @example true
-             */
-            blockTrackers?: boolean;
-            /**
-             * @description Requests whose URL matches one of these glob patterns (* = any characters, matched against the whole URL) are not made; at most 50.
-             * @example [
-             *       "*://*.doubleclick.net/*",
-             *       "*.mp4"
-             *     ]
-             */
-            blockUrls?: string[];
-            /**
-             * @description Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px, at most MAX_IMAGE_PIXELS device pixels, default 100,000,000). Not with selector or fullPage.
-             * @example {
-             *       "height": 400,
-             *       "width": 600,
-             *       "x": 0,
-             *       "y": 0
-             *     }
-             */
-            clip?: {
-                /** @description CSS px. */
-                height?: number;
-                /** @description CSS px. */
-                width?: number;
-                /** @description Left edge, CSS px from the page origin. */
-                x?: number;
-                /** @description Top edge, CSS px from the page origin. */
-                y?: number;
-            };
-            /**
-             * @description Cookies set before navigation (at most 50); domain defaults to the host of url.
-             * @example [
-             *       {
-             *         "httpOnly": true,
-             *         "name": "session",
-             *         "sameSite": "Lax",
-             *         "secure": true,
-             *         "value": "abc123"
-             *       }
-             *     ]
-             */
-            cookies?: {
-                /** @description Default: the host of url (a host-only cookie). */
-                domain?: string;
-                httpOnly?: boolean;
-                name: string;
-                path?: string & (unknown & unknown);
-                /** @enum {string} */
-                sameSite?: "Strict" | "Lax" | "None";
-                secure?: boolean;
-                value: string;
-            }[];
-            /**
-             * @description Style sheet added to the page after load.
-             * @example body { font-family: serif !important; }
-             */
-            css?: string;
-            /**
-             * @description Emulate prefers-color-scheme: dark.
-             * @default false
-             * @example true
-             */
-            darkMode?: boolean;
-            /**
-             * @description Milliseconds to wait after the page has loaded (and after css and javascript) before capturing.
-             * @default 0
-             * @example 500
-             */
-            delay?: number;
+            cache?: never;
+            cacheTtl?: never;
             /**
              * @description Free-text label
              * @default
              */
             description?: string;
-            /**
-             * @description Emulate a device (Playwright's device list): its viewport, scale, user agent, mobile and touch. Explicit width, height, scale and userAgent win.
-             * @example iPhone 15
-             * @enum {string}
-             */
-            device?: "BlackBerry Z30" | "BlackBerry Z30 landscape" | "Blackberry PlayBook" | "Blackberry PlayBook landscape" | "Desktop Chrome" | "Desktop Chrome HiDPI" | "Desktop Edge" | "Desktop Edge HiDPI" | "Desktop Firefox" | "Desktop Firefox HiDPI" | "Desktop Safari" | "Galaxy A55" | "Galaxy A55 landscape" | "Galaxy Note 3" | "Galaxy Note 3 landscape" | "Galaxy Note II" | "Galaxy Note II landscape" | "Galaxy S III" | "Galaxy S III landscape" | "Galaxy S24" | "Galaxy S24 landscape" | "Galaxy S5" | "Galaxy S5 landscape" | "Galaxy S8" | "Galaxy S8 landscape" | "Galaxy S9+" | "Galaxy S9+ landscape" | "Galaxy Tab S4" | "Galaxy Tab S4 landscape" | "Galaxy Tab S9" | "Galaxy Tab S9 landscape" | "Galaxy Z Flip 6" | "Galaxy Z Flip 6 Cover" | "Galaxy Z Flip 6 Cover landscape" | "Galaxy Z Flip 6 landscape" | "Galaxy Z Flip 7" | "Galaxy Z Flip 7 Cover" | "Galaxy Z Flip 7 Cover landscape" | "Galaxy Z Flip 7 landscape" | "Galaxy Z Fold 6" | "Galaxy Z Fold 6 Cover" | "Galaxy Z Fold 6 Cover landscape" | "Galaxy Z Fold 6 landscape" | "Galaxy Z Fold 7" | "Galaxy Z Fold 7 Cover" | "Galaxy Z Fold 7 Cover landscape" | "Galaxy Z Fold 7 landscape" | "Kindle Fire HDX" | "Kindle Fire HDX landscape" | "LG Optimus L70" | "LG Optimus L70 landscape" | "Microsoft Lumia 550" | "Microsoft Lumia 550 landscape" | "Microsoft Lumia 950" | "Microsoft Lumia 950 landscape" | "Moto G4" | "Moto G4 landscape" | "Nexus 10" | "Nexus 10 landscape" | "Nexus 4" | "Nexus 4 landscape" | "Nexus 5" | "Nexus 5 landscape" | "Nexus 5X" | "Nexus 5X landscape" | "Nexus 6" | "Nexus 6 landscape" | "Nexus 6P" | "Nexus 6P landscape" | "Nexus 7" | "Nexus 7 landscape" | "Nokia Lumia 520" | "Nokia Lumia 520 landscape" | "Nokia N9" | "Nokia N9 landscape" | "Pixel 10" | "Pixel 10 Pro" | "Pixel 10 Pro XL" | "Pixel 10 Pro XL landscape" | "Pixel 10 Pro landscape" | "Pixel 10 landscape" | "Pixel 2" | "Pixel 2 XL" | "Pixel 2 XL landscape" | "Pixel 2 landscape" | "Pixel 3" | "Pixel 3 landscape" | "Pixel 4" | "Pixel 4 landscape" | "Pixel 4a (5G)" | "Pixel 4a (5G) landscape" | "Pixel 5" | "Pixel 5 landscape" | "Pixel 6" | "Pixel 6 Pro" | "Pixel 6 Pro landscape" | "Pixel 6 landscape" | "Pixel 6a" | "Pixel 6a landscape" | "Pixel 7" | "Pixel 7 Pro" | "Pixel 7 Pro landscape" | "Pixel 7 landscape" | "Pixel 7a" | "Pixel 7a landscape" | "Pixel 8" | "Pixel 8 Pro" | "Pixel 8 Pro landscape" | "Pixel 8 landscape" | "Pixel 8a" | "Pixel 8a landscape" | "Pixel 9" | "Pixel 9 Pro" | "Pixel 9 Pro XL" | "Pixel 9 Pro XL landscape" | "Pixel 9 Pro landscape" | "Pixel 9 landscape" | "iPad (gen 11)" | "iPad (gen 11) landscape" | "iPad (gen 5)" | "iPad (gen 5) landscape" | "iPad (gen 6)" | "iPad (gen 6) landscape" | "iPad (gen 7)" | "iPad (gen 7) landscape" | "iPad Mini" | "iPad Mini landscape" | "iPad Pro 11" | "iPad Pro 11 landscape" | "iPhone 11" | "iPhone 11 Pro" | "iPhone 11 Pro Max" | "iPhone 11 Pro Max landscape" | "iPhone 11 Pro landscape" | "iPhone 11 landscape" | "iPhone 12" | "iPhone 12 Mini" | "iPhone 12 Mini landscape" | "iPhone 12 Pro" | "iPhone 12 Pro Max" | "iPhone 12 Pro Max landscape" | "iPhone 12 Pro landscape" | "iPhone 12 landscape" | "iPhone 13" | "iPhone 13 Mini" | "iPhone 13 Mini landscape" | "iPhone 13 Pro" | "iPhone 13 Pro Max" | "iPhone 13 Pro Max landscape" | "iPhone 13 Pro landscape" | "iPhone 13 landscape" | "iPhone 14" | "iPhone 14 Plus" | "iPhone 14 Plus landscape" | "iPhone 14 Pro" | "iPhone 14 Pro Max" | "iPhone 14 Pro Max landscape" | "iPhone 14 Pro landscape" | "iPhone 14 landscape" | "iPhone 15" | "iPhone 15 Plus" | "iPhone 15 Plus landscape" | "iPhone 15 Pro" | "iPhone 15 Pro Max" | "iPhone 15 Pro Max landscape" | "iPhone 15 Pro landscape" | "iPhone 15 landscape" | "iPhone 16" | "iPhone 16 Plus" | "iPhone 16 Plus landscape" | "iPhone 16 Pro" | "iPhone 16 Pro Max" | "iPhone 16 Pro Max landscape" | "iPhone 16 Pro landscape" | "iPhone 16 landscape" | "iPhone 16e" | "iPhone 16e landscape" | "iPhone 17" | "iPhone 17 Pro" | "iPhone 17 Pro Max" | "iPhone 17 Pro Max landscape" | "iPhone 17 Pro landscape" | "iPhone 17 landscape" | "iPhone 17e" | "iPhone 17e landscape" | "iPhone 6" | "iPhone 6 Plus" | "iPhone 6 Plus landscape" | "iPhone 6 landscape" | "iPhone 7" | "iPhone 7 Plus" | "iPhone 7 Plus landscape" | "iPhone 7 landscape" | "iPhone 8" | "iPhone 8 Plus" | "iPhone 8 Plus landscape" | "iPhone 8 landscape" | "iPhone Air" | "iPhone Air landscape" | "iPhone SE" | "iPhone SE (3rd gen)" | "iPhone SE (3rd gen) landscape" | "iPhone SE landscape" | "iPhone X" | "iPhone X landscape" | "iPhone XR" | "iPhone XR landscape";
             /** @description How images are compared */
             diff?: {
                 /**
@@ -3427,135 +2553,13 @@ export interface components {
                 threshold?: number;
             };
             /**
-             * @description Finish finite CSS animations and transitions and cancel infinite ones before the capture (as Playwright's animations: "disabled").
-             * @default false
-             * @example true
-             */
-            disableAnimations?: boolean;
-            /**
              * @description false: created paused (`pausedReason: "manual"`)
              * @default true
              */
             enabled?: boolean;
-            /**
-             * @description Fail the job ("target answered HTTP 404") when the page's main document answers 4xx or 5xx, instead of capturing the error page.
-             * @default false
-             * @example true
-             */
-            failOnHttpError?: boolean;
-            /**
-             * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality), or none (no image, only with extract).
-             * @default png
-             * @example webp
-             * @enum {string}
-             */
-            format?: "png" | "jpeg" | "webp" | "pdf" | "none";
-            /**
-             * @description Capture the whole scrollable page instead of the viewport only (height capped at fullPageMaxHeight, default 16,384 image px; the job then says `clipped`). Not with selector or clip.
-             * @default false
-             * @example true
-             */
-            fullPage?: boolean;
-            /**
-             * @description Tallest full-page image, image px: a page taller than Chromium's single texture (16,384 px) is captured in sections and stitched up to this height, then cut (clipped: true); MAX_IMAGE_PIXELS still caps it (webp: at most 16,383 px).
-             * @default 16384
-             * @example 40000
-             */
-            fullPageMaxHeight?: number;
-            /**
-             * @description Position reported by navigator.geolocation, with the permission granted.
-             * @example {
-             *       "accuracy": 10,
-             *       "latitude": 52.52,
-             *       "longitude": 13.405
-             *     }
-             */
-            geolocation?: {
-                /** @description Metres (default 0). */
-                accuracy?: number;
-                /** @description Degrees. */
-                latitude?: number;
-                /** @description Degrees. */
-                longitude?: number;
-            };
-            /**
-             * @description Extra request headers (at most 50; values up to 4096 characters), sent only to the origin of url, never to other origins the page loads from. Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused.
-             * @example {
-             *       "Authorization": "Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig",
-             *       "X-Preview": "1"
-             *     }
-             */
-            headers?: {
-                [key: string]: string;
-            };
-            /**
-             * @description Viewport height in CSS px (with fullPage the image is as tall as the page).
-             * @default 800
-             * @example 900
-             */
-            height?: number;
-            /**
-             * @description Elements hidden (visibility: hidden !important) before the capture.
-             * @example [
-             *       "#cookie-banner",
-             *       ".chat-widget"
-             *     ]
-             */
-            hideSelectors?: string[];
-            /**
-             * @description Script run in the page after load, as the body of an async function (so `await` works); awaited, bounded by the capture timeout. A throw fails the job with "javascript failed: …".
-             * @example document.querySelector('#promo')?.remove();
-             */
-            javascript?: string;
-            /**
-             * @description navigator.language and Accept-Language.
-             * @default en-US
-             * @example de-DE
-             */
-            locale?: string;
-            /**
-             * @description Elements covered with a solid box of maskColor in the image (the page layout does not change).
-             * @example [
-             *       ".price",
-             *       "#user-name"
-             *     ]
-             */
-            mask?: string[];
-            /**
-             * @description Colour of the mask boxes, #rrggbb.
-             * @default #ff00ff
-             * @example #000000
-             */
-            maskColor?: string;
-            /**
-             * @description Transparent background instead of white where the page paints none (png and webp only).
-             * @default false
-             * @example true
-             */
-            omitBackground?: boolean;
-            /**
-             * @description Id of an operator-listed upstream proxy (EGRESS_PROXIES) the requests of the capture leave through, after the SSRF guard; an unknown id is refused.
-             * @example de-residential
-             */
-            proxy?: string;
-            /**
-             * @description Compression quality of jpeg and webp (not with png or pdf).
-             * @default 85
-             * @example 70
-             */
-            quality?: number;
-            /**
-             * @description Emulate prefers-reduced-motion: reduce.
-             * @default false
-             * @example true
-             */
-            reducedMotion?: boolean;
-            /**
-             * @description Device scale factor: the image is width × scale by height × scale px (width × height × scale² at most MAX_IMAGE_PIXELS, default 100,000,000).
-             * @default 1
-             * @example 2
-             */
-            scale?: number;
+            extract?: never;
+            markdownMode?: never;
+            pdf?: never;
             /** @description When to check: a fixed interval, or cron in a time zone */
             schedule?: {
                 /**
@@ -3575,64 +2579,14 @@ export interface components {
                  */
                 timezone?: string;
             };
-            /**
-             * @description Capture the box of the first element matching this CSS selector (not found within the capture timeout: the job fails with "selector not found"). Not with fullPage or clip.
-             * @example #pricing-table
-             */
-            selector?: string;
-            /**
-             * @description Also store a downscaled image beside the result, in its format (fit inside by default; cover crops to width × height, contain pads); the job then has thumbnailUrl. Not with format pdf or none.
-             * @example {
-             *       "fit": "cover",
-             *       "height": 200,
-             *       "width": 320
-             *     }
-             */
-            thumbnail?: {
-                /**
-                 * @description inside (default): the whole image within the box; cover: fills the box, cropped; contain: fills the box, padded.
-                 * @enum {string}
-                 */
-                fit?: "inside" | "cover" | "contain";
-                /** @description px; without it the height follows the aspect ratio. */
-                height?: number;
-                /** @description px. */
-                width?: number;
-            };
-            /**
-             * @description IANA time zone of Intl and Date in the page (default: the server's).
-             * @example America/New_York
-             */
-            timezone?: string;
+            storage?: never;
+            upload?: never;
             /**
              * @description Absolute http(s) URL of the page to watch
              * @example https://example.com/pricing
              */
             url?: string;
-            /**
-             * @description User-Agent of every request (default: the browser's).
-             * @example Mozilla/5.0 (compatible; AcmePreview/1.0)
-             */
-            userAgent?: string;
-            /**
-             * @description After waitUntil, wait until an element matching this CSS selector is visible (not within the capture timeout: the job fails with "selector not visible").
-             * @example .chart[data-ready]
-             */
-            waitForSelector?: string;
-            /**
-             * @description Navigation milestone to wait for before the rest; networkidle = no request for 500 ms.
-             * @default load
-             * @example networkidle
-             * @enum {string}
-             */
-            waitUntil?: "load" | "domcontentloaded" | "networkidle";
-            /**
-             * @description Viewport width in CSS px.
-             * @default 1280
-             * @example 1440
-             */
-            width?: number;
-        };
+        } & components["schemas"]["CaptureOptions"];
         UpdateWebhookEndpointDto: {
             /** @description Free-text label */
             description?: string;
@@ -3658,381 +2612,11 @@ export interface components {
         };
         UploadScreenshotFormDto: {
             /**
-             * @description Do not make requests that match the shipped ad lists (EasyList).
-             * @default false
-             * @example true
-             */
-            blockAds?: boolean;
-            /**
-             * @description Dismiss or hide cookie consent banners (rules shipped with the service, never fetched at capture time).
-             * @default false
-             * @example true
-             */
-            blockCookieBanners?: boolean;
-            /**
-             * @description Requests of these Playwright resource types are not made (aborted in the browser; the main document is never blocked by type).
-             * @example [
-             *       "image",
-             *       "font",
-             *       "media"
-             *     ]
-             */
-            blockResources?: ("image" | "media" | "font" | "stylesheet" | "script" | "xhr" | "fetch" | "websocket" | "other")[];
-            /**
-             * @description Do not make requests that match the shipped tracker lists (EasyPrivacy).
-             * @default false
-             * @example true
-             */
-            blockTrackers?: boolean;
-            /**
-             * @description Requests whose URL matches one of these glob patterns (* = any characters, matched against the whole URL) are not made; at most 50.
-             * @example [
-             *       "*://*.doubleclick.net/*",
-             *       "*.mp4"
-             *     ]
-             */
-            blockUrls?: string[];
-            /**
-             * @description Reuse a recent identical capture of the same account: the job ends done at once with cached true and is not counted against the quota.
-             * @default false
-             * @example true
-             */
-            cache?: boolean;
-            /**
-             * @description How old a reused capture may be, in seconds. Only with cache true.
-             * @default 14400
-             * @example 3600
-             */
-            cacheTtl?: number;
-            /**
-             * @description Capture this rectangle of the page (CSS px; the image is width × scale by height × scale px, at most MAX_IMAGE_PIXELS device pixels, default 100,000,000). Not with selector or fullPage.
-             * @example {
-             *       "height": 400,
-             *       "width": 600,
-             *       "x": 0,
-             *       "y": 0
-             *     }
-             */
-            clip?: {
-                /** @description CSS px. */
-                height?: number;
-                /** @description CSS px. */
-                width?: number;
-                /** @description Left edge, CSS px from the page origin. */
-                x?: number;
-                /** @description Top edge, CSS px from the page origin. */
-                y?: number;
-            };
-            /**
-             * @description Cookies set before navigation (at most 50); domain defaults to the host of url.
-             * @example [
-             *       {
-             *         "httpOnly": true,
-             *         "name": "session",
-             *         "sameSite": "Lax",
-             *         "secure": true,
-             *         "value": "abc123"
-             *       }
-             *     ]
-             */
-            cookies?: {
-                /** @description Default: the host of url (a host-only cookie). */
-                domain?: string;
-                httpOnly?: boolean;
-                name: string;
-                path?: string & (unknown & unknown);
-                /** @enum {string} */
-                sameSite?: "Strict" | "Lax" | "None";
-                secure?: boolean;
-                value: string;
-            }[];
-            /**
-             * @description Style sheet added to the page after load.
-             * @example body { font-family: serif !important; }
-             */
-            css?: string;
-            /**
-             * @description Emulate prefers-color-scheme: dark.
-             * @default false
-             * @example true
-             */
-            darkMode?: boolean;
-            /**
-             * @description Milliseconds to wait after the page has loaded (and after css and javascript) before capturing.
-             * @default 0
-             * @example 500
-             */
-            delay?: number;
-            /**
-             * @description Emulate a device (Playwright's device list): its viewport, scale, user agent, mobile and touch. Explicit width, height, scale and userAgent win.
-             * @example iPhone 15
-             * @enum {string}
-             */
-            device?: "BlackBerry Z30" | "BlackBerry Z30 landscape" | "Blackberry PlayBook" | "Blackberry PlayBook landscape" | "Desktop Chrome" | "Desktop Chrome HiDPI" | "Desktop Edge" | "Desktop Edge HiDPI" | "Desktop Firefox" | "Desktop Firefox HiDPI" | "Desktop Safari" | "Galaxy A55" | "Galaxy A55 landscape" | "Galaxy Note 3" | "Galaxy Note 3 landscape" | "Galaxy Note II" | "Galaxy Note II landscape" | "Galaxy S III" | "Galaxy S III landscape" | "Galaxy S24" | "Galaxy S24 landscape" | "Galaxy S5" | "Galaxy S5 landscape" | "Galaxy S8" | "Galaxy S8 landscape" | "Galaxy S9+" | "Galaxy S9+ landscape" | "Galaxy Tab S4" | "Galaxy Tab S4 landscape" | "Galaxy Tab S9" | "Galaxy Tab S9 landscape" | "Galaxy Z Flip 6" | "Galaxy Z Flip 6 Cover" | "Galaxy Z Flip 6 Cover landscape" | "Galaxy Z Flip 6 landscape" | "Galaxy Z Flip 7" | "Galaxy Z Flip 7 Cover" | "Galaxy Z Flip 7 Cover landscape" | "Galaxy Z Flip 7 landscape" | "Galaxy Z Fold 6" | "Galaxy Z Fold 6 Cover" | "Galaxy Z Fold 6 Cover landscape" | "Galaxy Z Fold 6 landscape" | "Galaxy Z Fold 7" | "Galaxy Z Fold 7 Cover" | "Galaxy Z Fold 7 Cover landscape" | "Galaxy Z Fold 7 landscape" | "Kindle Fire HDX" | "Kindle Fire HDX landscape" | "LG Optimus L70" | "LG Optimus L70 landscape" | "Microsoft Lumia 550" | "Microsoft Lumia 550 landscape" | "Microsoft Lumia 950" | "Microsoft Lumia 950 landscape" | "Moto G4" | "Moto G4 landscape" | "Nexus 10" | "Nexus 10 landscape" | "Nexus 4" | "Nexus 4 landscape" | "Nexus 5" | "Nexus 5 landscape" | "Nexus 5X" | "Nexus 5X landscape" | "Nexus 6" | "Nexus 6 landscape" | "Nexus 6P" | "Nexus 6P landscape" | "Nexus 7" | "Nexus 7 landscape" | "Nokia Lumia 520" | "Nokia Lumia 520 landscape" | "Nokia N9" | "Nokia N9 landscape" | "Pixel 10" | "Pixel 10 Pro" | "Pixel 10 Pro XL" | "Pixel 10 Pro XL landscape" | "Pixel 10 Pro landscape" | "Pixel 10 landscape" | "Pixel 2" | "Pixel 2 XL" | "Pixel 2 XL landscape" | "Pixel 2 landscape" | "Pixel 3" | "Pixel 3 landscape" | "Pixel 4" | "Pixel 4 landscape" | "Pixel 4a (5G)" | "Pixel 4a (5G) landscape" | "Pixel 5" | "Pixel 5 landscape" | "Pixel 6" | "Pixel 6 Pro" | "Pixel 6 Pro landscape" | "Pixel 6 landscape" | "Pixel 6a" | "Pixel 6a landscape" | "Pixel 7" | "Pixel 7 Pro" | "Pixel 7 Pro landscape" | "Pixel 7 landscape" | "Pixel 7a" | "Pixel 7a landscape" | "Pixel 8" | "Pixel 8 Pro" | "Pixel 8 Pro landscape" | "Pixel 8 landscape" | "Pixel 8a" | "Pixel 8a landscape" | "Pixel 9" | "Pixel 9 Pro" | "Pixel 9 Pro XL" | "Pixel 9 Pro XL landscape" | "Pixel 9 Pro landscape" | "Pixel 9 landscape" | "iPad (gen 11)" | "iPad (gen 11) landscape" | "iPad (gen 5)" | "iPad (gen 5) landscape" | "iPad (gen 6)" | "iPad (gen 6) landscape" | "iPad (gen 7)" | "iPad (gen 7) landscape" | "iPad Mini" | "iPad Mini landscape" | "iPad Pro 11" | "iPad Pro 11 landscape" | "iPhone 11" | "iPhone 11 Pro" | "iPhone 11 Pro Max" | "iPhone 11 Pro Max landscape" | "iPhone 11 Pro landscape" | "iPhone 11 landscape" | "iPhone 12" | "iPhone 12 Mini" | "iPhone 12 Mini landscape" | "iPhone 12 Pro" | "iPhone 12 Pro Max" | "iPhone 12 Pro Max landscape" | "iPhone 12 Pro landscape" | "iPhone 12 landscape" | "iPhone 13" | "iPhone 13 Mini" | "iPhone 13 Mini landscape" | "iPhone 13 Pro" | "iPhone 13 Pro Max" | "iPhone 13 Pro Max landscape" | "iPhone 13 Pro landscape" | "iPhone 13 landscape" | "iPhone 14" | "iPhone 14 Plus" | "iPhone 14 Plus landscape" | "iPhone 14 Pro" | "iPhone 14 Pro Max" | "iPhone 14 Pro Max landscape" | "iPhone 14 Pro landscape" | "iPhone 14 landscape" | "iPhone 15" | "iPhone 15 Plus" | "iPhone 15 Plus landscape" | "iPhone 15 Pro" | "iPhone 15 Pro Max" | "iPhone 15 Pro Max landscape" | "iPhone 15 Pro landscape" | "iPhone 15 landscape" | "iPhone 16" | "iPhone 16 Plus" | "iPhone 16 Plus landscape" | "iPhone 16 Pro" | "iPhone 16 Pro Max" | "iPhone 16 Pro Max landscape" | "iPhone 16 Pro landscape" | "iPhone 16 landscape" | "iPhone 16e" | "iPhone 16e landscape" | "iPhone 17" | "iPhone 17 Pro" | "iPhone 17 Pro Max" | "iPhone 17 Pro Max landscape" | "iPhone 17 Pro landscape" | "iPhone 17 landscape" | "iPhone 17e" | "iPhone 17e landscape" | "iPhone 6" | "iPhone 6 Plus" | "iPhone 6 Plus landscape" | "iPhone 6 landscape" | "iPhone 7" | "iPhone 7 Plus" | "iPhone 7 Plus landscape" | "iPhone 7 landscape" | "iPhone 8" | "iPhone 8 Plus" | "iPhone 8 Plus landscape" | "iPhone 8 landscape" | "iPhone Air" | "iPhone Air landscape" | "iPhone SE" | "iPhone SE (3rd gen)" | "iPhone SE (3rd gen) landscape" | "iPhone SE landscape" | "iPhone X" | "iPhone X landscape" | "iPhone XR" | "iPhone XR landscape";
-            /**
-             * @description Finish finite CSS animations and transitions and cancel infinite ones before the capture (as Playwright's animations: "disabled").
-             * @default false
-             * @example true
-             */
-            disableAnimations?: boolean;
-            /**
-             * @description Also extract the page, from the same page load (after the waits and scripts, before the image): markdown, html, text, links and/or metadata. The job then has extracted (docs/extract.md).
-             * @example [
-             *       "markdown",
-             *       "metadata"
-             *     ]
-             */
-            extract?: ("markdown" | "html" | "text" | "links" | "metadata")[];
-            /**
-             * @description Fail the job ("target answered HTTP 404") when the page's main document answers 4xx or 5xx, instead of capturing the error page.
-             * @default false
-             * @example true
-             */
-            failOnHttpError?: boolean;
-            /**
              * Format: binary
              * @description The HTML document (`text/html`, at most 10 MiB)
              */
             file: string;
-            /**
-             * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality), or none (no image, only with extract).
-             * @default png
-             * @example webp
-             * @enum {string}
-             */
-            format?: "png" | "jpeg" | "webp" | "pdf" | "none";
-            /**
-             * @description Capture the whole scrollable page instead of the viewport only (height capped at fullPageMaxHeight, default 16,384 image px; the job then says `clipped`). Not with selector or clip.
-             * @default false
-             * @example true
-             */
-            fullPage?: boolean;
-            /**
-             * @description Tallest full-page image, image px: a page taller than Chromium's single texture (16,384 px) is captured in sections and stitched up to this height, then cut (clipped: true); MAX_IMAGE_PIXELS still caps it (webp: at most 16,383 px).
-             * @default 16384
-             * @example 40000
-             */
-            fullPageMaxHeight?: number;
-            /**
-             * @description Position reported by navigator.geolocation, with the permission granted.
-             * @example {
-             *       "accuracy": 10,
-             *       "latitude": 52.52,
-             *       "longitude": 13.405
-             *     }
-             */
-            geolocation?: {
-                /** @description Metres (default 0). */
-                accuracy?: number;
-                /** @description Degrees. */
-                latitude?: number;
-                /** @description Degrees. */
-                longitude?: number;
-            };
-            /**
-             * @description Extra request headers (at most 50; values up to 4096 characters), sent only to the origin of url, never to other origins the page loads from. Host, Cookie, Content-Length, Connection, Transfer-Encoding, Upgrade and Proxy-* are refused.
-             * @example {
-             *       "Authorization": "Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig",
-             *       "X-Preview": "1"
-             *     }
-             */
-            headers?: {
-                [key: string]: string;
-            };
-            /**
-             * @description Viewport height in CSS px (with fullPage the image is as tall as the page).
-             * @default 800
-             * @example 900
-             */
-            height?: number;
-            /**
-             * @description Elements hidden (visibility: hidden !important) before the capture.
-             * @example [
-             *       "#cookie-banner",
-             *       ".chat-widget"
-             *     ]
-             */
-            hideSelectors?: string[];
-            /**
-             * @description Script run in the page after load, as the body of an async function (so `await` works); awaited, bounded by the capture timeout. A throw fails the job with "javascript failed: …".
-             * @example document.querySelector('#promo')?.remove();
-             */
-            javascript?: string;
-            /**
-             * @description navigator.language and Accept-Language.
-             * @default en-US
-             * @example de-DE
-             */
-            locale?: string;
-            /**
-             * @description Markdown of extract: readable (the main content as Mozilla Readability finds it, its title as the first heading) or full (the whole body).
-             * @default readable
-             * @example full
-             * @enum {string}
-             */
-            markdownMode?: "readable" | "full";
-            /**
-             * @description Elements covered with a solid box of maskColor in the image (the page layout does not change).
-             * @example [
-             *       ".price",
-             *       "#user-name"
-             *     ]
-             */
-            mask?: string[];
-            /**
-             * @description Colour of the mask boxes, #rrggbb.
-             * @default #ff00ff
-             * @example #000000
-             */
-            maskColor?: string;
-            /**
-             * @description Transparent background instead of white where the page paints none (png and webp only).
-             * @default false
-             * @example true
-             */
-            omitBackground?: boolean;
-            /**
-             * @description PDF settings; only with format pdf.
-             * @example {
-             *       "landscape": true,
-             *       "paper": "Letter"
-             *     }
-             */
-            pdf?: {
-                /** @description HTML of each page's footer, with the same classes as headerTemplate. */
-                footerTemplate?: string;
-                /** @description HTML of each page's header; Chromium's print template classes fill in date, title, url, pageNumber and totalPages (<span class=pageNumber></span>). */
-                headerTemplate?: string;
-                /** @description Landscape orientation (default false). */
-                landscape?: boolean;
-                /** @description Page margins as CSS lengths (px, in, cm, mm; a bare number is px). */
-                margin?: {
-                    bottom?: string;
-                    left?: string;
-                    right?: string;
-                    top?: string;
-                };
-                /** @description Pages to print, e.g. 1-3,5 (default all). */
-                pageRanges?: string;
-                /**
-                 * @description Paper size (default A4).
-                 * @enum {string}
-                 */
-                paper?: "A3" | "A4" | "A5" | "Legal" | "Letter" | "Tabloid";
-                /** @description Print background colours and images (default true). */
-                printBackground?: boolean;
-                /** @description Scale of the rendering, 0.1-2 (default 1). */
-                scale?: number;
-            };
-            /**
-             * @description Id of an operator-listed upstream proxy (EGRESS_PROXIES) the requests of the capture leave through, after the SSRF guard; an unknown id is refused.
-             * @example de-residential
-             */
-            proxy?: string;
-            /**
-             * @description Compression quality of jpeg and webp (not with png or pdf).
-             * @default 85
-             * @example 70
-             */
-            quality?: number;
-            /**
-             * @description Emulate prefers-reduced-motion: reduce.
-             * @default false
-             * @example true
-             */
-            reducedMotion?: boolean;
-            /**
-             * @description Device scale factor: the image is width × scale by height × scale px (width × height × scale² at most MAX_IMAGE_PIXELS, default 100,000,000).
-             * @default 1
-             * @example 2
-             */
-            scale?: number;
-            /**
-             * @description Capture the box of the first element matching this CSS selector (not found within the capture timeout: the job fails with "selector not found"). Not with fullPage or clip.
-             * @example #pricing-table
-             */
-            selector?: string;
-            /**
-             * @description Also upload the result (and extracted files, beside it) to the account's storage destination; the job ends done only once it is stored, and says where in storage (docs/storage-destinations.md). Not with upload or cache.
-             * @example {
-             *       "destinationId": "dst_4fQx9LmZ2pRt7YvB1nKc3sDw",
-             *       "keepCopy": false,
-             *       "path": "{date}/{id}.{ext}"
-             *     }
-             */
-            storage?: {
-                /** @description A storage destination of the account (POST /v1/storage-destinations). */
-                destinationId?: string;
-                /** @description Keep the service's own copy too (default true); false: the job's url is null. */
-                keepCopy?: boolean;
-                /** @description Object key template after the destination's prefix (default {id}.{ext}): {id}, {ext}, {date} (YYYY-MM-DD UTC), {host}, {accountId}. */
-                path?: string;
-            };
-            /**
-             * @description Also store a downscaled image beside the result, in its format (fit inside by default; cover crops to width × height, contain pads); the job then has thumbnailUrl. Not with format pdf or none.
-             * @example {
-             *       "fit": "cover",
-             *       "height": 200,
-             *       "width": 320
-             *     }
-             */
-            thumbnail?: {
-                /**
-                 * @description inside (default): the whole image within the box; cover: fills the box, cropped; contain: fills the box, padded.
-                 * @enum {string}
-                 */
-                fit?: "inside" | "cover" | "contain";
-                /** @description px; without it the height follows the aspect ratio. */
-                height?: number;
-                /** @description px. */
-                width?: number;
-            };
-            /**
-             * @description IANA time zone of Intl and Date in the page (default: the server's).
-             * @example America/New_York
-             */
-            timezone?: string;
-            /**
-             * @description Also send the image with one PUT to this presigned URL when the capture ends; a non-2xx answer fails the job (docs/storage-destinations.md). Not with storage or cache.
-             * @example {
-             *       "headers": {
-             *         "x-amz-acl": "private"
-             *       },
-             *       "url": "https://my-bucket.s3.amazonaws.com/shot.png?X-Amz-Signature=…"
-             *     }
-             */
-            upload?: {
-                /** @description Headers to send with the PUT (e.g. ones the URL was signed with). */
-                headers?: {
-                    [key: string]: string;
-                };
-                /** @description A presigned PUT URL (e.g. S3); it must pass the SSRF guard. */
-                url?: string;
-            };
-            /**
-             * @description User-Agent of every request (default: the browser's).
-             * @example Mozilla/5.0 (compatible; AcmePreview/1.0)
-             */
-            userAgent?: string;
-            /**
-             * @description After waitUntil, wait until an element matching this CSS selector is visible (not within the capture timeout: the job fails with "selector not visible").
-             * @example .chart[data-ready]
-             */
-            waitForSelector?: string;
-            /**
-             * @description Navigation milestone to wait for before the rest; networkidle = no request for 500 ms.
-             * @default load
-             * @example networkidle
-             * @enum {string}
-             */
-            waitUntil?: "load" | "domcontentloaded" | "networkidle";
-            /**
-             * @description Viewport width in CSS px.
-             * @default 1280
-             * @example 1440
-             */
-            width?: number;
-        };
+        } & components["schemas"]["CaptureOptions"];
         WaitForSelectorStepDto: {
             /**
              * @description The step (enum property replaced by openapi-typescript)
@@ -6258,6 +4842,7 @@ export interface operations {
                      *         "limit": 100,
                      *         "plan": "free",
                      *         "resetAt": "2026-12-01T00:00:00.000Z",
+                     *         "scope": "key",
                      *         "used": 100
                      *       },
                      *       "error": "Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds",
@@ -6269,7 +4854,7 @@ export interface operations {
                         code: "PLAN_QUOTA_EXCEEDED" | "TOO_MANY_PENDING_JOBS" | "RATE_LIMITED";
                         /** @description Fields depend on `code` */
                         details: {
-                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap of the plan; TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap per key of the plan (`scope: key`) or the account's monthly ceiling (`scope: account`); TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
                             limit: number;
                             /** @description TOO_MANY_PENDING_JOBS: Jobs and runs of the account not yet ended */
                             pending?: number;
@@ -6283,7 +4868,12 @@ export interface operations {
                              * @description PLAN_QUOTA_EXCEEDED: 00:00 UTC on the 1st of next month
                              */
                             resetAt?: string;
-                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key */
+                            /**
+                             * @description PLAN_QUOTA_EXCEEDED: `key`: the API key reached its monthly cap; `account`: the account's keys together (revoked ones included) reached its monthly ceiling, the cap × the plan's active-key limit
+                             * @enum {string}
+                             */
+                            scope?: "key" | "account";
+                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key (`scope: key`) or by all keys of the account (`scope: account`) */
                             used?: number;
                             /** @description RATE_LIMITED: Length of the window, seconds (1) */
                             windowSeconds?: number;
@@ -8113,6 +6703,7 @@ export interface operations {
                      *         "limit": 100,
                      *         "plan": "free",
                      *         "resetAt": "2026-12-01T00:00:00.000Z",
+                     *         "scope": "key",
                      *         "used": 100
                      *       },
                      *       "error": "Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds",
@@ -8124,7 +6715,7 @@ export interface operations {
                         code: "PLAN_QUOTA_EXCEEDED" | "TOO_MANY_PENDING_JOBS" | "RATE_LIMITED";
                         /** @description Fields depend on `code` */
                         details: {
-                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap of the plan; TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap per key of the plan (`scope: key`) or the account's monthly ceiling (`scope: account`); TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
                             limit: number;
                             /** @description TOO_MANY_PENDING_JOBS: Jobs and runs of the account not yet ended */
                             pending?: number;
@@ -8138,7 +6729,12 @@ export interface operations {
                              * @description PLAN_QUOTA_EXCEEDED: 00:00 UTC on the 1st of next month
                              */
                             resetAt?: string;
-                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key */
+                            /**
+                             * @description PLAN_QUOTA_EXCEEDED: `key`: the API key reached its monthly cap; `account`: the account's keys together (revoked ones included) reached its monthly ceiling, the cap × the plan's active-key limit
+                             * @enum {string}
+                             */
+                            scope?: "key" | "account";
+                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key (`scope: key`) or by all keys of the account (`scope: account`) */
                             used?: number;
                             /** @description RATE_LIMITED: Length of the window, seconds (1) */
                             windowSeconds?: number;
@@ -8891,6 +7487,7 @@ export interface operations {
                      *         "limit": 100,
                      *         "plan": "free",
                      *         "resetAt": "2026-12-01T00:00:00.000Z",
+                     *         "scope": "key",
                      *         "used": 100
                      *       },
                      *       "error": "Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds",
@@ -8902,7 +7499,7 @@ export interface operations {
                         code: "PLAN_QUOTA_EXCEEDED" | "TOO_MANY_PENDING_JOBS" | "RATE_LIMITED";
                         /** @description Fields depend on `code` */
                         details: {
-                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap of the plan; TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap per key of the plan (`scope: key`) or the account's monthly ceiling (`scope: account`); TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
                             limit: number;
                             /** @description TOO_MANY_PENDING_JOBS: Jobs and runs of the account not yet ended */
                             pending?: number;
@@ -8916,7 +7513,12 @@ export interface operations {
                              * @description PLAN_QUOTA_EXCEEDED: 00:00 UTC on the 1st of next month
                              */
                             resetAt?: string;
-                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key */
+                            /**
+                             * @description PLAN_QUOTA_EXCEEDED: `key`: the API key reached its monthly cap; `account`: the account's keys together (revoked ones included) reached its monthly ceiling, the cap × the plan's active-key limit
+                             * @enum {string}
+                             */
+                            scope?: "key" | "account";
+                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key (`scope: key`) or by all keys of the account (`scope: account`) */
                             used?: number;
                             /** @description RATE_LIMITED: Length of the window, seconds (1) */
                             windowSeconds?: number;
@@ -9969,6 +8571,7 @@ export interface operations {
                      *         "limit": 100,
                      *         "plan": "free",
                      *         "resetAt": "2026-12-01T00:00:00.000Z",
+                     *         "scope": "key",
                      *         "used": 100
                      *       },
                      *       "error": "Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds",
@@ -9980,7 +8583,7 @@ export interface operations {
                         code: "PLAN_QUOTA_EXCEEDED" | "TOO_MANY_PENDING_JOBS" | "RATE_LIMITED";
                         /** @description Fields depend on `code` */
                         details: {
-                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap of the plan; TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap per key of the plan (`scope: key`) or the account's monthly ceiling (`scope: account`); TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
                             limit: number;
                             /** @description TOO_MANY_PENDING_JOBS: Jobs and runs of the account not yet ended */
                             pending?: number;
@@ -9994,7 +8597,12 @@ export interface operations {
                              * @description PLAN_QUOTA_EXCEEDED: 00:00 UTC on the 1st of next month
                              */
                             resetAt?: string;
-                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key */
+                            /**
+                             * @description PLAN_QUOTA_EXCEEDED: `key`: the API key reached its monthly cap; `account`: the account's keys together (revoked ones included) reached its monthly ceiling, the cap × the plan's active-key limit
+                             * @enum {string}
+                             */
+                            scope?: "key" | "account";
+                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key (`scope: key`) or by all keys of the account (`scope: account`) */
                             used?: number;
                             /** @description RATE_LIMITED: Length of the window, seconds (1) */
                             windowSeconds?: number;
@@ -10369,6 +8977,7 @@ export interface operations {
                      *         "limit": 100,
                      *         "plan": "free",
                      *         "resetAt": "2026-12-01T00:00:00.000Z",
+                     *         "scope": "key",
                      *         "used": 100
                      *       },
                      *       "error": "Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds",
@@ -10380,7 +8989,7 @@ export interface operations {
                         code: "PLAN_QUOTA_EXCEEDED" | "TOO_MANY_PENDING_JOBS" | "RATE_LIMITED";
                         /** @description Fields depend on `code` */
                         details: {
-                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap of the plan; TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap per key of the plan (`scope: key`) or the account's monthly ceiling (`scope: account`); TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
                             limit: number;
                             /** @description TOO_MANY_PENDING_JOBS: Jobs and runs of the account not yet ended */
                             pending?: number;
@@ -10394,7 +9003,12 @@ export interface operations {
                              * @description PLAN_QUOTA_EXCEEDED: 00:00 UTC on the 1st of next month
                              */
                             resetAt?: string;
-                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key */
+                            /**
+                             * @description PLAN_QUOTA_EXCEEDED: `key`: the API key reached its monthly cap; `account`: the account's keys together (revoked ones included) reached its monthly ceiling, the cap × the plan's active-key limit
+                             * @enum {string}
+                             */
+                            scope?: "key" | "account";
+                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key (`scope: key`) or by all keys of the account (`scope: account`) */
                             used?: number;
                             /** @description RATE_LIMITED: Length of the window, seconds (1) */
                             windowSeconds?: number;
@@ -10792,6 +9406,7 @@ export interface operations {
                      *         "limit": 100,
                      *         "plan": "free",
                      *         "resetAt": "2026-12-01T00:00:00.000Z",
+                     *         "scope": "key",
                      *         "used": 100
                      *       },
                      *       "error": "Monthly quota reached, too many jobs not yet ended, or too many requests per second; retry after `Retry-After` seconds",
@@ -10803,7 +9418,7 @@ export interface operations {
                         code: "PLAN_QUOTA_EXCEEDED" | "TOO_MANY_PENDING_JOBS" | "RATE_LIMITED";
                         /** @description Fields depend on `code` */
                         details: {
-                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap of the plan; TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
+                            /** @description PLAN_QUOTA_EXCEEDED: Monthly cap per key of the plan (`scope: key`) or the account's monthly ceiling (`scope: account`); TOO_MANY_PENDING_JOBS: Jobs and runs not yet ended that the account may have (`MAX_PENDING_JOBS_PER_ACCOUNT`); RATE_LIMITED: Requests allowed per window for this API key (`RATE_LIMIT_PER_SECOND`; bursts up to twice that) */
                             limit: number;
                             /** @description TOO_MANY_PENDING_JOBS: Jobs and runs of the account not yet ended */
                             pending?: number;
@@ -10817,7 +9432,12 @@ export interface operations {
                              * @description PLAN_QUOTA_EXCEEDED: 00:00 UTC on the 1st of next month
                              */
                             resetAt?: string;
-                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key */
+                            /**
+                             * @description PLAN_QUOTA_EXCEEDED: `key`: the API key reached its monthly cap; `account`: the account's keys together (revoked ones included) reached its monthly ceiling, the cap × the plan's active-key limit
+                             * @enum {string}
+                             */
+                            scope?: "key" | "account";
+                            /** @description PLAN_QUOTA_EXCEEDED: Screenshots used this month by the key (`scope: key`) or by all keys of the account (`scope: account`) */
                             used?: number;
                             /** @description RATE_LIMITED: Length of the window, seconds (1) */
                             windowSeconds?: number;
