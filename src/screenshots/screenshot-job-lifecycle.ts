@@ -4,7 +4,6 @@ import { EntityManager, Repository } from 'typeorm';
 import { CaptureError, redactInternals } from '../capture/capture-engine';
 import { Clock } from '../common/clock';
 import { EventsService } from '../events/events.service';
-import { entityFromRow, sqlRows } from '../database/sql';
 import { WorkLifecycle } from '../queue/work-lifecycle';
 import { extractedSummary, StoredExtracted } from '../results/extracted';
 import { ResultFilesService } from '../storage/result-files.service';
@@ -158,10 +157,9 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
    */
   async claimFair(entryId: string, maxRunning: number): Promise<{ job: ScreenshotJob } | { job: null; capped: boolean }> {
     const now = this.clock.now();
-    const db = this.rows.manager.connection;
-    const [again] = await sqlRows<Record<string, unknown>>(db, RECLAIM_SQL, [entryId, now]);
-    if (again) return { job: entityFromRow(this.rows, again) };
-    const accounts = await sqlRows<{ account_id: string; capped: boolean }>(db, QUEUED_ACCOUNTS_SQL, [maxRunning, TURN_CANDIDATES]);
+    const [again] = await this.statementRows(RECLAIM_SQL, [entryId, now]);
+    if (again) return { job: this.entityOf(again) };
+    const accounts = await this.statementRows<{ account_id: string; capped: boolean }>(QUEUED_ACCOUNTS_SQL, [maxRunning, TURN_CANDIDATES]);
     for (const { account_id: accountId, capped } of accounts) {
       if (capped) return { job: null, capped: true };
       const [row] =
@@ -170,13 +168,10 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
               await manager.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [ACCOUNT_CLAIM_LOCK, accountId]);
               // A statement of its own, so its snapshot sees every claim and end committed before the lock was
               // ours; its start time read after the lock, so it never precedes the end that made room.
-              return (await manager.query(CLAIM_IN_ACCOUNT_SQL, [accountId, entryId, this.clock.now(), maxRunning])) as Record<
-                string,
-                unknown
-              >[];
+              return this.statementRows(CLAIM_IN_ACCOUNT_SQL, [accountId, entryId, this.clock.now(), maxRunning], manager);
             })
-          : await sqlRows<Record<string, unknown>>(db, CLAIM_IN_ACCOUNT_SQL, [accountId, entryId, now, 0]);
-      if (row) return { job: entityFromRow(this.rows, row) };
+          : await this.statementRows(CLAIM_IN_ACCOUNT_SQL, [accountId, entryId, now, 0]);
+      if (row) return { job: this.entityOf(row) };
     }
     // With a cap, an account may have reached it between the list and the claim: look again later.
     return { job: null, capped: maxRunning > 0 && accounts.length > 0 };
@@ -184,8 +179,7 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
 
   /** The id of the job the queue entry `entryId` claimed and that is still `processing` (see {@link claimFair}), or null. */
   async claimedBy(entryId: string): Promise<string | null> {
-    const [row] = await sqlRows<{ id: string }>(
-      this.rows.manager.connection,
+    const [row] = await this.statementRows<{ id: string }>(
       `SELECT id FROM screenshot_jobs WHERE status = 'processing' AND (claimed_by = $1 OR (id = $1 AND claimed_by IS NULL)) LIMIT 1`,
       [entryId],
     );
