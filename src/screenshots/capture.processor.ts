@@ -38,9 +38,10 @@ type CaptureAttempt = (({ ok: true } & CaptureOutcome) | { ok: false; cause: unk
  * Runs captures from the `captures` queue ({@link WorkProcessor}: claim, work, finish, retry): each
  * queue entry claims the next job in turn across accounts (fair share, {@link ScreenshotJobLifecycle.claimFair};
  * docs/durability.md, "Fair share"), captures it and ends it through the {@link ScreenshotJobLifecycle}. Up to 2 ×
- * `CAPTURE_CONCURRENCY` jobs are in flight, of which the {@link CaptureEngine} lets
- * `CAPTURE_CONCURRENCY` use the browser at once, so claiming, storing and completing a job overlap
- * the next capture. `glimpse_worker_slots` reports its `CAPTURE_CONCURRENCY` slots busy or free.
+ * `CAPTURE_CONCURRENCY` queue entries are taken at once, of which `CAPTURE_CONCURRENCY` hold a browser
+ * turn (claimed, up to the end of their browser work): a job is claimed when a browser slot is free for
+ * it, and storing and completing a job overlap the next capture. `glimpse_worker_slots` reports the
+ * `CAPTURE_CONCURRENCY` slots busy or free.
  *
  * Graceful shutdown: the queue is paused for this process and the in-flight captures are awaited (at
  * most one capture's time budget) before the browser closes; a capture still running then is left
