@@ -53,6 +53,8 @@ class CaptureVariables {
   @IsOptional() @IsString() EGRESS_PROXIES?: string;
   @Transform(toInt) @IsInt() @Min(1000) @Max(120000) CAPTURE_TIMEOUT_MS = 30000;
   @Transform(toInt) @IsInt() @Min(1) @Max(32) CAPTURE_CONCURRENCY = defaultCaptureConcurrency();
+  /** Capture jobs of one account running at once across all workers; 0: no cap beyond the turn order (CONTRACT.md, "Tenancy: fair share and isolation"). */
+  @Transform(toInt) @IsInt() @Min(0) @Max(100000) ACCOUNT_MAX_RUNNING = 0;
   /** Device pixels one image may have (CONTRACT.md, "Capture options, second set": image size cap). */
   @Transform(toInt) @IsInt() @Min(10000) @Max(1000000000) MAX_IMAGE_PIXELS = 100000000;
   @Transform(toInt) @IsInt() @Min(0) @Max(32) CAPTURE_WARM_CONTEXTS = 2;
@@ -79,6 +81,11 @@ export interface CaptureConfig {
   captureTimeoutMs: number;
   /** Captures run at once by one worker process. */
   captureConcurrency: number;
+  /**
+   * Capture jobs of one account `processing` at once across every worker (CONTRACT.md, "Tenancy: fair
+   * share and isolation"; docs/durability.md, "Fair share"); 0: no cap beyond the turn order.
+   */
+  accountMaxRunning: number;
   /**
    * Device pixels (width × height × scale²) one image may have (CONTRACT.md, "Capture options, second
    * set": image size cap; default 100,000,000): larger sizes known at submission are a 400, larger
@@ -111,6 +118,7 @@ export const captureSection = configSection({
       ssrfAllowPrivate: raw.SSRF_ALLOW_PRIVATE,
       captureTimeoutMs: raw.CAPTURE_TIMEOUT_MS,
       captureConcurrency: raw.CAPTURE_CONCURRENCY,
+      accountMaxRunning: raw.ACCOUNT_MAX_RUNNING,
       maxImagePixels: raw.MAX_IMAGE_PIXELS,
       egressProxies: egressProxies as Record<string, UpstreamProxy>,
       captureWarmContexts: raw.CAPTURE_WARM_CONTEXTS,
