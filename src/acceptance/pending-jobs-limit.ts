@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { SqlParams } from '../database/sql-statement';
+import { SqlParams } from '../sql/sql-statement';
 import './pending-jobs-error-details';
 
 /** `Retry-After` of a 429 `TOO_MANY_PENDING_JOBS`, seconds: captures end within seconds, so retry soon. */
