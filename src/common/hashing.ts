@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 
 /**
  * SHA-256 of `data` (a string is hashed as its UTF-8 bytes), as 64 lowercase hex digits: the form stored
- * and compared for API key secrets (spec section 2.2), uploaded documents (`upload:<sha256>`) and
- * idempotency fingerprints (CONTRACT.md, "Idempotency").
+ * and compared for API key secrets (spec section 2.2), dashboard password-link and session tokens,
+ * uploaded documents (`upload:<sha256>`) and idempotency fingerprints (CONTRACT.md, "Idempotency").
  */
 export function sha256Hex(data: string | Buffer): string {
   return createHash('sha256').update(data).digest('hex');

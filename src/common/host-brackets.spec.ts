@@ -1,17 +1,12 @@
 import { withoutBrackets } from './host-brackets';
 
 describe('withoutBrackets', () => {
-  it('strips the brackets of an IPv6 literal and leaves other hosts as they are', () => {
-    expect(withoutBrackets('[::1]')).toBe('::1');
-    expect(withoutBrackets('[fe80::1%25eth0]')).toBe('fe80::1%25eth0');
-    expect(withoutBrackets('::1')).toBe('::1');
-    expect(withoutBrackets('127.0.0.1')).toBe('127.0.0.1');
-    expect(withoutBrackets('example.com')).toBe('example.com');
+  it('strips the brackets of an IPv6 literal and leaves names, IPv4 and bare IPv6 literals as they are', () => {
+    const hosts = ['[::1]', '[fe80::1%25eth0]', '::1', '127.0.0.1', 'example.com'];
+    expect(hosts.map(withoutBrackets)).toEqual(['::1', 'fe80::1%25eth0', '::1', '127.0.0.1', 'example.com']);
   });
 
   it('removes a lone leading or trailing bracket, and only at the ends', () => {
-    expect(withoutBrackets('[::1')).toBe('::1');
-    expect(withoutBrackets('::1]')).toBe('::1');
-    expect(withoutBrackets('a[b]c')).toBe('a[b]c');
+    expect(['[::1', '::1]', 'a[b]c'].map(withoutBrackets)).toEqual(['::1', '::1', 'a[b]c']);
   });
 });
