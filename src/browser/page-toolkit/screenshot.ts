@@ -163,7 +163,7 @@ export function elementPageBox(locator: Locator): Promise<PageBox> {
  * Waits for web fonts still loading (a screenshot or PDF taken before shows fallback fonts). Never throws.
  * Through the page's DevTools session (`Runtime.evaluate` in the main frame), not `page.evaluate`:
  * that would first install Playwright's evaluation script in the page, which a capture needs for
- * nothing else (docs/performance.md, "Measured: captures").
+ * nothing else (docs/performance.md, "Captures").
  */
 export async function fontsReady(cdp: Pick<CDPSession, 'send'>): Promise<void> {
   await cdp
