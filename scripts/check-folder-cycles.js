@@ -11,7 +11,7 @@ const { readFileSync } = require('node:fs');
 const { resolve } = require('node:path');
 
 /**
- * The two-way folder pairs of src/ as they are on 2026-11-27, each `a <-> b` in alphabetical order, with
+ * The two-way folder pairs of src/ that remain, each `a <-> b` in alphabetical order, with
  * what makes it two-way. A ratchet: a pair may leave the list (when the moves that undo it are made), never
  * join it. Files at the root of src/ (entry points, app.module.ts) are no folder and are not counted.
  */

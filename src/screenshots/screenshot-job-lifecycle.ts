@@ -26,7 +26,7 @@ export class CustomerMessage {
  * {@link CaptureError} or {@link CustomerMessage} keeps its message (with anything path-like
  * redacted), a storage failure (`ENOSPC`, `EACCES`, … from the file system) becomes
  * {@link STORAGE_FAILURE_MESSAGE}, anything else {@link INTERNAL_FAILURE_MESSAGE}. File paths, SQL
- * and stack text never reach the customer (BRIEF: "Internal errors never reach customers' job messages").
+ * and stack text never reach the customer (CONTRACT.md, "Error codes beyond the spec's table": no stack trace, no SQL, no internal message).
  */
 export function customerSafeError(cause: unknown): string {
   if (cause instanceof CaptureError || cause instanceof CustomerMessage) {
