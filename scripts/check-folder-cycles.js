@@ -31,9 +31,6 @@ const ALLOWED_PAIRS = [
   // auth/ computes a key's quota window (quota-window.ts); quota/ relates its rows to api keys and guards
   // with the API key guard.
   'auth <-> quota',
-  // screenshots/ delivers to storage destinations; storage-destinations/ ends a delivered job through the
-  // screenshot job lifecycle.
-  'screenshots <-> storage-destinations',
 ];
 
 /** `src/<folder>/…` → `<folder>`; files at the root of src/ and outside it → null. */

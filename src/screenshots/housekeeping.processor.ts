@@ -9,7 +9,8 @@ import { PeriodicJob, QueueProcessor } from '../queue/queue-processor';
 import { HOUSEKEEPING_QUEUE, HOUSEKEEPING_SWEEP_JOB } from '../queue/queues';
 import { ResultFilesService } from '../storage/result-files.service';
 import { captureBudgetMs } from '../capture/capture-options';
-import { CustomerMessage, ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
+import { CustomerMessage } from '../results/customer-messages';
+import { ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
 import { storedExtractedFiles } from '../results/extracted';
 import { ScreenshotJob } from './screenshot-job.entity';
 

@@ -5,28 +5,19 @@ import { CaptureError, redactInternals } from '../capture/capture-engine';
 import { Clock } from '../common/clock';
 import { EventsService } from '../events/events.service';
 import { WorkLifecycle } from '../queue/work-lifecycle';
+import { CustomerMessage, INTERNAL_FAILURE_MESSAGE, STORAGE_FAILURE_MESSAGE } from '../results/customer-messages';
 import { extractedSummary, StoredExtracted } from '../results/extracted';
 import { ResultFilesService } from '../storage/result-files.service';
-import type { StoredObject } from '../storage-destinations/storage-path';
+import type { StoredObject } from '../results/storage-path';
 import { ScreenshotJob } from './screenshot-job.entity';
 import { ScreenshotUpload } from './screenshot-upload.entity';
-
-/** The job's `error` when the result could not be written to storage. */
-export const STORAGE_FAILURE_MESSAGE = 'internal error: the result could not be stored; please retry';
-/** The job's `error` for any other internal failure (database, unexpected exception). */
-export const INTERNAL_FAILURE_MESSAGE = 'internal error: the capture could not be completed; please retry';
-
-/** A message the service wrote for customers (e.g. "capture did not finish: the worker stopped"). */
-export class CustomerMessage {
-  constructor(readonly text: string) {}
-}
 
 /**
  * The customer-safe text of a job failure (the job's `error` and `screenshot.failed`'s `error`): a
  * {@link CaptureError} or {@link CustomerMessage} keeps its message (with anything path-like
  * redacted), a storage failure (`ENOSPC`, `EACCES`, … from the file system) becomes
  * {@link STORAGE_FAILURE_MESSAGE}, anything else {@link INTERNAL_FAILURE_MESSAGE}. File paths, SQL
- * and stack text never reach the customer (BRIEF: "Internal errors never reach customers' job messages").
+ * and stack text never reach the customer (CONTRACT.md, "Error codes beyond the spec's table").
  */
 export function customerSafeError(cause: unknown): string {
   if (cause instanceof CaptureError || cause instanceof CustomerMessage) {

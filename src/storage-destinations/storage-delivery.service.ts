@@ -1,14 +1,14 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { EXTRACT_CAPS, StoredExtracted, storedExtractedFiles } from '../results/extracted';
 import { RESULT_CONTENT_TYPES, ResultFormat } from '../results/result-formats';
-import { CustomerMessage } from '../screenshots/screenshot-job-lifecycle';
+import { CustomerMessage } from '../results/customer-messages';
 import { SsrfGuard } from '../egress/ssrf-guard';
 import { ResultFilesService } from '../storage/result-files.service';
 import { BucketClient, BucketTarget } from './bucket-client';
 import { describeDestinationError } from './destination-errors';
 import { presignedPut, PresignedUploadError } from './presigned-upload';
 import { StorageDestinationsService } from './storage-destinations.service';
-import { besideObjectKey, DEFAULT_STORAGE_PATH, storageObjectKey, StoredObject, StoragePathValues } from './storage-path';
+import { besideObjectKey, DEFAULT_STORAGE_PATH, storageObjectKey, StoredObject, StoragePathValues } from '../results/storage-path';
 
 /** The resolved `storage` option (CONTRACT.md, "Storage destinations"). */
 export interface StorageOption {

@@ -69,10 +69,9 @@ const ALLOWED: Record<string, string> = {
   'src/quota/quota.service.ts': exportOf('QUOTA', '../database/sql', '../metrics/metrics'),
   'src/acceptance/acceptance.ts': exportOf('ACCEPT', '../quota/quota.service', '../database/sql'),
   'src/storage/result-files.ts': exportOf('FILES', '../results/result-formats'),
-  'src/storage-destinations/storage-path.ts': exportOf('PATH'),
-  'src/storage-destinations/storage-destinations.service.ts': exportOf('DEST', '../storage/result-files', './storage-path'),
-  // The one allowed import of a feature from below: the storage option's path template.
-  'src/capture/capture-options.ts': exportOf('OPTIONS', '../results/result-formats', '../storage-destinations/storage-path'),
+  'src/results/storage-path.ts': exportOf('PATH'),
+  'src/storage-destinations/storage-destinations.service.ts': exportOf('DEST', '../storage/result-files', '../results/storage-path'),
+  'src/capture/capture-options.ts': exportOf('OPTIONS', '../results/result-formats', '../results/storage-path'),
   'src/screenshots/screenshot-job.entity.ts': 'export class ScreenshotJob {}\n',
   'src/screenshots/screenshots.service.ts': exportOf(
     'SCREENSHOTS',
@@ -141,9 +140,10 @@ const FORBIDDEN: Record<string, { source: string; line: string }> = {
     source: exportOf('DELIVERY', '../storage-destinations/storage-destinations.service'),
     line: 'error layers-below-never-use-features: src/capture/delivery.ts → src/storage-destinations/storage-destinations.service.ts',
   },
+  // No file below the features may import one, capture/capture-options.ts included (its path template is in results/).
   'src/storage/paths.ts': {
-    source: exportOf('PATHS', '../storage-destinations/storage-path'),
-    line: 'error storage-path-only-for-capture-options: src/storage/paths.ts → src/storage-destinations/storage-path.ts',
+    source: exportOf('PATHS', '../storage-destinations/storage-destinations.service'),
+    line: 'error layers-below-never-use-features: src/storage/paths.ts → src/storage-destinations/storage-destinations.service.ts',
   },
   'src/browser/pool.ts': {
     source: exportOf('POOL', '../capture/capture-options'),
