@@ -3,7 +3,7 @@ import type { JobFormat } from '../results/result-formats';
 
 /**
  * Event types (spec section 6.1, plus CONTRACT.md "Webhooks": `endpoint.disabled`). Each has an
- * envelope schema in `src/webhooks/dto/webhook-events.dto.ts`, so it appears under the OpenAPI
+ * envelope schema derived from its data class in `src/webhooks/dto/webhook-events.dto.ts`, so it appears under the OpenAPI
  * document's `webhooks`.
  */
 export const EVENT_TYPES = [
