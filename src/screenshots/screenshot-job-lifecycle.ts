@@ -6,9 +6,8 @@ import { Clock } from '../common/clock';
 import { EventsService } from '../events/events.service';
 import { WorkLifecycle } from '../queue/work-lifecycle';
 import { CustomerMessage, INTERNAL_FAILURE_MESSAGE, STORAGE_FAILURE_MESSAGE } from '../results/customer-messages';
-import { extractedSummary, StoredExtracted } from '../results/extracted';
+import { artifactColumns, ArtifactColumns, artifactEventFields } from '../results/artifacts';
 import { ResultFilesService } from '../storage/result-files.service';
-import type { StoredObject } from '../results/storage-path';
 import { ScreenshotJob } from './screenshot-job.entity';
 import { ScreenshotUpload } from './screenshot-upload.entity';
 
@@ -28,19 +27,13 @@ export function customerSafeError(cause: unknown): string {
   return INTERNAL_FAILURE_MESSAGE;
 }
 
-/** A job's outcome once the capture succeeded. */
-export interface CaptureOutcome {
-  /** Name of the stored result file (null with `format: "none"`). */
-  resultFile: string | null;
-  /** Name of the stored thumbnail (null or absent without `thumbnail`). */
-  thumbnailFile?: string | null;
+/**
+ * A job's outcome once the capture succeeded: its artifacts (src/results/artifacts.ts; each absent one
+ * null), whether the page was clipped and the HTTP status of the page's main document (null for an upload).
+ */
+export interface CaptureOutcome extends Partial<ArtifactColumns> {
   clipped: boolean;
-  /** HTTP status of the page's main document; null for an upload. */
   targetStatus: number | null;
-  /** The extracted content's files and metadata (null without `extract`). */
-  extracted?: StoredExtracted | null;
-  /** Where the result was delivered (`storage` / `upload` options); null or absent without them. */
-  storage?: StoredObject | null;
 }
 
 /** States a screenshot job can still move from. */
@@ -79,11 +72,8 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
   complete(jobId: string, outcome: CaptureOutcome): Promise<boolean> {
     return this.endJob(jobId, {
       status: 'done',
-      resultFile: outcome.resultFile,
-      thumbnailFile: outcome.thumbnailFile ?? null,
+      ...artifactColumns(outcome),
       clipped: outcome.clipped,
-      extracted: outcome.extracted ?? null,
-      storage: outcome.storage ?? null,
       targetStatus: outcome.targetStatus,
       completedAt: this.clock.now(),
     });
@@ -124,14 +114,12 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
       return this.events.publishWithin(manager, job.accountId, 'screenshot.completed', {
         screenshotId: job.id,
         url: job.targetUrl,
-        publicUrl: job.resultFile ? this.files.publicUrl(job.resultFile) : null,
-        thumbnailUrl: job.thumbnailFile ? this.files.publicUrl(job.thumbnailFile) : null,
+        ...artifactEventFields(job, (file) => this.files.publicUrl(file)),
         format: job.format,
         width: job.width,
         height: job.height,
         fullPage: job.fullPage,
         clipped: job.clipped,
-        extracted: extractedSummary(job.extracted, (file) => this.files.publicUrl(file)),
         targetStatus: job.targetStatus,
       });
     }
