@@ -14,19 +14,21 @@ import {
 
 const url = (file: string) => `https://glimpse.test/files/${file}`;
 
-/** A job row with every artifact: image, thumbnail, the four extracted files and metadata, and a delivery. */
-const ROW = artifactColumns({
-  resultFile: 'img.png',
-  thumbnailFile: 'thumb.png',
+/** A job's artifacts in the service's storage, each result file named by `name`: image, thumbnail, the four extracted files and metadata. */
+const stored = (name: (file: string) => string) => ({
+  resultFile: name('img.png'),
+  thumbnailFile: name('thumb.png'),
   extracted: {
-    markdown: { file: 'a.md', bytes: 3, truncated: false },
-    html: { file: 'b.html', bytes: 4, truncated: true },
-    text: { file: 'c.txt', bytes: 5, truncated: false },
-    links: { file: 'd.json', count: 2 },
+    markdown: { file: name('a.md'), bytes: 3, truncated: false },
+    html: { file: name('b.html'), bytes: 4, truncated: true },
+    text: { file: name('c.txt'), bytes: 5, truncated: false },
+    links: { file: name('d.json'), count: 2 },
     metadata: { title: 'T' } as never,
   },
-  storage: { destinationId: 'dst_1', bucket: 'b', key: 'k.png', etag: '"e"' },
 });
+
+/** A job row with every artifact, and a delivery. */
+const ROW = artifactColumns({ ...stored((file) => file), storage: { destinationId: 'dst_1', bucket: 'b', key: 'k.png', etag: '"e"' } });
 
 describe('the artifacts table (src/results/artifacts.ts)', () => {
   it('declares today’s artifacts, in delivery order', () => {
@@ -86,18 +88,7 @@ describe('the artifacts table (src/results/artifacts.ts)', () => {
     };
     const fresh = await copyArtifacts(ROW, copy);
     expect(copied).toEqual(['img.png', 'thumb.png', 'a.md', 'b.html', 'c.txt', 'd.json']);
-    expect(fresh).toEqual({
-      resultFile: 'copy-img.png',
-      thumbnailFile: 'copy-thumb.png',
-      extracted: {
-        markdown: { file: 'copy-a.md', bytes: 3, truncated: false },
-        html: { file: 'copy-b.html', bytes: 4, truncated: true },
-        text: { file: 'copy-c.txt', bytes: 5, truncated: false },
-        links: { file: 'copy-d.json', count: 2 },
-        metadata: { title: 'T' },
-      },
-      storage: null,
-    });
+    expect(fresh).toEqual({ ...stored((file) => `copy-${file}`), storage: null });
     expect(await copyArtifacts(ROW, async (file) => (file === 'c.txt' ? null : file))).toBeNull();
   });
 
