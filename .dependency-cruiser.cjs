@@ -150,24 +150,11 @@ module.exports = {
       name: 'layers-below-never-use-features',
       comment:
         'Dependencies point down: the layers the features use (LAYERS ground, shared, platform) never import the features above ' +
-        "them or the entry points. Two exceptions, to move down later: database/ registers every entity, a feature's too " +
-        "(database-knows-entities-only), and capture/capture-options.ts validates the storage option's path template with " +
-        'storage-destinations/storage-path.ts (storage-path-only-for-capture-options).',
+        "them or the entry points. One exception, to move down later: database/ registers every entity, a feature's too " +
+        '(database-knows-entities-only).',
       severity: 'error',
       from: { path: BELOW_FEATURES, pathNot: '^src/database/' },
-      to: {
-        path: [FEATURES_ABOVE, ENTRY_POINTS],
-        pathNot: ['^src/storage-destinations/storage-path\\.ts$'],
-      },
-    },
-    {
-      name: 'storage-path-only-for-capture-options',
-      comment:
-        'The one import of a feature from below it (layers-below-never-use-features): capture/capture-options.ts reads ' +
-        'storage-destinations/storage-path.ts. No other file below the features may.',
-      severity: 'error',
-      from: { path: BELOW_FEATURES, pathNot: '^src/capture/capture-options\\.ts$' },
-      to: { path: '^src/storage-destinations/storage-path\\.ts$' },
+      to: { path: [FEATURES_ABOVE, ENTRY_POINTS] },
     },
     never(
       'capture-stack-points-down',

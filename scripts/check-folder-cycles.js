@@ -15,11 +15,7 @@ const { resolve } = require('node:path');
  * what makes it two-way. A ratchet: a pair may leave the list (when the moves that undo it are made), never
  * join it. Files at the root of src/ (entry points, app.module.ts) are no folder and are not counted.
  */
-const ALLOWED_PAIRS = [
-  // screenshots/ delivers to storage destinations; storage-destinations/ ends a delivered job through the
-  // screenshot job lifecycle.
-  'screenshots <-> storage-destinations',
-];
+const ALLOWED_PAIRS = [];
 
 /** `src/<folder>/…` → `<folder>`; files at the root of src/ and outside it → null. */
 function folderOf(path) {

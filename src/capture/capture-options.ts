@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { FieldError } from '../common/api-error';
 import { EXTRACT_KINDS, MARKDOWN_MODES } from '../results/extracted';
 import { FULL_PAGE_MAX_HEIGHT_PX, JOB_FORMATS, JobFormat, RESULT_FORMATS } from '../results/result-formats';
-import { DEFAULT_STORAGE_PATH, STORAGE_PATH_MAX_LENGTH, storagePathProblem } from '../storage-destinations/storage-path';
+import { DEFAULT_STORAGE_PATH, STORAGE_PATH_MAX_LENGTH, storagePathProblem } from '../results/storage-path';
 
 /**
  * The capture options (CONTRACT.md, "Capture options"), declared once in {@link CAPTURE_OPTION_TABLE}:
