@@ -179,7 +179,8 @@ export class WorkEndWaiter implements OnModuleDestroy {
       client.on('end', () => drop());
       const opening: Promise<Client> = client
         .connect()
-        .then(() => client.query(`LISTEN ${WORK_ENDED_CHANNEL}; LISTEN ${CANCEL_REQUESTED_CHANNEL}`))
+        .then(() => client.query(`LISTEN ${CANCEL_REQUESTED_CHANNEL}`))
+        .then(() => client.query(`LISTEN ${WORK_ENDED_CHANNEL}`))
         .then(() => {
           if (this.listener === opening) this.up = true;
           return client;
