@@ -137,7 +137,7 @@ export class AcceptanceService {
       ? ((await manager.query(text, params.values)) as AcceptanceOutcome[])
       : await this.commits.run<AcceptanceOutcome>(request.caller.accountId, text, params.values);
     if (!outcome.leased) throw this.idempotency.leaseLost();
-    if (!outcome.room) throw this.pendingJobs.refusal(outcome.pending);
+    if (!outcome.room) throw await this.pendingJobs.refusal(request.caller.accountId, outcome.pending, incoming);
     const quota = reservation ? await reservation.settle(outcome.used) : null;
     if (stored) this.idempotency.markStored(stored.key, stored.body);
     return {

@@ -2,10 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { SqlParams } from '../database/sql-statement';
+import { CaptureBacklog } from './capture-backlog';
 import './pending-jobs-error-details';
-
-/** `Retry-After` of a 429 `TOO_MANY_PENDING_JOBS`, seconds: captures end within seconds, so retry soon. */
-export const PENDING_JOBS_RETRY_AFTER_S = 5;
 
 /**
  * Back-pressure per account (CONTRACT.md, "Rate limits and back-pressure"): at most
@@ -21,7 +19,10 @@ export const PENDING_JOBS_RETRY_AFTER_S = 5;
  */
 @Injectable()
 export class PendingJobsLimit {
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly backlog: CaptureBacklog,
+  ) {}
 
   /** The most capture jobs and runs not yet ended an account may have. */
   get limit(): number {
@@ -38,14 +39,20 @@ export class PendingJobsLimit {
     return `${pendingSql} + ${params.add(incoming)}::int <= ${params.add(this.limit)}::int`;
   }
 
-  /** The 429 `TOO_MANY_PENDING_JOBS` (with `Retry-After` and `details: { limit, pending }`) for an account with `pending` jobs not yet ended. */
-  refusal(pending: number): ApiError {
+  /**
+   * The 429 `TOO_MANY_PENDING_JOBS` (with `details: { limit, pending }`) for account `accountId` with
+   * `pending` jobs not yet ended that could not take `incoming` more: its `Retry-After` is the time
+   * until `pending + incoming − limit` of them may have ended ({@link CaptureBacklog}, from the backlog
+   * ahead and the measured throughput, 1–3,600 s).
+   */
+  async refusal(accountId: string, pending: number, incoming: number): Promise<ApiError> {
+    const retryAfterS = await this.backlog.retryAfterForAccount(accountId, pending + incoming - this.limit);
     return new ApiError(
       ErrorCode.TOO_MANY_PENDING_JOBS,
       429,
       `This account already has ${pending} jobs not yet ended (at most ${this.limit}); retry once some have finished`,
       { limit: this.limit, pending },
-      { 'Retry-After': String(PENDING_JOBS_RETRY_AFTER_S) },
+      { 'Retry-After': String(retryAfterS) },
     );
   }
 }

@@ -114,6 +114,8 @@ class EnvironmentVariables {
   /** Monitor image comparisons run at once per process, each in a worker thread (CONTRACT.md, "Tenancy: fair share and isolation"). */
   @Transform(toInt) @IsInt() @Min(1) @Max(32) COMPARE_CONCURRENCY = 1;
   @Transform(toInt) @IsInt() @Min(1) @Max(32) CAPTURE_CONCURRENCY = defaultCaptureConcurrency();
+  /** Capture jobs of one account running at once across all workers; 0: no cap beyond the turn order (CONTRACT.md, "Tenancy: fair share and isolation"). */
+  @Transform(toInt) @IsInt() @Min(0) @Max(100000) ACCOUNT_MAX_RUNNING = 0;
   /** Device pixels one image may have (CONTRACT.md, "Capture options, second set": image size cap). */
   @Transform(toInt) @IsInt() @Min(10000) @Max(1000000000) MAX_IMAGE_PIXELS = 100000000;
   @Transform(toInt) @IsInt() @Min(0) @Max(32) CAPTURE_WARM_CONTEXTS = 2;
@@ -257,6 +259,11 @@ export interface AppConfig {
   monitors: { minIntervalS: number; pauseAfterFailures: number; tickMs: number; compareConcurrency: number };
   /** Captures run at once by one worker process. */
   captureConcurrency: number;
+  /**
+   * Capture jobs of one account `processing` at once across every worker (CONTRACT.md, "Tenancy: fair
+   * share and isolation"; docs/durability.md, "Fair share"); 0: no cap beyond the turn order.
+   */
+  accountMaxRunning: number;
   /**
    * Device pixels (width × height × scale²) one image may have (CONTRACT.md, "Capture options, second
    * set": image size cap; default 100,000,000): larger sizes known at submission are a 400, larger
@@ -437,6 +444,7 @@ export function loadConfig(env: Record<string, string | undefined>, stdoutIsTerm
       compareConcurrency: raw.COMPARE_CONCURRENCY,
     },
     captureConcurrency: raw.CAPTURE_CONCURRENCY,
+    accountMaxRunning: raw.ACCOUNT_MAX_RUNNING,
     maxImagePixels: raw.MAX_IMAGE_PIXELS,
     egressProxies: egressProxies as Record<string, UpstreamProxy>,
     captureWarmContexts: raw.CAPTURE_WARM_CONTEXTS,

@@ -87,7 +87,8 @@ export class DashboardPlaygroundService {
     const invalid = await formProblems(dto);
     if (invalid) return { ok: false, error: invalid };
     try {
-      return { ok: true, value: await this.screenshots.create(caller, dto) };
+      // A person waits for it on the page: interactive (docs/durability.md, "Fair share").
+      return { ok: true, value: await this.screenshots.create(caller, dto, { queueClass: 'interactive' }) };
     } catch (err) {
       if (!(err instanceof ApiError) || err.status < 400 || err.status >= 500) throw err;
       const fields = err.code === ErrorCode.VALIDATION_FAILED ? (err.details as { fields?: FieldError[] } | undefined)?.fields : undefined;

@@ -269,13 +269,18 @@ export class McpToolsService {
 
   /**
    * `take_screenshot`: validates the arguments (as `POST /v1/screenshot`, plus `wait` or
-   * `timeoutSeconds`), creates the job through {@link ScreenshotsService.create}, then waits for it
+   * `timeoutSeconds`), creates the job (queue class `interactive`) through {@link ScreenshotsService.create}, then waits for it
    * as `Prefer: wait=N` does ({@link waitForJob}): the image when it ends in time, else its id and
    * status. Throws the service's {@link ApiError}s (400 `VALIDATION_FAILED`, `TARGET_NOT_ALLOWED`, quota).
    */
   async takeScreenshot(caller: AuthenticatedKey, args: unknown, signal?: AbortSignal): Promise<CallToolResult> {
     const { seconds, request } = splitWait(validateToolInput(TakeScreenshotInput, args));
-    const job = await this.waitForJob(caller, await this.screenshots.create(caller, request), seconds, signal);
+    const job = await this.waitForJob(
+      caller,
+      await this.screenshots.create(caller, request, { queueClass: 'interactive' }),
+      seconds,
+      signal,
+    );
     return this.jobResult(caller, job, true);
   }
 
@@ -317,7 +322,11 @@ export class McpToolsService {
   async readPage(caller: AuthenticatedKey, args: unknown, signal?: AbortSignal): Promise<CallToolResult> {
     const { seconds, request } = splitWait(validateToolInput(TakeScreenshotInput, args));
     const extract = [...new Set([...(request.extract ?? []), 'markdown' as const, 'metadata' as const])];
-    const created = await this.screenshots.create(caller, { ...request, extract, format: request.format ?? 'none' });
+    const created = await this.screenshots.create(
+      caller,
+      { ...request, extract, format: request.format ?? 'none' },
+      { queueClass: 'interactive' },
+    );
     const job = await this.waitForJob(caller, created, seconds, signal);
     if (job.status === 'failed') return this.jobResult(caller, job, false);
     if (job.status !== 'done') {

@@ -54,6 +54,18 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /**
+   * Capture slots of this worker process (`CAPTURE_CONCURRENCY`), `busy` (a claimed job is being
+   * captured or waits for the browser) or `free`; exported only by processes that run captures
+   * (CONTRACT.md, "Tenancy: fair share and isolation": the autoscaler's signal).
+   */
+  readonly workerSlots = new Gauge({
+    name: 'glimpse_worker_slots',
+    help: 'Capture slots of this worker process (CAPTURE_CONCURRENCY), by state (busy, free).',
+    labelNames: ['state'] as const,
+    registers: [this.registry],
+  });
+
   readonly browsersRunning = new Gauge({
     name: 'glimpse_browsers_running',
     help: 'Browser processes running in this process.',

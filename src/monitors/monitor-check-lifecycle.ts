@@ -31,17 +31,15 @@ export class MonitorCheckLifecycle extends WorkLifecycle<MonitorCheck> {
    * ended, job still open, or compared elsewhere). Throws what the database throws.
    */
   async claimComparison(jobId: string, at: Date, staleBefore: Date): Promise<MonitorCheck | null> {
-    const open = await this.rows.findOne({ select: { id: true }, where: { jobId, status: 'pending' } });
-    if (!open) return null;
-    return this.transition(
-      open.id,
-      OPEN,
-      { compareStartedAt: at },
-      undefined,
-      (param) =>
-        `(compare_started_at IS NULL OR compare_started_at < ${param(staleBefore)})
-          AND EXISTS (SELECT 1 FROM screenshot_jobs j WHERE j.id = job_id AND j.status IN ('done', 'failed'))`,
+    // One statement keyed by the job: it runs for every ended capture job, most of which have no check.
+    const [row] = await this.statementRows(
+      `UPDATE monitor_checks SET compare_started_at = $2
+        WHERE job_id = $1 AND status = 'pending' AND (compare_started_at IS NULL OR compare_started_at < $3)
+          AND EXISTS (SELECT 1 FROM screenshot_jobs j WHERE j.id = $1 AND j.status IN ('done', 'failed'))
+        RETURNING *`,
+      [jobId, at, staleBefore],
     );
+    return row ? this.entityOf(row) : null;
   }
 
   /**

@@ -58,11 +58,27 @@ export abstract class WorkLifecycle<T extends ObjectLiteral & { id: string; stat
     const condition = guard ? ` AND (${guard((value) => `$${values.push(value)}`)})` : '';
     values.push(id, from);
     const text = `UPDATE "${metadata.tablePath}" SET ${sets.join(', ')} WHERE id = $${values.length - 1} AND status = ANY($${values.length})${condition} RETURNING *`;
-    // TypeORM answers an UPDATE with [rows, row count].
-    const rows = manager
-      ? ((await manager.query(text, values)) as [Record<string, unknown>[], number])[0]
-      : await sqlRows<Record<string, unknown>>(this.rows.manager.connection, text, values);
-    return rows[0] ? entityFromRow(this.rows, rows[0]) : null;
+    const [row] = await this.statementRows(text, values, manager);
+    return row ? this.entityOf(row) : null;
+  }
+
+  /**
+   * The rows of one parameterised statement (`$1`… bound to `params`) as a named prepared statement
+   * on the pool (`sqlRows`: one round trip, parsed once per connection), for a subclass's own guarded
+   * statements (e.g. a claim that picks its row); in `manager`'s transaction when given. Rows are as
+   * PostgreSQL gives them (column names); {@link entityOf} maps one of this lifecycle's table. Throws
+   * what the database throws.
+   */
+  protected async statementRows<R extends Record<string, unknown>>(text: string, params: unknown[], manager?: EntityManager): Promise<R[]> {
+    if (!manager) return sqlRows<R>(this.rows.manager.connection, text, params);
+    const result = (await manager.query(text, params)) as R[] | [R[], number];
+    // TypeORM answers an UPDATE with [rows, row count], anything else with the rows.
+    return Array.isArray(result[0]) ? (result[0] as R[]) : (result as R[]);
+  }
+
+  /** The entity of one row of this lifecycle's table as PostgreSQL gives it (`RETURNING *`, `SELECT *`). */
+  protected entityOf(row: Record<string, unknown>): T {
+    return entityFromRow(this.rows, row);
   }
 
   /**

@@ -26,8 +26,6 @@ export const RENDER_FAILURE_MEMORY_MS = 60_000;
 const FLIGHT_ACCEPT_GRACE_MS = 30_000;
 /** How long a single-flight slot is kept after it was claimed (unless its job is still open), ms: then the retention job deletes it. */
 export const RENDER_FLIGHT_RETENTION_MS = 24 * 3600 * 1000;
-/** `Retry-After` of 503 `RENDER_PENDING`, s. */
-export const RENDER_PENDING_RETRY_AFTER_S = 5;
 
 /** How long a capture found for a link is served without looking it up again, ms (docs/render-links.md#performance). */
 export const RECENT_HIT_MS = 5_000;
@@ -94,7 +92,8 @@ export class RenderLinksService {
    * The file of `link` for `caller` (the render key's API key). Throws 400 `VALIDATION_FAILED` (or
    * `TARGET_NOT_ALLOWED`), 403 `HOST_NOT_ALLOWED`, 422 `CAPTURE_FAILED` (also for 60 s after a failure,
    * without a new job), 429 `PLAN_QUOTA_EXCEEDED` on a miss over quota, 503 `RENDER_PENDING` (with
-   * `Retry-After` and `Cache-Control: no-store`) when the render outlasts `RENDER_WAIT_MS`.
+   * `Cache-Control: no-store` and a `Retry-After` from the backlog ahead of its job and the measured
+   * throughput, {@link ScreenshotsService.retryAfterS}) when the render outlasts `RENDER_WAIT_MS`.
    */
   async render(caller: AuthenticatedKey, link: VerifiedRenderLink): Promise<RenderedFile> {
     const { input, cacheKey, ttlS, host } = await this.prepare(link);
@@ -110,7 +109,7 @@ export class RenderLinksService {
     });
     if (!ended) {
       throw new ApiError(ErrorCode.RENDER_PENDING, 503, 'The render is still running; retry shortly', undefined, {
-        'Retry-After': String(RENDER_PENDING_RETRY_AFTER_S),
+        'Retry-After': String(await this.screenshots.retryAfterS(jobId)),
         'Cache-Control': 'no-store',
       });
     }
@@ -264,7 +263,7 @@ export class RenderLinksService {
   /** Accepts the job `jobId` of a claimed flight; on failure releases the claim and rethrows. */
   private async start(caller: AuthenticatedKey, cacheKey: string, dto: CreateScreenshotDto, jobId: string): Promise<string> {
     try {
-      await this.screenshots.create(caller, dto, jobId);
+      await this.screenshots.create(caller, dto, { jobId, queueClass: 'interactive' });
       return jobId;
     } catch (err) {
       await this.db.query('DELETE FROM render_flights WHERE account_id = $1 AND cache_key = $2 AND job_id = $3', [

@@ -1,4 +1,5 @@
 import { InjectQueue } from '@nestjs/bull';
+import pLimit from 'p-limit';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
@@ -21,6 +22,9 @@ import { saveThumbnail } from './thumbnail';
 /** Capture attempts per job: the first, and one more when a worker died during the first. */
 export const MAX_CAPTURE_ATTEMPTS = 2;
 
+/** Longest wait of a claim that found only accounts at `ACCOUNT_MAX_RUNNING` before it looks again, ms (a job may end on another worker). */
+export const CAPPED_RETRY_MS = 250;
+
 /** The `error` of a job whose workers died during every attempt. */
 const EVERY_ATTEMPT_STOPPED = 'capture did not finish: the worker stopped during every attempt';
 
@@ -31,11 +35,13 @@ type CaptureAttempt = (({ ok: true } & CaptureOutcome) | { ok: false; cause: unk
 };
 
 /**
- * Runs captures from the `captures` queue ({@link WorkProcessor}: claim, work, finish, retry): claims
- * each job, captures it and ends it through the {@link ScreenshotJobLifecycle}. Up to 2 ×
- * `CAPTURE_CONCURRENCY` jobs are in flight, of which the {@link CaptureEngine} lets
- * `CAPTURE_CONCURRENCY` use the browser at once, so claiming, storing and completing a job overlap
- * the next capture.
+ * Runs captures from the `captures` queue ({@link WorkProcessor}: claim, work, finish, retry): each
+ * queue entry claims the next job in turn across accounts (fair share, {@link ScreenshotJobLifecycle.claimFair};
+ * docs/durability.md, "Fair share"), captures it and ends it through the {@link ScreenshotJobLifecycle}. Up to 2 ×
+ * `CAPTURE_CONCURRENCY` queue entries are taken at once, of which `CAPTURE_CONCURRENCY` hold a browser
+ * turn (claimed, up to the end of their browser work): a job is claimed when a browser slot is free for
+ * it, and storing and completing a job overlap the next capture. `glimpse_worker_slots` reports the
+ * `CAPTURE_CONCURRENCY` slots busy or free.
  *
  * Graceful shutdown: the queue is paused for this process and the in-flight captures are awaited (at
  * most one capture's time budget) before the browser closes; a capture still running then is left
@@ -46,6 +52,18 @@ type CaptureAttempt = (({ ok: true } & CaptureOutcome) | { ok: false; cause: unk
 export class CaptureProcessor extends WorkProcessor<CapturePayload, string, ScreenshotJob, CaptureAttempt> {
   protected readonly logger = new Logger(CaptureProcessor.name);
   protected readonly jobName = CAPTURE_JOB;
+  /** Claims waiting for a capture of this process to end (an account at `ACCOUNT_MAX_RUNNING`). */
+  private readonly endedWaiters = new Set<() => void>();
+  /** Jobs this process claimed and has not finished yet (`glimpse_worker_slots`). */
+  private claimedJobs = 0;
+  /**
+   * Browser turns: at most `CAPTURE_CONCURRENCY` claimed jobs of this process are before or in their
+   * browser work at once; a claim waits for a turn (first come, first served) and the turn ends when
+   * the browser work does, so storing and completing a job overlap the next capture.
+   */
+  private readonly browserTurns: pLimit.Limit;
+  /** The turn of each claimed job still in its browser work, by job id. */
+  private readonly turns = new Map<string, () => void>();
 
   constructor(
     @InjectQueue(CAPTURE_QUEUE) protected readonly queue: Queue<CapturePayload>,
@@ -60,6 +78,7 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
     private readonly delivery: StorageDeliveryService,
   ) {
     super();
+    this.browserTurns = pLimit(config.captureConcurrency);
   }
 
   /**
@@ -75,7 +94,17 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
   /** Starts the processor; a worker without a browser fails here, at boot, with the paths it tried. */
   protected override start(): void {
     this.pool.executablePath();
+    this.countSlots(0);
     super.start();
+  }
+
+  /** Sets `glimpse_worker_slots` for `change` more (or fewer) claimed jobs in this process: busy = min(claimed, `CAPTURE_CONCURRENCY`). */
+  private countSlots(change: number): void {
+    this.claimedJobs += change;
+    const slots = this.config.captureConcurrency;
+    const busy = Math.min(this.claimedJobs, slots);
+    this.metrics.workerSlots.set({ state: 'busy' }, busy);
+    this.metrics.workerSlots.set({ state: 'free' }, slots - busy);
   }
 
   protected concurrency(): number {
@@ -86,23 +115,105 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
     return captureBudgetMs(this.config.captureTimeoutMs);
   }
 
+  /** The queue entry's id: the id of the job row it was added for (see {@link claim}). */
   protected inputOf(data: CapturePayload): string {
     return data.jobId;
   }
 
-  protected idOf(jobId: string): string {
-    return jobId;
+  protected idOf(entryId: string): string {
+    return entryId;
   }
 
-  /** Claims the job; one claimed more than {@link MAX_CAPTURE_ATTEMPTS} times (its workers died) ends `failed` instead. */
-  protected async claim(jobId: string): Promise<ScreenshotJob | null> {
-    const job = await this.lifecycle.claim(jobId);
-    if (!job || job.attempts <= MAX_CAPTURE_ATTEMPTS) return job;
-    await this.lifecycle.fail(jobId, new CustomerMessage(EVERY_ATTEMPT_STOPPED));
-    return null;
+  /**
+   * The fair claim of the queue entry `entryId` ({@link ScreenshotJobLifecycle.claimFair}: the job it
+   * claimed before if it was redelivered, else the next job in turn across accounts, which need not be
+   * the job the entry was added for). While jobs are queued only for accounts at `ACCOUNT_MAX_RUNNING`,
+   * the entry keeps its place and tries again each time a capture of this process ends, at least every
+   * {@link CAPPED_RETRY_MS}, until the process stops. A job claimed more than
+   * {@link MAX_CAPTURE_ATTEMPTS} times (its workers died) ends `failed` instead. Null: nothing to do.
+   *
+   * The claim waits for a browser turn first ({@link browserTurns}): a job is chosen when a browser slot
+   * is free for it, not up to `CAPTURE_CONCURRENCY` captures ahead, so work that arrives meanwhile (an
+   * interactive capture, another account's) is chosen at the next free slot. Once the process is
+   * stopping nothing more is claimed (the entry ends; the reconciler queues its work again elsewhere).
+   */
+  protected async claim(entryId: string): Promise<ScreenshotJob | null> {
+    for (;;) {
+      const endTurn = await this.browserTurn();
+      let claimed: Awaited<ReturnType<ScreenshotJobLifecycle['claimFair']>>;
+      try {
+        if (this.stopping.signal.aborted) claimed = { job: null, capped: false };
+        else claimed = await this.lifecycle.claimFair(entryId, this.config.accountMaxRunning);
+      } catch (err) {
+        endTurn();
+        throw err;
+      }
+      if (claimed.job) {
+        const { job } = claimed;
+        if (job.attempts <= MAX_CAPTURE_ATTEMPTS) {
+          this.turns.set(job.id, endTurn);
+          return job;
+        }
+        endTurn();
+        await this.lifecycle.fail(job.id, new CustomerMessage(EVERY_ATTEMPT_STOPPED));
+        return null;
+      }
+      endTurn();
+      if (!claimed.capped || this.stopping.signal.aborted) return null;
+      await this.captureEnded(CAPPED_RETRY_MS);
+    }
+  }
+
+  /** Waits for one of the `CAPTURE_CONCURRENCY` browser turns; resolves with the function that ends it (once). */
+  private browserTurn(): Promise<() => void> {
+    return new Promise((taken) => {
+      void this.browserTurns(
+        () =>
+          new Promise<void>((end) => {
+            let ended = false;
+            taken(() => {
+              if (ended) return;
+              ended = true;
+              end();
+            });
+          }),
+      );
+    });
+  }
+
+  /** Ends the browser turn of the claimed job `jobId` (its browser work is over); nothing when it has none. */
+  private endTurn(jobId: string): void {
+    this.turns.get(jobId)?.();
+    this.turns.delete(jobId);
+  }
+
+  /** Resolves when a capture of this process ends, after `ms`, or when the process stops, whichever is first. */
+  private captureEnded(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.endedWaiters.delete(done);
+        this.stopping.signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.endedWaiters.add(done);
+      this.stopping.signal.addEventListener('abort', done, { once: true });
+    });
   }
 
   protected async work(job: ScreenshotJob): Promise<CaptureAttempt> {
+    this.countSlots(1);
+    try {
+      return await this.capture(job);
+    } finally {
+      this.endTurn(job.id);
+      this.countSlots(-1);
+    }
+  }
+
+  /** The capture of a claimed job, stored and delivered; its failures are the outcome. */
+  private async capture(job: ScreenshotJob): Promise<CaptureAttempt> {
     const stopTimer = this.metrics.captureDuration.startTimer();
     let targetStatus: number | null = null;
     try {
@@ -111,16 +222,18 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
       if (job.source === 'upload' && !upload) throw new CaptureError('the uploaded document is no longer available');
       const options = jobCaptureOptions(job);
       let content: ExtractedContent | null = null;
-      const result = await this.engine.capture({
-        url: job.targetUrl,
-        document: upload?.document,
-        options,
-        beforeImage: options.extract
-          ? async (page, navigation) => {
-              content = await this.extraction.extract(page, navigation, options);
-            }
-          : undefined,
-      });
+      const result = await this.engine
+        .capture({
+          url: job.targetUrl,
+          document: upload?.document,
+          options,
+          beforeImage: options.extract
+            ? async (page, navigation) => {
+                content = await this.extraction.extract(page, navigation, options);
+              }
+            : undefined,
+        })
+        .finally(() => this.endTurn(job.id));
       targetStatus = result.targetStatus;
       const resultFile = result.image && result.format ? await this.files.save(result.image, result.format) : null;
       const thumbnailFile = await saveThumbnail(this.files, result, options, this.config.maxImagePixels);
@@ -141,12 +254,15 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
   protected async finish(job: ScreenshotJob, attempt: CaptureAttempt): Promise<void> {
     if (attempt.ok) await this.lifecycle.complete(job.id, attempt);
     else await this.lifecycle.fail(job.id, attempt.cause, attempt.targetStatus);
+    for (const wake of [...this.endedWaiters]) wake();
     const status = attempt.ok ? 'done' : 'failed';
     this.metrics.captures.inc({ status, format: job.format });
     attempt.stopTimer({ status });
   }
 
-  protected override abandon(jobId: string): Promise<boolean> {
-    return this.lifecycle.fail(jobId, new CustomerMessage(EVERY_ATTEMPT_STOPPED));
+  /** Fails the job the queue entry `entryId` had claimed (Bull gave up on the entry: its workers kept dying). */
+  protected override async abandon(entryId: string): Promise<boolean> {
+    const jobId = await this.lifecycle.claimedBy(entryId);
+    return jobId !== null && this.lifecycle.fail(jobId, new CustomerMessage(EVERY_ATTEMPT_STOPPED));
   }
 }

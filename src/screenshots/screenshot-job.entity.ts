@@ -13,6 +13,16 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
 export const JOB_SOURCES = ['url', 'upload'] as const;
 export type JobSource = (typeof JOB_SOURCES)[number];
 
+/**
+ * The order of a job within its account's queued work (CONTRACT.md, "Tenancy: fair share and
+ * isolation"; docs/durability.md, "Fair share"), decided where the work is accepted: `interactive`
+ * (someone waits for it: render-link misses, `Prefer: wait`, MCP captures and reads) goes ahead of
+ * `standard` (a plain `POST /v1/screenshot` or upload), which goes ahead of `batch` (batches, monitor
+ * checks). Stored as the smallint `queue_class`, lower first.
+ */
+export const QUEUE_CLASSES = { interactive: 0, standard: 1, batch: 2 } as const;
+export type QueueClass = keyof typeof QUEUE_CLASSES;
+
 /** One screenshot job: the capture options, its state and, once done, its result file. */
 @Entity({ name: 'screenshot_jobs' })
 @Index(['accountId', 'createdAt'])
@@ -21,6 +31,13 @@ export type JobSource = (typeof JOB_SOURCES)[number];
 // The done jobs of an account by capture-cache key (CONTRACT.md, "Capture options": cache).
 @Index('IDX_screenshot_jobs_cache', ['accountId', 'cacheKey', 'completedAt'], { where: `"status" = 'done'` })
 // Finds the results to delete at expiry (housekeeping sweep) without scanning every job.
+// The claim's order (account, class, age) and the accounts with queued work (docs/durability.md, "Fair share").
+@Index('IDX_screenshot_jobs_queued', ['accountId', 'queueClass', 'createdAt', 'id'], { where: `status = 'pending'` })
+// An account's jobs running now (ACCOUNT_MAX_RUNNING), and the job a redelivered queue entry had claimed.
+@Index('IDX_screenshot_jobs_running', ['accountId'], { where: `status = 'processing'` })
+@Index('IDX_screenshot_jobs_claimed_by', ['claimedBy'], { where: `status = 'processing'` })
+// The captures ended lately: the throughput behind Retry-After (src/acceptance/capture-backlog.ts).
+@Index('IDX_screenshot_jobs_completed_at', ['completedAt'], { where: 'completed_at IS NOT NULL' })
 @Index('IDX_screenshot_jobs_result_expiry', ['completedAt'], { where: '"result_file" IS NOT NULL AND "result_deleted_at" IS NULL' })
 export class ScreenshotJob extends KeyOwnedWork {
   @Index()
@@ -98,6 +115,14 @@ export class ScreenshotJob extends KeyOwnedWork {
 
   @Column({ type: 'text', nullable: true })
   error: string | null;
+
+  /** Its order within the account's queued work ({@link QUEUE_CLASSES}: 0 interactive, 1 standard, 2 batch). */
+  @Column({ name: 'queue_class', type: 'smallint', default: QUEUE_CLASSES.standard })
+  queueClass: number;
+
+  /** Id of the queue entry that claimed the job last (a redelivered entry claims it again); null until claimed. */
+  @Column({ name: 'claimed_by', type: 'varchar', length: 40, nullable: true })
+  claimedBy: string | null;
 
   /** Capture attempts started (a worker crash can cause a second one). */
   @Column({ type: 'int', default: 0 })

@@ -1,5 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Req, Res, UploadedFile, UseInterceptors } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import type { QueueClass } from './screenshot-job.entity';
 import { FileInterceptor } from '@nestjs/platform-express';
 import { ApiAcceptedResponse, ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth, CurrentApiKey } from '../auth/current-api-key.decorator';
@@ -8,7 +9,7 @@ import { ApiErrorResponses } from '../common/api-error-responses.decorator';
 import { MultipartBody } from '../common/body-parsing-routes';
 import { AUTHENTICATED_RESPONSE_HEADERS, IDEMPOTENCY_REPLAYED_RESPONSE_HEADER } from '../common/operational-headers';
 import { Idempotent } from '../idempotency/idempotent.decorator';
-import { PreferWait } from '../idempotency/prefer-wait';
+import { PreferWait, preferredWaitSeconds } from '../idempotency/prefer-wait';
 import { ApiPreferWait } from '../idempotency/prefer-wait.openapi';
 import { BATCH_ITEMS, CreateScreenshotBatchDto, ScreenshotBatchDto } from './dto/create-screenshot-batch.dto';
 import { CreateScreenshotDto } from './dto/create-screenshot.dto';
@@ -134,7 +135,7 @@ export class ScreenshotsController {
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<ScreenshotJobDto> {
-    return this.answer(caller, req, res, await this.screenshots.create(caller, dto));
+    return this.answer(caller, req, res, await this.screenshots.create(caller, dto, { queueClass: queueClassOf(req) }));
   }
 
   @Post('upload')
@@ -176,7 +177,7 @@ export class ScreenshotsController {
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<ScreenshotJobDto> {
-    return this.answer(caller, req, res, await this.screenshots.createFromUpload(caller, file, dto));
+    return this.answer(caller, req, res, await this.screenshots.createFromUpload(caller, file, dto, queueClassOf(req)));
   }
 
   @Post('batch')
@@ -229,4 +230,12 @@ export class ScreenshotsController {
   get(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string): Promise<ScreenshotJobDto> {
     return this.screenshots.get(caller, id);
   }
+}
+
+/**
+ * The queue class of a job accepted by `req` (docs/durability.md, "Fair share"): `interactive` when the
+ * request waits for it (`Prefer: wait=N`, CONTRACT.md "Synchronous answers"), else `standard`.
+ */
+function queueClassOf(req: Request): QueueClass {
+  return preferredWaitSeconds(req.headers.prefer) === null ? 'standard' : 'interactive';
 }

@@ -6,6 +6,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
 import { EntityManager, Repository } from 'typeorm';
 import { AcceptanceService } from '../acceptance/acceptance.service';
+import { CaptureBacklog } from '../acceptance/capture-backlog';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import {
   captureCacheKey,
@@ -29,7 +30,7 @@ import { UPLOAD_MAX_BYTES, UPLOAD_MEDIA_TYPES, UploadScreenshotDto } from './dto
 import { CreateScreenshotBatchDto, ScreenshotBatchDto } from './dto/create-screenshot-batch.dto';
 import { CaptureWork } from './capture-work';
 import { ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
-import { ScreenshotJob } from './screenshot-job.entity';
+import { QUEUE_CLASSES, QueueClass, ScreenshotJob } from './screenshot-job.entity';
 import { ScreenshotUpload } from './screenshot-upload.entity';
 
 /** The uploaded file as the multipart parser hands it over. */
@@ -57,6 +58,7 @@ export class ScreenshotsService {
     private readonly extraction: ExtractionService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly destinations: StorageDestinationsService,
+    private readonly backlog: CaptureBacklog,
   ) {}
 
   /**
@@ -68,12 +70,17 @@ export class ScreenshotsService {
    * `PLAN_QUOTA_EXCEEDED` (nothing counted), 503 `SERVICE_UNAVAILABLE` (PostgreSQL unreachable). Redis
    * unreachable is no error: the job is queued when it is back. `jobId` (`scr_…`) is the new job's id
    * when the caller must know it before the job exists (a render link's single flight); default a new one.
+   * `queueClass` is its order within the account's queued work ({@link QUEUE_CLASSES}; default `standard`).
    */
-  async create(caller: AuthenticatedKey, dto: CreateScreenshotDto, jobId?: string): Promise<ScreenshotJobDto> {
+  async create(
+    caller: AuthenticatedKey,
+    dto: CreateScreenshotDto,
+    { jobId, queueClass = 'standard' }: { jobId?: string; queueClass?: QueueClass } = {},
+  ): Promise<ScreenshotJobDto> {
     assertNoConflicts(captureOptionConflicts(dto, this.config));
     await this.ssrfGuard.assertAllowed(dto.url);
     await this.destinations.assertUsable(caller.accountId, [{ input: dto, prefix: '' }]);
-    const job = this.newJob(caller, dto, dto.url, 'url');
+    const job = this.newJob(caller, dto, dto.url, 'url', queueClass);
     if (jobId) job.id = jobId;
     const cached = await this.fromCache(caller, job);
     if (cached) return cached;
@@ -89,7 +96,7 @@ export class ScreenshotsService {
    * Accepts one capture job of `url` with the already validated options `input` inside `manager`'s
    * transaction ({@link AcceptanceService.acceptWithin}: counted against `caller`'s quota like any
    * job; never from the capture cache), for work that commits the job with rows of its own (a
-   * monitor's check, CONTRACT.md "Monitors"). Returns the job and the work to run after the commit
+   * monitor's check, CONTRACT.md "Monitors"; queue class `batch`). Returns the job and the work to run after the commit
    * (queueing). Throws 429 `TOO_MANY_PENDING_JOBS` / `PLAN_QUOTA_EXCEEDED` with nothing written.
    */
   async acceptWithin(
@@ -98,7 +105,7 @@ export class ScreenshotsService {
     input: CaptureOptionsInput,
     url: string,
   ): Promise<{ job: ScreenshotJobDto; afterCommit: () => Promise<void> }> {
-    const job = this.newJob(caller, { ...input, cache: false }, url, 'url');
+    const job = this.newJob(caller, { ...input, cache: false }, url, 'url', 'batch');
     const { afterCommit } = await this.acceptance.acceptWithin(manager, {
       caller,
       insert: [{ entity: ScreenshotJob, rows: [job] }],
@@ -114,7 +121,7 @@ export class ScreenshotsService {
    * then the jobs are accepted in one statement ({@link AcceptanceService}) that counts the items
    * that are not capture-cache hits (429 `PLAN_QUOTA_EXCEEDED` when they do not all fit), and queued
    * after it. All or nothing: a failure leaves no job and counts nothing. Returns `{ data }`, the jobs in
-   * item order (the response, as stored for an `Idempotency-Key`).
+   * item order (the response, as stored for an `Idempotency-Key`). Its jobs are of queue class `batch`.
    */
   async createBatch(caller: AuthenticatedKey, dto: CreateScreenshotBatchDto): Promise<ScreenshotBatchDto> {
     assertNoConflicts(dto.items.flatMap((item, i) => captureOptionConflicts(item, this.config, `items[${i}].`)));
@@ -130,7 +137,7 @@ export class ScreenshotsService {
       caller.accountId,
       dto.items.map((input, i) => ({ input, prefix: `items[${i}].` })),
     );
-    const jobs = dto.items.map((item) => this.newJob(caller, item, item.url, 'url'));
+    const jobs = dto.items.map((item) => this.newJob(caller, item, item.url, 'url', 'batch'));
     const hits = await Promise.all(jobs.map((job) => this.cacheSource(job)));
     const captures = jobs.filter((_, i) => !hits[i]);
     const answers = await this.acceptance.accept({
@@ -152,11 +159,13 @@ export class ScreenshotsService {
    * Throws 400 `VALIDATION_FAILED` without a `file` part, 415 `UNSUPPORTED_MEDIA_TYPE` when the part
    * is not `text/html`, 413 `PAYLOAD_TOO_LARGE` above {@link UPLOAD_MAX_BYTES}, 429
    * `TOO_MANY_PENDING_JOBS` and 429 `PLAN_QUOTA_EXCEEDED`; a failure leaves no job and counts nothing.
+   * `queueClass` as {@link create}'s.
    */
   async createFromUpload(
     caller: AuthenticatedKey,
     file: UploadedDocument | undefined,
     dto: UploadScreenshotDto,
+    queueClass: QueueClass = 'standard',
   ): Promise<ScreenshotJobDto> {
     if (!file) throw ApiError.validation([{ field: 'file', message: 'an HTML document is required in the multipart field "file"' }]);
     const mediaType = file.mimetype.split(';')[0].trim().toLowerCase();
@@ -169,7 +178,7 @@ export class ScreenshotsService {
     assertNoConflicts(captureOptionConflicts(dto, this.config));
     await this.destinations.assertUsable(caller.accountId, [{ input: dto, prefix: '' }]);
     const sha256 = uploadDigest(file.buffer);
-    const job = this.newJob(caller, dto, `upload:${sha256}`, 'upload');
+    const job = this.newJob(caller, dto, `upload:${sha256}`, 'upload', queueClass);
     const cached = await this.fromCache(caller, job);
     if (cached) return cached;
     return this.acceptance.accept({
@@ -268,9 +277,17 @@ export class ScreenshotsService {
     await this.queues.enqueue(this.captureWork.work, job.id);
   }
 
-  private newJob(caller: AuthenticatedKey, input: CaptureOptionsInput, targetUrl: string, source: ScreenshotJob['source']): ScreenshotJob {
+  private newJob(
+    caller: AuthenticatedKey,
+    input: CaptureOptionsInput,
+    targetUrl: string,
+    source: ScreenshotJob['source'],
+    queueClass: QueueClass,
+  ): ScreenshotJob {
     const options = resolveCaptureOptions(input);
     return this.jobs.create({
+      queueClass: QUEUE_CLASSES[queueClass],
+      claimedBy: null,
       requestedOptions: givenCaptureOptions(input),
       cacheKey: captureCacheKey(targetUrl, options),
       cached: false,
@@ -297,6 +314,14 @@ export class ScreenshotsService {
       startedAt: null,
       completedAt: null,
     });
+  }
+
+  /**
+   * Seconds after which the job `jobId` may have ended, 1–3,600 (a `Retry-After`; from the backlog
+   * ahead of it and the measured throughput: `CaptureBacklog.retryAfterForJob`). Never throws.
+   */
+  retryAfterS(jobId: string): Promise<number> {
+    return this.backlog.retryAfterForJob(jobId);
   }
 
   /** The caller's job. Throws 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */

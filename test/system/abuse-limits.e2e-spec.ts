@@ -167,7 +167,9 @@ describe('abuse limits', () => {
       const refused = await submit(`pending-limit-${process.pid}`);
       expect(refused.status).toBe(429);
       expect(refused.body).toMatchObject({ code: 'TOO_MANY_PENDING_JOBS', details: { limit: 3, pending: 3 } });
-      expect(refused.headers.get('retry-after')).toBe('5');
+      // From the backlog and the measured throughput (docs/errors-and-quotas.md): nothing ended yet here.
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(3600);
       expect(refused.headers.get('x-ratelimit-remaining')).toBe(String(10000 - 3));
       expectDocumented('createScreenshot', refused);
       expect(await jobCount()).toBe(3);

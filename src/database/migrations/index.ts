@@ -24,6 +24,7 @@ import { RenderFlightsCreatedAt1795720000000 } from './1795720000000-RenderFligh
 import { Thumbnails1795730000000 } from './1795730000000-Thumbnails';
 import { RenderKeysApiKey1795740000000 } from './1795740000000-RenderKeysApiKey';
 import { AccountQuota1795745000000 } from './1795745000000-AccountQuota';
+import { FairShare1795755000000 } from './1795755000000-FairShare';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -52,4 +53,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   Thumbnails1795730000000,
   RenderKeysApiKey1795740000000,
   AccountQuota1795745000000,
+  FairShare1795755000000,
 ];
