@@ -12,8 +12,8 @@
 
 /**
  * Every folder of `src/`, by layer, lowest first (ARCHITECTURE.md, "Modules (`src/`)": "Dependencies
- * point down this list's layers"). Folders the list names that do not exist yet (`sql/`, `profiles/`,
- * `crawls/`) are placed where the list puts them.
+ * point down this list's layers"). Folders the list names that do not exist yet (`profiles/`, `crawls/`)
+ * are placed where the list puts them.
  */
 const LAYERS = {
   /** "typed, validated configuration … read once at boot": uses nothing. */
@@ -131,18 +131,6 @@ module.exports = {
       ['config', 'common'],
       'sql/: "SQL helpers below every feature (statements, group commit, guarded client)".',
     ),
-    {
-      name: 'sql-helpers-below-every-feature',
-      comment:
-        'The SQL helpers that still live in database/ (sql.ts, sql-statement.ts, group-commit.ts, guarded-pg-client.ts; ' +
-        'ARCHITECTURE.md\'s sql/) are "below every feature": they use config/, common/ and each other only.',
-      severity: 'error',
-      from: { path: '^src/database/(sql|sql-statement|group-commit|guarded-pg-client)\\.ts$' },
-      to: {
-        path: '^src/',
-        pathNot: ['^src/(config|common|sql)/', '^src/database/(sql|sql-statement|group-commit|guarded-pg-client)\\.ts$'],
-      },
-    },
     {
       name: 'database-knows-entities-only',
       comment:

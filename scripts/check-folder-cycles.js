@@ -16,21 +16,6 @@ const { resolve } = require('node:path');
  * join it. Files at the root of src/ (entry points, app.module.ts) are no folder and are not counted.
  */
 const ALLOWED_PAIRS = [
-  // accounts/ clears auth/'s key cache when an account changes; auth/ reads accounts (plans, limits, owner).
-  'accounts <-> auth',
-  // database/ registers the entities (entities.ts); these modules use its SQL helpers (sql.ts,
-  // sql-statement.ts) or its secret reseal (secret-reseal.ts), which move to sql/ (ARCHITECTURE.md), below
-  // every feature.
-  'accounts <-> database',
-  'auth <-> database',
-  'database <-> idempotency',
-  'database <-> quota',
-  'database <-> render',
-  'database <-> storage-destinations',
-  'database <-> webhooks',
-  // auth/ computes a key's quota window (quota-window.ts); quota/ relates its rows to api keys and guards
-  // with the API key guard.
-  'auth <-> quota',
   // screenshots/ delivers to storage destinations; storage-destinations/ ends a delivered job through the
   // screenshot job lifecycle.
   'screenshots <-> storage-destinations',

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { EntityManager, ObjectLiteral, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { columnOf, entityFromRow, sqlRows } from '../database/sql';
+import { columnOf, entityFromRow, sqlRows } from '../sql/sql';
 import { notifyWorkEnded } from './work-ended';
 
 /** What storing an event inside a transaction hands back (`EventsService.publishWithin`): the work to run after the commit. */

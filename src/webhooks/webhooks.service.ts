@@ -21,7 +21,7 @@ import {
   WebhookEndpointListDto,
 } from './dto/webhook-endpoint.dto';
 import { SecretCipher, SecretUnreadableError } from '../common/secret-cipher';
-import { resealColumns, ResealReport } from '../database/secret-reseal';
+import { resealColumns, ResealReport } from '../sql/secret-reseal';
 import { isStandardWebhooksSecret, newSigningSecret } from './signing';
 import { WebhookAttempts } from './webhook-deliveries-attempts';
 import { DeliveryLifecycle } from './webhook-delivery-lifecycle';
