@@ -12,8 +12,8 @@
 
 /**
  * Every folder of `src/`, by layer, lowest first (ARCHITECTURE.md, "Modules (`src/`)": "Dependencies
- * point down this list's layers"). Folders the list names that do not exist yet (`sql/`, `profiles/`,
- * `crawls/`) are placed where the list puts them.
+ * point down this list's layers"). Folders the list names that do not exist yet (`profiles/`, `crawls/`)
+ * are placed where the list puts them.
  */
 const LAYERS = {
   /** "typed, validated configuration … read once at boot": uses nothing. */
@@ -132,18 +132,6 @@ module.exports = {
       'sql/: "SQL helpers below every feature (statements, group commit, guarded client)".',
     ),
     {
-      name: 'sql-helpers-below-every-feature',
-      comment:
-        'The SQL helpers that still live in database/ (sql.ts, sql-statement.ts, group-commit.ts, guarded-pg-client.ts; ' +
-        'ARCHITECTURE.md\'s sql/) are "below every feature": they use config/, common/ and each other only.',
-      severity: 'error',
-      from: { path: '^src/database/(sql|sql-statement|group-commit|guarded-pg-client)\\.ts$' },
-      to: {
-        path: '^src/',
-        pathNot: ['^src/(config|common|sql)/', '^src/database/(sql|sql-statement|group-commit|guarded-pg-client)\\.ts$'],
-      },
-    },
-    {
       name: 'database-knows-entities-only',
       comment:
         'database/ is "data-source.ts (used by app and TypeORM CLI), the entity registry, migrations/": of other modules ' +
@@ -162,24 +150,11 @@ module.exports = {
       name: 'layers-below-never-use-features',
       comment:
         'Dependencies point down: the layers the features use (LAYERS ground, shared, platform) never import the features above ' +
-        "them or the entry points. Two exceptions, to move down later: database/ registers every entity, a feature's too " +
-        "(database-knows-entities-only), and capture/capture-options-table.ts validates the storage option's path template with " +
-        'storage-destinations/storage-path.ts (storage-path-only-for-capture-options).',
+        "them or the entry points. One exception, to move down later: database/ registers every entity, a feature's too " +
+        '(database-knows-entities-only).',
       severity: 'error',
       from: { path: BELOW_FEATURES, pathNot: '^src/database/' },
-      to: {
-        path: [FEATURES_ABOVE, ENTRY_POINTS],
-        pathNot: ['^src/storage-destinations/storage-path\\.ts$'],
-      },
-    },
-    {
-      name: 'storage-path-only-for-capture-options',
-      comment:
-        'The one import of a feature from below it (layers-below-never-use-features): capture/capture-options-table.ts reads ' +
-        'storage-destinations/storage-path.ts. No other file below the features may.',
-      severity: 'error',
-      from: { path: BELOW_FEATURES, pathNot: '^src/capture/capture-options-table\\.ts$' },
-      to: { path: '^src/storage-destinations/storage-path\\.ts$' },
+      to: { path: [FEATURES_ABOVE, ENTRY_POINTS] },
     },
     never(
       'capture-stack-points-down',

@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: Glimpse's capture figures against its targets (docs/performance.md), measured on this machine
+ * `npm run bench`: Glimpse's capture figures against its targets (docs/performance.md), measured on the machine it runs on
  * against the real service (`dist/main.js` in a child process, PostgreSQL, Redis, the same Chromium
  * binary the service picks), jobs submitted through the HTTP API, pages served on loopback by a
  * process of their own (bench/page-sites.js) on 8 distinct sites, 127.0.0.1 … 127.0.0.8.

@@ -11,30 +11,11 @@ const { readFileSync } = require('node:fs');
 const { resolve } = require('node:path');
 
 /**
- * The two-way folder pairs of src/ as they are on 2026-11-27, each `a <-> b` in alphabetical order, with
+ * The two-way folder pairs of src/ that remain, each `a <-> b` in alphabetical order, with
  * what makes it two-way. A ratchet: a pair may leave the list (when the moves that undo it are made), never
  * join it. Files at the root of src/ (entry points, app.module.ts) are no folder and are not counted.
  */
-const ALLOWED_PAIRS = [
-  // accounts/ clears auth/'s key cache when an account changes; auth/ reads accounts (plans, limits, owner).
-  'accounts <-> auth',
-  // database/ registers the entities (entities.ts); these modules use its SQL helpers (sql.ts,
-  // sql-statement.ts) or its secret reseal (secret-reseal.ts), which move to sql/ (ARCHITECTURE.md), below
-  // every feature.
-  'accounts <-> database',
-  'auth <-> database',
-  'database <-> idempotency',
-  'database <-> quota',
-  'database <-> render',
-  'database <-> storage-destinations',
-  'database <-> webhooks',
-  // auth/ computes a key's quota window (quota-window.ts); quota/ relates its rows to api keys and guards
-  // with the API key guard.
-  'auth <-> quota',
-  // screenshots/ delivers to storage destinations; storage-destinations/ ends a delivered job through the
-  // screenshot job lifecycle.
-  'screenshots <-> storage-destinations',
-];
+const ALLOWED_PAIRS = [];
 
 /** `src/<folder>/…` → `<folder>`; files at the root of src/ and outside it → null. */
 function folderOf(path) {

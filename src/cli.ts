@@ -6,7 +6,7 @@ import { UserError } from './accounts/users.service';
 import { AppModule } from './app.module';
 import { ApiKeyNotFoundError } from './auth/api-keys.service';
 import { buildAdminProgram } from './cli/admin-commands';
-import { NoSecretKeyError } from './database/secret-reseal';
+import { NoSecretKeyError } from './sql/secret-reseal';
 import { ConfigError, loadConfigFromProcessEnv } from './config/app-config';
 
 /** `npm run cli -- <command> [--json]`: the admin CLI (CONTRACT.md, "Admin CLI"). Exit 1 on error. */

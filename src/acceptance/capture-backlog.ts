@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { sqlRows } from '../database/sql';
+import { sqlRows } from '../sql/sql';
 
 /** Shortest and longest `Retry-After` computed from the backlog, s (CONTRACT.md, "Tenancy: fair share and isolation"). */
 export const BACKLOG_RETRY_AFTER_MIN_S = 1;

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { SqlParams } from '../database/sql-statement';
+import { SqlParams } from '../sql/sql-statement';
 import { CaptureBacklog } from './capture-backlog';
 import './pending-jobs-error-details';
 

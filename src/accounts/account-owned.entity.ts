@@ -2,8 +2,8 @@ import { Column, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { Account } from './account.entity';
 
 /**
- * The columns every resource of an account has (webhook endpoints, render keys, storage destinations,
- * and through {@link KeyOwnedWork} jobs and runs): its prefixed id (`we_…`, `rk_…`, `dst_…`, …;
+ * The columns every resource of an account has (users, API keys, webhook endpoints, render keys, storage
+ * destinations, and through {@link KeyOwnedWork} jobs and runs): its prefixed id (`we_…`, `rk_…`, `dst_…`, …;
  * docs/CONTRACT.md "Identifiers") and the account it belongs to; deleting the account deletes it
  * (`ON DELETE CASCADE`). Entities extend it.
  */

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { KeyCache } from '../auth/key-cache';
+import { KeyCache } from './key-cache';
 import { Account } from './account.entity';
 import { AccountsService } from './accounts.service';
 import { PasswordHasher } from './password-hasher';
@@ -10,7 +10,7 @@ import { UsersService } from './users.service';
 
 /**
  * Accounts and their plans, and the dashboard users who belong to them. Provides the `KeyCache` of
- * key lookups (auth/), which a plan change invalidates; `AuthModule` re-exports it.
+ * key lookups (API keys in auth/, render keys), which a plan change invalidates; `AuthModule` re-exports it.
  */
 @Module({
   imports: [TypeOrmModule.forFeature([Account, User, PasswordLink])],

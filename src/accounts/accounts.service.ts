@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { KeyCache } from '../auth/key-cache';
+import { KeyCache } from './key-cache';
 import { newId } from '../common/ids';
 import { Account } from './account.entity';
 import { Plan } from './plan';

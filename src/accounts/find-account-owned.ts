@@ -1,6 +1,6 @@
 import { Repository } from 'typeorm';
 import { IdKind, isId } from '../common/ids';
-import { entityFromRow, sqlRows } from '../database/sql';
+import { entityFromRow, sqlRows } from '../sql/sql';
 import type { AccountOwned } from './account-owned.entity';
 
 /**

@@ -1,25 +1,17 @@
-import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { Account } from './account.entity';
+import { Column, CreateDateColumn, Entity, Index } from 'typeorm';
+import { AccountOwned } from './account-owned.entity';
 
 /** Dashboard roles (CONTRACT.md, "Dashboard"): both manage keys, webhooks and captures; only owners manage members. */
 export const USER_ROLES = ['owner', 'member'] as const;
 export type UserRole = (typeof USER_ROLES)[number];
 
-/** A person who signs in to the dashboard; belongs to exactly one account. */
+/**
+ * A person who signs in to the dashboard; belongs to exactly one account. Its id (`usr_…`) and account are
+ * {@link AccountOwned}'s columns.
+ */
 @Entity({ name: 'users' })
-export class User {
-  /** `usr_…` */
-  @PrimaryColumn({ type: 'varchar', length: 40 })
-  id: string;
-
-  @Index()
-  @Column({ name: 'account_id', type: 'varchar', length: 40 })
-  accountId: string;
-
-  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'account_id' })
-  account?: Account;
-
+@Index(['accountId'])
+export class User extends AccountOwned {
   /** Stored trimmed and lower-cased; unique across accounts (sign-in is by email). */
   @Column({ type: 'varchar', length: 320, unique: true })
   email: string;

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sha256Hex } from '../common/hashing';
 import { isEmail } from 'class-validator';
 import { IsNull, MoreThan, Repository } from 'typeorm';
 import { Clock } from '../common/clock';
@@ -113,7 +114,7 @@ export class UsersService {
   /** The user a set-password token belongs to while it is unused and unexpired, else null. */
   async userOfLink(token: string): Promise<UserView | null> {
     const link = await this.links.findOne({
-      where: { tokenHash: sha256(token), usedAt: IsNull(), expiresAt: MoreThan(this.clock.now()) },
+      where: { tokenHash: sha256Hex(token), usedAt: IsNull(), expiresAt: MoreThan(this.clock.now()) },
       relations: { user: true },
     });
     return link?.user ? toView(link.user) : null;
@@ -133,7 +134,7 @@ export class UsersService {
     // The postgres driver answers an UPDATE with [rows, affected].
     const [used]: [{ user_id: string }[], number] = await this.links.query(
       `UPDATE password_links SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING user_id`,
-      [sha256(token), now],
+      [sha256Hex(token), now],
     );
     const userId = used[0]?.user_id;
     if (!userId) throw new UserError(LINK_GONE);
@@ -225,7 +226,7 @@ export class UsersService {
     const token = randomBytes(32).toString('base64url');
     const now = this.clock.now();
     await this.links.insert({
-      tokenHash: sha256(token),
+      tokenHash: sha256Hex(token),
       userId,
       expiresAt: new Date(now.getTime() + PASSWORD_LINK_TTL_MS),
       usedAt: null,
@@ -246,11 +247,6 @@ export function assertEmail(email: string): void {
   if (email.length > 254 || !isEmail(email, { allow_display_name: false, require_tld: false, allow_ip_domain: false })) {
     throw new UserError('Enter a valid email address.');
   }
-}
-
-/** Hex SHA-256 of a link or session token: what is stored instead of the token. */
-export function sha256(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
 }
 
 function toView(user: User): UserView {

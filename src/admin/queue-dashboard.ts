@@ -1,8 +1,9 @@
 import { INestApplication } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { ServiceQueues } from '../metrics/queue-metrics';
+import { sha256Bytes } from '../common/hashing';
 
 /** Where the queue dashboard is served. */
 export const QUEUE_DASHBOARD_PATH = '/admin/queues';
@@ -51,10 +52,10 @@ async function queueDashboardRouter(queues: ServiceQueues): Promise<RequestHandl
 
 /** Express middleware admitting requests that present `token` (Bearer, or Basic password); 401 otherwise. */
 export function adminTokenMiddleware(token: string) {
-  const expected = sha256(token);
+  const expected = sha256Bytes(token);
   return (req: Request, res: Response, next: NextFunction): void => {
     const presented = presentedToken(req.headers.authorization);
-    if (presented !== null && timingSafeEqual(sha256(presented), expected)) return next();
+    if (presented !== null && timingSafeEqual(sha256Bytes(presented), expected)) return next();
     res
       .status(401)
       .setHeader('WWW-Authenticate', 'Basic realm="Glimpse queues", charset="UTF-8"')
@@ -71,8 +72,4 @@ function presentedToken(header: string | undefined): string | null {
   const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   return colon >= 0 ? decoded.slice(colon + 1) : null;
-}
-
-function sha256(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
 }

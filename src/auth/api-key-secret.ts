@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { randomBase62 } from '../common/ids';
+import { sha256Hex } from '../common/hashing';
 
 /** Prefix of every API key secret (spec section 2.2). */
 export const API_KEY_SECRET_PREFIX = 'sk_live_';
@@ -15,7 +15,7 @@ export function newApiKeySecret(): string {
 
 /** Hex SHA-256 of a secret: what is stored and looked up. */
 export function hashApiKeySecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return sha256Hex(secret);
 }
 
 /** The stored display prefix of a secret, e.g. `sk_live_AbCd`. */

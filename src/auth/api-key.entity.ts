@@ -1,21 +1,13 @@
-import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { Account } from '../accounts/account.entity';
+import { Column, CreateDateColumn, Entity, Index } from 'typeorm';
+import { AccountOwned } from '../accounts/account-owned.entity';
 
-/** An API key record. The secret itself is never stored: only its SHA-256 hash and a display prefix. */
+/**
+ * An API key record. The secret itself is never stored: only its SHA-256 hash and a display prefix. Its
+ * id (`key_…`, the record id, not the secret) and account are {@link AccountOwned}'s columns.
+ */
 @Entity({ name: 'api_keys' })
-export class ApiKey {
-  /** `key_…` (the record id, not the secret). */
-  @PrimaryColumn({ type: 'varchar', length: 40 })
-  id: string;
-
-  @Index()
-  @Column({ name: 'account_id', type: 'varchar', length: 40 })
-  accountId: string;
-
-  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'account_id' })
-  account?: Account;
-
+@Index(['accountId'])
+export class ApiKey extends AccountOwned {
   @Column({ type: 'varchar', length: 100, nullable: true })
   name: string | null;
 

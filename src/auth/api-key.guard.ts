@@ -3,6 +3,7 @@ import type { Request } from 'express';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { assertOrganizationOf } from '../common/organization-id';
 import { ApiKeysService, AuthenticatedKey } from './api-keys.service';
+import { bearerToken } from '../common/bearer-token';
 
 const AUTHENTICATED_KEY = Symbol('authenticatedKey');
 type AuthenticatedRequest = Request & { [AUTHENTICATED_KEY]?: AuthenticatedKey };
@@ -18,12 +19,6 @@ export function authenticatedKeyOf(req: Request): AuthenticatedKey | undefined {
  */
 export function setAuthenticatedKey(req: Request, caller: AuthenticatedKey): void {
   (req as AuthenticatedRequest)[AUTHENTICATED_KEY] = caller;
-}
-
-/** Parses `Authorization: Bearer <key>`; returns the key or null when the header is missing or malformed. */
-export function bearerToken(header: string | undefined): string | null {
-  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? '');
-  return match ? match[1] : null;
 }
 
 /**

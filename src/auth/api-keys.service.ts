@@ -7,10 +7,10 @@ import { assertBelowPlanLimit } from '../accounts/plan-limits';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { isId, newId } from '../common/ids';
-import { sqlRows } from '../database/sql';
-import { quotaMonthOf } from '../quota/quota-window';
+import { sqlRows } from '../sql/sql';
+import { utcMonthOf } from '../common/utc-month';
 import { ApiKey } from './api-key.entity';
-import { KeyCache } from './key-cache';
+import { KeyCache } from '../accounts/key-cache';
 import { API_KEY_SECRET_PREFIX, displayPrefix, hashApiKeySecret, newApiKeySecret } from './api-key-secret';
 
 /** The caller of an authenticated request, as attached by the API key guard. */
@@ -122,7 +122,7 @@ export class ApiKeysService {
    */
   async authenticate(secret: string): Promise<AuthenticatedKey> {
     if (!secret.startsWith(API_KEY_SECRET_PREFIX)) throw new ApiError(ErrorCode.INVALID_API_KEY, 401, 'API key not recognised');
-    const { month } = quotaMonthOf(this.clock.now());
+    const { month } = utcMonthOf(this.clock.now());
     const hash = hashApiKeySecret(secret);
     let loaded: LoadedKey | undefined;
     const key = await this.keyCache.get<LoadedKey>(`api:${hash}`, async () => (loaded = await this.load(hash, month)) ?? null);

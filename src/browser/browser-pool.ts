@@ -39,7 +39,7 @@ export type LeaseLane = 'capture';
  * Context-creation parameters a lease may ask for (Playwright's names and units). `viewport`,
  * `colorScheme` and `reducedMotion` can be applied to a pre-created page (`setViewportSize`,
  * `emulateMedia`), so a lease that sets only those still gets a warm context; any other field makes the
- * pool create a fresh context with exactly these options (about 100-150 ms more on this machine),
+ * pool create a fresh context with exactly these options (about 100-150 ms more on a 2-core machine),
  * because Chromium fixes them when the context is created (`isMobile`, `deviceScaleFactor`, …).
  */
 export type ContextOptions = Pick<

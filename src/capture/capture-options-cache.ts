@@ -1,4 +1,5 @@
-import { createHash } from 'node:crypto';
+import { canonicalJson } from '../common/canonical-json';
+import { sha256Hex } from '../common/hashing';
 import type { CaptureOptions } from './capture-options-derived';
 
 /**
@@ -14,21 +15,7 @@ export function captureCacheKey(target: string, options: CaptureOptions): string
     /* validated earlier; keep as is */
   }
   const { cache: _cache, cacheTtlS: _ttl, ...shaping } = options;
-  return createHash('sha256')
-    .update(canonicalJson({ target: canonicalTarget, options: shaping }))
-    .digest('hex');
-}
-
-/** JSON with object keys sorted at every level (arrays keep their order). */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
+  return sha256Hex(canonicalJson({ target: canonicalTarget, options: shaping }));
 }
 
 /**

@@ -2,7 +2,7 @@ import { devices } from 'playwright';
 import { z } from 'zod';
 import { EXTRACT_KINDS, MARKDOWN_MODES } from '../results/extracted';
 import { JOB_FORMATS, JobFormat, RESULT_FORMATS } from '../results/result-formats';
-import { DEFAULT_STORAGE_PATH, STORAGE_PATH_MAX_LENGTH, storagePathProblem } from '../storage-destinations/storage-path';
+import { DEFAULT_STORAGE_PATH, STORAGE_PATH_MAX_LENGTH, storagePathProblem } from '../results/storage-path';
 import {
   BLOCKABLE_RESOURCE_TYPES,
   BlockableResourceType,

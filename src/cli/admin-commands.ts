@@ -5,7 +5,7 @@ import { isPlan, Plan, PLANS } from '../accounts/plan';
 import { USER_ROLES, UserRole } from '../accounts/user.entity';
 import { UsersService } from '../accounts/users.service';
 import { ApiKeysService } from '../auth/api-keys.service';
-import { sumResealReports } from '../database/secret-reseal';
+import { sumResealReports } from '../sql/secret-reseal';
 import { QuotaService } from '../quota/quota.service';
 import { RenderKeysService } from '../render/render-keys.service';
 import { StorageDestinationsService } from '../storage-destinations/storage-destinations.service';

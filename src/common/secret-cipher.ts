@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { sha256Hex } from './hashing';
 
 /** Thrown by {@link SecretCipher.open} when a stored secret cannot be read back with the configured keys. */
 export class SecretUnreadableError extends Error {}
@@ -8,7 +9,7 @@ const PLAIN = 'plain';
 
 /** `keyId` of a key: the first 8 hex digits of its SHA-256 (stored with each sealed secret, never the key). */
 export function secretKeyId(key: Buffer): string {
-  return createHash('sha256').update(key).digest('hex').slice(0, 8);
+  return sha256Hex(key).slice(0, 8);
 }
 
 /**

@@ -8,7 +8,7 @@ class MonitorsVariables {
   @Transform(toInt) @IsInt() @Min(1) @Max(86400) MONITOR_MIN_INTERVAL_S = 300;
   /** Failed checks in a row after which a monitor pauses (`failing`). */
   @Transform(toInt) @IsInt() @Min(1) @Max(1000) MONITOR_PAUSE_AFTER_FAILURES = 5;
-  /** How often each worker looks for monitors whose check is due, ms. */
+  /** How often a worker looks for monitors whose check is due (a periodic job of the `monitors` queue: one worker per tick), ms. */
   @Transform(toInt) @IsInt() @Min(100) @Max(60000) MONITOR_TICK_MS = 2000;
   /** Monitor image comparisons run at once per process, each in a worker thread (CONTRACT.md, "Tenancy: fair share and isolation"). */
   @Transform(toInt) @IsInt() @Min(1) @Max(32) COMPARE_CONCURRENCY = 1;

@@ -3,7 +3,7 @@ import { DataSource, DataSourceOptions } from 'typeorm';
 import { AppConfig, loadConfigFromProcessEnv } from '../config/app-config';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations/index';
-import { GuardedPgClient } from './guarded-pg-client';
+import { GuardedPgClient } from '../sql/guarded-pg-client';
 
 /**
  * TypeORM options for a configuration: entities and committed migrations; never `synchronize`. A new

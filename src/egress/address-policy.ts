@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import ipaddr from 'ipaddr.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { withoutBrackets } from '../common/host-brackets';
 
 /**
  * Why an address may not be connected to, or null when it is an ordinary public unicast address.
@@ -16,7 +17,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 export function blockedAddressReason(address: string): string | null {
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
   try {
-    parsed = ipaddr.parse(address.replace(/^\[|\]$/g, '').replace(/%.*$/, ''));
+    parsed = ipaddr.parse(withoutBrackets(address).replace(/%.*$/, ''));
   } catch {
     return 'not an IP address';
   }

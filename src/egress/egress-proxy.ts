@@ -6,6 +6,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import type { UpstreamProxy } from '../config/egress-proxies';
 import { SsrfGuard, TargetRefusedError, TargetUnresolvedError } from './ssrf-guard';
 import { tunnelThroughUpstream, UpstreamProxyError } from './upstream-proxy-dial';
+import { withoutBrackets } from '../common/host-brackets';
 
 /**
  * Response header by which the proxy marks a plain-HTTP request it could not or would not forward;
@@ -434,7 +435,7 @@ function headerSafe(value: string): string {
 }
 
 function failureKey(host: string, port: number): string {
-  return `${host.replace(/^\[|\]$/g, '').toLowerCase()}:${port}`;
+  return `${withoutBrackets(host).toLowerCase()}:${port}`;
 }
 
 function netError(err: NodeJS.ErrnoException): string {

@@ -4,6 +4,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { AddressPolicy } from './address-policy';
 import { HostResolver } from './host-resolver';
+import { withoutBrackets } from '../common/host-brackets';
 
 /** Thrown by {@link SsrfGuard.addressToConnect} when a host may not be connected to; `message` says why. */
 export class TargetRefusedError extends Error {}
@@ -59,7 +60,7 @@ export class SsrfGuard {
    * not resolve, {@link TargetRefusedError} when any address is blocked.
    */
   async addressToConnect(host: string): Promise<string> {
-    const bare = host.replace(/^\[|\]$/g, '');
+    const bare = withoutBrackets(host);
     let addresses: string[];
     if (isIP(bare)) {
       addresses = [bare];

@@ -1,5 +1,6 @@
 import { connect, isIP, Socket } from 'node:net';
 import type { UpstreamProxy } from '../config/egress-proxies';
+import { withoutBrackets } from '../common/host-brackets';
 
 /** The largest CONNECT answer head read from an upstream proxy, bytes. */
 const MAX_ANSWER_HEAD_BYTES = 16 * 1024;
@@ -20,7 +21,7 @@ export class UpstreamProxyError extends Error {
 
 /** `host:port` as a request target (IPv6 in brackets). */
 export function authorityOf(host: string, port: number): string {
-  const bare = host.replace(/^\[|\]$/g, '');
+  const bare = withoutBrackets(host);
   return `${bare.includes(':') ? `[${bare}]` : bare}:${port}`;
 }
 
@@ -44,7 +45,7 @@ export function tunnelThroughUpstream(
   timeoutMs: number,
   onSocket: (socket: Socket) => void = () => undefined,
 ): Promise<Socket> {
-  if (!isIP(address.replace(/^\[|\]$/g, ''))) return Promise.reject(new TypeError('an upstream proxy is given an IP address, not a name'));
+  if (!isIP(withoutBrackets(address))) return Promise.reject(new TypeError('an upstream proxy is given an IP address, not a name'));
   return new Promise<Socket>((resolve, reject) => {
     const socket = connect({ host: upstream.host, port: upstream.port, timeout: timeoutMs });
     onSocket(socket);

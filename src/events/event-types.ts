@@ -1,9 +1,9 @@
-import type { ExtractedSummary } from '../results/extracted';
+import type { ArtifactEventFields } from '../results/artifacts';
 import type { JobFormat } from '../results/result-formats';
 
 /**
  * Event types (spec section 6.1, plus CONTRACT.md "Webhooks": `endpoint.disabled`). Each has an
- * envelope schema in `src/webhooks/dto/webhook-events.dto.ts`, so it appears under the OpenAPI
+ * envelope schema derived from its data class in `src/webhooks/dto/webhook-events.dto.ts`, so it appears under the OpenAPI
  * document's `webhooks`.
  */
 export const EVENT_TYPES = [
@@ -19,15 +19,15 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** `data` of `screenshot.completed` (spec section 6.1). */
-export interface ScreenshotCompletedData {
+/**
+ * `data` of `screenshot.completed` (spec section 6.1): the job's artifacts as the artifacts table shows
+ * them (src/results/artifacts.ts: `publicUrl`, the result's capability URL, null with `format: "none"`;
+ * the thumbnail's URL; `extracted`, URLs, sizes and metadata, not the contents), and the fields below.
+ */
+export interface ScreenshotCompletedData extends ArtifactEventFields {
   screenshotId: string;
   /** The captured page URL (`upload:<sha256>` for an uploaded document). */
   url: string;
-  /** Result capability URL (null with `format: "none"`). */
-  publicUrl: string | null;
-  /** The thumbnail's capability URL (CONTRACT.md, "Capture options, second set": `thumbnail`); null without one. */
-  thumbnailUrl: string | null;
   format: JobFormat;
   /** Viewport width, CSS px. */
   width: number;
@@ -36,8 +36,6 @@ export interface ScreenshotCompletedData {
   fullPage: boolean;
   /** True when a full-page capture was cut at the height cap. */
   clipped: boolean;
-  /** The job's `extracted` object (URLs, sizes, metadata; not the contents), null without `extract`. */
-  extracted: ExtractedSummary | null;
   /** HTTP status of the page's main document; null for an uploaded document. */
   targetStatus: number | null;
 }

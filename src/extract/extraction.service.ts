@@ -62,22 +62,4 @@ export class ExtractionService {
     if (content.metadata) stored.metadata = { ...content.metadata, statusCode: content.statusCode, finalUrl: content.finalUrl };
     return stored;
   }
-
-  /**
-   * Copies the files of a stored `extracted` under fresh names (a cache hit's own result URLs,
-   * CONTRACT.md "Capture options": cache); null when there is nothing to copy, undefined when a file
-   * is gone or expired (the job is then captured instead).
-   */
-  async copy(stored: StoredExtracted | null): Promise<StoredExtracted | null | undefined> {
-    if (!stored) return null;
-    const copy: StoredExtracted = { ...stored };
-    for (const kind of ['markdown', 'html', 'text', 'links'] as const) {
-      const entry = stored[kind];
-      if (!entry) continue;
-      const file = await this.files.copy(entry.file);
-      if (!file) return undefined;
-      Object.assign(copy, { [kind]: { ...entry, file } });
-    }
-    return copy;
-  }
 }

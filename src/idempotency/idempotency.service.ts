@@ -6,7 +6,7 @@ import { ApiError, ErrorCode } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { SecretCipher } from '../common/secret-cipher';
 import { randomBase62 } from '../common/ids';
-import { SqlParams } from '../database/sql-statement';
+import { SqlParams } from '../sql/sql-statement';
 import { IdempotencyRecord } from './idempotency-record.entity';
 
 /** How long a running request holds its key: a request that crashed frees it after this (CONTRACT.md). */

@@ -1,27 +1,11 @@
-import { createHash } from 'node:crypto';
 import type { Request } from 'express';
+import { canonicalJson } from '../common/canonical-json';
+import { sha256Hex } from '../common/hashing';
 
 /** An uploaded file as multer (memory storage) attaches it to the request. */
 interface UploadedFile {
   fieldname: string;
   buffer?: Buffer;
-}
-
-/** JSON with object keys sorted at every level, so `{a,b}` and `{b,a}` fingerprint alike. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(
-          Object.keys(v)
-            .sort()
-            .map((k) => [k, (v as Record<string, unknown>)[k]]),
-        )
-      : v,
-  );
-}
-
-function sha256(data: string | Buffer): string {
-  return createHash('sha256').update(data).digest('hex');
 }
 
 /** `req.file` and `req.files` (array or per-field map), in upload order. */
@@ -43,7 +27,7 @@ export function requestFingerprint(req: Request): string {
   }
   const files = uploadedFiles(req).map((file) => {
     if (!file.buffer) throw new Error('Uploaded file has no buffer: use multer memory storage or pass @Idempotent({ fingerprint })');
-    return { field: file.fieldname, sha256: sha256(file.buffer) };
+    return { field: file.fieldname, sha256: sha256Hex(file.buffer) };
   });
-  return sha256(canonicalJson({ body: req.body ?? null, files }));
+  return sha256Hex(canonicalJson({ body: req.body ?? null, files }));
 }

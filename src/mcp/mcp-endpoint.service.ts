@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { bearerToken } from '../auth/api-key.guard';
+import { bearerToken } from '../common/bearer-token';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { assertOrganizationOf } from '../common/organization-id';

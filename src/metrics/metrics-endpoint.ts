@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { bearerToken } from '../auth/api-key.guard';
+import { timingSafeEqual } from 'node:crypto';
+import { bearerToken } from '../common/bearer-token';
+import { sha256Bytes } from '../common/hashing';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Metrics } from './metrics';
 import { QUEUE_STATES, ServiceQueues } from './queue-metrics';
@@ -32,7 +33,7 @@ export class MetricsEndpoint {
     private readonly queues: ServiceQueues,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.expectedTokenHash = config.metricsToken ? sha256(config.metricsToken) : null;
+    this.expectedTokenHash = config.metricsToken ? sha256Bytes(config.metricsToken) : null;
     this.onPublicPort = !(config.production && !config.metricsToken);
   }
 
@@ -47,7 +48,7 @@ export class MetricsEndpoint {
     }
     if (this.expectedTokenHash) {
       const token = bearerToken(authorization);
-      if (!token || !timingSafeEqual(sha256(token), this.expectedTokenHash)) {
+      if (!token || !timingSafeEqual(sha256Bytes(token), this.expectedTokenHash)) {
         return {
           status: 401,
           contentType: 'text/plain; charset=utf-8',
@@ -74,10 +75,6 @@ export class MetricsEndpoint {
       }),
     );
   }
-}
-
-function sha256(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
@@ -30,6 +30,16 @@ const STATUSES_WITH_IMAGE = `('baseline', 'unchanged', 'changed')`;
 /** Work to run after a transaction committed (queueing a capture, webhook deliveries). */
 export type AfterCommit = () => Promise<void>;
 
+/**
+ * How a state write of a check (its comparison's claim, renewal and end) is run: `write` is the write,
+ * `what` names it in logs. The monitors' processor passes its retried write (`QueueProcessor.write`,
+ * `retryStateWrite`: CONTRACT.md "Durability"); {@link unretried} runs it once.
+ */
+export type StateWrite = <T>(what: string, write: () => Promise<T>) => Promise<T>;
+
+/** A {@link StateWrite} that runs the write once (errors propagate). */
+export const unretried: StateWrite = (_what, write) => write();
+
 /** The capture job of a check as the comparison needs it. */
 interface EndedJob {
   status: string;
@@ -43,11 +53,11 @@ interface EndedJob {
  * ({@link compareJob}): comparison with the baseline image off the request path and off the event
  * loop ({@link ImageComparePool}: worker threads, `COMPARE_CONCURRENCY` at once), the check's status,
  * the monitor's failure count and auto-pause, and the `monitor.changed` / `monitor.failed` events,
- * all in one transaction. It hears of ended capture jobs as an event sink of `screenshot.*` events
- * (after their commit); {@link compareEnded} picks up what a dead worker left.
+ * all in one transaction. The monitors' processor (`MonitorScheduler`) calls {@link compareJob} for
+ * every ended capture job and {@link compareEnded} for what a dead worker left.
  */
 @Injectable()
-export class MonitorChecksService implements OnModuleInit {
+export class MonitorChecksService {
   private readonly logger = new Logger(MonitorChecksService.name);
 
   constructor(
@@ -60,19 +70,6 @@ export class MonitorChecksService implements OnModuleInit {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly comparisons: ImageComparePool,
   ) {}
-
-  /** Hears of every ended capture job: a monitor's is compared after the commit, without holding up the worker. */
-  onModuleInit(): void {
-    this.events.registerSink({
-      fanOut: (event) => {
-        if (event.type !== 'screenshot.completed' && event.type !== 'screenshot.failed') return Promise.resolve();
-        const jobId = (event.data as { screenshotId: string }).screenshotId;
-        return Promise.resolve(async () => {
-          void this.compareJob(jobId).catch((err) => this.logger.error(`Could not compare the check of ${jobId}`, (err as Error).stack));
-        });
-      },
-    });
-  }
 
   /**
    * Starts a check of `monitor` in `manager`'s transaction: accepts its capture job with `caller`'s
@@ -129,33 +126,29 @@ export class MonitorChecksService implements OnModuleInit {
    * job fails the check; a done one is compared with the baseline (the pinned check's image, else the
    * last successful check's): none (or its file expired) → `baseline`; a ratio at or above
    * `minChangeRatio` → `changed` with a diff PNG and `monitor.changed`; else `unchanged`. Returns
-   * whether it ended a check. Throws on database errors (the check stays open for the sweep).
+   * whether it ended a check. The claim and the end are state writes run through `write` (the
+   * monitors' processor retries them while PostgreSQL is unreachable, `retryStateWrite`). Throws on
+   * database errors (the check stays open for the sweep).
    */
-  async compareJob(jobId: string): Promise<boolean> {
+  async compareJob(jobId: string, write: StateWrite = unretried): Promise<boolean> {
     const now = this.clock.now();
-    const [claimed] = await rowsOf<{ id: string }>(
-      this.dataSource.manager,
-      `UPDATE monitor_checks SET compare_started_at = $2
-        WHERE job_id = $1 AND status = 'pending' AND (compare_started_at IS NULL OR compare_started_at < $3)
-          AND EXISTS (SELECT 1 FROM screenshot_jobs j WHERE j.id = $1 AND j.status IN ('done', 'failed'))
-        RETURNING id`,
-      [jobId, now, new Date(now.getTime() - STALE_COMPARISON_MS)],
+    const check = await write(`claim the comparison of ${jobId}`, () =>
+      this.lifecycle.claimComparison(jobId, now, new Date(now.getTime() - STALE_COMPARISON_MS)),
     );
-    if (!claimed) return false;
-    const check = (await this.dataSource.manager.findOneBy(MonitorCheck, { id: claimed.id })) as MonitorCheck;
+    if (!check) return false;
     const monitor = await this.dataSource.manager.findOneBy(Monitor, { id: check.monitorId });
     if (!monitor) return false;
     const [job]: EndedJob[] = await this.dataSource.query(`SELECT status, result_file, error FROM screenshot_jobs WHERE id = $1`, [jobId]);
     if (job.status !== 'done' || !job.result_file) {
-      return this.end(check, { status: 'failed', error: job.error ?? 'the capture failed' });
+      return this.end(check, { status: 'failed', error: job.error ?? 'the capture failed' }, write);
     }
     try {
-      return await this.compareDone(monitor, check, job.result_file, now);
+      return await this.compareDone(monitor, check, job.result_file, now, write);
     } catch (err) {
       // The process is stopping: the check stays open, for a later pass (compareEnded).
       if (err instanceof ComparisonInterrupted) throw err;
       this.logger.error(`Comparing check ${check.id} failed`, (err as Error).stack);
-      return this.end(check, { status: 'failed', screenshotFile: job.result_file, error: COMPARISON_FAILED_MESSAGE });
+      return this.end(check, { status: 'failed', screenshotFile: job.result_file, error: COMPARISON_FAILED_MESSAGE }, write);
     }
   }
 
@@ -165,7 +158,7 @@ export class MonitorChecksService implements OnModuleInit {
    * the claim is renewed; a check another worker took over meanwhile (the claim was stale) is left to
    * it: false.
    */
-  private async compareDone(monitor: Monitor, check: MonitorCheck, file: string, claimedAt: Date): Promise<boolean> {
+  private async compareDone(monitor: Monitor, check: MonitorCheck, file: string, claimedAt: Date, write: StateWrite): Promise<boolean> {
     const readCurrent = async () => {
       const current = await this.files.open(file, MAX_IMAGE_BYTES);
       if (!current?.data) throw new Error(`the image of ${check.id} cannot be read`);
@@ -174,16 +167,14 @@ export class MonitorChecksService implements OnModuleInit {
     const baseline = await this.baselineOf(monitor, check);
     if (!baseline) {
       await readCurrent();
-      return this.end(check, { status: 'baseline', screenshotFile: file });
+      return this.end(check, { status: 'baseline', screenshotFile: file }, write);
     }
     // The images are read once the comparison has its turn (waiting ones hold no image).
     let takenOver = false;
     const comparison = await this.comparisons.compare(
       async () => {
-        const [renewed] = await rowsOf<{ id: string }>(
-          this.dataSource.manager,
-          `UPDATE monitor_checks SET compare_started_at = $3 WHERE id = $1 AND status = 'pending' AND compare_started_at = $2 RETURNING id`,
-          [check.id, claimedAt, this.clock.now()],
+        const renewed = await write(`renew the comparison of ${check.id}`, () =>
+          this.lifecycle.renewComparison(check.id, claimedAt, this.clock.now()),
         );
         if (!renewed) {
           takenOver = true;
@@ -197,19 +188,23 @@ export class MonitorChecksService implements OnModuleInit {
     );
     if (takenOver) return false;
     // The baseline's image expired: this check's image is the new baseline.
-    if (!comparison) return this.end(check, { status: 'baseline', screenshotFile: file });
+    if (!comparison) return this.end(check, { status: 'baseline', screenshotFile: file }, write);
     const png = comparison.diffPng;
     const diffFile = png ? await this.files.save(Buffer.from(png.buffer, png.byteOffset, png.byteLength), 'png') : null;
-    return this.end(check, {
-      status: comparison.changed ? 'changed' : 'unchanged',
-      screenshotFile: file,
-      baselineCheckId: baseline.checkId,
-      baselineFile: baseline.file,
-      diffFile,
-      diffRatio: comparison.diffRatio,
-      diffPixels: comparison.diffPixels,
-      regions: comparison.regions,
-    });
+    return this.end(
+      check,
+      {
+        status: comparison.changed ? 'changed' : 'unchanged',
+        screenshotFile: file,
+        baselineCheckId: baseline.checkId,
+        baselineFile: baseline.file,
+        diffFile,
+        diffRatio: comparison.diffRatio,
+        diffPixels: comparison.diffPixels,
+        regions: comparison.regions,
+      },
+      write,
+    );
   }
 
   /** The image `check` is compared with: the pinned check's, else the newest earlier successful check's; null: none. */
@@ -231,32 +226,36 @@ export class MonitorChecksService implements OnModuleInit {
    * Ends the still-open `check` with `changes` through its {@link MonitorCheckLifecycle}, with the
    * monitor's bookkeeping and its event in the same transaction: a failure counts towards the
    * auto-pause ({@link countFailure}, `monitor.failed`); a success clears the count, and a change
-   * updates `lastChange` and publishes `monitor.changed`. Returns false when the check had already ended.
+   * updates `lastChange` and publishes `monitor.changed`. The end is a state write run through
+   * `write`. Returns false when the check had already ended.
    */
   private async end(
     check: MonitorCheck,
     changes: Partial<MonitorCheck> & { status: Exclude<MonitorCheck['status'], 'pending'> },
+    write: StateWrite,
   ): Promise<boolean> {
     const now = this.clock.now();
-    const ended = await this.lifecycle.finish(check.id, { ...changes, completedAt: now }, async (manager, row) => {
-      if (row.status === 'failed') return { afterCommit: await this.countFailure(manager, row.monitorId, row) };
-      const lastChange =
-        row.status === 'changed' ? { checkId: row.id, at: now.toISOString(), diffRatio: row.diffRatio as number } : undefined;
-      await manager.update(Monitor, { id: row.monitorId }, { consecutiveFailures: 0, ...(lastChange ? { lastChange } : {}) });
-      if (row.status !== 'changed') return { afterCommit: async () => undefined };
-      const monitor = (await manager.findOneBy(Monitor, { id: row.monitorId })) as Monitor;
-      return this.events.publishWithin(manager, monitor.accountId, 'monitor.changed', {
-        monitorId: monitor.id,
-        checkId: row.id,
-        url: monitor.url,
-        diffRatio: row.diffRatio as number,
-        diffPixels: row.diffPixels as number,
-        regions: row.regions,
-        screenshotUrl: this.urlOf(row.screenshotFile),
-        baselineUrl: this.urlOf(row.baselineFile),
-        diffUrl: this.urlOf(row.diffFile),
-      });
-    });
+    const ended = await write(`end check ${check.id}`, () =>
+      this.lifecycle.finish(check.id, { ...changes, completedAt: now }, async (manager, row) => {
+        if (row.status === 'failed') return { afterCommit: await this.countFailure(manager, row.monitorId, row) };
+        const lastChange =
+          row.status === 'changed' ? { checkId: row.id, at: now.toISOString(), diffRatio: row.diffRatio as number } : undefined;
+        await manager.update(Monitor, { id: row.monitorId }, { consecutiveFailures: 0, ...(lastChange ? { lastChange } : {}) });
+        if (row.status !== 'changed') return { afterCommit: async () => undefined };
+        const monitor = (await manager.findOneBy(Monitor, { id: row.monitorId })) as Monitor;
+        return this.events.publishWithin(manager, monitor.accountId, 'monitor.changed', {
+          monitorId: monitor.id,
+          checkId: row.id,
+          url: monitor.url,
+          diffRatio: row.diffRatio as number,
+          diffPixels: row.diffPixels as number,
+          regions: row.regions,
+          screenshotUrl: this.urlOf(row.screenshotFile),
+          baselineUrl: this.urlOf(row.baselineFile),
+          diffUrl: this.urlOf(row.diffFile),
+        });
+      }),
+    );
     return ended !== null;
   }
 
@@ -291,9 +290,10 @@ export class MonitorChecksService implements OnModuleInit {
 
   /**
    * Ends the open checks whose capture job ended but that no worker compared (the worker died between
-   * the two): up to `limit` of them, oldest first; returns how many it ended.
+   * the two): up to `limit` of them, oldest first, each through {@link compareJob} with `write`;
+   * returns how many it ended.
    */
-  async compareEnded(limit: number): Promise<number> {
+  async compareEnded(limit: number, write: StateWrite = unretried): Promise<number> {
     const rows: { job_id: string }[] = await this.dataSource.query(
       `SELECT c.job_id FROM monitor_checks c JOIN screenshot_jobs j ON j.id = c.job_id
         WHERE c.status = 'pending' AND j.status IN ('done', 'failed') AND j.completed_at < $1
@@ -302,7 +302,7 @@ export class MonitorChecksService implements OnModuleInit {
       [new Date(this.clock.now().getTime() - 10_000), new Date(this.clock.now().getTime() - STALE_COMPARISON_MS), limit],
     );
     let ended = 0;
-    for (const { job_id } of rows) if (await this.compareJob(job_id)) ended++;
+    for (const { job_id } of rows) if (await this.compareJob(job_id, write)) ended++;
     return ended;
   }
 

@@ -1,12 +1,16 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { InjectQueue } from '@nestjs/bull';
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import type { Queue } from 'bull';
 import { DataSource } from 'typeorm';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { RUN_PROCESSORS } from '../queue/queues';
+import { EventsService } from '../events/events.service';
+import { PeriodicJob, QueueProcessor } from '../queue/queue-processor';
+import { MONITOR_QUEUE } from '../queue/queues';
 import { ResultFilesService } from '../storage/result-files.service';
-import { AfterCommit, MonitorChecksService, rowsOf } from './monitor-checks.service';
+import { AfterCommit, MonitorChecksService, rowsOf, StateWrite } from './monitor-checks.service';
 import { nextCheckAt } from './monitor-schedule';
 import { Monitor } from './monitor.entity';
 
@@ -19,49 +23,72 @@ export const CHECK_RETENTION_DAYS = 90;
 /** Ticks between two housekeeping passes (revoked keys, old checks, stranded comparisons). */
 const HOUSEKEEPING_EVERY_TICKS = 15;
 
+/** Bull job name of the schedule's tick (a periodic job of the `monitors` queue). */
+export const MONITOR_TICK_JOB = 'monitor-tick';
+/** Bull job name of the monitors' housekeeping (a periodic job of the `monitors` queue). */
+export const MONITOR_HOUSEKEEPING_JOB = 'monitor-housekeeping';
+
 /**
- * The monitors' durable schedule (CONTRACT.md, "Monitors"), run by every process that runs the queue
- * processors: every `MONITOR_TICK_MS` it claims due monitors ({@link claimDue}) and starts their
- * checks. The schedule lives in PostgreSQL only (`next_check_at`), so with several workers each slot
- * runs once, and slots missed while no worker ran run once when one is back.
+ * The monitors' processor (CONTRACT.md, "Monitors"; docs/monitors.md, "Schedule"), a
+ * {@link QueueProcessor} of the `monitors` queue with two {@link PeriodicJob}s, registered with Bull
+ * and re-registered by the reconciler like the other periodic jobs:
+ * - the tick, every `MONITOR_TICK_MS` (one worker per interval, however many run): claims due
+ *   monitors ({@link claimDue}) and starts their checks. The schedule lives in PostgreSQL only
+ *   (`next_check_at`), so with several workers each slot runs once, and slots missed while no worker
+ *   ran run once when one is back;
+ * - the housekeeping ({@link housekeeping}), every {@link HOUSEKEEPING_EVERY_TICKS} ticks and once
+ *   at start-up.
+ * It also hears of every ended capture job (an event sink of `screenshot.*` events, after their
+ * commit) and compares a monitor's check ({@link MonitorChecksService.compareJob}), its claim and end
+ * retried while PostgreSQL is unreachable ({@link QueueProcessor.write}).
  */
 @Injectable()
-export class MonitorScheduler implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger(MonitorScheduler.name);
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private ticks = 0;
+export class MonitorScheduler extends QueueProcessor implements OnModuleInit {
+  protected readonly logger = new Logger(MonitorScheduler.name);
+  /** The state writes of a check's comparison, retried ({@link QueueProcessor.write}). */
+  private readonly retried: StateWrite = (what, write) => this.write(what, write);
 
   constructor(
+    @InjectQueue(MONITOR_QUEUE) protected readonly queue: Queue,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly checks: MonitorChecksService,
     private readonly apiKeys: ApiKeysService,
     private readonly files: ResultFilesService,
+    private readonly events: EventsService,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(RUN_PROCESSORS) private readonly runProcessors: boolean,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (!this.runProcessors) return;
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = this.tick()
-        .catch((err) => this.logger.warn(`Monitor tick failed: ${(err as Error).message}`))
-        .finally(() => (this.running = null));
-    }, this.config.monitors.tickMs);
-    this.timer.unref();
+  ) {
+    super();
   }
 
-  async onModuleDestroy(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.running;
+  /** Hears of every ended capture job: a monitor's is compared after the commit, without holding up the worker. */
+  onModuleInit(): void {
+    this.events.registerSink({
+      fanOut: (event) => {
+        if (event.type !== 'screenshot.completed' && event.type !== 'screenshot.failed') return Promise.resolve();
+        const jobId = (event.data as { screenshotId: string }).screenshotId;
+        return Promise.resolve(async () => {
+          void this.checks
+            .compareJob(jobId, this.retried)
+            .catch((err) => this.logger.error(`Could not compare the check of ${jobId}`, (err as Error).stack));
+        });
+      },
+    });
   }
 
-  /** One tick: claims and starts the due checks batch by batch, and now and then the housekeeping. */
-  async tick(): Promise<void> {
-    while ((await this.claimDue(CLAIM_BATCH)) > 0);
-    if (this.ticks++ % HOUSEKEEPING_EVERY_TICKS === 0) await this.housekeeping();
+  protected override periodicJobs(): PeriodicJob[] {
+    const everyMs = this.config.monitors.tickMs;
+    return [
+      { jobName: MONITOR_TICK_JOB, everyMs, run: () => this.tick() },
+      { jobName: MONITOR_HOUSEKEEPING_JOB, everyMs: everyMs * HOUSEKEEPING_EVERY_TICKS, run: () => this.housekeeping(), atStart: true },
+    ];
+  }
+
+  /** One tick: claims and starts the due checks batch by batch; returns how many monitors it claimed. */
+  async tick(): Promise<number> {
+    let claimed = 0;
+    for (let batch; (batch = await this.claimDue(CLAIM_BATCH)) > 0;) claimed += batch;
+    return claimed;
   }
 
   /**
@@ -115,14 +142,15 @@ export class MonitorScheduler implements OnApplicationBootstrap, OnModuleDestroy
 
   /**
    * Pauses the monitors of revoked API keys (`key_revoked`), ends checks whose comparison no worker
-   * ran, and deletes checks older than {@link CHECK_RETENTION_DAYS} with their diff images.
+   * ran (their state writes retried, {@link QueueProcessor.write}), and deletes checks older than
+   * {@link CHECK_RETENTION_DAYS} with their diff images.
    */
   async housekeeping(): Promise<void> {
     await this.dataSource.query(
       `UPDATE monitors SET enabled = false, paused_reason = 'key_revoked', next_check_at = NULL
         WHERE enabled AND api_key_id IN (SELECT id FROM api_keys WHERE revoked_at IS NOT NULL)`,
     );
-    await this.checks.compareEnded(50);
+    await this.checks.compareEnded(50, this.retried);
     const cutoff = new Date(this.clock.now().getTime() - CHECK_RETENTION_DAYS * 86_400_000);
     const purged = await rowsOf<{ diff_file: string | null }>(
       this.dataSource.manager,

@@ -1,9 +1,11 @@
+import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module';
 import { EgressModule } from '../egress/egress.module';
 import { EventsModule } from '../events/events.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { MONITOR_QUEUE } from '../queue/queues';
 import { ScreenshotsModule } from '../screenshots/screenshots.module';
 import { StorageModule } from '../storage/storage.module';
 import { ImageComparePool } from './image-compare-pool';
@@ -19,6 +21,7 @@ import { MonitorsService } from './monitors.service';
 @Module({
   imports: [
     TypeOrmModule.forFeature([Monitor, MonitorCheck]),
+    BullModule.registerQueue({ name: MONITOR_QUEUE }),
     AuthModule,
     EgressModule,
     EventsModule,

@@ -6,6 +6,8 @@ export const WEBHOOK_QUEUE = 'webhook-deliveries';
 export const RETENTION_QUEUE = 'retention';
 /** Browser session runs (CONTRACT.md, "Browser session runs"). */
 export const RUN_QUEUE = 'runs';
+/** Monitors' schedule and housekeeping (CONTRACT.md, "Monitors"). */
+export const MONITOR_QUEUE = 'monitors';
 
 /** Job names within the queues. */
 export const CAPTURE_JOB = 'capture';

@@ -15,6 +15,26 @@ export async function notifyWorkEnded(manager: EntityManager, id: string): Promi
   await manager.query('SELECT pg_notify($1, $2)', [WORK_ENDED_CHANNEL, id]);
 }
 
+/** The PostgreSQL `LISTEN/NOTIFY` channel on which a cancel asked of a running run is announced; the payload is its id. */
+export const CANCEL_REQUESTED_CHANNEL = 'glimpse_cancel_requested';
+
+/**
+ * Announces, within `manager`'s transaction, that the customer asked to cancel the running run `id`
+ * (delivered at the commit, never for a rolled-back transaction). Call it in the transaction that
+ * writes `cancel_requested_at`; the worker running the run hears it ({@link WorkEndWaiter.watchCancel}).
+ */
+export async function notifyCancelRequested(manager: EntityManager, id: string): Promise<void> {
+  await manager.query('SELECT pg_notify($1, $2)', [CANCEL_REQUESTED_CHANNEL, id]);
+}
+
+/** A watch of a running run's cancel ({@link WorkEndWaiter.watchCancel}). */
+export interface CancelWatch {
+  /** Whether the listening connection is up now; when it is not, this also starts reopening it. */
+  listening(): boolean;
+  /** Ends the watch. */
+  stop(): void;
+}
+
 /** One waiter's wake-up: set when a notification for its id arrived, whether or not it was waiting then. */
 class Wakeup {
   private signalled = false;
@@ -51,12 +71,19 @@ class Wakeup {
  * then reads the row, so an end committed between the two is never missed. When the listener
  * connection cannot be opened, a wait reads the row once and returns (the caller answers as if the
  * time ran out); a broken connection is reopened at the next wait.
+ *
+ * The same connection `LISTEN`s on {@link CANCEL_REQUESTED_CHANNEL}, for the worker running a run to
+ * hear its cancel ({@link watchCancel}, docs/runs.md "Cancel").
  */
 @Injectable()
 export class WorkEndWaiter implements OnModuleDestroy {
   private readonly logger = new Logger(WorkEndWaiter.name);
   private readonly waiters = new Map<string, Set<Wakeup>>();
+  /** Cancel watchers by run id: called with `true` when the cancel was heard, `false` when one may have been missed. */
+  private readonly cancelWatchers = new Map<string, Set<(heard: boolean) => void>>();
   private listener: Promise<Client> | null = null;
+  /** Whether the listening connection is up (connected and listening). */
+  private up = false;
   private closed = false;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
@@ -93,6 +120,37 @@ export class WorkEndWaiter implements OnModuleDestroy {
     }
   }
 
+  /**
+   * Watches for a cancel of the run `id` (CONTRACT.md, "Browser session runs", cancel): `onSignal(true)`
+   * when one is announced on {@link CANCEL_REQUESTED_CHANNEL}; `onSignal(false)` when the listening
+   * connection opened or broke, as a cancel may have been missed then (the caller reads the row).
+   * Opens the connection when it is not open; never throws (a failure to open is logged, and
+   * {@link CancelWatch.listening} answers false until it is open).
+   */
+  watchCancel(id: string, onSignal: (heard: boolean) => void): CancelWatch {
+    let watchers = this.cancelWatchers.get(id);
+    if (!watchers) this.cancelWatchers.set(id, (watchers = new Set()));
+    watchers.add(onSignal);
+    const open = () => {
+      if (this.listener || this.closed) return;
+      void this.listening().then(
+        () => onSignal(false),
+        (err: unknown) => this.logger.warn(`Cannot listen for run cancels (${(err as Error).message})`),
+      );
+    };
+    open();
+    return {
+      listening: () => {
+        open();
+        return this.up;
+      },
+      stop: () => {
+        watchers.delete(onSignal);
+        if (!watchers.size && this.cancelWatchers.get(id) === watchers) this.cancelWatchers.delete(id);
+      },
+    };
+  }
+
   /** The process's listening connection, opened on first use and again after it broke. */
   private listening(): Promise<Client> {
     if (this.closed) return Promise.reject(new Error('shutting down'));
@@ -100,21 +158,33 @@ export class WorkEndWaiter implements OnModuleDestroy {
       const client = new Client({ connectionString: this.config.databaseUrl, connectionTimeoutMillis: this.config.dependencyTimeoutMs });
       const drop = (err?: Error) => {
         if (err) this.logger.warn(`The ended-work listener connection broke: ${err.message}`);
-        if (this.listener === opening) this.listener = null;
+        if (this.listener === opening) {
+          this.listener = null;
+          this.up = false;
+        }
         client.removeAllListeners('notification');
-        // Waiters read their row again: an end may have been missed while the connection was down.
+        // Waiters read their row again: an end (or a cancel) may have been missed while the connection was down.
         for (const subscribers of this.waiters.values()) for (const wakeup of subscribers) wakeup.signal();
+        for (const watchers of this.cancelWatchers.values()) for (const watcher of watchers) watcher(false);
       };
       client.on('notification', (message) => {
         if (!message.payload) return;
+        if (message.channel === CANCEL_REQUESTED_CHANNEL) {
+          for (const watcher of this.cancelWatchers.get(message.payload) ?? []) watcher(true);
+          return;
+        }
         for (const wakeup of this.waiters.get(message.payload) ?? []) wakeup.signal();
       });
       client.on('error', (err) => drop(err));
       client.on('end', () => drop());
       const opening: Promise<Client> = client
         .connect()
+        .then(() => client.query(`LISTEN ${CANCEL_REQUESTED_CHANNEL}`))
         .then(() => client.query(`LISTEN ${WORK_ENDED_CHANNEL}`))
-        .then(() => client)
+        .then(() => {
+          if (this.listener === opening) this.up = true;
+          return client;
+        })
         .catch(async (err: unknown) => {
           if (this.listener === opening) this.listener = null;
           await client.end().catch(() => undefined);
@@ -129,6 +199,7 @@ export class WorkEndWaiter implements OnModuleDestroy {
     this.closed = true;
     const listener = this.listener;
     this.listener = null;
+    this.up = false;
     if (listener) await listener.then((client) => client.end()).catch(() => undefined);
   }
 }

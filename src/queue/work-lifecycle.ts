@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { EntityManager, ObjectLiteral, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { columnOf, entityFromRow, sqlRows } from '../database/sql';
+import { columnOf, entityFromRow, sqlRows } from '../sql/sql';
 import { notifyWorkEnded } from './work-ended';
 
 /** What storing an event inside a transaction hands back (`EventsService.publishWithin`): the work to run after the commit. */
@@ -31,13 +31,16 @@ export abstract class WorkLifecycle<T extends ObjectLiteral & { id: string; stat
    * (TypeORM's convention, e.g. `() => 'attempts + 1'`); other values are converted as TypeORM writes
    * them. Outside a transaction the statement is a named prepared statement (`sqlRows`), and either
    * way it skips TypeORM's query builder: a claim and a completion run it for every job
-   * (docs/performance.md). Throws what the database throws.
+   * (docs/performance.md). `guard`, when given, adds a condition on the row beyond its state (e.g. a
+   * claim's lease): it gets `param(value)`, which binds a value and answers its placeholder (`$n`),
+   * and returns an SQL condition. Throws what the database throws.
    */
   protected async transition(
     id: string,
     from: readonly T['status'][],
     changes: QueryDeepPartialEntity<T>,
     manager?: EntityManager,
+    guard?: (param: (value: unknown) => string) => string,
   ): Promise<T | null> {
     const { metadata } = this.rows;
     const { driver } = this.rows.manager.connection;
@@ -52,8 +55,9 @@ export abstract class WorkLifecycle<T extends ObjectLiteral & { id: string; stat
         sets.push(`"${column.databaseName}" = $${values.length}`);
       }
     }
+    const condition = guard ? ` AND (${guard((value) => `$${values.push(value)}`)})` : '';
     values.push(id, from);
-    const text = `UPDATE "${metadata.tablePath}" SET ${sets.join(', ')} WHERE id = $${values.length - 1} AND status = ANY($${values.length}) RETURNING *`;
+    const text = `UPDATE "${metadata.tablePath}" SET ${sets.join(', ')} WHERE id = $${values.length - 1} AND status = ANY($${values.length})${condition} RETURNING *`;
     const [row] = await this.statementRows(text, values, manager);
     return row ? this.entityOf(row) : null;
   }

@@ -1,31 +1,32 @@
 import { monthlyCap } from '../accounts/plan';
-import { quotaMonthOf, reachedThresholds, secondsUntil, thresholdUsage, unixSeconds } from './quota-window';
+import { secondsUntil, unixSeconds, utcMonthOf } from '../common/utc-month';
+import { reachedThresholds, thresholdUsage } from './quota-window';
 
 describe('quota window', () => {
   it('is the calendar month in UTC, resetting on the 1st of the next month at 00:00 UTC', () => {
-    expect(quotaMonthOf(new Date('2026-03-15T12:00:00.000Z'))).toEqual({
+    expect(utcMonthOf(new Date('2026-03-15T12:00:00.000Z'))).toEqual({
       month: '2026-03-01',
       resetAt: new Date('2026-04-01T00:00:00.000Z'),
     });
     // The last millisecond of a month still belongs to it; the next one starts the new month.
-    expect(quotaMonthOf(new Date('2026-01-31T23:59:59.999Z')).month).toBe('2026-01-01');
-    expect(quotaMonthOf(new Date('2026-02-01T00:00:00.000Z')).month).toBe('2026-02-01');
+    expect(utcMonthOf(new Date('2026-01-31T23:59:59.999Z')).month).toBe('2026-01-01');
+    expect(utcMonthOf(new Date('2026-02-01T00:00:00.000Z')).month).toBe('2026-02-01');
   });
 
   it('rolls over across a year end', () => {
-    expect(quotaMonthOf(new Date('2026-12-31T23:59:59.999Z'))).toEqual({
+    expect(utcMonthOf(new Date('2026-12-31T23:59:59.999Z'))).toEqual({
       month: '2026-12-01',
       resetAt: new Date('2027-01-01T00:00:00.000Z'),
     });
-    expect(quotaMonthOf(new Date('2027-01-01T00:00:00.000Z'))).toEqual({
+    expect(utcMonthOf(new Date('2027-01-01T00:00:00.000Z'))).toEqual({
       month: '2027-01-01',
       resetAt: new Date('2027-02-01T00:00:00.000Z'),
     });
   });
 
   it('ignores the local time zone: a moment that is already the next day in UTC+14 stays in its UTC month', () => {
-    expect(quotaMonthOf(new Date('2026-04-30T20:00:00-10:00')).month).toBe('2026-05-01');
-    expect(quotaMonthOf(new Date('2026-05-01T09:00:00+14:00')).month).toBe('2026-04-01');
+    expect(utcMonthOf(new Date('2026-04-30T20:00:00-10:00')).month).toBe('2026-05-01');
+    expect(utcMonthOf(new Date('2026-05-01T09:00:00+14:00')).month).toBe('2026-04-01');
   });
 
   it('counts seconds until the reset rounded up, never 0', () => {

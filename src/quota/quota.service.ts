@@ -4,8 +4,8 @@ import { Repository } from 'typeorm';
 import { accountMonthlyCeiling, monthlyCap, Plan } from '../accounts/plan';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiError, ErrorCode } from '../common/api-error';
-import { sqlRows } from '../database/sql';
-import { SqlParams } from '../database/sql-statement';
+import { sqlRows } from '../sql/sql';
+import { SqlParams } from '../sql/sql-statement';
 import { Metrics } from '../metrics/metrics';
 import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
@@ -13,7 +13,8 @@ import { EventsService } from '../events/events.service';
 import { QuotaUsage } from './quota-usage.entity';
 import { QuotaWarning } from './quota-warning.entity';
 import './quota-error-details';
-import { quotaMonthOf, reachedThresholds, secondsUntil, utcDayOf } from './quota-window';
+import { secondsUntil, utcDayOf, utcMonthOf } from '../common/utc-month';
+import { reachedThresholds } from './quota-window';
 
 /** A key's quota in the current month. `used` can exceed `limit` after a downgrade; `remaining` never goes below 0. */
 export interface QuotaStatus {
@@ -69,14 +70,14 @@ export class QuotaService {
   statusFor(caller: AuthenticatedKey): Promise<QuotaStatus> {
     const seen = this.observed.get(caller);
     if (seen) return Promise.resolve(seen);
-    const { month, resetAt } = quotaMonthOf(this.clock.now());
+    const { month, resetAt } = utcMonthOf(this.clock.now());
     if (caller.usageAtAuth?.month === month) return Promise.resolve(this.toStatus(caller.plan, caller.usageAtAuth.used, resetAt));
     return this.status(caller);
   }
 
   /** The key's plan, cap, usage and reset time for the current month. */
   async status(key: QuotaKey): Promise<QuotaStatus> {
-    const { month, resetAt } = quotaMonthOf(this.clock.now());
+    const { month, resetAt } = utcMonthOf(this.clock.now());
     return this.toStatus(key.plan, await this.usedIn(key.apiKeyId, month), resetAt);
   }
 
@@ -85,7 +86,7 @@ export class QuotaService {
    * key id: one query for all of them (the dashboard's key list); a key without usage counts 0.
    */
   async statusOfKeys(apiKeyIds: readonly string[], plan: Plan): Promise<Map<string, QuotaStatus>> {
-    const { month, resetAt } = quotaMonthOf(this.clock.now());
+    const { month, resetAt } = utcMonthOf(this.clock.now());
     const rows = apiKeyIds.length
       ? await sqlRows<{ api_key_id: string; used: number }>(
           this.usage.manager.connection,
@@ -126,7 +127,7 @@ export class QuotaService {
     gate: string,
   ): { sql: string; settle(used: number | null): Promise<QuotaStatus> } {
     const now = this.clock.now();
-    const { month, resetAt } = quotaMonthOf(now);
+    const { month, resetAt } = utcMonthOf(now);
     const limit = this.capOf(caller.plan);
     const sql = `${this.accountQuotaSql(params, caller.accountId, month)}, reservation AS (
          INSERT INTO quota_usage (api_key_id, month, used)
@@ -156,7 +157,7 @@ export class QuotaService {
    * downgrade, `remaining` never goes below 0. One indexed read.
    */
   async accountStatus(accountId: string, plan: Plan): Promise<QuotaStatus> {
-    const { month, resetAt } = quotaMonthOf(this.clock.now());
+    const { month, resetAt } = utcMonthOf(this.clock.now());
     const limit = this.ceilingOf(plan);
     const used = await this.accountUsedIn(accountId, month);
     return { plan, limit, used, remaining: Math.max(0, limit - used), resetAt };
@@ -183,7 +184,7 @@ export class QuotaService {
    */
   async purgeOldUsage(limit: number): Promise<number> {
     const now = this.clock.now();
-    const { month: oldestKept } = quotaMonthOf(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - USAGE_RETENTION_MONTHS + 1, 1)));
+    const { month: oldestKept } = utcMonthOf(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - USAGE_RETENTION_MONTHS + 1, 1)));
     let deleted = 0;
     for (const [table, column] of [
       ['quota_usage', 'month'],
@@ -207,7 +208,7 @@ export class QuotaService {
    */
   async dailyUsageThisMonth(apiKeyIds: string[]): Promise<DailyUsage[]> {
     if (!apiKeyIds.length) return [];
-    const { month, resetAt } = quotaMonthOf(this.clock.now());
+    const { month, resetAt } = utcMonthOf(this.clock.now());
     const rows: { api_key_id: string; day: string; used: number }[] = await this.usage.query(
       `SELECT api_key_id, to_char(day, 'YYYY-MM-DD') AS day, used FROM quota_usage_daily
        WHERE api_key_id = ANY($1) AND day >= $2::date AND day < $3::date AND used > 0
@@ -287,7 +288,7 @@ export class QuotaService {
    * unclaimed again, so the next accepted job retries it.
    */
   async warnOnThresholds(caller: AuthenticatedKey, status: QuotaStatus): Promise<void> {
-    const { month } = quotaMonthOf(new Date(status.resetAt.getTime() - 1));
+    const { month } = utcMonthOf(new Date(status.resetAt.getTime() - 1));
     const reached = reachedThresholds(status.used, status.limit);
     if (!reached.length) return;
     try {

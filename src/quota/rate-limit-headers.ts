@@ -5,7 +5,7 @@ import { authenticatedKeyOf } from '../auth/api-key.guard';
 import { HEADER, LEGACY_FREE_POLICY } from '../common/operational-headers';
 import { QuotaService, QuotaStatus } from './quota.service';
 import { RequestRateLimiter } from './request-rate-limiter';
-import { unixSeconds } from './quota-window';
+import { unixSeconds } from '../common/utc-month';
 
 /** The `X-RateLimit-*` headers of a quota status (spec section 7.1). */
 export function rateLimitHeaders(status: QuotaStatus): Record<string, string> {

@@ -4,15 +4,15 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { assertBelowPlanLimit } from '../accounts/plan-limits';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
-import { KeyCache } from '../auth/key-cache';
+import { KeyCache } from '../accounts/key-cache';
 import { ApiError } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { isId, newId, randomBase62 } from '../common/ids';
 import { SecretCipher } from '../common/secret-cipher';
-import { resealColumns, ResealReport } from '../database/secret-reseal';
-import { sqlRows } from '../database/sql';
+import { resealColumns, ResealReport } from '../sql/secret-reseal';
+import { sqlRows } from '../sql/sql';
 import { Plan } from '../accounts/plan';
-import { quotaMonthOf } from '../quota/quota-window';
+import { utcMonthOf } from '../common/utc-month';
 import {
   CreatedRenderKeyDto,
   CreateRenderKeyDto,
@@ -162,7 +162,7 @@ export class RenderKeysService {
 
   /** The render key `id` with its secrets opened and its active caller, or null (unknown, or its API key revoked). */
   private async load(id: string): Promise<LoadedRenderKey | null> {
-    const { month } = quotaMonthOf(this.clock.now());
+    const { month } = utcMonthOf(this.clock.now());
     const [row] = await sqlRows<{
       id: string;
       secretSealed: string;

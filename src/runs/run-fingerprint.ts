@@ -1,6 +1,6 @@
 import type { Request } from 'express';
-import { canonicalJson } from '../idempotency/request-fingerprint';
-import { createHash } from 'node:crypto';
+import { canonicalJson } from '../common/canonical-json';
+import { sha256Hex } from '../common/hashing';
 
 /**
  * Idempotency fingerprint of `POST /v1/runs`: SHA-256 of the canonical JSON body with the `value` of
@@ -20,7 +20,5 @@ export function runFingerprint(req: Request): string {
       })
     : body?.steps;
   const redacted = body && typeof body === 'object' ? { ...body, ...(steps === undefined ? {} : { steps }) } : body;
-  return createHash('sha256')
-    .update(canonicalJson({ body: redacted ?? null, files: [] }))
-    .digest('hex');
+  return sha256Hex(canonicalJson({ body: redacted ?? null, files: [] }));
 }

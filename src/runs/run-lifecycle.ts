@@ -4,6 +4,7 @@ import { EntityManager, In, IsNull, LessThan, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { Clock } from '../common/clock';
 import { EventsService } from '../events/events.service';
+import { notifyCancelRequested } from '../queue/work-ended';
 import { WorkLifecycle } from '../queue/work-lifecycle';
 import { ResultFilesService } from '../storage/result-files.service';
 import { RunStep } from './run-steps';
@@ -113,9 +114,10 @@ export class RunLifecycle extends WorkLifecycle<Run> {
 
   /**
    * Cancels a run (CONTRACT.md, "Browser session runs", cancel): a `pending` run ends `failed` with
-   * stage `canceled` and every step `skipped`; a `running` one gets `cancelRequestedAt` and its worker
-   * ends it once what was recorded is stored; an ended one is left as it is. Each step is one guarded
-   * `UPDATE … RETURNING`; only when neither applied is the run read again.
+   * stage `canceled` and every step `skipped`; a `running` one gets `cancelRequestedAt`, announced in
+   * the same transaction on `LISTEN/NOTIFY` ({@link notifyCancelRequested}) to the worker running it,
+   * which ends it once what was recorded is stored; an ended one is left as it is. Each step is one
+   * guarded `UPDATE … RETURNING`; only when neither applied is the run read again.
    */
   async cancel(run: Pick<Run, 'id' | 'status' | 'steps'>): Promise<CancelOutcome> {
     if (run.status === 'pending') {
@@ -131,7 +133,11 @@ export class RunLifecycle extends WorkLifecycle<Run> {
       );
       if (ended) return { outcome: 'ended', run: ended };
     }
-    const requested = await this.transition(run.id, ['running'], { cancelRequestedAt: this.clock.now() });
+    const requested = await this.rows.manager.transaction(async (manager) => {
+      const row = await this.transition(run.id, ['running'], { cancelRequestedAt: this.clock.now() }, manager);
+      if (row) await notifyCancelRequested(manager, row.id);
+      return row;
+    });
     if (requested) return { outcome: 'requested', run: requested };
     const now = await this.rows.findOneByOrFail({ id: run.id });
     return OPEN_RUN_STATUSES.includes(now.status) ? { outcome: 'requested', run: now } : { outcome: 'already-ended', run: now };

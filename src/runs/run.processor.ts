@@ -9,6 +9,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EgressProxy } from '../egress/egress-proxy';
 import { RUN_JOB, RUN_QUEUE, RunPayload } from '../queue/queues';
 import { PeriodicJob, WorkProcessor } from '../queue/queue-processor';
+import { WorkEndWaiter } from '../queue/work-ended';
 import { ResultFilesService } from '../storage/result-files.service';
 import { RunFailure, runSession, RunSessionOutcome } from './run-session';
 import { RunEnding, RunLifecycle, skippedSteps } from './run-lifecycle';
@@ -27,8 +28,11 @@ const FINALIZE_SLACK_MS = 180_000;
 export const RUN_LEASE_GRACE_MS = 60_000;
 /** Runs whose files are deleted at most per sweep (a backlog is worked off over several sweeps). */
 const PURGE_BATCH = 200;
-/** How often a running run checks for a cancel, ms. */
-const CANCEL_POLL_MS = 500;
+/**
+ * How often a running run reads whether it was canceled while the `LISTEN` connection that announces
+ * cancels is down (and tries to reopen it), ms; while it is up, nothing is read (docs/runs.md, "Cancel").
+ */
+export const CANCEL_SAFETY_POLL_MS = 10_000;
 /** Longest a shutdown waits for interrupted runs to store what they recorded, ms. */
 const SHUTDOWN_WAIT_MS = 45_000;
 
@@ -64,6 +68,7 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly cipher: SecretCipher,
+    private readonly notifications: WorkEndWaiter,
   ) {
     super();
   }
@@ -111,12 +116,17 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
     const onStopping = () => abort.abort('worker');
     if (this.stopping.signal.aborted) onStopping();
     this.stopping.signal.addEventListener('abort', onStopping);
-    const cancelPoll = setInterval(() => {
+    // A cancel is announced on LISTEN/NOTIFY; the row is read only when one may have been missed (at
+    // the start, when the connection opened or broke) and, while the connection is down, every
+    // CANCEL_SAFETY_POLL_MS.
+    const readCancel = () =>
       void this.lifecycle.cancelRequested(run.id).then(
         (requested) => requested && abort.abort('canceled'),
         () => undefined,
       );
-    }, CANCEL_POLL_MS);
+    const cancelWatch = this.notifications.watchCancel(run.id, (heard) => (heard ? abort.abort('canceled') : readCancel()));
+    readCancel();
+    const safetyPoll = setInterval(() => cancelWatch.listening() || readCancel(), CANCEL_SAFETY_POLL_MS);
     try {
       const sensitiveValues = openRunValues(this.cipher, payload);
       const outcome = await this.pool.withLease(
@@ -154,7 +164,8 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
     } catch (err) {
       return this.browserFailure(run, err);
     } finally {
-      clearInterval(cancelPoll);
+      clearInterval(safetyPoll);
+      cancelWatch.stop();
       this.stopping.signal.removeEventListener('abort', onStopping);
     }
   }

@@ -15,7 +15,8 @@ import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload } from '../queue/queues';
 import { ResultFilesService } from '../storage/result-files.service';
 import { StorageDeliveryService } from '../storage-destinations/storage-delivery.service';
 import { jobCaptureOptions, ScreenshotJob } from './screenshot-job.entity';
-import { CaptureOutcome, CustomerMessage, ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
+import { CustomerMessage } from '../results/customer-messages';
+import { CaptureOutcome, ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
 import { ScreenshotUpload } from './screenshot-upload.entity';
 import { saveThumbnail } from './thumbnail';
 

@@ -9,8 +9,9 @@ import { PeriodicJob, QueueProcessor } from '../queue/queue-processor';
 import { HOUSEKEEPING_QUEUE, HOUSEKEEPING_SWEEP_JOB } from '../queue/queues';
 import { ResultFilesService } from '../storage/result-files.service';
 import { captureBudgetMs } from '../capture/capture-options';
-import { CustomerMessage, ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
-import { storedExtractedFiles } from '../results/extracted';
+import { CustomerMessage } from '../results/customer-messages';
+import { ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
+import { artifactFiles, SWEPT_COLUMNS } from '../results/artifacts';
 import { ScreenshotJob } from './screenshot-job.entity';
 
 /** Result files deleted at most per sweep (a backlog is worked off over several sweeps). */
@@ -47,21 +48,19 @@ export class HousekeepingProcessor extends QueueProcessor {
   /**
    * Deletes the result files of jobs completed more than `RESULT_TTL_DAYS` ago and marks them
    * (`resultDeletedAt`): expiry is driven by the job rows, never by listing the store (which may be
-   * an S3 bucket). At most {@link EXPIRY_BATCH} per sweep; returns how many were deleted.
+   * an S3 bucket). The files are those of every artifact the artifacts table marks `swept`
+   * (src/results/artifacts.ts). At most {@link EXPIRY_BATCH} per sweep; returns how many jobs were swept.
    */
   private async deleteExpiredResults(now: Date): Promise<number> {
+    const before = this.files.expiredBefore(now);
     const expired = await this.jobs.find({
-      select: { id: true, resultFile: true, thumbnailFile: true, extracted: true },
-      where: [
-        { resultFile: Not(IsNull()), resultDeletedAt: IsNull(), completedAt: LessThan(this.files.expiredBefore(now)) },
-        { extracted: Not(IsNull()), resultDeletedAt: IsNull(), completedAt: LessThan(this.files.expiredBefore(now)) },
-      ],
+      select: { id: true, ...Object.fromEntries(SWEPT_COLUMNS.map((column) => [column, true])) },
+      where: SWEPT_COLUMNS.map((column) => ({ [column]: Not(IsNull()), resultDeletedAt: IsNull(), completedAt: LessThan(before) })),
       order: { completedAt: 'ASC' },
       take: EXPIRY_BATCH,
     });
     for (const job of expired) {
-      for (const file of [job.resultFile, job.thumbnailFile, ...storedExtractedFiles(job.extracted)])
-        if (file) await this.files.deleteFile(file);
+      for (const file of artifactFiles(job)) await this.files.deleteFile(file);
       await this.jobs.update({ id: job.id }, { resultDeletedAt: now });
     }
     return expired.length;

@@ -1,7 +1,8 @@
 import { QueryFailedError } from 'typeorm';
 import { BrowserUnavailableError } from '../browser/browser-errors';
 import { CaptureError, redactInternals } from '../capture/capture-engine';
-import { CustomerMessage, customerSafeError, INTERNAL_FAILURE_MESSAGE, STORAGE_FAILURE_MESSAGE } from './screenshot-job-lifecycle';
+import { CustomerMessage, INTERNAL_FAILURE_MESSAGE, STORAGE_FAILURE_MESSAGE } from '../results/customer-messages';
+import { customerSafeError } from './screenshot-job-lifecycle';
 
 /** A real file system error, as `fs` raises it (path, syscall and code included). */
 async function fsError(): Promise<unknown> {

@@ -5,28 +5,18 @@ import { CaptureError, redactInternals } from '../capture/capture-engine';
 import { Clock } from '../common/clock';
 import { EventsService } from '../events/events.service';
 import { WorkLifecycle } from '../queue/work-lifecycle';
-import { extractedSummary, StoredExtracted } from '../results/extracted';
+import { CustomerMessage, INTERNAL_FAILURE_MESSAGE, STORAGE_FAILURE_MESSAGE } from '../results/customer-messages';
+import { artifactColumns, ArtifactColumns, artifactEventFields } from '../results/artifacts';
 import { ResultFilesService } from '../storage/result-files.service';
-import type { StoredObject } from '../storage-destinations/storage-path';
 import { ScreenshotJob } from './screenshot-job.entity';
 import { ScreenshotUpload } from './screenshot-upload.entity';
-
-/** The job's `error` when the result could not be written to storage. */
-export const STORAGE_FAILURE_MESSAGE = 'internal error: the result could not be stored; please retry';
-/** The job's `error` for any other internal failure (database, unexpected exception). */
-export const INTERNAL_FAILURE_MESSAGE = 'internal error: the capture could not be completed; please retry';
-
-/** A message the service wrote for customers (e.g. "capture did not finish: the worker stopped"). */
-export class CustomerMessage {
-  constructor(readonly text: string) {}
-}
 
 /**
  * The customer-safe text of a job failure (the job's `error` and `screenshot.failed`'s `error`): a
  * {@link CaptureError} or {@link CustomerMessage} keeps its message (with anything path-like
  * redacted), a storage failure (`ENOSPC`, `EACCES`, … from the file system) becomes
  * {@link STORAGE_FAILURE_MESSAGE}, anything else {@link INTERNAL_FAILURE_MESSAGE}. File paths, SQL
- * and stack text never reach the customer (BRIEF: "Internal errors never reach customers' job messages").
+ * and stack text never reach the customer (CONTRACT.md, "Error codes beyond the spec's table": no stack trace, no SQL, no internal message).
  */
 export function customerSafeError(cause: unknown): string {
   if (cause instanceof CaptureError || cause instanceof CustomerMessage) {
@@ -37,19 +27,13 @@ export function customerSafeError(cause: unknown): string {
   return INTERNAL_FAILURE_MESSAGE;
 }
 
-/** A job's outcome once the capture succeeded. */
-export interface CaptureOutcome {
-  /** Name of the stored result file (null with `format: "none"`). */
-  resultFile: string | null;
-  /** Name of the stored thumbnail (null or absent without `thumbnail`). */
-  thumbnailFile?: string | null;
+/**
+ * A job's outcome once the capture succeeded: its artifacts (src/results/artifacts.ts; each absent one
+ * null), whether the page was clipped and the HTTP status of the page's main document (null for an upload).
+ */
+export interface CaptureOutcome extends Partial<ArtifactColumns> {
   clipped: boolean;
-  /** HTTP status of the page's main document; null for an upload. */
   targetStatus: number | null;
-  /** The extracted content's files and metadata (null without `extract`). */
-  extracted?: StoredExtracted | null;
-  /** Where the result was delivered (`storage` / `upload` options); null or absent without them. */
-  storage?: StoredObject | null;
 }
 
 /** First key of the advisory lock a capped claim takes per account (`pg_advisory_xact_lock(key, hashtext(account_id))`): ASCII "fair". */
@@ -190,11 +174,8 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
   complete(jobId: string, outcome: CaptureOutcome): Promise<boolean> {
     return this.endJob(jobId, {
       status: 'done',
-      resultFile: outcome.resultFile,
-      thumbnailFile: outcome.thumbnailFile ?? null,
+      ...artifactColumns(outcome),
       clipped: outcome.clipped,
-      extracted: outcome.extracted ?? null,
-      storage: outcome.storage ?? null,
       targetStatus: outcome.targetStatus,
       completedAt: this.clock.now(),
     });
@@ -235,14 +216,12 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
       return this.events.publishWithin(manager, job.accountId, 'screenshot.completed', {
         screenshotId: job.id,
         url: job.targetUrl,
-        publicUrl: job.resultFile ? this.files.publicUrl(job.resultFile) : null,
-        thumbnailUrl: job.thumbnailFile ? this.files.publicUrl(job.thumbnailFile) : null,
+        ...artifactEventFields(job, (file) => this.files.publicUrl(file)),
         format: job.format,
         width: job.width,
         height: job.height,
         fullPage: job.fullPage,
         clipped: job.clipped,
-        extracted: extractedSummary(job.extracted, (file) => this.files.publicUrl(file)),
         targetStatus: job.targetStatus,
       });
     }

@@ -3,7 +3,7 @@ import { KeyOwnedWork } from '../auth/key-owned-work.entity';
 import { CaptureOptions, CaptureOptionsInput, DEFAULT_CAPTURE_OPTIONS } from '../capture/capture-options';
 import type { StoredExtracted } from '../results/extracted';
 import type { JobFormat } from '../results/result-formats';
-import type { StoredObject } from '../storage-destinations/storage-path';
+import type { StoredObject } from '../results/storage-path';
 
 /** Job states (spec section 3.1): `pending` → `processing` → `done` | `failed`, never back. */
 export const JOB_STATUSES = ['pending', 'processing', 'done', 'failed'] as const;

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { findAccountOwned } from '../accounts/find-account-owned';
-import { ExtractionService } from '../extract/extraction.service';
-import { EXTRACT_CAPS, extractedSummary } from '../results/extracted';
+import { artifactColumns, artifactJobFields, copyArtifacts } from '../results/artifacts';
+import { EXTRACT_CAPS } from '../results/extracted';
 import { InjectRepository } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
 import { EntityManager, Repository } from 'typeorm';
@@ -56,7 +56,6 @@ export class ScreenshotsService {
     private readonly files: ResultFilesService,
     private readonly clock: Clock,
     private readonly lifecycle: ScreenshotJobLifecycle,
-    private readonly extraction: ExtractionService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly destinations: StorageDestinationsService,
     private readonly backlog: CaptureBacklog,
@@ -248,21 +247,8 @@ export class ScreenshotsService {
 
   /** Ends a cached job `done` with a copy of `source`'s file; when the file is gone after all, the job is captured as usual instead. */
   private async completeFromCache(job: ScreenshotJob, source: ScreenshotJob): Promise<void> {
-    const resultFile = await this.files.copy(source.resultFile as string);
-    const thumbnailFile = resultFile && source.thumbnailFile ? await this.files.copy(source.thumbnailFile) : null;
-    const extracted = resultFile ? await this.extraction.copy(source.extracted) : null;
-    if (
-      resultFile &&
-      (thumbnailFile || !source.thumbnailFile) &&
-      extracted !== undefined &&
-      (await this.lifecycle.complete(job.id, {
-        resultFile,
-        thumbnailFile,
-        clipped: source.clipped,
-        targetStatus: source.targetStatus,
-        extracted,
-      }))
-    )
+    const artifacts = await copyArtifacts(source, (file) => this.files.copy(file));
+    if (artifacts && (await this.lifecycle.complete(job.id, { ...artifacts, clipped: source.clipped, targetStatus: source.targetStatus })))
       return;
     this.logger.warn(`The cached capture of ${job.id} (${source.id}) is gone; capturing instead`);
     await this.jobs.update({ id: job.id }, { cached: false });
@@ -298,10 +284,7 @@ export class ScreenshotsService {
       clipped: false,
       targetStatus: null,
       createdAt: this.clock.now(),
-      resultFile: null,
-      thumbnailFile: null,
-      extracted: null,
-      storage: null,
+      ...artifactColumns({}),
       error: null,
       startedAt: null,
       completedAt: null,
@@ -371,8 +354,7 @@ export class ScreenshotsService {
     return {
       id: job.id,
       status: job.status,
-      url: job.status === 'done' && job.resultFile ? this.files.publicUrl(job.resultFile) : null,
-      thumbnailUrl: job.status === 'done' && job.thumbnailFile ? this.files.publicUrl(job.thumbnailFile) : null,
+      ...artifactJobFields(job, job.status === 'done', (file) => this.files.publicUrl(file)),
       error: job.error,
       createdAt: job.createdAt.toISOString(),
       completedAt: job.completedAt?.toISOString() ?? null,
@@ -384,8 +366,6 @@ export class ScreenshotsService {
       targetStatus: job.targetStatus,
       cached: job.cached,
       options: job.requestedOptions ?? {},
-      extracted: job.status === 'done' ? extractedSummary(job.extracted, (file) => this.files.publicUrl(file)) : null,
-      storage: job.status === 'done' ? job.storage : null,
     };
   }
 }

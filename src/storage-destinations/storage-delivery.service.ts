@@ -1,14 +1,14 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { EXTRACT_CAPS, StoredExtracted, storedExtractedFiles } from '../results/extracted';
+import { ArtifactColumns, artifactFiles, artifactsWithoutCopy, filesBesideImage } from '../results/artifacts';
 import { RESULT_CONTENT_TYPES, ResultFormat } from '../results/result-formats';
-import { CustomerMessage } from '../screenshots/screenshot-job-lifecycle';
+import { CustomerMessage } from '../results/customer-messages';
 import { SsrfGuard } from '../egress/ssrf-guard';
 import { ResultFilesService } from '../storage/result-files.service';
 import { BucketClient, BucketTarget } from './bucket-client';
 import { describeDestinationError } from './destination-errors';
 import { presignedPut, PresignedUploadError } from './presigned-upload';
 import { StorageDestinationsService } from './storage-destinations.service';
-import { besideObjectKey, DEFAULT_STORAGE_PATH, storageObjectKey, StoredObject, StoragePathValues } from './storage-path';
+import { besideObjectKey, DEFAULT_STORAGE_PATH, storageObjectKey, StoredObject, StoragePathValues } from '../results/storage-path';
 
 /** The resolved `storage` option (CONTRACT.md, "Storage destinations"). */
 export interface StorageOption {
@@ -34,26 +34,20 @@ export interface DeliveredJob {
   createdAt: Date;
 }
 
-/** A capture's stored result, before it is delivered. */
-export interface CapturedFiles {
-  /** The image or PDF bytes (null with `format: "none"`). */
+/**
+ * A capture's stored result, before it is delivered: the image or PDF bytes (null with `format: "none"`)
+ * and the artifacts in the service's storage (src/results/artifacts.ts; `storage` is what delivery fills).
+ */
+export interface CapturedFiles extends Omit<ArtifactColumns, 'storage'> {
   image: Buffer | null;
   format: ResultFormat | null;
-  /** Its name in the service's storage. */
-  resultFile: string | null;
-  /** The `thumbnail` option's image in the service's storage, same format as the image. */
-  thumbnailFile: string | null;
-  extracted: StoredExtracted | null;
 }
 
-/** What the job keeps once delivered: its own copy (or none, `keepCopy: false`) and where the result went. */
-export interface DeliveredFiles {
-  resultFile: string | null;
-  thumbnailFile: string | null;
-  extracted: StoredExtracted | null;
-  /** The job's `storage`; null without `storage` and `upload`. */
-  storage: StoredObject | null;
-}
+/**
+ * What the job keeps once delivered: its artifacts (none in the service's storage with `keepCopy: false`)
+ * and `storage`, where the result went (null without `storage` and `upload`).
+ */
+export type DeliveredFiles = ArtifactColumns;
 
 /**
  * How hard a delivery to a bucket tries: 3 attempts per object with the SDK's back-off, 20 s per
@@ -61,18 +55,13 @@ export interface DeliveredFiles {
  */
 const DELIVERY_LIMITS = { maxAttempts: 3, requestTimeoutMs: 20_000, totalMs: 60_000 } as const;
 
-/** Largest extracted file read for upload, bytes: above the largest cap (html's), with room for the links' JSON. */
-const EXTRACTED_FILE_MAX_BYTES = 4 * EXTRACT_CAPS.html;
-
-/** Largest thumbnail read for upload, bytes: a 1,920 × 1,920 RGBA image uncompressed, with room. */
-const THUMBNAIL_MAX_BYTES = 16 * 1024 * 1024;
-
 /** Prefix of the job's `error` when delivery failed (CONTRACT.md, "Storage destinations"). */
 export const STORAGE_FAILURE_PREFIX = 'storage upload failed: ';
 
 /**
  * Delivers a finished capture to the customer's storage (CONTRACT.md, "Storage destinations"): with
- * `storage`, the image, its thumbnail and the extracted files are written to the destination's bucket under the
+ * `storage`, the image and the result files of the other artifacts (the artifacts table,
+ * src/results/artifacts.ts: thumbnail, extracted files) are written to the destination's bucket under the
  * path template; with `upload`, the image is sent with one `PUT` to the presigned URL. Both go through
  * the SSRF guard and are retried with back-off. The capture processor calls {@link deliver} after
  * storing the result and ends the job `done` only with what it returns.
@@ -99,8 +88,9 @@ export class StorageDeliveryService {
     options: { storage?: StorageOption | null; upload?: UploadOption | null },
     captured: CapturedFiles,
   ): Promise<DeliveredFiles> {
-    const { resultFile, thumbnailFile, extracted } = captured;
-    if (!options.storage && !options.upload) return { resultFile, thumbnailFile, extracted, storage: null };
+    const { image: _image, format: _format, ...artifacts } = captured;
+    const kept: ArtifactColumns = { ...artifacts, storage: null };
+    if (!options.storage && !options.upload) return kept;
     let storage: StoredObject;
     try {
       storage = options.storage
@@ -114,12 +104,12 @@ export class StorageDeliveryService {
     }
     if (options.storage && !options.storage.keepCopy) {
       await this.dropCopies(captured);
-      return { resultFile: null, thumbnailFile: null, extracted: extracted?.metadata ? { metadata: extracted.metadata } : null, storage };
+      return artifactsWithoutCopy({ ...kept, storage });
     }
-    return { resultFile, thumbnailFile, extracted, storage };
+    return { ...kept, storage };
   }
 
-  /** Writes the image, then each extracted file beside it, to the destination's bucket. */
+  /** Writes the image, then each other artifact's result files beside it (in table order), to the destination's bucket. */
   private async toBucket(job: DeliveredJob, option: StorageOption, captured: CapturedFiles): Promise<StoredObject> {
     const destination = await this.destinations.findFor(job.accountId, option.destinationId);
     if (!destination) throw new DeliveryFailure('the storage destination no longer exists');
@@ -146,21 +136,10 @@ export class StorageDeliveryService {
     try {
       let etag: string | null = null;
       if (captured.image && captured.format) etag = await client.put(key, captured.image, RESULT_CONTENT_TYPES[captured.format]);
-      if (captured.thumbnailFile) {
-        const opened = await this.files.open(captured.thumbnailFile, THUMBNAIL_MAX_BYTES);
-        if (!opened?.data) throw new DeliveryFailure('the thumbnail could not be read for upload');
-        // Beside the image as `<key without .ext>.thumb.<ext>` (or `<key>.thumb.<ext>` without `{ext}`).
-        await client.put(
-          besideObjectKey(destination.prefix, template, values(`thumb.${imageExt}`), imageExt),
-          opened.data,
-          opened.contentType,
-        );
-      }
-      for (const file of storedExtractedFiles(captured.extracted)) {
-        const opened = await this.files.open(file, EXTRACTED_FILE_MAX_BYTES);
-        if (!opened) throw new DeliveryFailure('an extracted file expired before it could be uploaded');
-        if (!opened.data) throw new DeliveryFailure('an extracted file is too large to upload');
-        const ext = file.slice(file.lastIndexOf('.') + 1);
+      for (const { file, ext, delivery } of filesBesideImage(captured, imageExt)) {
+        const opened = await this.files.open(file, delivery.maxBytes);
+        if (!opened) throw new DeliveryFailure(delivery.gone);
+        if (!opened.data) throw new DeliveryFailure(delivery.tooLarge);
         await client.put(besideObjectKey(destination.prefix, template, values(ext), imageExt), opened.data, opened.contentType);
       }
       return { destinationId: destination.id, bucket: destination.bucket, key, etag };
@@ -186,9 +165,7 @@ export class StorageDeliveryService {
 
   /** Deletes the service's copies of a result (best effort: the housekeeping sweep never sees them). */
   private async dropCopies(captured: CapturedFiles): Promise<void> {
-    const names = [captured.resultFile, captured.thumbnailFile, ...storedExtractedFiles(captured.extracted)].filter(
-      (n): n is string => !!n,
-    );
+    const names = artifactFiles(captured);
     await Promise.all(
       names.map((name) =>
         this.files.deleteFile(name).catch((err: unknown) => this.logger.warn(`Could not delete ${name}: ${(err as Error).message}`)),

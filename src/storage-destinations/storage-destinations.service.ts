@@ -8,7 +8,7 @@ import { Clock } from '../common/clock';
 import { PostgresRateLimiter } from '../common/postgres-rate-limiter';
 import { newId, randomBase62 } from '../common/ids';
 import { SecretCipher } from '../common/secret-cipher';
-import { resealColumns, ResealReport } from '../database/secret-reseal';
+import { resealColumns, ResealReport } from '../sql/secret-reseal';
 import { ENDPOINT_TEST_LIMIT } from '../egress/customer-endpoints';
 import { SsrfGuard } from '../egress/ssrf-guard';
 import { BucketClient, BucketTarget } from './bucket-client';

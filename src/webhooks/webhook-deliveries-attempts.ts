@@ -2,7 +2,7 @@ import { InjectQueue } from '@nestjs/bull';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
-import { Brackets, DataSource, EntityManager, In, IsNull, LessThan, Repository } from 'typeorm';
+import { DataSource, LessThan, Repository } from 'typeorm';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { SecretCipher, SecretUnreadableError } from '../common/secret-cipher';
@@ -10,7 +10,8 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EventsService } from '../events/events.service';
 import { WEBHOOK_ATTEMPT_JOB, WEBHOOK_QUEUE, WebhookAttemptPayload } from '../queue/queues';
 import { deliveryHeaders, retryDelayMs } from './signing';
-import { ENDED_DELIVERY_STATUSES, OPEN_DELIVERY_STATUSES, WebhookDelivery } from './webhook-delivery.entity';
+import { DeliveryLifecycle, ENDPOINT_DISABLED_MESSAGE } from './webhook-delivery-lifecycle';
+import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 import { AttemptOutcome, WebhookSender } from './webhook-sender';
 import { webhookUrlProblem } from './webhook-target';
@@ -20,9 +21,6 @@ export const IN_FLIGHT_SLACK_MS = 15_000;
 
 /** An attempt job may start this early before `nextAttemptAt` (clock differences between processes), ms. */
 const EARLY_START_SLACK_MS = 1_000;
-
-/** `errorMessage` of deliveries ended because their endpoint is disabled (CONTRACT.md "Webhooks"). */
-export const ENDPOINT_DISABLED_MESSAGE = 'endpoint disabled';
 
 /** A success moves the endpoint's auto-disable clock only when it is older than this, ms. */
 const HEALTHY_AT_RESOLUTION_MS = 60_000;
@@ -61,6 +59,7 @@ export class WebhookAttempts {
     private readonly events: EventsService,
     private readonly sender: WebhookSender,
     private readonly clock: Clock,
+    private readonly lifecycle: DeliveryLifecycle,
   ) {}
 
   /**
@@ -85,33 +84,21 @@ export class WebhookAttempts {
    * is disabled, else marks the attempt in flight when the delivery is open and either due and idle,
    * or in flight for longer than {@link inFlightLimitMs} (taken over: same attempt number). Returns
    * the claimed attempt, or null when there is nothing to do (ended, deleted, not due yet, in flight
-   * elsewhere). Throws what the database throws.
+   * elsewhere). Each is a guarded transition of {@link DeliveryLifecycle}. Throws what the database throws.
    */
   async claim(deliveryId: string): Promise<ClaimedAttempt | null> {
     const startedAt = this.clock.now();
-    if (await this.endIfEndpointDisabled(deliveryId)) return null;
-    const result = await this.deliveries
-      .createQueryBuilder()
-      .update(WebhookDelivery)
-      .set({
-        attempts: () => 'CASE WHEN attempt_started_at IS NULL THEN attempts + 1 ELSE attempts END',
-        attemptStartedAt: startedAt,
-      })
-      .where({ id: deliveryId, status: In(OPEN_DELIVERY_STATUSES) })
-      .andWhere(
-        new Brackets((qb) =>
-          qb
-            .where({ attemptStartedAt: IsNull(), nextAttemptAt: LessThan(new Date(startedAt.getTime() + EARLY_START_SLACK_MS)) })
-            .orWhere({ attemptStartedAt: LessThan(new Date(startedAt.getTime() - inFlightLimitMs(this.config))) }),
-        ),
-      )
-      .returning(['attempts'])
-      .execute();
-    const row = (result.raw as { attempts: number }[])[0];
-    if (!result.affected || !row) return null;
-    const delivery = await this.deliveries.findOne({ where: { id: deliveryId }, relations: { endpoint: true } });
-    if (!delivery?.endpoint) return null;
-    return { delivery: delivery as ClaimedAttempt['delivery'], attemptNo: row.attempts, startedAt };
+    if (await this.lifecycle.endIfEndpointDisabled(deliveryId)) return null;
+    const claimed = await this.lifecycle.claimAttempt(
+      deliveryId,
+      startedAt,
+      new Date(startedAt.getTime() + EARLY_START_SLACK_MS),
+      new Date(startedAt.getTime() - inFlightLimitMs(this.config)),
+    );
+    if (!claimed) return null;
+    const endpoint = await this.endpoints.findOneBy({ id: claimed.endpointId });
+    if (!endpoint) return null;
+    return { delivery: Object.assign(claimed, { endpoint }), attemptNo: claimed.attempts, startedAt };
   }
 
   /**
@@ -152,19 +139,13 @@ export class WebhookAttempts {
     const delayMs = outcome.ok || delivery.resend || endpointDisabled ? null : retryDelayMs(attemptNo, this.config.webhookRetryDelaysS);
     const now = this.clock.now();
     const nextAttemptAt = delayMs === null ? null : new Date(now.getTime() + delayMs);
-    const result = await this.deliveries.update(
-      { id: delivery.id, attemptStartedAt: startedAt, status: In(OPEN_DELIVERY_STATUSES) },
-      {
-        status: outcome.ok ? 'successful' : delayMs === null ? 'exhausted' : 'retrying',
-        responseCode: outcome.responseCode,
-        errorMessage: endpointDisabled ? ENDPOINT_DISABLED_MESSAGE : outcome.errorMessage,
-        lastAttemptAt: startedAt,
-        nextAttemptAt,
-        attemptStartedAt: null,
-        resend: false,
-      },
-    );
-    if (!result.affected) return;
+    const recorded = await this.lifecycle.recordAttempt(delivery.id, startedAt, {
+      status: outcome.ok ? 'successful' : delayMs === null ? 'exhausted' : 'retrying',
+      responseCode: outcome.responseCode,
+      errorMessage: endpointDisabled ? ENDPOINT_DISABLED_MESSAGE : outcome.errorMessage,
+      nextAttemptAt,
+    });
+    if (!recorded) return;
     if (outcome.ok) {
       // At most one write a minute per endpoint: the clock counts days.
       await this.endpoints.update(
@@ -175,7 +156,7 @@ export class WebhookAttempts {
     }
     this.logger.log(`Delivery ${delivery.id} attempt ${attemptNo} failed: ${outcome.errorMessage}`);
     // Disabled while this attempt was in flight: its retry ends now rather than at its due time.
-    if (delayMs !== null && (await this.endIfEndpointDisabled(delivery.id))) return;
+    if (delayMs !== null && (await this.lifecycle.endIfEndpointDisabled(delivery.id))) return;
     if (delayMs !== null) await this.enqueue(delivery.id, attemptNo + 1, delayMs);
     await this.disableIfFailing(delivery.endpointId);
   }
@@ -202,7 +183,7 @@ export class WebhookAttempts {
       )) as [{ id: string; account_id: string; url: string }[], number];
       const endpoint = rows[0];
       if (!endpoint) return null;
-      await this.endOpenDeliveries(manager, endpoint.id);
+      await this.lifecycle.endOpenOfEndpoint(manager, endpoint.id);
       const { afterCommit } = await this.events.publishWithin(manager, endpoint.account_id, 'endpoint.disabled', {
         endpointId: endpoint.id,
         url: endpoint.url,
@@ -218,34 +199,14 @@ export class WebhookAttempts {
   }
 
   /**
-   * Ends the endpoint's open deliveries that no attempt holds right now: `exhausted` with
-   * {@link ENDPOINT_DISABLED_MESSAGE} (CONTRACT.md "Webhooks"); run inside the transaction that
-   * disables it. An attempt in flight records its own outcome and ends the same way.
-   */
-  async endOpenDeliveries(manager: EntityManager, endpointId: string): Promise<void> {
-    await manager.update(
-      WebhookDelivery,
-      { endpointId, status: In(OPEN_DELIVERY_STATUSES), attemptStartedAt: IsNull() },
-      { status: 'exhausted', errorMessage: ENDPOINT_DISABLED_MESSAGE, nextAttemptAt: null, resend: false },
-    );
-  }
-
-  /**
    * Resends an ended delivery (CONTRACT.md "Webhooks", resend): the same delivery, `pending` again,
    * attempted once now (same `Webhook-Id`, fresh timestamp and signature, `attempts` growing; no
    * retry schedule after a failure). Throws 409 `DELIVERY_IN_PROGRESS` while it is `pending` or
    * `retrying`, 404 `NOT_FOUND` when the endpoint has no such delivery.
    */
   async resend(endpointId: string, deliveryId: string): Promise<void> {
-    const result = await this.deliveries
-      .createQueryBuilder()
-      .update(WebhookDelivery)
-      .set({ status: 'pending', resend: true, nextAttemptAt: this.clock.now() })
-      .where({ id: deliveryId, endpointId, status: In(ENDED_DELIVERY_STATUSES) })
-      .returning(['attempts'])
-      .execute();
-    const row = (result.raw as { attempts: number }[])[0];
-    if (!result.affected || !row) {
+    const reopened = await this.lifecycle.reopenForResend(deliveryId, endpointId, this.clock.now());
+    if (!reopened) {
       const existing = await this.deliveries.findOne({ select: { id: true, status: true }, where: { id: deliveryId, endpointId } });
       if (!existing) throw ApiError.notFound('Webhook delivery');
       throw new ApiError(
@@ -257,7 +218,7 @@ export class WebhookAttempts {
         },
       );
     }
-    await this.enqueue(deliveryId, row.attempts + 1, 0);
+    await this.enqueue(deliveryId, reopened.attempts + 1, 0);
   }
 
   /** The endpoint's valid signing secrets, newest first: the current one, and the previous one during a rotation's overlap. */
@@ -267,17 +228,5 @@ export class WebhookAttempts {
       secrets.push(this.cipher.open(endpoint.previousSecretSealed, endpoint.id));
     }
     return secrets;
-  }
-
-  /** Ends the delivery when its endpoint is disabled and no attempt holds it; returns whether it did. */
-  private async endIfEndpointDisabled(deliveryId: string): Promise<boolean> {
-    const result = await this.deliveries.query(
-      `UPDATE webhook_deliveries d SET status = 'exhausted', error_message = $2, next_attempt_at = NULL, resend = false
-         FROM webhook_endpoints e
-        WHERE d.id = $1 AND e.id = d.endpoint_id AND NOT e.enabled
-          AND d.status IN ('pending', 'retrying') AND d.attempt_started_at IS NULL`,
-      [deliveryId, ENDPOINT_DISABLED_MESSAGE],
-    );
-    return (result as [unknown, number])[1] > 0;
   }
 }

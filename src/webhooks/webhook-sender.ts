@@ -5,7 +5,7 @@ import { Agent, request } from 'undici';
 import { readAtMost } from '../egress/customer-endpoints';
 import { SsrfGuard, TargetRefusedError, TargetUnresolvedError } from '../egress/ssrf-guard';
 
-/** Characters of a response body kept in the delivery log (the issue: "a short excerpt" only). */
+/** Characters of a response body kept in the delivery log (docs/webhooks.md, "Deliveries": a short excerpt only). */
 export const RESPONSE_EXCERPT_CHARS = 200;
 
 /** Most bytes of a response body ever read (CONTRACT.md "Webhooks", delivery transport: 64 KiB). */

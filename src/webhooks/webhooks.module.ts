@@ -7,6 +7,7 @@ import { EventsModule } from '../events/events.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { WEBHOOK_QUEUE } from '../queue/queues';
 import { WebhookAttempts } from './webhook-deliveries-attempts';
+import { DeliveryLifecycle } from './webhook-delivery-lifecycle';
 import { WebhookFanOut } from './webhook-deliveries-fan-out';
 import { WebhookRecovery } from './webhook-deliveries-recovery';
 import { WebhookDelivery } from './webhook-delivery.entity';
@@ -35,6 +36,7 @@ import { WebhooksService } from './webhooks.service';
     WebhooksService,
     WebhookFanOut,
     WebhookAttempts,
+    DeliveryLifecycle,
     WebhookRecovery,
     WebhookDeliveryProcessor,
     WebhookSender,

@@ -21,9 +21,10 @@ import {
   WebhookEndpointListDto,
 } from './dto/webhook-endpoint.dto';
 import { SecretCipher, SecretUnreadableError } from '../common/secret-cipher';
-import { resealColumns, ResealReport } from '../database/secret-reseal';
+import { resealColumns, ResealReport } from '../sql/secret-reseal';
 import { isStandardWebhooksSecret, newSigningSecret } from './signing';
 import { WebhookAttempts } from './webhook-deliveries-attempts';
+import { DeliveryLifecycle } from './webhook-delivery-lifecycle';
 import { DELIVERY_LOG_SIZE } from './webhook-deliveries-fan-out';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
@@ -50,6 +51,7 @@ export class WebhooksService {
     private readonly targets: WebhookTargetPolicy,
     private readonly events: EventsService,
     private readonly deliveryService: WebhookAttempts,
+    private readonly deliveryLifecycle: DeliveryLifecycle,
     private readonly clock: Clock,
   ) {
     this.testPingLimiter = new PostgresRateLimiter(dataSource, ENDPOINT_TEST_LIMIT);
@@ -130,7 +132,7 @@ export class WebhooksService {
     const updated = await this.dataSource.transaction(async (manager) => {
       const result = await manager.update(WebhookEndpoint, { id: endpoint.id, accountId: caller.accountId }, changes);
       if (!result.affected) throw ApiError.notFound('Webhook endpoint');
-      if (disabling) await this.deliveryService.endOpenDeliveries(manager, endpoint.id);
+      if (disabling) await this.deliveryLifecycle.endOpenOfEndpoint(manager, endpoint.id);
       return { ...endpoint, ...changes };
     });
     return this.toDto(updated);

@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import { AccountsService } from '../../src/accounts/accounts.service';
 import { UsersService } from '../../src/accounts/users.service';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
-import { quotaMonthOf } from '../../src/quota/quota-window';
+import { utcMonthOf } from '../../src/common/utc-month';
 import { postForm, sessionCookieOf } from '../support/dashboard-forms';
 import { startTestApp, TestApp } from '../support/test-app';
 
@@ -20,7 +20,7 @@ describe('account quota ceiling', () => {
   let db: DataSource;
   const body = { url: 'http://127.0.0.1:9/account-quota' };
   const batch = (n: number) => ({ items: Array.from({ length: n }, () => body) });
-  const resetAt = () => quotaMonthOf(new Date()).resetAt.toISOString();
+  const resetAt = () => utcMonthOf(new Date()).resetAt.toISOString();
 
   beforeAll(async () => {
     t = await startTestApp({ runProcessors: false });
@@ -39,7 +39,7 @@ describe('account quota ceiling', () => {
     const [{ used }] = await db.query(
       `SELECT COALESCE(sum(u.used), 0)::int AS used FROM quota_usage u JOIN api_keys k ON k.id = u.api_key_id
         WHERE k.account_id = $1 AND u.month = $2::date`,
-      [accountId, quotaMonthOf(new Date()).month],
+      [accountId, utcMonthOf(new Date()).month],
     );
     return { jobs, used };
   }

@@ -2,8 +2,8 @@ import { DataSource } from 'typeorm';
 import type { UserView } from '../../src/accounts/users.service';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { DashboardService } from '../../src/dashboard/dashboard.service';
-import { pgPool } from '../../src/database/sql';
-import { quotaMonthOf } from '../../src/quota/quota-window';
+import { pgPool } from '../../src/sql/sql';
+import { utcMonthOf } from '../../src/common/utc-month';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /** The dashboard's key list reads this month's usage of all the account's keys at once (docs/dashboard.md). */
@@ -24,7 +24,7 @@ describe('dashboard: usage of every key', () => {
     const others = [];
     for (let i = 0; i < 5; i++) others.push(await keys.create(accountId, `key ${i}`));
     const db = t.get(DataSource);
-    const { month } = quotaMonthOf(new Date());
+    const { month } = utcMonthOf(new Date());
     await db.query(`INSERT INTO quota_usage (api_key_id, month, used) VALUES ($1, $2, 7), ($3, $2, 3)`, [keyId, month, others[2].id]);
 
     const pool = pgPool(db);

@@ -1,7 +1,8 @@
 import { DataSource } from 'typeorm';
 import { signedRenderLink } from '../../src/render/render-signature';
 import { ScreenshotJob } from '../../src/screenshots/screenshot-job.entity';
-import { CustomerMessage, ScreenshotJobLifecycle } from '../../src/screenshots/screenshot-job-lifecycle';
+import { CustomerMessage } from '../../src/results/customer-messages';
+import { ScreenshotJobLifecycle } from '../../src/screenshots/screenshot-job-lifecycle';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**

@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { Glimpse } from '../../openapi/sdk-typescript/src';
-import { quotaMonthOf } from '../../src/quota/quota-window';
+import { utcMonthOf } from '../../src/common/utc-month';
 import { pngSize } from '../support/images';
 import { PageServer, startPageServer } from '../support/page-server';
 import { startTestApp, TestApp, waitForJob } from '../support/test-app';
@@ -28,10 +28,7 @@ describe('capture cache and batches (CONTRACT.md "Capture options": cache, "Batc
   });
 
   async function usage(keyId: string): Promise<number> {
-    const rows = await db.query(`SELECT used FROM quota_usage WHERE api_key_id = $1 AND month = $2`, [
-      keyId,
-      quotaMonthOf(new Date()).month,
-    ]);
+    const rows = await db.query(`SELECT used FROM quota_usage WHERE api_key_id = $1 AND month = $2`, [keyId, utcMonthOf(new Date()).month]);
     return rows.length ? rows[0].used : 0;
   }
 
@@ -162,7 +159,7 @@ describe('capture cache and batches (CONTRACT.md "Capture options": cache, "Batc
 
     it('answers 429 with nothing counted when the quota cannot take every item', async () => {
       const { key, keyId } = await t.createKey('free');
-      await db.query(`INSERT INTO quota_usage (api_key_id, month, used) VALUES ($1, $2, 98)`, [keyId, quotaMonthOf(new Date()).month]);
+      await db.query(`INSERT INTO quota_usage (api_key_id, month, used) VALUES ($1, $2, 98)`, [keyId, utcMonthOf(new Date()).month]);
       const items = [{ url: `${pages.url}/a` }, { url: `${pages.url}/b` }, { url: `${pages.url}/c` }];
       const refused = await t.request('POST', '/v1/screenshot/batch', { key, body: { items } });
       expect(refused.status).toBe(429);

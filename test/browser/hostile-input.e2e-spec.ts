@@ -36,7 +36,7 @@ describe('hostile input', () => {
     if (field) expect(res.body.details.fields.map((f: { field: string }) => f.field)).toContain(field);
   }
 
-  it('finding 5: JSON nested 10,000 deep, and anything deeper than 32, is 400 INVALID_JSON', async () => {
+  it('JSON nested 10,000 deep, and anything deeper than 32, is 400 INVALID_JSON', async () => {
     const before = await jobCount();
     const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
     for (const body of [
@@ -55,7 +55,7 @@ describe('hostile input', () => {
     expect(await jobCount()).toBe(before);
   });
 
-  it('finding 6: a NUL character in url or description is 400 VALIDATION_FAILED, never a 500', async () => {
+  it('a NUL character in url or description is 400 VALIDATION_FAILED, never a 500', async () => {
     const before = await jobCount();
     for (const url of ['http://127.0.0.1:9/\u0000', 'http://127.0.0.1:9/?q=a\u0000b', 'http://127.0.0.1:9/#\u0000']) {
       expectError(await send('POST', '/v1/screenshot', JSON.stringify({ url })), 400, 'VALIDATION_FAILED', 'url');
@@ -71,7 +71,7 @@ describe('hostile input', () => {
     expect((await t.request('GET', '/v1/webhooks', { key })).body.data).toEqual([]);
   });
 
-  it('finding 7: path ids with bad percent-encoding are 404 NOT_FOUND', async () => {
+  it('path ids with bad percent-encoding are 404 NOT_FOUND', async () => {
     for (const id of ['%E0%A4%A', '%', '%zz', 'scr_%', '%C0%AF']) {
       expectError(await send('GET', `/v1/screenshot/${id}`), 404, 'NOT_FOUND');
       expectError(await send('POST', `/v1/webhooks/${id}/rotate`), 404, 'NOT_FOUND');
@@ -81,7 +81,7 @@ describe('hostile input', () => {
     expectError(await send('GET', '/v1/screenshot/__proto__'), 404, 'NOT_FOUND');
   });
 
-  it('finding 8: __proto__, constructor and prototype keys anywhere in JSON, and as form fields, are 400 VALIDATION_FAILED', async () => {
+  it('__proto__, constructor and prototype keys anywhere in JSON, and as form fields, are 400 VALIDATION_FAILED', async () => {
     const before = await jobCount();
     for (const name of ['__proto__', 'constructor', 'prototype']) {
       const top = `{"url":"http://127.0.0.1:9/","${name}":{"width":5000}}`;
@@ -111,7 +111,7 @@ describe('hostile input', () => {
     expect(({} as Record<string, unknown>).width).toBeUndefined();
   });
 
-  it('finding 9: credentials in a capture URL are 400 VALIDATION_FAILED and never stored', async () => {
+  it('credentials in a capture URL are 400 VALIDATION_FAILED and never stored', async () => {
     const before = await jobCount();
     for (const url of ['http://user:secret@127.0.0.1:9/', 'http://user@127.0.0.1:9/', 'https://:secret@example.com/']) {
       const res = await send('POST', '/v1/screenshot', JSON.stringify({ url }));
@@ -123,7 +123,7 @@ describe('hostile input', () => {
     expect(rows[0].n).toBe(0);
   });
 
-  it('finding 10: webhook URLs are stored WHATWG-serialized; port 0 and credentials are refused', async () => {
+  it('webhook URLs are stored WHATWG-serialized; port 0 and credentials are refused', async () => {
     const created = [];
     for (const [given, stored] of [
       ['http://127.0.0.1:9/a\r\nb', 'http://127.0.0.1:9/ab'],
@@ -156,7 +156,7 @@ describe('hostile input', () => {
     expectError(await send('POST', '/v1/screenshot', JSON.stringify({ url: 'http://127.0.0.1:0/' })), 400, 'VALIDATION_FAILED', 'url');
   });
 
-  it('finding 11: invalid UTF-8 is 400 INVALID_JSON; a charset other than utf-8 is 415', async () => {
+  it('invalid UTF-8 is 400 INVALID_JSON; a charset other than utf-8 is 415', async () => {
     const before = await jobCount();
     const invalid = [
       Buffer.concat([Buffer.from('{"url":"http://127.0.0.1:9/'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]),
@@ -194,7 +194,7 @@ describe('hostile input', () => {
     expectError(await send('POST', '/v1/screenshot', bomb, { 'content-encoding': 'gzip' }), 413, 'PAYLOAD_TOO_LARGE');
   });
 
-  it('finding 11 (MCP): invalid UTF-8 and deep nesting are JSON-RPC parse errors', async () => {
+  it('MCP: invalid UTF-8 and deep nesting are JSON-RPC parse errors', async () => {
     const deep = '['.repeat(10_000) + ']'.repeat(10_000);
     for (const body of [Buffer.from([0x7b, 0xff, 0x7d]), deep]) {
       const res = await rawRequest(t.baseUrl, 'POST', '/mcp', {
@@ -206,7 +206,7 @@ describe('hostile input', () => {
     }
   });
 
-  it('finding 12: the OpenAPI document says events has at least one item', () => {
+  it('the OpenAPI document says events has at least one item', () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const doc = require('../../openapi/openapi.json');
     const events = doc.components.schemas.CreateWebhookEndpointDto.properties.events;
@@ -225,9 +225,9 @@ describe('hostile input', () => {
 });
 
 /*
- * Finding 12 (second half): a page that never answers fails with the wording of docs/capture-engine.md#time-budget,
- * `navigation timed out after … ms`, also when the navigation timeout is longer than the egress
- * proxy's old 15 s dial and idle limits (it failed as net::ERR_CONNECTION_TIMED_OUT after 16 s).
+ * A page that never answers fails with the wording of docs/capture-engine.md#time-budget,
+ * `navigation timed out after … ms`, also when the navigation timeout is long: the egress proxy's dial and idle limits
+ * outlast the navigation (src/egress/egress-proxy.ts, CONNECT_TIMEOUT_MARGIN_MS).
  */
 describe('a page that never answers', () => {
   const NAVIGATION_TIMEOUT_MS = 17_000;

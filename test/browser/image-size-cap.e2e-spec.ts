@@ -3,7 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { writeFileSync } from 'node:fs';
 import { DataSource } from 'typeorm';
-import { quotaMonthOf } from '../../src/quota/quota-window';
+import { utcMonthOf } from '../../src/common/utc-month';
 import { pngSize } from '../support/images';
 import { PageServer, startPageServer } from '../support/page-server';
 import { download, waitForRun } from '../support/runs';
@@ -45,10 +45,7 @@ describe('MAX_IMAGE_PIXELS (CONTRACT.md, "Capture options, second set": image si
   });
 
   async function usage(): Promise<number> {
-    const rows = await db.query(`SELECT used FROM quota_usage WHERE api_key_id = $1 AND month = $2`, [
-      keyId,
-      quotaMonthOf(new Date()).month,
-    ]);
+    const rows = await db.query(`SELECT used FROM quota_usage WHERE api_key_id = $1 AND month = $2`, [keyId, utcMonthOf(new Date()).month]);
     return rows.length ? rows[0].used : 0;
   }
 

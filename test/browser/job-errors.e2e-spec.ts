@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { EventRecord } from '../../src/events/event.entity';
-import { STORAGE_FAILURE_MESSAGE } from '../../src/screenshots/screenshot-job-lifecycle';
+import { STORAGE_FAILURE_MESSAGE } from '../../src/results/customer-messages';
 import { PageServer, startPageServer } from '../support/page-server';
 import { startTestApp, TestApp, waitForJob } from '../support/test-app';
 

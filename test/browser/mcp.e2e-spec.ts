@@ -4,7 +4,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerResponse } from 'node:http';
 import { DataSource } from 'typeorm';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
-import { quotaMonthOf } from '../../src/quota/quota-window';
+import { utcMonthOf } from '../../src/common/utc-month';
 import { pngSize } from '../support/images';
 import { PageServer, startPageServer } from '../support/page-server';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -326,7 +326,7 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
   it('get_quota reports plan, limit, used, remaining and resetAt; take_screenshot counts, and fails with PLAN_QUOTA_EXCEEDED at the cap', async () => {
     const free = await t.createKey('free');
     const client = await connect(free.key);
-    const { month, resetAt } = quotaMonthOf(new Date());
+    const { month, resetAt } = utcMonthOf(new Date());
     const before = await call(client, 'get_quota');
     expect(before.structuredContent).toEqual({ plan: 'free', limit: 100, used: 0, remaining: 100, resetAt: resetAt.toISOString() });
     expect(JSON.parse(texts(before)[0])).toEqual(before.structuredContent);

@@ -1,7 +1,11 @@
+import { getQueueToken } from '@nestjs/bull';
+import type { Queue } from 'bull';
 import sharp from 'sharp';
 import { DataSource } from 'typeorm';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
-import { MonitorScheduler } from '../../src/monitors/monitor-scheduler';
+import { MONITOR_HOUSEKEEPING_JOB, MONITOR_TICK_JOB, MonitorScheduler } from '../../src/monitors/monitor-scheduler';
+import { DurableQueueService } from '../../src/queue/durable-queue.service';
+import { MONITOR_QUEUE } from '../../src/queue/queues';
 import { ContractValidator, loadCommittedDocument } from '../support/openapi-contract';
 import { PageServer, startPageServer } from '../support/page-server';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -301,6 +305,25 @@ describe('monitors', () => {
     await Promise.all([scheduler.claimDue(20), scheduler.claimDue(20), scheduler.claimDue(20)]);
     await ended(monitor.id, 1);
     expect(await checks(monitor.id)).toHaveLength(1);
+  });
+
+  it('runs the schedule as periodic jobs of the monitors queue, which the reconciler registers again after Redis lost them', async () => {
+    const queue = t.get<Queue>(getQueueToken(MONITOR_QUEUE));
+    const periodic = async () => (await queue.getRepeatableJobs()).map((job) => [job.name, job.every]).sort();
+    const expected = [
+      [MONITOR_HOUSEKEEPING_JOB, 250 * 15],
+      [MONITOR_TICK_JOB, 250],
+    ];
+    expect(await periodic()).toEqual(expected);
+    // Redis restarted empty: the periodic jobs are gone until the reconciler's next pass.
+    for (const job of await queue.getRepeatableJobs()) await queue.removeRepeatableByKey(job.key);
+    expect(await periodic()).toEqual([]);
+    expect((await t.get(DurableQueueService).reconcile()).ran).toBe(true);
+    expect(await periodic()).toEqual(expected);
+    // The schedule still runs: a monitor enabled now gets its check.
+    const monitor = await create('/a', { enabled: false });
+    await t.request('PATCH', `/v1/monitors/${monitor.id}`, { key, body: { enabled: true } });
+    await ended(monitor.id, 1);
   });
 
   it('fails checks of a failing page, fires monitor.failed and pauses after MONITOR_PAUSE_AFTER_FAILURES', async () => {

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { DataSource } from 'typeorm';
 import { UsersService } from '../../src/accounts/users.service';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
-import { KeyCache } from '../../src/auth/key-cache';
+import { KeyCache } from '../../src/accounts/key-cache';
 import { isJpeg, pngSize } from '../support/images';
 import { PageServer, startPageServer } from '../support/page-server';
 import { startTestApp, TestApp, waitForJob } from '../support/test-app';

@@ -1,10 +1,10 @@
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source';
-import { GroupCommit, MAX_GROUP_STATEMENTS } from '../../src/database/group-commit';
+import { GroupCommit, MAX_GROUP_STATEMENTS } from '../../src/sql/group-commit';
 
 /**
- * The group commit of one API key's acceptance statements (src/database/group-commit.ts,
+ * The group commit of one API key's acceptance statements (src/sql/group-commit.ts,
  * docs/performance.md#accept-path) on real PostgreSQL: statements that arrive while one runs share
  * one transaction, see each other's writes, and fail only their own callers.
  */

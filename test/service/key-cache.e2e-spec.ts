@@ -1,10 +1,10 @@
 import { Logger } from '@nestjs/common';
 import { loadConfig } from '../../src/config/app-config';
-import { KeyCache } from '../../src/auth/key-cache';
+import { KeyCache } from '../../src/accounts/key-cache';
 import { workerQueuePrefix } from '../support/test-app';
 
 /**
- * The key cache's Redis connection (src/auth/key-cache.ts) on a real Redis: it opens at the first
+ * The key cache's Redis connection (src/accounts/key-cache.ts) on a real Redis: it opens at the first
  * lookup, which loads without the cache and is not reported as Redis failing; a Redis that refuses
  * connections is reported once its first attempt failed.
  */

@@ -244,4 +244,22 @@ describe('monitor image comparison (service, real PostgreSQL)', () => {
       regions: [{ x: 100, y: 100, width: 20, height: 20 }],
     });
   });
+
+  it("runs the comparison's claim, renewal and end as state writes through the processor's retried write", async () => {
+    const image = await sharp({ create: { width: 200, height: 100, channels: 3, background: '#ffffff' } })
+      .png()
+      .toBuffer();
+    const { jobId, checkId } = await pendingCheck(image, image);
+    const writes: string[] = [];
+    const ended = await checks.compareJob(jobId, (what, write) => {
+      writes.push(what);
+      return write();
+    });
+    expect(ended).toBe(true);
+    expect(writes).toEqual([`claim the comparison of ${jobId}`, `renew the comparison of ${checkId}`, `end check ${checkId}`]);
+    expect(await db.getRepository(MonitorCheck).findOneByOrFail({ id: checkId })).toMatchObject({ status: 'unchanged' });
+    // Ended: a second claim finds nothing to do, and writes nothing else.
+    expect(await checks.compareJob(jobId, (what, write) => (writes.push(what), write()))).toBe(false);
+    expect(writes).toHaveLength(4);
+  });
 });

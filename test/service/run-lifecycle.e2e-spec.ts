@@ -13,8 +13,10 @@ import { EventRecord } from '../../src/events/event.entity';
 import { EventsService } from '../../src/events/events.service';
 import { DurableQueueService, DurableWorkDefinition } from '../../src/queue/durable-queue.service';
 import { retryStateWrite } from '../../src/queue/state-writes';
+import { WorkEndWaiter } from '../../src/queue/work-ended';
 import { RunEnding, RunLifecycle } from '../../src/runs/run-lifecycle';
 import { RunWork, SENSITIVE_RUN_GRACE_MS } from '../../src/runs/run-work';
+import { CANCEL_SAFETY_POLL_MS } from '../../src/runs/run.processor';
 import { Run } from '../../src/runs/run.entity';
 import { LocalDiskStorage } from '../../src/storage/local-disk-storage';
 import { ResultFilesService } from '../../src/storage/result-files.service';
@@ -181,6 +183,45 @@ describe('RunLifecycle (service, real PostgreSQL)', () => {
     expect(requested.run).toMatchObject({ status: 'running', cancelRequestedAt: clock.now() });
     expect(await lifecycle.cancelRequested(raced.id)).toBe(true);
     expect(await eventsOf(raced.id)).toEqual([]);
+  });
+
+  it("announces a running run's cancel to the worker running it on LISTEN/NOTIFY, for that run only, without a poll", async () => {
+    const waiter = new WorkEndWaiter({ databaseUrl, dependencyTimeoutMs: 5_000 } as AppConfig);
+    try {
+      const run = await storedRun('running');
+      const other = await storedRun('running');
+      const signals: boolean[] = [];
+      const otherSignals: boolean[] = [];
+      let heard!: () => void;
+      const heardCancel = new Promise<void>((resolve) => (heard = resolve));
+      const watch = waiter.watchCancel(run.id, (cancel) => {
+        signals.push(cancel);
+        if (cancel) heard();
+      });
+      const otherWatch = waiter.watchCancel(other.id, (cancel) => otherSignals.push(cancel));
+      // The listening connection opens (bounded: a few hundred turns, else the test fails).
+      for (let step = 0; step < 500 && !watch.listening(); step++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(watch.listening()).toBe(true);
+      const reads = jest.spyOn(lifecycle, 'cancelRequested');
+      expect((await lifecycle.cancel(await reread(run.id))).outcome).toBe('requested');
+      let bound: NodeJS.Timeout | undefined;
+      await Promise.race([
+        heardCancel,
+        new Promise((_, reject) => (bound = setTimeout(() => reject(new Error('the cancel was not announced')), 10_000))),
+      ]);
+      clearTimeout(bound);
+      // Heard as a cancel (not as "read the row again"), and only by the watcher of that run.
+      expect(signals.filter((cancel) => cancel)).toEqual([true]);
+      expect(otherSignals.filter((cancel) => cancel)).toEqual([]);
+      expect(reads).not.toHaveBeenCalled();
+      reads.mockRestore();
+      watch.stop();
+      otherWatch.stop();
+      // The worker reads the row on a timer only while that connection is down, and then seldom.
+      expect(CANCEL_SAFETY_POLL_MS).toBeGreaterThanOrEqual(5_000);
+    } finally {
+      await waiter.onModuleDestroy();
+    }
   });
 
   it('writes the end and its event in one transaction: when the event cannot be stored, the run stays running', async () => {

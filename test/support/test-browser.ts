@@ -8,7 +8,7 @@ import { AppConfig } from '../../src/config/app-config';
  * `<img>`): the capture browser the app itself would launch (`CHROMIUM_PATH`, else the first of
  * src/browser/chromium-executable.ts's candidates, Debian's `chromium-headless-shell`), headless,
  * without the sandbox or GPU. For the dashboard it renders with the same Blink as full Chromium, at a
- * third less CPU for the 19 audits (docs/testing.md, "Measured").
+ * third less CPU for the 19 audits (docs/testing.md, "Why the runner is as it is").
  */
 export function launchTestBrowser(config: Pick<AppConfig, 'chromiumPath'>): Promise<Browser> {
   return chromium.launch({

@@ -8,7 +8,7 @@ import { sleep } from '../support/outage';
 describe('outage: the API SIGKILLed mid-burst', () => {
   const h = useOutageHarness();
 
-  it('finding 2: the API SIGKILLed mid-burst, every Idempotency-Key replayed: one job and one count per key', async () => {
+  it('the API SIGKILLed mid-burst, every Idempotency-Key replayed: one job and one count per key', async () => {
     const { env, db, key, keyId } = await h.setUp();
     await h.start('worker', env);
     let api = await h.start('main', { ...env, WORKER_MODE: 'off' });
@@ -64,7 +64,7 @@ describe('outage: the API SIGKILLed mid-burst', () => {
     const ids = new Set([...final.values()].map((a) => a.body.id));
     for (const [idem, answer] of first) if (answer.status === 202) expect(final.get(idem)!.body.id).toBe(answer.body.id);
     console.log(
-      `finding 2 (API SIGKILLed after ${killAfter} of ${KEYS} keyed POSTs, ${CONCURRENCY} at once): ${cut} requests cut or unsent; ` +
+      `outage (API SIGKILLed after ${killAfter} of ${KEYS} keyed POSTs, ${CONCURRENCY} at once): ${cut} requests cut or unsent; ` +
         `after restart ${replayed} keys answered 202 (${conflicts} × 409 while a lease held), ${ids.size} distinct jobs, ` +
         `${jobs.length} job rows, quota ${used}, duplicates ${jobs.length - ids.size}; ` +
         `${jobs.filter((j) => j.status === 'done').length} done, ${jobs.filter((j) => j.status === 'failed').length} failed, ` +

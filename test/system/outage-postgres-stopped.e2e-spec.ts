@@ -8,7 +8,7 @@ import { sleep } from '../support/outage';
 describe('outage: PostgreSQL stopped under load', () => {
   const h = useOutageHarness();
 
-  it('finding 1: PostgreSQL stopped under load: 503 SERVICE_UNAVAILABLE within the bound, nothing stranded', async () => {
+  it('PostgreSQL stopped under load: 503 SERVICE_UNAVAILABLE within the bound, nothing stranded', async () => {
     const { env, db, key, keyId } = await h.setUp();
     const api = await h.start('main', { ...env, WORKER_MODE: 'off' });
     await h.start('worker', env);
@@ -41,7 +41,7 @@ describe('outage: PostgreSQL stopped under load', () => {
     const jobs = await db.jobs(keyId);
     const used = await db.used(keyId);
     console.log(
-      `finding 1 (PostgreSQL stopped ${((restartedAt - stoppedAt) / 1000).toFixed(1)} s under ~4 POST/s): ${answers.length} POSTs, ` +
+      `outage (PostgreSQL stopped ${((restartedAt - stoppedAt) / 1000).toFixed(1)} s under ~4 POST/s): ${answers.length} POSTs, ` +
         `${accepted.length} accepted, ${unavailable.length} × 503 (max ${Math.max(0, ...unavailable.map((a) => a.ms))} ms), ` +
         `other ${answers.length - accepted.length - unavailable.length}; ${jobs.length} job rows, quota ${used}; ` +
         `${jobs.filter((j) => j.status === 'done').length} done, ${jobs.filter((j) => j.status === 'failed').length} failed; ` +

@@ -8,7 +8,7 @@ import { sleep, waitFor } from '../support/outage';
 describe('outage: Redis restarted empty under a backlog', () => {
   const h = useOutageHarness();
 
-  it('finding 3: Redis restarted empty under a backlog: queued jobs and the repeatable sweeps come back', async () => {
+  it('Redis restarted empty under a backlog: queued jobs and the repeatable sweeps come back', async () => {
     const { env, db, key, keyId } = await h.setUp();
     const api = await h.start('main', { ...env, WORKER_MODE: 'off' });
     await h.start('worker', env);
@@ -32,7 +32,7 @@ describe('outage: Redis restarted empty under a backlog', () => {
     const jobs = await db.jobs(keyId);
     const used = await db.used(keyId);
     console.log(
-      `finding 3 (Redis restarted empty, ${pendingAtRestart} of ${JOBS} jobs waiting in the queue): ${jobs.length} job rows, quota ${used}, ` +
+      `outage (Redis restarted empty, ${pendingAtRestart} of ${JOBS} jobs waiting in the queue): ${jobs.length} job rows, quota ${used}, ` +
         `${jobs.filter((j) => j.status === 'done').length} done, ${jobs.filter((j) => j.status === 'failed').length} failed, ` +
         `duplicates ${answers.length - new Set(answers.map((a) => a.body.id)).size}; all ended ${ended} ms after Redis came back; ` +
         `repeatable jobs registered again: ${repeatables

@@ -8,7 +8,7 @@ import { sleep } from '../support/outage';
 describe('outage: Redis stopped', () => {
   const h = useOutageHarness();
 
-  it('finding 4: Redis stopped: POSTs answer 202 within DEPENDENCY_TIMEOUT_MS, an instance started meanwhile serves, jobs run when Redis is back', async () => {
+  it('Redis stopped: POSTs answer 202 within DEPENDENCY_TIMEOUT_MS, an instance started meanwhile serves, jobs run when Redis is back', async () => {
     const { env, db, key, keyId } = await h.setUp();
     const api = await h.start('main', { ...env, WORKER_MODE: 'off' });
     await h.redis.kill();
@@ -28,7 +28,7 @@ describe('outage: Redis stopped', () => {
     const used = await db.used(keyId);
     const latencies = answers.map((a) => a.ms);
     console.log(
-      `finding 4 (Redis stopped): ${answers.length} POSTs, ${answers.filter((a) => a.status === 202).length} × 202, ` +
+      `outage (Redis stopped): ${answers.length} POSTs, ${answers.filter((a) => a.status === 202).length} × 202, ` +
         `p50 ${percentile(latencies, 50)} ms, max ${Math.max(...latencies)} ms; an inline instance started without Redis served after ${startedMs} ms; ` +
         `${jobs.length} job rows, quota ${used}, duplicates ${answers.length - new Set(answers.map((a) => a.body.id)).size}; ` +
         `all ${jobs.filter((j) => j.status === 'done').length} done ${ended} ms after Redis came back (${Date.now() - backAt} ms)`,

@@ -62,7 +62,7 @@ export const SCREENSHOT_RETRY_PAUSE_MS = 16;
 /**
  * A screenshot through the DevTools protocol (`Page.captureScreenshot`), the one way captures and run
  * steps take images (CONTRACT.md, "Capture options": `format`, `quality`, `clip`). Uses Chromium's
- * fast encoder (`optimizeForSpeed`: measured here at about 40 ms instead of 150 ms for a 1280×800 PNG,
+ * fast encoder (`optimizeForSpeed`: measured at about 40 ms instead of 150 ms for a 1280×800 PNG,
  * for files about a quarter larger; the encoder is most of a warm capture's CPU). An image over
  * `params.cap` is never asked of Chromium (whose buffers would take the worker's memory): it throws
  * {@link imageTooLarge}'s `PageFailure` ("image larger than N pixels"; CONTRACT.md, "Capture options,
@@ -163,7 +163,7 @@ export function elementPageBox(locator: Locator): Promise<PageBox> {
  * Waits for web fonts still loading (a screenshot or PDF taken before shows fallback fonts). Never throws.
  * Through the page's DevTools session (`Runtime.evaluate` in the main frame), not `page.evaluate`:
  * that would first install Playwright's evaluation script in the page, which a capture needs for
- * nothing else (docs/performance.md, "Measured: captures").
+ * nothing else (docs/performance.md, "Captures").
  */
 export async function fontsReady(cdp: Pick<CDPSession, 'send'>): Promise<void> {
   await cdp

@@ -1,13 +1,17 @@
 import { ApiExtraModels, ApiProperty, getSchemaPath } from '@nestjs/swagger';
 import { CAPTURE_LIMITS, CAPTURE_OPTION_NAMES, captureOptionJsonSchema, CaptureOptionsInput } from '../../capture/capture-options';
+import type { ArtifactJobFields } from '../../results/artifacts';
 import { ExtractedDto } from '../../results/extracted.dto';
 import { StoredObjectDto } from '../../storage-destinations/dto/stored-object.dto';
 import { JOB_FORMATS, JobFormat } from '../../results/result-formats';
 import { JOB_STATUSES, JobStatus } from '../screenshot-job.entity';
 
-/** A screenshot job as returned by the API (spec section 2.1 plus CONTRACT.md's extra fields). */
+/**
+ * A screenshot job as returned by the API (spec section 2.1 plus CONTRACT.md's extra fields); its artifact
+ * fields (`url`, `thumbnailUrl`, `extracted`, `storage`) are those of the artifacts table (src/results/artifacts.ts).
+ */
 @ApiExtraModels(ExtractedDto, StoredObjectDto)
-export class ScreenshotJobDto {
+export class ScreenshotJobDto implements ArtifactJobFields {
   @ApiProperty({ description: 'Job id', example: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4' })
   id: string;
 

@@ -2,6 +2,7 @@ import { Type } from '@nestjs/common';
 import { ApiExtraModels, ApiProperty, getSchemaPath } from '@nestjs/swagger';
 import { ExtractedDto } from '../../results/extracted.dto';
 import { FULL_PAGE_MAX_HEIGHT_PX, JOB_FORMATS, JobFormat } from '../../results/result-formats';
+import { EVENT_TYPES } from '../../events/event-types';
 import type {
   EndpointDisabledData,
   ImageRegion,
@@ -239,82 +240,47 @@ export class WebhookEventBaseDto {
   createdAt: string;
 }
 
-export class ScreenshotCompletedEventDto extends WebhookEventBaseDto {
-  @ApiProperty({ enum: ['screenshot.completed'] })
-  type: 'screenshot.completed';
-  @ApiProperty({ type: ScreenshotCompletedDataDto })
-  data: ScreenshotCompletedDataDto;
+/**
+ * The `data` class of every event type (typed by the event map: a type without one, or a class lacking a
+ * field that is sent, does not compile).
+ */
+const WEBHOOK_EVENT_DATA: { readonly [K in EventType]: Type<EventDataMap[K]> } = {
+  'screenshot.completed': ScreenshotCompletedDataDto,
+  'screenshot.failed': ScreenshotFailedDataDto,
+  'run.completed': RunCompletedDataDto,
+  'run.failed': RunFailedDataDto,
+  'quota.warning': QuotaWarningDataDto,
+  'test.ping': TestPingDataDto,
+  'endpoint.disabled': EndpointDisabledDataDto,
+  'monitor.changed': MonitorChangedDataDto,
+  'monitor.failed': MonitorFailedDataDto,
+};
+
+/** The OpenAPI schema name of a type's envelope: `screenshot.completed` → `ScreenshotCompletedEventDto`. */
+export function envelopeSchemaName(type: EventType): string {
+  return `${type.replace(/(^|\.)([a-z])/g, (_, _dot: string, letter: string) => letter.toUpperCase())}EventDto`;
 }
 
-export class ScreenshotFailedEventDto extends WebhookEventBaseDto {
-  @ApiProperty({ enum: ['screenshot.failed'] })
-  type: 'screenshot.failed';
-  @ApiProperty({ type: ScreenshotFailedDataDto })
-  data: ScreenshotFailedDataDto;
-}
-
-export class RunCompletedEventDto extends WebhookEventBaseDto {
-  @ApiProperty({ enum: ['run.completed'] })
-  type: 'run.completed';
-  @ApiProperty({ type: RunCompletedDataDto })
-  data: RunCompletedDataDto;
-}
-
-export class RunFailedEventDto extends WebhookEventBaseDto {
-  @ApiProperty({ enum: ['run.failed'] })
-  type: 'run.failed';
-  @ApiProperty({ type: RunFailedDataDto })
-  data: RunFailedDataDto;
-}
-
-export class QuotaWarningEventDto extends WebhookEventBaseDto {
-  @ApiProperty({ enum: ['quota.warning'] })
-  type: 'quota.warning';
-  @ApiProperty({ type: QuotaWarningDataDto })
-  data: QuotaWarningDataDto;
-}
-
-export class TestPingEventDto extends WebhookEventBaseDto {
-  @ApiProperty({ enum: ['test.ping'] })
-  type: 'test.ping';
-  @ApiProperty({ type: TestPingDataDto })
-  data: TestPingDataDto;
-}
-
-export class EndpointDisabledEventDto extends WebhookEventBaseDto {
-  @ApiProperty({ enum: ['endpoint.disabled'] })
-  type: 'endpoint.disabled';
-  @ApiProperty({ type: EndpointDisabledDataDto })
-  data: EndpointDisabledDataDto;
-}
-
-export class MonitorChangedEventDto extends WebhookEventBaseDto {
-  @ApiProperty({ enum: ['monitor.changed'] })
-  type: 'monitor.changed';
-  @ApiProperty({ type: MonitorChangedDataDto })
-  data: MonitorChangedDataDto;
-}
-
-export class MonitorFailedEventDto extends WebhookEventBaseDto {
-  @ApiProperty({ enum: ['monitor.failed'] })
-  type: 'monitor.failed';
-  @ApiProperty({ type: MonitorFailedDataDto })
-  data: MonitorFailedDataDto;
+/**
+ * The envelope class of event type `type` (spec section 2.5): {@link WebhookEventBaseDto}'s `id` and
+ * `createdAt`, then `type` (the one value `type`) and `data` (`data`'s schema), named
+ * {@link envelopeSchemaName} so the OpenAPI document names its schema as before.
+ */
+function envelopeOf<K extends EventType>(type: K, data: Type<EventDataMap[K]>): Type<{ type: K; data: EventDataMap[K] }> {
+  class Envelope extends WebhookEventBaseDto {
+    type: K;
+    data: EventDataMap[K];
+  }
+  ApiProperty({ enum: [type] })(Envelope.prototype, 'type');
+  ApiProperty({ type: data })(Envelope.prototype, 'data');
+  Object.defineProperty(Envelope, 'name', { value: envelopeSchemaName(type) });
+  return Envelope;
 }
 
 /**
  * The envelope class of every event type, for `SwaggerModule.createDocument(..., { extraModels })` and the
- * `webhooks` section (one entry per type). Typed by the event map, so a type without a documented
- * envelope, or an envelope whose data lacks a field that is sent, does not compile.
+ * `webhooks` section (one entry per type), each derived from the event map by {@link envelopeOf}.
  */
-export const WEBHOOK_EVENT_SCHEMAS: { readonly [K in EventType]: Type<{ type: K; data: EventDataMap[K] }> } = {
-  'screenshot.completed': ScreenshotCompletedEventDto,
-  'screenshot.failed': ScreenshotFailedEventDto,
-  'run.completed': RunCompletedEventDto,
-  'run.failed': RunFailedEventDto,
-  'quota.warning': QuotaWarningEventDto,
-  'test.ping': TestPingEventDto,
-  'endpoint.disabled': EndpointDisabledEventDto,
-  'monitor.changed': MonitorChangedEventDto,
-  'monitor.failed': MonitorFailedEventDto,
-};
+export const WEBHOOK_EVENT_SCHEMAS = Object.fromEntries(
+  EVENT_TYPES.map((type) => [type, envelopeOf(type, WEBHOOK_EVENT_DATA[type] as Type<EventDataMap[typeof type]>)]),
+) as { readonly [K in EventType]: Type<{ type: K; data: EventDataMap[K] }> };
