@@ -1,6 +1,7 @@
 import { devices } from 'playwright';
 import { RESULT_FORMATS } from '../results/result-formats';
 import {
+  captureCacheKey,
   CAPTURE_OPTION_FIELDS,
   CAPTURE_OPTION_NAMES,
   captureOptionConflicts,
@@ -188,5 +189,25 @@ describe('the parts of the entry', () => {
     expect(entry.resolveCaptureOptions).toBe(resolution.resolveCaptureOptions);
     expect(entry.CAPTURE_OPTION_FIELDS).toBe(derived.CAPTURE_OPTION_FIELDS);
     expect(entry.CAPTURE_LIMITS).toBe(schemas.CAPTURE_LIMITS);
+  });
+});
+
+describe('captureCacheKey', () => {
+  it('keeps the keys of stored jobs: the same hex SHA-256 for the same target and resolved options', () => {
+    const input = {
+      width: 500,
+      device: 'iPhone 15',
+      cookies: [{ name: 'a', value: 'b' }],
+      headers: { X: '1' },
+      clip: { x: 1, y: 2, width: 3, height: 4 },
+      blockUrls: ['*a*'],
+      thumbnail: { width: 100 },
+    } as CaptureOptionsInput;
+    expect(captureCacheKey('https://example.com/a?b', resolveCaptureOptions(input))).toBe(
+      '7adfae2d1df3b6a6c2a9951e0b735388cbbe28cd62775935069a72f5c4da1669',
+    );
+    expect(captureCacheKey('https://example.com/a?b', resolveCaptureOptions({ ...input, cache: true, cacheTtl: 60 }))).toBe(
+      '7adfae2d1df3b6a6c2a9951e0b735388cbbe28cd62775935069a72f5c4da1669',
+    );
   });
 });
