@@ -1,6 +1,7 @@
 import { devices } from 'playwright';
 import { RESULT_FORMATS } from '../results/result-formats';
 import {
+  captureCacheKey,
   CAPTURE_OPTION_FIELDS,
   CAPTURE_OPTION_NAMES,
   captureOptionConflicts,
@@ -8,6 +9,8 @@ import {
   CaptureOptionsInput,
   captureOptionSpec,
   DEFAULT_CAPTURE_OPTIONS,
+  freshCaptureSince,
+  isFreshCapture,
   resolveCaptureOptions,
   resolveSessionOptions,
   SESSION_OPTION_NAMES,
@@ -162,5 +165,49 @@ describe('captureOptionConflicts', () => {
       { field: 'pdf', message: 'is only allowed with format pdf' },
     ]);
     expect(captureOptionConflicts({ fullPage: false, selector: '#a', cache: true, cacheTtl: 60 }, LIMITS)).toEqual([]);
+  });
+});
+
+describe('the fresh cached capture rule', () => {
+  it('is fresh up to and including cacheTtl seconds of age, and the SQL bound is the same instant', () => {
+    const now = Date.UTC(2026, 0, 1, 12);
+    expect(isFreshCapture(now - 3_600_000, 3600, now)).toBe(true);
+    expect(isFreshCapture(now - 3_600_001, 3600, now)).toBe(false);
+    expect(isFreshCapture(now, 60, now)).toBe(true);
+    expect(freshCaptureSince(now, 3600).getTime()).toBe(now - 3_600_000);
+  });
+});
+
+describe('the parts of the entry', () => {
+  it('each part is a module of its own, re-exported by the public entry', async () => {
+    const entry = await import('./capture-options');
+    const table = await import('./capture-options-table');
+    const resolution = await import('./capture-options-resolution');
+    const derived = await import('./capture-options-derived');
+    const schemas = await import('./capture-options-schemas');
+    expect(entry.CAPTURE_OPTION_TABLE).toBe(table.CAPTURE_OPTION_TABLE);
+    expect(entry.resolveCaptureOptions).toBe(resolution.resolveCaptureOptions);
+    expect(entry.CAPTURE_OPTION_FIELDS).toBe(derived.CAPTURE_OPTION_FIELDS);
+    expect(entry.CAPTURE_LIMITS).toBe(schemas.CAPTURE_LIMITS);
+  });
+});
+
+describe('captureCacheKey', () => {
+  it('keeps the keys of stored jobs: the same hex SHA-256 for the same target and resolved options', () => {
+    const input = {
+      width: 500,
+      device: 'iPhone 15',
+      cookies: [{ name: 'a', value: 'b' }],
+      headers: { X: '1' },
+      clip: { x: 1, y: 2, width: 3, height: 4 },
+      blockUrls: ['*a*'],
+      thumbnail: { width: 100 },
+    } as CaptureOptionsInput;
+    expect(captureCacheKey('https://example.com/a?b', resolveCaptureOptions(input))).toBe(
+      '7adfae2d1df3b6a6c2a9951e0b735388cbbe28cd62775935069a72f5c4da1669',
+    );
+    expect(captureCacheKey('https://example.com/a?b', resolveCaptureOptions({ ...input, cache: true, cacheTtl: 60 }))).toBe(
+      '7adfae2d1df3b6a6c2a9951e0b735388cbbe28cd62775935069a72f5c4da1669',
+    );
   });
 });

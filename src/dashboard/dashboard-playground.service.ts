@@ -8,7 +8,7 @@ import { ExtractedMetadata } from '../results/extracted';
 import { CreateScreenshotDto } from '../screenshots/dto/create-screenshot.dto';
 import { ScreenshotJobDto } from '../screenshots/dto/screenshot-job.dto';
 import { ScreenshotsService } from '../screenshots/screenshots.service';
-import { DashboardError } from './dashboard-request';
+import { notFoundAsPage } from './dashboard-request';
 import { FormResult, formProblems } from './dashboard.service';
 
 /** How long the playground's POST, and each later look at a job still running, waits for the job to end, ms. */
@@ -106,7 +106,7 @@ export class DashboardPlaygroundService {
    */
   async result(user: UserView, id: string, waitMs = PLAYGROUND_WAIT_MS): Promise<PlaygroundResult> {
     const caller = { accountId: user.accountId };
-    const read = () => this.notFoundAsPage(() => this.screenshots.get(caller, id));
+    const read = () => notFoundAsPage(() => this.screenshots.get(caller, id));
     const job =
       (await this.waiter.waitForEnd(id, waitMs, async () => {
         const now = await read();
@@ -134,15 +134,6 @@ export class DashboardPlaygroundService {
     }
     if (extracted.metadata) result.metadata = metadataRows(extracted.metadata);
     return result;
-  }
-
-  private async notFoundAsPage<T>(action: () => Promise<T>): Promise<T> {
-    try {
-      return await action();
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 404) throw DashboardError.notFound();
-      throw err;
-    }
   }
 }
 

@@ -9,7 +9,8 @@ import { CreatedRenderKeyDto, CreateRenderKeyDto, RenderKeyDto, RotatedRenderKey
 import { RENDER_FORMATS } from '../render/dto/render-link.dto';
 import { RenderKeysService } from '../render/render-keys.service';
 import { signedRenderLink, signaturesMatch } from '../render/render-signature';
-import { formAction, formProblems, FormResult, notFoundAsPage, ROTATION_OVERLAPS_S } from './dashboard.service';
+import { notFoundAsPage } from './dashboard-request';
+import { formAction, formProblems, FormResult, ROTATION_OVERLAPS_S } from './dashboard.service';
 
 /** How long a link built on the page stays valid, s: never (0), a day, 30 days. */
 export const LINK_LIFETIMES_S = [0, 86_400, 2_592_000] as const;

@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { ApiError } from '../common/api-error';
 import type { SignedIn } from './dashboard-sessions.service';
 
 /** Session cookie name; `Path=/dashboard`, HttpOnly, SameSite=Lax, Secure on https. */
@@ -36,5 +37,19 @@ export class DashboardError extends Error {
 
   static notFound(): DashboardError {
     return new DashboardError(404, 'Not found', 'There is nothing here, or it belongs to another account.');
+  }
+}
+
+/**
+ * Runs `action`, one of the REST API's services scoped to the signed-in account; its 404 `ApiError`
+ * (another account's id, or none) becomes the dashboard's 404 page ({@link DashboardError.notFound},
+ * docs/dashboard.md). Any other error passes through.
+ */
+export async function notFoundAsPage<T>(action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) throw DashboardError.notFound();
+    throw err;
   }
 }

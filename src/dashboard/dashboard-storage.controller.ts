@@ -7,7 +7,7 @@ import { CreateStorageDestinationDto } from '../storage-destinations/dto/storage
 import { StorageDestinationsService } from '../storage-destinations/storage-destinations.service';
 import { DashboardAuthGuard } from './dashboard-auth.guard';
 import { DashboardExceptionFilter } from './dashboard-exception.filter';
-import { DashboardError, DashboardRequest } from './dashboard-request';
+import { DashboardRequest, notFoundAsPage } from './dashboard-request';
 import { SignedIn } from './dashboard-sessions.service';
 import { DashboardViews } from './dashboard-views';
 import { formProblems } from './dashboard.service';
@@ -63,13 +63,13 @@ export class DashboardStorageController {
 
   @Post(':id/test')
   async test(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
-    const result = await this.notFoundAsPage(() => this.destinations.test(accountOf(req), id));
+    const result = await notFoundAsPage(() => this.destinations.test(accountOf(req), id));
     await this.render(req, res, 200, { tested: { id, ...result } });
   }
 
   @Post(':id/delete')
   async remove(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
-    await this.notFoundAsPage(() => this.destinations.remove(accountOf(req), id));
+    await notFoundAsPage(() => this.destinations.remove(accountOf(req), id));
     res.redirect(303, '/dashboard/storage');
   }
 
@@ -87,15 +87,6 @@ export class DashboardStorageController {
       form: {},
       ...extra,
     });
-  }
-
-  private async notFoundAsPage<T>(action: () => Promise<T>): Promise<T> {
-    try {
-      return await action();
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 404) throw DashboardError.notFound();
-      throw err;
-    }
   }
 }
 

@@ -9,7 +9,7 @@ import { ApiError } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { toFieldErrors } from '../common/validation';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { QuotaService } from '../quota/quota.service';
+import { QuotaService, QuotaStatus } from '../quota/quota.service';
 import { RunOverview, RunsService } from '../runs/runs.service';
 import { utcMonthOf as quotaMonthOf } from '../common/utc-month';
 import { WARNING_THRESHOLD_PERCENTS } from '../quota/quota-window';
@@ -19,7 +19,7 @@ import { CreateWebhookEndpointDto, UpdateWebhookEndpointDto } from '../webhooks/
 import { WebhookDeliveryDto } from '../webhooks/dto/webhook-delivery.dto';
 import { CreatedWebhookEndpointDto, WebhookEndpointDto } from '../webhooks/dto/webhook-endpoint.dto';
 import { WebhooksService } from '../webhooks/webhooks.service';
-import { DashboardError } from './dashboard-request';
+import { DashboardError, notFoundAsPage } from './dashboard-request';
 import { DashboardSessionsService, SessionView, SignedIn } from './dashboard-sessions.service';
 
 /** One API key row of the Overview and API keys pages. */
@@ -88,22 +88,28 @@ export class DashboardService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** The account's keys with this month's usage, oldest first. */
+  /** The account's keys with this month's usage, oldest first (one usage query for all of them). */
   async keys(user: UserView): Promise<KeyRow[]> {
     const account = await this.accounts.get(user.accountId);
     const keys = await this.apiKeys.list(account.id);
-    const usage = await Promise.all(keys.map((k) => this.quota.status({ apiKeyId: k.id, plan: account.plan })));
-    return keys.map((k, i) => ({
-      id: k.id,
-      name: k.name ?? '',
-      prefix: k.prefix,
-      createdAt: k.createdAt,
-      lastUsedAt: k.lastUsedAt,
-      revokedAt: k.revokedAt,
-      used: usage[i].used,
-      limit: usage[i].limit,
-      remaining: usage[i].remaining,
-    }));
+    const usage = await this.quota.statusOfKeys(
+      keys.map((k) => k.id),
+      account.plan,
+    );
+    return keys.map((k) => {
+      const { used, limit, remaining } = usage.get(k.id) as QuotaStatus;
+      return {
+        id: k.id,
+        name: k.name ?? '',
+        prefix: k.prefix,
+        createdAt: k.createdAt,
+        lastUsedAt: k.lastUsedAt,
+        revokedAt: k.revokedAt,
+        used,
+        limit,
+        remaining,
+      };
+    });
   }
 
   /** Overview: plan, cap per key, the account's usage against its ceiling, reset date and the per-day chart of this month. */
@@ -188,7 +194,7 @@ export class DashboardService {
     });
     const invalid = await formProblems(dto);
     if (invalid) return { ok: false, error: invalid };
-    return this.formAction(() => this.notFoundAsPage(() => this.webhooks.update(user, id, dto)));
+    return this.formAction(() => notFoundAsPage(() => this.webhooks.update(user, id, dto)));
   }
 
   /**
@@ -197,33 +203,33 @@ export class DashboardService {
    */
   async rotateEndpoint(user: UserView, id: string, overlap: unknown): Promise<{ secret: string; overlapS: number }> {
     const overlapS = ROTATION_OVERLAPS_S.find((s) => String(s) === String(overlap)) ?? 86_400;
-    const rotated = await this.notFoundAsPage(() => this.webhooks.rotate(user, id, { expiresInSeconds: overlapS }));
+    const rotated = await notFoundAsPage(() => this.webhooks.rotate(user, id, { expiresInSeconds: overlapS }));
     return { secret: rotated.secret, overlapS };
   }
 
   /** Enables or disables one of the account's endpoints (disabling ends its open deliveries). */
   async setEndpointEnabled(user: UserView, id: string, enabled: boolean): Promise<void> {
-    await this.notFoundAsPage(() => this.webhooks.update(user, id, { enabled }));
+    await notFoundAsPage(() => this.webhooks.update(user, id, { enabled }));
   }
 
   /** Sends one of the endpoint's deliveries again now; a delivery in flight is the form's message. */
   async resendDelivery(user: UserView, id: string, deliveryId: string): Promise<FormResult<string>> {
-    return this.formAction(async () => (await this.notFoundAsPage(() => this.webhooks.resendDelivery(user, id, deliveryId))).deliveryId);
+    return this.formAction(async () => (await notFoundAsPage(() => this.webhooks.resendDelivery(user, id, deliveryId))).deliveryId);
   }
 
   /** Sends `test.ping` to one of the account's endpoints; returns the delivery id. */
   async testEndpoint(user: UserView, id: string): Promise<string> {
-    return (await this.notFoundAsPage(() => this.webhooks.test(user, id))).deliveryId;
+    return (await notFoundAsPage(() => this.webhooks.test(user, id))).deliveryId;
   }
 
   /** Deletes one of the account's endpoints. */
   async deleteEndpoint(user: UserView, id: string): Promise<void> {
-    await this.notFoundAsPage(() => this.webhooks.remove(user, id));
+    await notFoundAsPage(() => this.webhooks.remove(user, id));
   }
 
   /** The endpoint's newest 50 deliveries. */
   async deliveries(user: UserView, id: string): Promise<WebhookDeliveryDto[]> {
-    return (await this.notFoundAsPage(() => this.webhooks.listDeliveries(user, id))).data;
+    return (await notFoundAsPage(() => this.webhooks.listDeliveries(user, id))).data;
   }
 
   /** The account's newest jobs, with the name of the key each counted against. */
@@ -234,7 +240,7 @@ export class DashboardService {
 
   /** One of the account's jobs (404 otherwise). */
   async job(user: UserView, id: string): Promise<ScreenshotJobDto> {
-    return this.notFoundAsPage(() => this.screenshots.get(user, id));
+    return notFoundAsPage(() => this.screenshots.get(user, id));
   }
 
   /**
@@ -249,7 +255,7 @@ export class DashboardService {
 
   /** One of the account's runs with its steps, errors and video (404 otherwise). */
   async run(user: UserView, keys: KeyRow[], id: string): Promise<RunRow> {
-    const run = await this.notFoundAsPage(() => this.runs.getOverview(user, id));
+    const run = await notFoundAsPage(() => this.runs.getOverview(user, id));
     return { ...run, keyLabel: keyLabel(keys, run.apiKeyId) };
   }
 
@@ -259,7 +265,7 @@ export class DashboardService {
    * `RUN_ALREADY_ENDED` in the API); another account's run is 404.
    */
   async cancelRun(user: UserView, id: string): Promise<FormResult<void>> {
-    const result = await this.formAction(() => this.notFoundAsPage(() => this.runs.cancel(user, id)));
+    const result = await this.formAction(() => notFoundAsPage(() => this.runs.cancel(user, id)));
     return result.ok ? { ok: true, value: undefined } : result;
   }
 
@@ -308,10 +314,6 @@ export class DashboardService {
   private formAction<T>(action: () => Promise<T>): Promise<FormResult<T>> {
     return formAction(action);
   }
-
-  private notFoundAsPage<T>(action: () => Promise<T>): Promise<T> {
-    return notFoundAsPage(action);
-  }
 }
 
 /** Runs a form action; a person's mistake (a 4xx ApiError or a UserError) becomes the form's message. */
@@ -322,16 +324,6 @@ export async function formAction<T>(action: () => Promise<T>): Promise<FormResul
     if (err instanceof UserError) return { ok: false, error: err.message };
     if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 404)
       return { ok: false, error: err.message, status: err.status };
-    throw err;
-  }
-}
-
-/** Runs `action`; its 404 `ApiError` becomes the dashboard's 404 page. */
-export async function notFoundAsPage<T>(action: () => Promise<T>): Promise<T> {
-  try {
-    return await action();
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 404) throw DashboardError.notFound();
     throw err;
   }
 }

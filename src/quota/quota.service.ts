@@ -82,6 +82,23 @@ export class QuotaService {
   }
 
   /**
+   * The plan, cap, usage and reset time of this month for each of `apiKeyIds` (all on `plan`), keyed by
+   * key id: one query for all of them (the dashboard's key list); a key without usage counts 0.
+   */
+  async statusOfKeys(apiKeyIds: readonly string[], plan: Plan): Promise<Map<string, QuotaStatus>> {
+    const { month, resetAt } = utcMonthOf(this.clock.now());
+    const rows = apiKeyIds.length
+      ? await sqlRows<{ api_key_id: string; used: number }>(
+          this.usage.manager.connection,
+          'SELECT api_key_id, used FROM quota_usage WHERE api_key_id = ANY($1) AND month = $2::date',
+          [apiKeyIds, month],
+        )
+      : [];
+    const used = new Map(rows.map((r) => [r.api_key_id, r.used]));
+    return new Map(apiKeyIds.map((id) => [id, this.toStatus(plan, used.get(id) ?? 0, resetAt)]));
+  }
+
+  /**
    * The quota part of an acceptance statement (`AcceptanceService`): counts `count` screenshots (a
    * batch counts one per item, CONTRACT.md "Batches"; a run one) against the caller's monthly cap and
    * its account's monthly ceiling (CONTRACT.md "Quotas", {@link accountMonthlyCeiling}), all or nothing,

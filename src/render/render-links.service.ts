@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
-import { captureCacheKey, resolveCaptureOptions } from '../capture/capture-options';
+import { captureCacheKey, isFreshCapture, resolveCaptureOptions } from '../capture/capture-options';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { newId } from '../common/ids';
@@ -170,7 +170,7 @@ export class RenderLinksService {
     const recentKey = `${accountId}\n${cacheKey}`;
     const nowMs = this.clock.now().getTime();
     let found = this.recentHits.get(recentKey, nowMs);
-    if (!found || found.completedAtMs + ttlS * 1000 <= nowMs || found.file.expiresAt.getTime() <= nowMs) {
+    if (!found || !isFreshCapture(found.completedAtMs, ttlS, nowMs) || found.file.expiresAt.getTime() <= nowMs) {
       found = (await this.find(accountId, cacheKey, ttlS)) ?? undefined;
       if (!found) return null;
       const weight = found.data?.length ?? 0;

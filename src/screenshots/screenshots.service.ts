@@ -15,6 +15,7 @@ import {
   CaptureOptionsInput,
   givenCaptureOptions,
   resolveCaptureOptions,
+  freshCaptureSince,
 } from '../capture/capture-options';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { SsrfGuard } from '../egress/ssrf-guard';
@@ -213,41 +214,32 @@ export class ScreenshotsService {
   }
 
   /**
-   * The newest capture of the account with this cache key (`captureCacheKey`) that completed within
-   * `ttlS` seconds and still names a result file, or null: a render link's cache lookup (CONTRACT.md,
-   * "Render links"), which reads and writes nothing else.
+   * The newest capture of the account with this cache key (`captureCacheKey`) that is fresh for `ttlS`
+   * seconds by the one rule of a fresh cached capture ({@link freshCaptureSince}: completed at most
+   * `ttlS` s ago, a real capture rather than a cache copy) and still names a result file, or null
+   * (CONTRACT.md, "Capture options": cache; "Render links"). Both the API's cache and render links look
+   * up through it; it reads and writes nothing else.
    */
   async freshCapture(
     accountId: string,
     cacheKey: string,
     ttlS: number,
-  ): Promise<{ id: string; resultFile: string; completedAt: Date } | null> {
+  ): Promise<(ScreenshotJob & { resultFile: string; completedAt: Date }) | null> {
     const source = await this.jobs
       .createQueryBuilder('job')
-      .select(['job.id', 'job.resultFile', 'job.completedAt'])
       .where('job.accountId = :accountId AND job.cacheKey = :cacheKey AND job.status = :done', { accountId, cacheKey, done: 'done' })
-      .andWhere('job.completedAt >= :since', { since: new Date(this.clock.now().getTime() - ttlS * 1000) })
-      .andWhere('job.resultFile IS NOT NULL')
-      .orderBy('job.completedAt', 'DESC')
-      .getOne();
-    return source ? { id: source.id, resultFile: source.resultFile as string, completedAt: source.completedAt as Date } : null;
-  }
-
-  /** The job whose capture `job` may reuse, or null (no `cache: true`, or no recent identical capture of the account). Marks `job` cached. */
-  private async cacheSource(job: ScreenshotJob): Promise<ScreenshotJob | null> {
-    const options = job.options as CaptureOptions;
-    if (!options.cache || !job.cacheKey) return null;
-    const source = await this.jobs
-      .createQueryBuilder('job')
-      .where('job.accountId = :accountId AND job.cacheKey = :cacheKey AND job.status = :done', {
-        accountId: job.accountId,
-        cacheKey: job.cacheKey,
-        done: 'done',
-      })
-      .andWhere('job.completedAt >= :since', { since: new Date(this.clock.now().getTime() - options.cacheTtlS * 1000) })
+      .andWhere('job.completedAt >= :since', { since: freshCaptureSince(this.clock.now().getTime(), ttlS) })
       .andWhere('job.resultFile IS NOT NULL AND job.cached = false')
       .orderBy('job.completedAt', 'DESC')
       .getOne();
+    return source as (ScreenshotJob & { resultFile: string; completedAt: Date }) | null;
+  }
+
+  /** The job whose capture `job` may reuse, or null (no `cache: true`, or no fresh identical capture of the account: {@link freshCapture}). Marks `job` cached. */
+  private async cacheSource(job: ScreenshotJob): Promise<ScreenshotJob | null> {
+    const options = job.options as CaptureOptions;
+    if (!options.cache || !job.cacheKey) return null;
+    const source = await this.freshCapture(job.accountId, job.cacheKey, options.cacheTtlS);
     if (!source) return null;
     job.cached = true;
     return source;

@@ -6,7 +6,7 @@ import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { KeyCache } from '../../src/accounts/key-cache';
 import { isJpeg, pngSize } from '../support/images';
 import { PageServer, startPageServer } from '../support/page-server';
-import { startTestApp, TestApp } from '../support/test-app';
+import { startTestApp, TestApp, waitForJob } from '../support/test-app';
 import { launchTestBrowser } from '../support/test-browser';
 
 /** RFC 3986 percent-encoding, written here independently of the server's. */
@@ -99,6 +99,23 @@ describe('render links', () => {
     expect(b.status).toBe(200);
     expect(b.headers.get('x-glimpse-cache')).toBe('HIT');
     expect(b.headers.get('x-glimpse-job-id')).toBe(a.headers.get('x-glimpse-job-id'));
+  });
+
+  it("shares the API cache's rule of a fresh capture: a cache copy is never a source, so an older capture renders afresh", async () => {
+    const url = `${pages.url}/?copy`;
+    const body = { url, width: 420, height: 260, cache: true, cacheTtl: 7200 };
+    const first = await t.request('POST', '/v1/screenshot', { key, body });
+    await waitForJob(t, key, first.body.id);
+    const copy = await t.request('POST', '/v1/screenshot', { key, body });
+    expect(copy.body.cached).toBe(true);
+    await waitForJob(t, key, copy.body.id);
+    // The real capture completed two hours ago; only its copy is recent.
+    await db.query(`UPDATE screenshot_jobs SET completed_at = completed_at - interval '2 hours' WHERE id = $1`, [first.body.id]);
+    const res = await fetch(link({ url, width: '420', height: '260', cacheTtl: '3600' }));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-glimpse-cache')).toBe('MISS');
+    expect([first.body.id, copy.body.id]).not.toContain(res.headers.get('x-glimpse-job-id'));
+    expect(await jobsFor(url)).toBe(3);
   });
 
   it('304 on a matching If-None-Match; HEAD answers the headers without a body; other formats by extension', async () => {

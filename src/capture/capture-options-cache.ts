@@ -1,0 +1,35 @@
+import { canonicalJson } from '../common/canonical-json';
+import { sha256Hex } from '../common/hashing';
+import type { CaptureOptions } from './capture-options-derived';
+
+/**
+ * The capture cache key (CONTRACT.md, "Capture options": cache): hex SHA-256 of the target (a URL
+ * WHATWG-serialised, or `upload:<sha256>`) and the resolved options that shape the result (every
+ * option but `cache` and `cacheTtl`), in canonical JSON. The account is the other half of the key.
+ */
+export function captureCacheKey(target: string, options: CaptureOptions): string {
+  let canonicalTarget = target;
+  try {
+    if (!target.startsWith('upload:')) canonicalTarget = new URL(target).href;
+  } catch {
+    /* validated earlier; keep as is */
+  }
+  const { cache: _cache, cacheTtlS: _ttl, ...shaping } = options;
+  return sha256Hex(canonicalJson({ target: canonicalTarget, options: shaping }));
+}
+
+/**
+ * The one rule of a fresh cached capture (CONTRACT.md, "Capture options": cache, and "Render links":
+ * a capture is fresh for `cacheTtl` seconds): a capture that completed at `completedAtMs` (epoch ms)
+ * may be reused at `nowMs` while it is at most `ttlS` seconds old. Only real captures count: a job that
+ * was itself answered from the cache (`cached: true`) is never a source, so reuse cannot stretch a
+ * capture's life past its TTL. The SQL form is {@link freshCaptureSince}.
+ */
+export function isFreshCapture(completedAtMs: number, ttlS: number, nowMs: number): boolean {
+  return completedAtMs >= freshCaptureSince(nowMs, ttlS).getTime();
+}
+
+/** The oldest completion time (inclusive) of a capture still fresh at `nowMs` for `ttlS` seconds: the `completedAt >=` bound of {@link isFreshCapture}. */
+export function freshCaptureSince(nowMs: number, ttlS: number): Date {
+  return new Date(nowMs - ttlS * 1000);
+}
