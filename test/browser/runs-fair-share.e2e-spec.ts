@@ -2,6 +2,8 @@ import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
 import { DataSource } from 'typeorm';
 import { RUN_QUEUE } from '../../src/queue/queues';
+import { RunProcessor, RunTurnGiven } from '../../src/runs/run.processor';
+import { MAX_RUN_YIELDS } from '../../src/runs/run-work';
 import { PageServer } from '../support/page-server';
 import { startRunPages } from '../support/run-pages';
 import { waitForRun } from '../support/runs';
@@ -76,5 +78,31 @@ describe('fair share of browser session runs', () => {
       .get(DataSource)
       .query('SELECT attempts FROM runs WHERE id = ANY($1)', [[...aRuns, bRun]]);
     expect(attempts.map((r) => r.attempts)).toEqual([1, 1, 1, 1, 1]);
+  });
+
+  it('an entry gives its turn at most MAX_RUN_YIELDS times, then claims its own run anyway', async () => {
+    const a = await t.createKey('pro');
+    const b = await t.createKey('pro');
+    const db = t.get(DataSource);
+    await queue.pause(true);
+    try {
+      const aRun = await start(a.key, [{ action: 'waitForSelector', selector: '#user' }]);
+      const bRun = await start(b.key, [{ action: 'waitForSelector', selector: '#user' }]);
+      // A was served; B, never served, has a run pending: A's entry should give its turn.
+      await db.query('INSERT INTO run_turns (account_id, served_at) VALUES ($1, now())', [a.accountId]);
+      const handle = (attemptsMade: number) => {
+        const job = { data: { runId: aRun }, attemptsMade, opts: { attempts: MAX_RUN_YIELDS + 1 }, discard: jest.fn() };
+        return (t.get(RunProcessor) as unknown as { handle(j: unknown): Promise<void> }).handle(job);
+      };
+      const status = async (id: string) => (await db.query('SELECT status FROM runs WHERE id = $1', [id]))[0].status;
+
+      await expect(handle(MAX_RUN_YIELDS - 1)).rejects.toBeInstanceOf(RunTurnGiven);
+      expect(await status(aRun)).toBe('pending');
+      await handle(MAX_RUN_YIELDS);
+      expect(await status(aRun)).toBe('completed');
+      expect(await status(bRun)).toBe('pending');
+    } finally {
+      await queue.resume(true);
+    }
   });
 });
