@@ -166,7 +166,7 @@ export abstract class WorkProcessor<D, I, C, O> extends QueueProcessor {
 
   protected override start(): void {
     if (this.concurrency() > 0) {
-      this.listen(this.jobName, this.concurrency(), (job: Job<D>) => this.process(this.inputOf(job.data)));
+      this.listen(this.jobName, this.concurrency(), (job: Job<D>) => this.handle(job));
     }
     this.queue.on('failed', (job: Job<D>, err: Error) => {
       if (job.name !== this.jobName || err?.message !== STALLED_TOO_OFTEN) return;
@@ -175,6 +175,11 @@ export abstract class WorkProcessor<D, I, C, O> extends QueueProcessor {
         this.logger.error(`Could not end ${this.idOf(input)}`, (e as Error).stack),
       );
     });
+  }
+
+  /** Bull's handler of one queue job: {@link process} of its input (a subclass may first look at the queue job itself). */
+  protected handle(job: Job<D>): Promise<void> {
+    return this.process(this.inputOf(job.data));
   }
 
   /**

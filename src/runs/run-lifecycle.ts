@@ -31,6 +31,27 @@ export type CancelOutcome =
 /** States a run can still end from. */
 const OPEN_RUN_STATUSES: RunStatus[] = ['pending', 'running'];
 
+/**
+ * {@link RunLifecycle.otherAccountsFirst}: whether the account of the pending run `$1` was served
+ * (`run_turns`) after some other account with a pending run (IDX_runs_pending_by_account), or that one
+ * never was.
+ */
+const OTHER_ACCOUNTS_FIRST_SQL = `
+  SELECT EXISTS (
+    SELECT 1
+      FROM runs mine
+      JOIN run_turns mine_turn ON mine_turn.account_id = mine.account_id
+      JOIN runs other ON other.status = 'pending' AND other.account_id <> mine.account_id
+      LEFT JOIN run_turns other_turn ON other_turn.account_id = other.account_id
+     WHERE mine.id = $1 AND mine.status = 'pending'
+       AND (other_turn.served_at IS NULL OR other_turn.served_at < mine_turn.served_at)
+  ) AS first`;
+
+/** {@link RunLifecycle.claim}: records that the account `$1` had a run claimed now (its turn among runs). */
+const RECORD_TURN_SQL = `
+  INSERT INTO run_turns (account_id, served_at) VALUES ($1, clock_timestamp())
+  ON CONFLICT (account_id) DO UPDATE SET served_at = EXCLUDED.served_at`;
+
 /** Every step of a run that never started, as `skipped`. */
 export function skippedSteps(steps: RunStep[]): Run['stepResults'] {
   return steps.map((step, index) => ({
@@ -66,20 +87,38 @@ export class RunLifecycle extends WorkLifecycle<Run> {
   }
 
   /**
-   * Moves a `pending` run to `running` for a worker, counting the attempt, and returns it. Returns null
+   * Moves a `pending` run to `running` for a worker, counting the attempt, records the account's turn
+   * (`run_turns`, in the same transaction; see {@link otherAccountsFirst}) and returns it. Returns null
    * when the run is unknown or ended; a run found `running` was claimed before by a worker that died
    * mid-run (its queue job was redelivered), so it is ended `failed` at stage `worker` rather than run
    * again (its steps may have had effects, e.g. a purchase).
    */
   async claim(runId: string): Promise<Run | null> {
-    const run = await this.transition(runId, ['pending'], {
-      status: 'running',
-      startedAt: this.clock.now(),
-      attempts: () => 'attempts + 1',
+    const run = await this.rows.manager.transaction(async (manager) => {
+      const claimed = await this.transition(
+        runId,
+        ['pending'],
+        { status: 'running', startedAt: this.clock.now(), attempts: () => 'attempts + 1' },
+        manager,
+      );
+      if (claimed) await manager.query(RECORD_TURN_SQL, [claimed.accountId]);
+      return claimed;
     });
     if (run) return run;
     await this.failStranded(runId);
     return null;
+  }
+
+  /**
+   * Whether another account should have a run claimed before the `pending` run `runId` (fair share,
+   * CONTRACT.md "Tenancy: fair share and isolation"; docs/durability.md, "Fair share"): true when an
+   * account other than the run's has a `pending` run and had its last run claimed less recently than
+   * the run's account (`run_turns`; never served counts as least recently). An account never served
+   * itself never waits. One statement; throws what the database throws.
+   */
+  async otherAccountsFirst(runId: string): Promise<boolean> {
+    const [row] = await this.statementRows<{ first: boolean }>(OTHER_ACCOUNTS_FIRST_SQL, [runId]);
+    return row?.first === true;
   }
 
   /**

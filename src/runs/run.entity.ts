@@ -21,6 +21,8 @@ export type StoredStepOutcome = Omit<StepOutcome, 'result'> & { result: object |
 /** One browser session run: what was asked (sensitive values excluded), its state and what it produced. */
 @Entity({ name: 'runs' })
 @Index(['accountId', 'createdAt'])
+/** The pending runs by account: the turn check of fair share (`RunLifecycle.otherAccountsFirst`). */
+@Index('IDX_runs_pending_by_account', ['accountId'], { where: `status = 'pending'` })
 export class Run extends KeyOwnedWork {
   @Index()
   @Column({ type: 'varchar', length: 16 })

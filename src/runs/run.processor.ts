@@ -1,6 +1,6 @@
 import { InjectQueue } from '@nestjs/bull';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { Queue } from 'bull';
+import type { Job, Queue } from 'bull';
 import { BrowserGoneError, BrowserPoolClosedError } from '../browser/browser-errors';
 import { BrowserPool } from '../browser/browser-pool';
 import { SessionSetup, sessionContextOptions } from '../capture/session-options';
@@ -17,6 +17,7 @@ import { withSecrets } from './run-steps';
 import { openRunValues } from './sealed-run-values';
 import { SecretCipher } from '../common/secret-cipher';
 import { Run } from './run.entity';
+import { MAX_RUN_YIELDS } from './run-work';
 
 /** Queue job name of the run sweep (a repeatable job: one worker runs it per interval). */
 export const RUN_SWEEP_JOB = 'run-sweep';
@@ -35,6 +36,18 @@ const PURGE_BATCH = 200;
 export const CANCEL_SAFETY_POLL_MS = 10_000;
 /** Longest a shutdown waits for interrupted runs to store what they recorded, ms. */
 const SHUTDOWN_WAIT_MS = 45_000;
+
+/**
+ * Thrown by a run's queue entry that gives its turn to another account's run: Bull retries the entry
+ * after its fixed back-off (`RUN_YIELD_DELAY_MS`, src/runs/run-work.ts), so it stays a live entry
+ * holding its run's sealed values. No stack: Bull stores the reason on the entry.
+ */
+export class RunTurnGiven extends Error {
+  constructor() {
+    super('another account has a run to claim first');
+    this.stack = this.message;
+  }
+}
 
 /** The session options could not be applied to the leased context (a cookie Chromium refuses); customer-safe message. */
 class SessionSetupError extends Error {}
@@ -103,6 +116,28 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
 
   protected override periodicJobs(): PeriodicJob[] {
     return [{ jobName: RUN_SWEEP_JOB, everyMs: RUN_SWEEP_INTERVAL_MS, run: () => this.sweep(), atStart: true }];
+  }
+
+  /**
+   * Fair share across accounts (CONTRACT.md, "Tenancy: fair share and isolation"; docs/durability.md,
+   * "Fair share"): an entry claims only its own run (it alone holds that run's sealed values), so
+   * before the claim it gives its turn when another account with a `pending` run was served less
+   * recently ({@link RunLifecycle.otherAccountsFirst}): it throws {@link RunTurnGiven} and Bull takes
+   * it again after `RUN_YIELD_DELAY_MS`, behind the entries queued meanwhile. An entry gives its turn
+   * at most `MAX_RUN_YIELDS` times (its Bull `attempts` less one; an entry queued without them never),
+   * then claims anyway. Any other failure is not retried by Bull (`job.discard()`), as before.
+   */
+  protected override async handle(job: Job<RunPayload>): Promise<void> {
+    try {
+      const mayYield = job.attemptsMade < Math.min(MAX_RUN_YIELDS, (job.opts.attempts ?? 1) - 1);
+      if (mayYield && (await this.write(`turn ${job.data.runId}`, () => this.lifecycle.otherAccountsFirst(job.data.runId)))) {
+        throw new RunTurnGiven();
+      }
+      await this.process(job.data);
+    } catch (err) {
+      if (!(err instanceof RunTurnGiven)) job.discard();
+      throw err;
+    }
   }
 
   protected claim(payload: RunPayload): Promise<Run | null> {
