@@ -1,6 +1,6 @@
 import { workerData } from 'piscina';
 import type { ImageRegion } from '../events/event-types';
-import { compareImages, encodeDiffPng, isChange } from './image-comparison';
+import { compareImages, Comparison, encodeDiffPng, isChange } from './image-comparison';
 
 /** One comparison as a worker thread of {@link ImageComparePool} takes it (CONTRACT.md, "Monitors": `diff`). */
 export interface CompareTask {
@@ -15,24 +15,12 @@ export interface CompareTask {
   ignoreRegions: ImageRegion[];
 }
 
-/** What a comparison answers: the figures of a check, px of the original current image. */
-export interface CompareOutcome {
-  /** Whether it is a change (`diffRatio` at or above `minChangeRatio`, some pixels changed). */
-  changed: boolean;
-  diffPixels: number;
-  /** 0–1. */
-  diffRatio: number;
-  regions: ImageRegion[];
-  sizeChanged: boolean;
-  /** Size of the current image, px. */
-  width: number;
-  height: number;
-  /** Size the images were compared at, px (at most 16,000,000 pixels). */
-  comparedWidth: number;
-  comparedHeight: number;
-  /** The diff image (PNG bytes, at the compared size) of a change; null otherwise. */
-  diffPng: Uint8Array | null;
-}
+/**
+ * What a comparison answers: the figures of {@link Comparison} (px of the original current image),
+ * whether it is a change (`diffRatio` at or above `minChangeRatio`, some pixels changed) and, for a
+ * change, the diff image (PNG bytes, at the compared size; null otherwise).
+ */
+export type CompareOutcome = Omit<Comparison, 'diff'> & { changed: boolean; diffPng: Uint8Array | null };
 
 /**
  * Shared counters of the pool's comparisons (Int32: running now, most running at once), given by
