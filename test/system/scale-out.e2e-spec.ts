@@ -154,10 +154,15 @@ describe('scale-out: an API without processors and two worker processes', () => 
 
   it(`SIGKILL of one worker mid-run loses none of ${JOBS} jobs: each ends done or failed, once`, async () => {
     const ids = await submit(JOBS);
-    // Let both workers get going, then kill one while it holds jobs.
+    // Let both workers get going, then kill one while it holds jobs. A worker claims a job only when one
+    // of its CAPTURE_CONCURRENCY (2) browser slots is free, so 3 or more `processing` jobs mean both are
+    // working (short of one that is storing a result while its slot was taken again).
     const deadline = Date.now() + 120_000;
-    while ([...(await statuses(ids)).values()].filter((s) => s === 'done').length < 10 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100));
+    for (;;) {
+      const now = [...(await statuses(ids)).values()];
+      const count = (status: string) => now.filter((s) => s === status).length;
+      if ((count('done') >= 10 && count('processing') >= 3) || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 50));
     }
     workers[0].kill('SIGKILL');
     // Its jobs are redelivered once Bull sees their locks expire (lockDuration 30 s, stalled check every 15 s).
