@@ -111,6 +111,19 @@ describe('WorkProcessor (claim, work, finish, retry)', () => {
     expect(processor.calls).toEqual(['claim a', 'work claimed a', 'finish claimed a with outcome of claimed a']);
   });
 
+  it('handles at most its concurrency of queue jobs at once, whatever Bull hands it (its fetch loops add up per queue)', async () => {
+    const processor = new ScriptedProcessor(queue, true, durableQueues);
+    processor.holdWork = true;
+    processor.onApplicationBootstrap();
+    const handler = queue.handlers.get('piece')!.handler;
+    for (const id of ['e1', 'e2', 'e3', 'e4']) void handler({ data: { id } });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(processor.calls.filter((c) => c.startsWith('claim'))).toEqual(['claim e1', 'claim e2', 'claim e3']);
+    processor.release?.();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(processor.calls).toContain('claim e4');
+  });
+
   it('does no work when the claim finds nothing to do', async () => {
     const processor = new ScriptedProcessor(queue, true, durableQueues);
     processor.claimable = false;

@@ -1,5 +1,6 @@
 import { Inject, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import type { Job, Queue } from 'bull';
+import pLimit from 'p-limit';
 import { DurableQueueService } from './durable-queue.service';
 import { RUN_PROCESSORS } from './queues';
 import { retryStateWrite } from './state-writes';
@@ -164,9 +165,16 @@ export abstract class WorkProcessor<D, I, C, O> extends QueueProcessor {
     return Promise.resolve();
   }
 
+  /**
+   * Registers the work's handler. Bull 4 adds up the concurrency of every named handler of a queue and
+   * lets each of their fetch loops take any job of it, so with a periodic job on the same queue (a
+   * sweep) more than {@link concurrency} pieces of work could run at once; the handler therefore also
+   * waits for one of {@link concurrency} turns in this process before it handles a queue job.
+   */
   protected override start(): void {
     if (this.concurrency() > 0) {
-      this.listen(this.jobName, this.concurrency(), (job: Job<D>) => this.handle(job));
+      const turn = pLimit(this.concurrency());
+      this.listen(this.jobName, this.concurrency(), (job: Job<D>) => turn(() => this.handle(job)));
     }
     this.queue.on('failed', (job: Job<D>, err: Error) => {
       if (job.name !== this.jobName || err?.message !== STALLED_TOO_OFTEN) return;
