@@ -1,3 +1,4 @@
+import { ChildProcess, spawn } from 'node:child_process';
 import Redis from 'ioredis';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -106,4 +107,36 @@ export async function freePort(): Promise<number> {
   const { port } = s.address() as AddressInfo;
   await new Promise((r) => s.close(r));
   return port;
+}
+
+/**
+ * Spawns `dist/<entry>.js` of the checkout `root` (optionally with `-r preload`), its output inherited,
+ * and resolves once `url` answers 200. Throws when the process exits first or is not up within 90 s.
+ */
+export async function startProcess(
+  root: string,
+  entry: 'main' | 'worker',
+  env: NodeJS.ProcessEnv,
+  url: string,
+  preload?: string,
+): Promise<ChildProcess> {
+  const args = [...(preload ? ['-r', preload] : []), join(root, `dist/${entry}.js`)];
+  const proc = spawn(process.execPath, args, { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`${entry}.js exited with ${proc.exitCode}`);
+    if ((await fetch(url).catch(() => null))?.ok) return proc;
+    if (Date.now() > deadline) throw new Error(`${entry}.js was not up in 90 s`);
+    await sleep(200);
+  }
+}
+
+/** Stops a process started by {@link startProcess}: SIGTERM, then SIGKILL after 30 s; resolves when it exited. */
+export async function stopProcess(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGTERM');
+  const timer = setTimeout(() => proc.kill('SIGKILL'), 30_000);
+  await exited;
+  clearTimeout(timer);
 }

@@ -12,7 +12,7 @@
  * this process, and the former regular expression in a worker thread stopped after BENCH_OLD_LIMIT_MS
  * (default 10,000). Figures only, no assertions.
  */
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { ChildProcess, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -22,7 +22,18 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { compileGlob } from '../src/common/url-glob';
-import { benchDatabaseUrl, createBenchDatabase, dropBenchState, envNumber, freePort, loadAverage, REDIS_URL, sleep } from './bench-support';
+import {
+  benchDatabaseUrl,
+  createBenchDatabase,
+  dropBenchState,
+  envNumber,
+  freePort,
+  loadAverage,
+  REDIS_URL,
+  sleep,
+  startProcess,
+  stopProcess,
+} from './bench-support';
 
 const CAPTURES = envNumber('BENCH_CAPTURES', 10);
 const GLOBS = envNumber('BENCH_GLOBS', 1);
@@ -74,28 +85,6 @@ function serviceEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 function cli(...args: string[]): any {
   const out = execFileSync(process.execPath, [join(ROOT, 'dist/cli.js'), ...args, '--json'], { env: serviceEnv({}), encoding: 'utf8' });
   return JSON.parse(out.trim().split('\n').pop() as string);
-}
-
-/** Spawns `node [preload] dist/<entry>.js` and resolves once `url` answers 200. */
-async function startProcess(entry: 'main' | 'worker', env: NodeJS.ProcessEnv, url: string, preload?: string): Promise<ChildProcess> {
-  const args = [...(preload ? ['-r', preload] : []), join(ROOT, `dist/${entry}.js`)];
-  const proc = spawn(process.execPath, args, { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`${entry}.js exited with ${proc.exitCode}`);
-    if ((await fetch(url).catch(() => null))?.ok) return proc;
-    if (Date.now() > deadline) throw new Error(`${entry}.js was not up in 90 s`);
-    await sleep(200);
-  }
-}
-
-async function stopProcess(proc: ChildProcess): Promise<void> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return;
-  const exited = new Promise((r) => proc.once('exit', r));
-  proc.kill('SIGTERM');
-  const timer = setTimeout(() => proc.kill('SIGKILL'), 30_000);
-  await exited;
-  clearTimeout(timer);
 }
 
 /** Sends `message` to the probe in `worker` and resolves with its answer. */
@@ -154,8 +143,9 @@ async function main(): Promise<void> {
   const baseUrl = `http://127.0.0.1:${apiPort}`;
   const procs: ChildProcess[] = [];
   try {
-    procs.push(await startProcess('main', serviceEnv({ PORT: String(apiPort), WORKER_MODE: 'off' }), `${baseUrl}/health`));
+    procs.push(await startProcess(ROOT, 'main', serviceEnv({ PORT: String(apiPort), WORKER_MODE: 'off' }), `${baseUrl}/health`));
     const worker = await startProcess(
+      ROOT,
       'worker',
       serviceEnv({ WORKER_HEALTH_PORT: String(healthPort) }),
       `http://127.0.0.1:${healthPort}/ready`,

@@ -32,6 +32,8 @@ import {
   percentile,
   REDIS_URL,
   sleep,
+  startProcess,
+  stopProcess,
 } from './bench-support';
 
 const MONITORS = envNumber('BENCH_MONITORS', 1000);
@@ -82,27 +84,6 @@ function cli(...args: string[]): any {
   return JSON.parse(out.trim().split('\n').pop() as string);
 }
 
-/** Spawns `dist/<entry>.js` and resolves once `url` answers 200. */
-async function startProcess(entry: 'main' | 'worker', env: NodeJS.ProcessEnv, url: string): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, [join(ROOT, `dist/${entry}.js`)], { env, stdio: ['ignore', 'inherit', 'inherit'] });
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`${entry}.js exited with ${proc.exitCode}`);
-    if ((await fetch(url).catch(() => null))?.ok) return proc;
-    if (Date.now() > deadline) throw new Error(`${entry}.js was not up in 90 s`);
-    await sleep(200);
-  }
-}
-
-async function stopProcess(proc: ChildProcess): Promise<void> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return;
-  const exited = new Promise((r) => proc.once('exit', r));
-  proc.kill('SIGTERM');
-  const timer = setTimeout(() => proc.kill('SIGKILL'), 30_000);
-  await exited;
-  clearTimeout(timer);
-}
-
 async function startPageSite(): Promise<{ proc: ChildProcess; page: string }> {
   const proc = spawn(process.execPath, [join(ROOT, 'bench/page-sites.js')], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -134,7 +115,12 @@ async function post(url: string, init: { headers: Record<string, string>; body: 
 async function createMonitors(page: string, count: number): Promise<void> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const api = await startProcess('main', serviceEnv({ PORT: String(port), WORKER_MODE: 'off', PGAPPNAME: 'api' }), `${baseUrl}/health`);
+  const api = await startProcess(
+    ROOT,
+    'main',
+    serviceEnv({ PORT: String(port), WORKER_MODE: 'off', PGAPPNAME: 'api' }),
+    `${baseUrl}/health`,
+  );
   try {
     const perAccount = planLimit('pro', 'monitors');
     for (let account = 0; account * perAccount < count; account++) {
@@ -181,6 +167,7 @@ async function main(): Promise<void> {
       const port = await freePort();
       workers.push(
         await startProcess(
+          ROOT,
           'worker',
           serviceEnv({ WORKER_HEALTH_PORT: String(port), PGAPPNAME: `worker-${w}` }),
           `http://127.0.0.1:${port}/ready`,
