@@ -1,12 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import sharp from 'sharp';
 import { DataSource } from 'typeorm';
-import { Account } from '../../src/accounts/account.entity';
-import { ApiKey } from '../../src/auth/api-key.entity';
 import { SystemClock } from '../../src/common/clock';
 import { newId } from '../../src/common/ids';
 import { loadConfig } from '../../src/config/app-config';
@@ -21,6 +18,7 @@ import { ScreenshotJob } from '../../src/screenshots/screenshot-job.entity';
 import type { ScreenshotsService } from '../../src/screenshots/screenshots.service';
 import { LocalDiskStorage } from '../../src/storage/local-disk-storage';
 import { ResultFilesService } from '../../src/storage/result-files.service';
+import { insertAccount, insertApiKey } from '../support/account-rows';
 
 /** Side of the generated full-page images, px: 5,000 × 5,000 = 25,000,000 pixels. */
 const SIDE = 5000;
@@ -75,17 +73,8 @@ describe('monitor image comparison (service, real PostgreSQL)', () => {
       config,
       pool,
     );
-    accountId = newId('account');
-    apiKeyId = newId('apiKey');
-    await db.getRepository(Account).insert({ id: accountId, email: `${accountId}@example.test`, plan: 'free', createdAt: clock.now() });
-    await db.getRepository(ApiKey).insert({
-      id: apiKeyId,
-      accountId,
-      name: null,
-      prefix: 'gl_test',
-      secretHash: randomBytes(32).toString('hex'),
-      createdAt: clock.now(),
-    });
+    accountId = await insertAccount(db, clock.now());
+    apiKeyId = await insertApiKey(db, accountId, clock.now());
   });
 
   afterAll(async () => {

@@ -1,11 +1,8 @@
 import { Logger } from '@nestjs/common';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { Account } from '../../src/accounts/account.entity';
-import { ApiKey } from '../../src/auth/api-key.entity';
 import { newId } from '../../src/common/ids';
 import { AppConfig } from '../../src/config/app-config';
 import { dataSourceOptions } from '../../src/database/data-source';
@@ -22,6 +19,7 @@ import { LocalDiskStorage } from '../../src/storage/local-disk-storage';
 import { ResultFilesService } from '../../src/storage/result-files.service';
 import { FakeClock } from '../support/fake-clock';
 import { startTcpProxy, TcpProxy } from '../support/tcp-proxy';
+import { insertAccount, insertApiKey } from '../support/account-rows';
 
 /**
  * RunLifecycle on a real PostgreSQL (the e2e run's database), without an HTTP app: guarded
@@ -57,17 +55,8 @@ describe('RunLifecycle (service, real PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await new DataSource(dataSourceOptions({ databaseUrl })).initialize();
-    accountId = newId('account');
-    apiKeyId = newId('apiKey');
-    await db.getRepository(Account).insert({ id: accountId, email: `${accountId}@example.test`, plan: 'free', createdAt: clock.now() });
-    await db.getRepository(ApiKey).insert({
-      id: apiKeyId,
-      accountId,
-      name: null,
-      prefix: 'gl_test',
-      secretHash: randomBytes(32).toString('hex'),
-      createdAt: clock.now(),
-    });
+    accountId = await insertAccount(db, clock.now());
+    apiKeyId = await insertApiKey(db, accountId, clock.now());
     lifecycle = lifecycleOn(db);
   });
 

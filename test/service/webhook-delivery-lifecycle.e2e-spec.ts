@@ -1,11 +1,11 @@
 import { DataSource } from 'typeorm';
-import { Account } from '../../src/accounts/account.entity';
 import { newId } from '../../src/common/ids';
 import { dataSourceOptions } from '../../src/database/data-source';
 import { EventRecord } from '../../src/events/event.entity';
 import { DeliveryLifecycle, ENDPOINT_DISABLED_MESSAGE } from '../../src/webhooks/webhook-delivery-lifecycle';
 import { WebhookDelivery } from '../../src/webhooks/webhook-delivery.entity';
 import { WebhookEndpoint } from '../../src/webhooks/webhook-endpoint.entity';
+import { insertAccount } from '../support/account-rows';
 
 /**
  * The webhook deliveries' lifecycle (CONTRACT.md "Webhooks"; docs/durability.md, "One lifecycle per
@@ -23,9 +23,8 @@ describe('webhook deliveries: one lifecycle', () => {
   beforeAll(async () => {
     db = await new DataSource(dataSourceOptions({ databaseUrl })).initialize();
     lifecycle = new DeliveryLifecycle(db.getRepository(WebhookDelivery));
-    const accountId = newId('account');
     const now = new Date();
-    await db.getRepository(Account).insert({ id: accountId, email: `${accountId}@example.test`, plan: 'free', createdAt: now });
+    const accountId = await insertAccount(db, now);
     endpointId = newId('webhookEndpoint');
     await db.getRepository(WebhookEndpoint).insert({
       id: endpointId,
