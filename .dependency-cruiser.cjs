@@ -26,8 +26,9 @@ const LAYERS = {
   /**
    * What the features use ("screenshots/, runs/, mcp/ and dashboard/ use capture/, browser/, egress/,
    * quota/, storage/ and events/"): SQL and the entity registry, durable queues, metrics, accounts and keys,
-   * quota, idempotency, acceptance of work, the egress guard, the browser pool, the capture procedure,
-   * result storage, events and webhook deliveries.
+   * quota, idempotency, acceptance of work, the egress guard, the browser pool, the recorder of pages
+   * (`recording/`: screencast frames at a steady rate, encoded by ffmpeg; used by runs and animated
+   * captures), the capture procedure, result storage, events and webhook deliveries.
    */
   platform: [
     'sql',
@@ -41,6 +42,7 @@ const LAYERS = {
     'acceptance',
     'egress',
     'browser',
+    'recording',
     'capture',
     'storage',
     'events',
@@ -125,6 +127,12 @@ module.exports = {
       'results/ is the result vocabulary below capture, storage, events and webhooks.',
     ),
     usesOnly('logging-knows-no-feature', 'logging', ['config', 'common'], 'logging/ is cross-cutting like common/: it knows no feature.'),
+    usesOnly(
+      'recording-knows-no-feature',
+      'recording',
+      ['config', 'common'],
+      'recording/ paces screencast frames and encodes them with ffmpeg for runs and animated captures: it knows neither.',
+    ),
     usesOnly(
       'sql-below-every-feature',
       'sql',

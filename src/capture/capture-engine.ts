@@ -28,7 +28,11 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EgressProxy } from '../egress/egress-proxy';
 import { UpstreamProxyError } from '../egress/upstream-proxy-dial';
 import { captureBudgetMs, CaptureOptions, PdfOptions } from './capture-options';
-import { ImageFormat, ResultFormat } from '../results/result-formats';
+import { ImageFormat, isAnimationFormat, ResultFormat } from '../results/result-formats';
+import { AnimationTooLargeError } from '../recording/animation-encoding';
+import { VideoEncodingError } from '../recording/ffmpeg';
+import type { Recording } from '../recording/screencast-recorder';
+import { AnimationViewport, encodeAnimatedCapture, recordAnimation } from './animated-capture';
 import { SessionSetup, sessionContextOptions } from './session-options';
 
 export { redactInternals };
@@ -48,10 +52,13 @@ export interface CaptureRequest {
   beforeImage?: (page: Page, navigation: Navigation) => Promise<void>;
 }
 
-/** A captured image or PDF (none with `format: "none"`). */
+/** A captured image, PDF or animation (none with `format: "none"`). */
 export interface CaptureResult {
+  /** The file's bytes: an image, a PDF, or an animation's MP4, WebM or GIF. */
   image: Buffer | null;
   format: ResultFormat | null;
+  /** An animation's first frame as PNG (CONTRACT.md, "Animated captures": `thumbnailUrl`); null for other formats. */
+  poster: Buffer | null;
   /** True when a full-page capture was cut at `fullPageMaxHeight` (image px) or at `MAX_IMAGE_PIXELS`. */
   clipped: boolean;
   /** HTTP status of the page's main document (CONTRACT.md, "Capture options, second set"); null for an upload. */
@@ -125,7 +132,15 @@ export class CaptureEngine {
         context: sessionContextOptions(options),
         upstreamProxy: options.proxy,
       };
-      return await this.pool.withLease(lease, (leased) => this.run(leased, request, target));
+      const { recording, ...result } = await this.pool.withLease(lease, (leased) => this.run(leased, request, target));
+      if (!recording || !isAnimationFormat(result.format)) return result;
+      // Encoded after the browser lease: ffmpeg needs no browser.
+      const animated = await encodeAnimatedCapture(recording, result.format, animationViewport(options), {
+        ffmpegPath: this.config.ffmpegPath,
+        gifMaxBytes: this.config.gifMaxBytes,
+        passTimeoutMs: this.config.captureTimeoutMs,
+      });
+      return { ...result, image: animated.video, poster: animated.poster };
     } catch (err) {
       let error: CaptureError;
       if (err instanceof CaptureError) error = err;
@@ -140,7 +155,8 @@ export class CaptureEngine {
     }
   }
 
-  private async run(lease: Lease, request: CaptureRequest, target: TargetAnswer): Promise<CaptureResult> {
+  /** The capture in the leased browser; an animation's frames are returned as `recording`, to be encoded after the lease. */
+  private async run(lease: Lease, request: CaptureRequest, target: TargetAnswer): Promise<CaptureResult & { recording?: Recording }> {
     const { page, cdp } = lease;
     const { options } = request;
     const timeout = this.config.captureTimeoutMs;
@@ -193,9 +209,13 @@ export class CaptureEngine {
     if (options.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
     if (options.disableAnimations) await settleAnimations(page);
     if (request.beforeImage) await request.beforeImage(page, loaded);
-    if (options.format === 'none') return { image: null, format: null, clipped: false, targetStatus: target.status };
+    if (options.format === 'none') return { image: null, format: null, poster: null, clipped: false, targetStatus: target.status };
+    if (isAnimationFormat(options.format) && options.animation) {
+      const recording = await recordAnimation(page, options.animation, animationViewport(options));
+      return { image: null, format: options.format, poster: null, clipped: false, targetStatus: target.status, recording };
+    }
     const result = options.format === 'pdf' ? await this.print(page, cdp, options) : await this.screenshot(page, cdp, options, timeout);
-    return { ...result, targetStatus: target.status };
+    return { ...result, poster: null, targetStatus: target.status };
   }
 
   /** Runs the customer's script as the body of an async function in the page, awaited up to `timeoutMs`. */
@@ -209,7 +229,7 @@ export class CaptureEngine {
   }
 
   /** Prints the page as a PDF (`page.pdf`, Chromium's `Page.printToPDF`). */
-  private async print(page: Page, cdp: Lease['cdp'], options: CaptureOptions): Promise<Omit<CaptureResult, 'targetStatus'>> {
+  private async print(page: Page, cdp: Lease['cdp'], options: CaptureOptions): Promise<Omit<CaptureResult, 'targetStatus' | 'poster'>> {
     const pdf = options.pdf ?? DEFAULT_PDF;
     await fontsReady(cdp);
     const headerFooter = pdf.headerTemplate !== undefined || pdf.footerTemplate !== undefined;
@@ -246,7 +266,7 @@ export class CaptureEngine {
     cdp: Lease['cdp'],
     options: CaptureOptions,
     timeoutMs: number,
-  ): Promise<Omit<CaptureResult, 'targetStatus'>> {
+  ): Promise<Omit<CaptureResult, 'targetStatus' | 'poster'>> {
     let clip = { x: 0, y: 0, width: options.width, height: options.height, scale: 1 };
     let clipped = false;
     let beyondViewport = false;
@@ -343,6 +363,9 @@ export function captureFailure(err: unknown, captureTimeoutMs: number): { messag
   if (err instanceof LeaseBudgetExceededError) return known(`capture ${err.message}`);
   if (err instanceof BrowserPoolClosedError) return known('the capture service is shutting down');
   if (err instanceof BrowserUnavailableError) return known('the capture browser could not be started');
+  if (err instanceof AnimationTooLargeError) return known(err.message);
+  // ffmpeg's own words name files and options: the operators see them, the customer a fixed text.
+  if (err instanceof VideoEncodingError) return { message: 'the animation could not be encoded', unexpected: true };
   const { kind, netError, text } = classifyPlaywrightError(err);
   if (kind === 'timeout') return known(PAGE_MESSAGES.navigationTimedOut(captureTimeoutMs));
   if (kind === 'network' && netError) return known(netError);
@@ -359,6 +382,11 @@ function quote(text: string): string {
 interface TargetAnswer {
   /** HTTP status, null before the response (or for an upload). */
   status: number | null;
+}
+
+/** The viewport an animation of `options` is recorded at, and the page height it counts (`fullPageMaxHeight`). */
+function animationViewport(options: CaptureOptions): AnimationViewport {
+  return { width: options.width, height: options.height, scale: options.scale, fullPageMaxHeight: options.fullPageMaxHeight };
 }
 
 /** `maskColor` of a job stored before it existed. */

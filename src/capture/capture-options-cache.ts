@@ -5,7 +5,7 @@ import type { CaptureOptions } from './capture-options-derived';
 /**
  * The capture cache key (CONTRACT.md, "Capture options": cache): hex SHA-256 of the target (a URL
  * WHATWG-serialised, or `upload:<sha256>`) and the resolved options that shape the result (every
- * option but `cache` and `cacheTtl`), in canonical JSON. The account is the other half of the key.
+ * option but `cache` and `cacheTtl`; `animation` only when set), in canonical JSON. The account is the other half of the key.
  */
 export function captureCacheKey(target: string, options: CaptureOptions): string {
   let canonicalTarget = target;
@@ -14,8 +14,9 @@ export function captureCacheKey(target: string, options: CaptureOptions): string
   } catch {
     /* validated earlier; keep as is */
   }
-  const { cache: _cache, cacheTtlS: _ttl, ...shaping } = options;
-  return sha256Hex(canonicalJson({ target: canonicalTarget, options: shaping }));
+  const { cache: _cache, cacheTtlS: _ttl, animation, ...shaping } = options;
+  // `animation` came later: it is in the key only when set, so the keys of stored still captures stay the same.
+  return sha256Hex(canonicalJson({ target: canonicalTarget, options: animation ? { ...shaping, animation } : shaping }));
 }
 
 /**

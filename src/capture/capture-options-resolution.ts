@@ -1,6 +1,7 @@
 import { devices } from 'playwright';
 import type { FieldError } from '../common/api-error';
-import { CAPTURE_LIMITS } from './capture-options-schemas';
+import { isAnimationFormat } from '../results/result-formats';
+import { AnimationOptions, animationLengthMs, CAPTURE_LIMITS } from './capture-options-schemas';
 import {
   CAPTURE_OPTION_NAMES,
   CAPTURE_OPTION_TABLE,
@@ -40,7 +41,9 @@ export function captureOptionConflicts(input: CaptureOptionsInput, limits: Confi
   for (const [name, spec] of specs) for (const other of spec.notWith ?? []) if (isOn(other)) refuse(name, `is not allowed with ${other}`);
   for (const [name, spec] of specs) {
     if (!spec.formats || spec.formats.includes(format)) continue;
-    refuse(name, format === 'pdf' ? 'is not allowed with format pdf' : `is only allowed with format ${spec.formats.join(' or ')}`);
+    // pdf and the animations take few options: naming the format says more than listing the others.
+    const few = format === 'pdf' || isAnimationFormat(format);
+    refuse(name, few ? `is not allowed with format ${format}` : `is only allowed with format ${spec.formats.join(' or ')}`);
   }
   for (const [name, spec] of specs)
     if (spec.onlyWithTrue && given[spec.onlyWithTrue] !== true) refuse(name, `is only allowed with ${spec.onlyWithTrue} true`);
@@ -114,15 +117,30 @@ export function givenCaptureOptions(input: CaptureOptionsInput): CaptureOptionsI
 /**
  * The longest one capture with `options` may take, ms (docs/capture-engine.md#time-budget): navigation
  * (`CAPTURE_TIMEOUT_MS`), then one `CAPTURE_TIMEOUT_MS` for each of `waitForSelector`, `javascript`
- * and `selector` that is set, `delay`, and the screenshot or PDF (`CAPTURE_TIMEOUT_MS` again).
- * Without `options`, the budget of the slowest options allowed (for shutdown waits and the stuck-job sweep).
+ * and `selector` that is set, `delay`, and the screenshot or PDF (`CAPTURE_TIMEOUT_MS` again); an
+ * animation adds its length and one more `CAPTURE_TIMEOUT_MS` for its encoding (CONTRACT.md, "Animated
+ * captures": the budget covers page load plus recording). Without `options`, the budget of the
+ * slowest options allowed (for shutdown waits and the stuck-job sweep).
  */
 export function captureBudgetMs(
   captureTimeoutMs: number,
-  options?: Pick<CaptureOptions, 'delayMs' | 'waitForSelector' | 'javascript' | 'selector'>,
+  options?: Pick<CaptureOptions, 'delayMs' | 'waitForSelector' | 'javascript' | 'selector' | 'animation'>,
 ): number {
   const waits = options
     ? [options.waitForSelector, options.javascript, options.selector].filter((o) => o !== null && o !== undefined).length
     : 3;
-  return captureTimeoutMs * (2 + waits) + (options?.delayMs ?? L.delayMs.max);
+  const animation = options ? options.animation : LONGEST_ANIMATION;
+  const recording = animation ? animationLengthMs(animation) + captureTimeoutMs : 0;
+  return captureTimeoutMs * (2 + waits) + (options?.delayMs ?? L.delayMs.max) + recording;
 }
+
+/** The longest animation the options allow (the budget of the slowest capture). */
+const LONGEST_ANIMATION: AnimationOptions = {
+  scrollTo: 'bottom',
+  durationMs: L.animation.durationMs.max,
+  fps: L.animation.fps.max,
+  easing: 'linear',
+  startDelayMs: L.animation.startDelayMs.max,
+  pauseAtEndMs: L.animation.pauseAtEndMs.max,
+  scrollBack: true,
+};

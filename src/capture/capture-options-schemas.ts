@@ -41,6 +41,14 @@ export const CAPTURE_LIMITS = {
   thumbnailSide: { min: 16, max: 1_920 },
   /** Seconds. */
   cacheTtlS: { min: 60, max: 2_592_000, default: 14_400 },
+  /** The `animation` option (CONTRACT.md, "Animated captures"): ms, frames per second, px. */
+  animation: {
+    durationMs: { min: 1_000, max: 30_000, default: 5_000 },
+    fps: { min: 5, max: 30, default: 25, gifDefault: 12 },
+    startDelayMs: { min: 0, max: 5_000, default: 500 },
+    pauseAtEndMs: { min: 0, max: 5_000, default: 500 },
+    scrollToMaxPx: 1_000_000,
+  },
 } as const;
 
 const L = CAPTURE_LIMITS;
@@ -216,6 +224,62 @@ export interface ThumbnailOptions {
   width: number;
   height: number | null;
   fit: ThumbnailFit;
+}
+
+/** Easings of `animation.easing`: how the scroll's position follows time. */
+export const ANIMATION_EASINGS = ['ease-in-out', 'linear'] as const;
+export type AnimationEasing = (typeof ANIMATION_EASINGS)[number];
+
+const A = L.animation;
+
+/** `animation` (CONTRACT.md, "Animated captures"); every field optional, defaults in {@link AnimationOptions}. */
+export const animationSchema = z.strictObject({
+  scrollTo: z
+    .union(
+      [z.literal('bottom'), int(0, A.scrollToMaxPx)],
+      `must be "bottom" or an integer from 0 to ${A.scrollToMaxPx.toLocaleString('en-US')}`,
+    )
+    .optional()
+    .meta({ description: 'Where the scroll ends: "bottom" (default; the page bounded by fullPageMaxHeight) or a y position in CSS px.' }),
+  durationMs: int(A.durationMs.min, A.durationMs.max)
+    .optional()
+    .meta({ description: `Length of the scroll, ms (default ${A.durationMs.default}).` }),
+  fps: int(A.fps.min, A.fps.max)
+    .optional()
+    .meta({ description: `Frames per second (default ${A.fps.default}; gif ${A.fps.gifDefault}).` }),
+  easing: z
+    .enum(ANIMATION_EASINGS, `must be one of ${ANIMATION_EASINGS.join(', ')}`)
+    .optional()
+    .meta({ description: 'ease-in-out (default): slow at both ends; linear: a constant speed.' }),
+  startDelayMs: int(A.startDelayMs.min, A.startDelayMs.max)
+    .optional()
+    .meta({ description: `Still time before the scroll starts, ms (default ${A.startDelayMs.default}).` }),
+  pauseAtEndMs: int(A.pauseAtEndMs.min, A.pauseAtEndMs.max)
+    .optional()
+    .meta({ description: `Still time after the scroll ends, ms (default ${A.pauseAtEndMs.default}).` }),
+  scrollBack: z
+    .boolean('must be a boolean')
+    .optional()
+    .meta({ description: 'Scroll back to the top afterwards, over durationMs again (default false).' }),
+});
+
+/**
+ * The `animation` with its defaults (CONTRACT.md, "Animated captures"): times in ms, `scrollTo` a y
+ * position in CSS px or `bottom`. The file plays for {@link animationLengthMs}.
+ */
+export interface AnimationOptions {
+  scrollTo: 'bottom' | number;
+  durationMs: number;
+  fps: number;
+  easing: AnimationEasing;
+  startDelayMs: number;
+  pauseAtEndMs: number;
+  scrollBack: boolean;
+}
+
+/** How long an animation plays, ms: startDelay + duration (twice with scrollBack) + pauseAtEnd (CONTRACT.md, "Animated captures"). */
+export function animationLengthMs(animation: AnimationOptions): number {
+  return animation.startDelayMs + animation.durationMs * (animation.scrollBack ? 2 : 1) + animation.pauseAtEndMs;
 }
 
 /** `{ x, y, width, height }` in CSS px. */

@@ -1,9 +1,11 @@
 import { devices } from 'playwright';
 import { z } from 'zod';
 import { EXTRACT_KINDS, MARKDOWN_MODES } from '../results/extracted';
-import { JOB_FORMATS, JobFormat, RESULT_FORMATS } from '../results/result-formats';
+import { ANIMATION_FORMATS, IMAGE_FORMATS, isAnimationFormat, JOB_FORMATS, JobFormat, RESULT_FORMATS } from '../results/result-formats';
 import { DEFAULT_STORAGE_PATH, STORAGE_PATH_MAX_LENGTH, storagePathProblem } from '../results/storage-path';
 import {
+  AnimationOptions,
+  animationSchema,
   BLOCKABLE_RESOURCE_TYPES,
   BlockableResourceType,
   CAPTURE_LIMITS,
@@ -112,8 +114,10 @@ function option<S extends z.ZodType, const E extends Omit<CaptureOptionSpec<S>, 
   return { ...spec, schema };
 }
 
-/** The image formats (every result format but pdf). */
-const IMAGE_FORMATS = RESULT_FORMATS.filter((f) => f !== 'pdf');
+/** The formats of a still page: every job format but the animations (CONTRACT.md, "Animated captures"). */
+const STILL_FORMATS = JOB_FORMATS.filter((f) => !isAnimationFormat(f));
+
+const A = L.animation;
 
 /**
  * The options table: every capture option, keyed by its public name (CONTRACT.md, "Capture options"),
@@ -141,9 +145,10 @@ export const CAPTURE_OPTION_TABLE = {
     doc: `Capture the whole scrollable page instead of the viewport only (height capped at fullPageMaxHeight, default ${L.fullPageMaxHeightPx.toLocaleString('en-US')} image px; the job then says \`clipped\`). Not with selector or clip.`,
     default: false,
     example: true,
+    formats: STILL_FORMATS,
   }),
   format: option(z.enum(JOB_FORMATS, `must be one of ${JOB_FORMATS.join(', ')}`), {
-    doc: 'Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality), or none (no image, only with extract).',
+    doc: 'Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality), or mp4, webm or gif (a video of the page scrolling, see animation), or none (no image, only with extract).',
     default: 'png',
     example: 'webp',
     valueNeeds: { none: 'extract' },
@@ -289,9 +294,9 @@ export const CAPTURE_OPTION_TABLE = {
         : null,
   }),
   thumbnail: option(thumbnailSchema, {
-    doc: `Also store a downscaled image beside the result, in its format (fit inside by default; cover crops to width × height, contain pads); the job then has thumbnailUrl. Not with format pdf or none.`,
+    doc: `Also store a downscaled image beside the result, in its format (fit inside by default; cover crops to width × height, contain pads); the job then has thumbnailUrl. With mp4, webm or gif it is the first frame, as PNG. Not with format pdf or none.`,
     example: { width: 320, height: 200, fit: 'cover' },
-    formats: IMAGE_FORMATS,
+    formats: [...IMAGE_FORMATS, ...ANIMATION_FORMATS],
     resolve: (thumbnail): ThumbnailOptions | null =>
       thumbnail ? { width: thumbnail.width, height: thumbnail.height ?? null, fit: thumbnail.fit ?? 'inside' } : null,
   }),
@@ -432,6 +437,32 @@ export const CAPTURE_OPTION_TABLE = {
           }
         : null,
   }),
+  // Animated captures (CONTRACT.md): the scroll of format mp4, webm or gif; src/capture/animated-capture.ts records it.
+  animation: option(animationSchema, {
+    doc: `How an mp4, webm or gif capture scrolls the page: scrollTo ("bottom" or y px), durationMs ${A.durationMs.min.toLocaleString('en-US')}–${A.durationMs.max.toLocaleString('en-US')} (${A.durationMs.default.toLocaleString('en-US')}), fps ${A.fps.min}–${A.fps.max} (${A.fps.default}; gif ${A.fps.gifDefault}), easing, startDelayMs, pauseAtEndMs, scrollBack. Only with format mp4, webm or gif (docs/animated-captures.md).`,
+    example: {
+      scrollTo: 'bottom',
+      durationMs: 4000,
+      fps: 25,
+      easing: 'ease-in-out',
+      startDelayMs: 500,
+      pauseAtEndMs: 1000,
+      scrollBack: false,
+    },
+    formats: ANIMATION_FORMATS,
+    resolve: (animation, { format }): AnimationOptions | null =>
+      isAnimationFormat(format)
+        ? {
+            scrollTo: animation?.scrollTo ?? 'bottom',
+            durationMs: animation?.durationMs ?? A.durationMs.default,
+            fps: animation?.fps ?? (format === 'gif' ? A.fps.gifDefault : A.fps.default),
+            easing: animation?.easing ?? 'ease-in-out',
+            startDelayMs: animation?.startDelayMs ?? A.startDelayMs.default,
+            pauseAtEndMs: animation?.pauseAtEndMs ?? A.pauseAtEndMs.default,
+            scrollBack: animation?.scrollBack ?? false,
+          }
+        : null,
+  }),
   cache: option(z.boolean('must be a boolean'), {
     doc: 'Reuse a recent identical capture of the same account: the job ends done at once with cached true and is not counted against the quota.',
     default: false,
@@ -451,8 +482,9 @@ export const CAPTURE_OPTION_TABLE = {
       .max(EXTRACT_KINDS.length, `must have at most ${EXTRACT_KINDS.length} values`)
       .refine((kinds) => new Set(kinds).size === kinds.length, 'must not repeat a value'),
     {
-      doc: 'Also extract the page, from the same page load (after the waits and scripts, before the image): markdown, html, text, links and/or metadata. The job then has extracted (docs/extract.md).',
+      doc: 'Also extract the page, from the same page load (after the waits and scripts, before the image): markdown, html, text, links and/or metadata. The job then has extracted (docs/extract.md). Not with mp4, webm or gif.',
       example: ['markdown', 'metadata'],
+      formats: STILL_FORMATS,
       resolve: (kinds): (typeof EXTRACT_KINDS)[number][] | null => (kinds ? [...kinds] : null),
     },
   ),

@@ -17,6 +17,8 @@
  * `capture-options-cache.ts` (the capture cache's key and freshness).
  */
 export {
+  ANIMATION_EASINGS,
+  animationLengthMs,
   BLOCKABLE_RESOURCE_TYPES,
   CAPTURE_LIMITS,
   DEFAULT_LOCALE,
@@ -28,6 +30,8 @@ export {
   WAIT_UNTIL,
 } from './capture-options-schemas';
 export type {
+  AnimationEasing,
+  AnimationOptions,
   BlockableResourceType,
   CaptureCookie,
   ClipRect,

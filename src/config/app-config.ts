@@ -5,6 +5,7 @@ import { dashboardSection, DashboardConfig } from './dashboard-config';
 import { databaseSection, DatabaseConfig } from './database-config';
 import { limitsSection, LimitsConfig } from './limits-config';
 import { monitorsSection, MonitorsConfig } from './monitors-config';
+import { recordingSection, RecordingConfig } from './recording-config';
 import { redisSection, RedisConfig } from './redis-config';
 import { renderSection, RenderConfig } from './render-config';
 import { runsSection, RunsConfig } from './runs-config';
@@ -14,7 +15,7 @@ import { webhooksSection, WebhooksConfig } from './webhooks-config';
 
 export { cgroupCpuLimit, defaultCaptureConcurrency, usableCores } from './capture-config';
 export { dashboardUrlOf } from './dashboard-config';
-export { FFMPEG_CANDIDATES } from './runs-config';
+export { FFMPEG_CANDIDATES } from './recording-config';
 export type { S3Config } from './storage-config';
 
 /**
@@ -29,6 +30,7 @@ const SECTIONS = [
   redisSection,
   storageSection,
   captureSection,
+  recordingSection,
   runsSection,
   webhooksSection,
   monitorsSection,
@@ -46,6 +48,7 @@ export type AppConfig = ServerConfig &
   RedisConfig &
   StorageConfig &
   CaptureConfig &
+  RecordingConfig &
   RunsConfig &
   WebhooksConfig &
   MonitorsConfig &

@@ -7,6 +7,7 @@ import { dashboardSection } from './dashboard-config';
 import { databaseSection } from './database-config';
 import { limitsSection } from './limits-config';
 import { monitorsSection } from './monitors-config';
+import { recordingSection } from './recording-config';
 import { redisSection } from './redis-config';
 import { renderSection } from './render-config';
 import { runsSection } from './runs-config';
@@ -20,6 +21,7 @@ const SECTIONS = {
   redis: redisSection,
   storage: storageSection,
   capture: captureSection,
+  recording: recordingSection,
   runs: runsSection,
   webhooks: webhooksSection,
   monitors: monitorsSection,

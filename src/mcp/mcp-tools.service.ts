@@ -5,6 +5,7 @@ import { WorkEndWaiter } from '../queue/work-ended';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { CAPTURE_LIMITS, CAPTURE_OPTION_NAMES, SESSION_OPTION_NAMES } from '../capture/capture-options';
+import { isAnimationFormat } from '../results/result-formats';
 import { ScreenshotJobDto } from '../screenshots/dto/screenshot-job.dto';
 import { ScreenshotsService } from '../screenshots/screenshots.service';
 import { QuotaService } from '../quota/quota.service';
@@ -131,7 +132,7 @@ export class McpToolsService {
         title: 'Get a screenshot job',
         description:
           'Returns a screenshot job of this account by id as JSON {id, status, url, format, width, height}; status is ' +
-          'pending, processing, done or failed. With includeImage true (default false) and status done, also returns the image. ' +
+          'pending, processing, done or failed. With includeImage true (default false) and status done, also returns the image (an animation: its url only). ' +
           'Use it for a take_screenshot call that returned before the capture finished. Does not count against the quota.',
         inputSchema: GET_SCREENSHOT_INPUT_SCHEMA,
         outputSchema: SCREENSHOT_OUTPUT_SCHEMA,
@@ -389,6 +390,11 @@ export class McpToolsService {
     }
     // format none has no image: only the extracted content (its URLs are in the job).
     if (!includeImage || job.url === null) return { content: [json], structuredContent: brief };
+    // An animation is a URL, never inline bytes (CONTRACT.md, "Animated captures").
+    if (isAnimationFormat(job.format)) {
+      const note = `The ${job.format} animation is at url (its first frame at thumbnailUrl).`;
+      return { content: [json, { type: 'text', text: note }], structuredContent: brief };
+    }
     const file = await this.screenshots.openResult(caller, job.id, INLINE_IMAGE_MAX_BYTES);
     if (!file) {
       return {

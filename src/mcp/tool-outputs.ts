@@ -11,7 +11,11 @@ export const SCREENSHOT_OUTPUT_SCHEMA = z.object({
     .string()
     .nullable()
     .describe('Public URL of the image (no API key needed, expires after the retention period); null until status is done.'),
-  format: z.enum(JOB_FORMATS).describe('Result format (an image, or pdf; none: only extracted content, see extracted).'),
+  format: z
+    .enum(JOB_FORMATS)
+    .describe(
+      'Result format (an image, pdf, or an animation mp4, webm or gif: a URL, never inline; none: only extracted content, see extracted).',
+    ),
   width: z.number().int().describe('Viewport width in px.'),
   height: z.number().int().describe('Viewport height in px.'),
 });

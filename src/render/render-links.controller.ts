@@ -6,6 +6,7 @@ import { ApiErrorResponses } from '../common/api-error-responses.decorator';
 import { AUTHENTICATED_RESPONSE_HEADERS } from '../common/operational-headers';
 import { conditionalAnswer } from '../storage/http-caching';
 import { ResultFilesService } from '../storage/result-files.service';
+import { RESULT_CONTENT_TYPES } from '../results/result-formats';
 import { RENDER_FORMATS } from './dto/render-link.dto';
 import { RenderLinkGuard, verifiedRenderLinkOf } from './render-link.guard';
 import { RenderedFile, RenderLinksService } from './render-links.service';
@@ -47,7 +48,7 @@ export class RenderLinksController {
   })
   @ApiParam({
     name: 'file',
-    description: '`{renderKeyId}.{ext}`, ext one of png, jpeg, webp, pdf',
+    description: `\`{renderKeyId}.{ext}\`, ext one of ${RENDER_FORMATS.join(', ')}`,
     example: 'rk_4fQx9LmZ2pRt7YvB1nKc3sDw.png',
   })
   @ApiQuery({ name: 'url', required: true, description: 'Page to capture', schema: { type: 'string' } })
@@ -65,7 +66,7 @@ export class RenderLinksController {
       'The file, with a strong `ETag` of its bytes and `Cache-Control: public, max-age=<seconds the capture stays fresh>` ' +
       '(both standard headers, not listed below); a 503 `RENDER_PENDING` carries `Cache-Control: no-store`',
     headers: FILE_HEADERS,
-    content: Object.fromEntries(RENDER_FORMATS.map((f) => [f === 'pdf' ? 'application/pdf' : `image/${f}`, BINARY])),
+    content: Object.fromEntries(RENDER_FORMATS.map((f) => [RESULT_CONTENT_TYPES[f], BINARY])),
   })
   @ApiResponse({ status: 304, description: 'The `If-None-Match` entity tag still matches', headers: FILE_HEADERS })
   @ApiErrorResponses(
@@ -80,7 +81,7 @@ export class RenderLinksController {
       codes: ['RENDER_LINK_EXPIRED', 'HOST_NOT_ALLOWED'],
       description: "The link expired, or its host is outside the render key's allowedHosts",
     },
-    { status: 404, codes: ['NOT_FOUND'], description: 'Not a render link path (`{renderKeyId}.{png|jpeg|webp|pdf}`)' },
+    { status: 404, codes: ['NOT_FOUND'], description: `Not a render link path (\`{renderKeyId}.{${RENDER_FORMATS.join('|')}}\`)` },
     414,
     { status: 422, codes: ['CAPTURE_FAILED'], description: 'The capture failed (answered again for 60 s without a new job)' },
     429,

@@ -96,8 +96,8 @@ function artifact<C extends ArtifactColumn, J extends string, E extends string |
  */
 export const RESULT_ARTIFACTS = {
   image: artifact({
-    producer: 'the capture engine (capture/), stored by the capture processor',
-    contentType: 'png, jpeg, webp or pdf: RESULT_CONTENT_TYPES of the job format',
+    producer: 'the capture engine (capture/; an animation: capture/animated-capture.ts), stored by the capture processor',
+    contentType: 'png, jpeg, webp, pdf, mp4, webm or gif: RESULT_CONTENT_TYPES of the job format',
     column: 'resultFile',
     files: fileOrNone,
     renameFiles: (file, rename) => rename(file),
@@ -115,17 +115,18 @@ export const RESULT_ARTIFACTS = {
     swept: true,
   }),
   thumbnail: artifact({
-    producer: 'screenshots/thumbnail.ts (saveThumbnail), the `thumbnail` option',
-    contentType: "the image's format and extension",
+    producer: "screenshots/thumbnail.ts (saveThumbnail), the `thumbnail` option, or an animation's first frame",
+    contentType: "the image's format and extension; PNG for an animation",
     column: 'thumbnailFile',
     files: fileOrNone,
     renameFiles: (file, rename) => rename(file),
     jobField: 'thumbnailUrl',
     eventField: 'thumbnailUrl',
     show: urlOf,
-    // Beside the image as `<key without .ext>.thumb.<ext>` (or `<key>.thumb.<ext>` without `{ext}`).
+    // Beside the image as `<key without .ext>.thumb.<ext>` (or `<key>.thumb.<ext>` without `{ext}`), in its own
+    // format: the image's, or PNG for an animation's poster (CONTRACT.md, "Animated captures").
     delivery: {
-      ext: (_file, imageExt) => `thumb.${imageExt}`,
+      ext: (file) => `thumb.${file.slice(file.lastIndexOf('.') + 1)}`,
       maxBytes: THUMBNAIL_MAX_BYTES,
       gone: 'the thumbnail could not be read for upload',
       tooLarge: 'the thumbnail could not be read for upload',

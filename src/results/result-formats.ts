@@ -10,8 +10,28 @@
 export const IMAGE_FORMATS = ['png', 'jpeg', 'webp'] as const;
 export type ImageFormat = (typeof IMAGE_FORMATS)[number];
 
-/** What a screenshot job can produce: an image, or a PDF of the page (CONTRACT.md, "Capture options": `format`). */
-export const RESULT_FORMATS = [...IMAGE_FORMATS, 'pdf'] as const;
+/** Whether `format` is an {@link ImageFormat}. */
+export function isImageFormat(format: string | null | undefined): format is ImageFormat {
+  return (IMAGE_FORMATS as readonly string[]).includes(format as string);
+}
+
+/**
+ * Formats of an animated capture: a video of the page scrolling (CONTRACT.md, "Animated captures"):
+ * MP4 (H.264), WebM (VP9) or GIF.
+ */
+export const ANIMATION_FORMATS = ['mp4', 'webm', 'gif'] as const;
+export type AnimationFormat = (typeof ANIMATION_FORMATS)[number];
+
+/** Whether `format` is an {@link AnimationFormat}. */
+export function isAnimationFormat(format: string | null | undefined): format is AnimationFormat {
+  return (ANIMATION_FORMATS as readonly string[]).includes(format as string);
+}
+
+/**
+ * What a screenshot job can produce: an image, a PDF of the page, or an animation (CONTRACT.md,
+ * "Capture options": `format`, and "Animated captures").
+ */
+export const RESULT_FORMATS = [...IMAGE_FORMATS, 'pdf', ...ANIMATION_FORMATS] as const;
 export type ResultFormat = (typeof RESULT_FORMATS)[number];
 
 /**
@@ -27,6 +47,9 @@ export const RESULT_CONTENT_TYPES: Record<ResultFormat, string> = {
   jpeg: 'image/jpeg',
   webp: 'image/webp',
   pdf: 'application/pdf',
+  mp4: 'video/mp4',
+  webm: 'video/webm',
+  gif: 'image/gif',
 };
 
 /**

@@ -25,7 +25,8 @@ import type { ImageFormat } from '../results/result-formats';
 import { EGRESS_ERROR_HEADER } from '../egress/egress-proxy';
 import { PageErrorCollector, ConsoleErrorEntry, NetworkErrorEntry } from './page-errors';
 import { RUN_LIMITS, RunStep, stepLabel, waitForUrlMatcher } from './run-steps';
-import { VideoEncodingError, VideoRecorder, VideoRecording } from './video-recorder';
+import { VideoEncodingError } from '../recording/ffmpeg';
+import { Recording, ScreencastRecorder } from '../recording/screencast-recorder';
 
 /** Where a run failed (CONTRACT.md, "Browser session runs", `failure.stage`). */
 export const FAILURE_STAGES = ['step', 'timeout', 'browser', 'worker', 'finalize', 'canceled'] as const;
@@ -97,7 +98,7 @@ export interface RunSessionOutcome {
   networkErrors: NetworkErrorEntry[];
   consoleErrorCount: number;
   networkErrorCount: number;
-  video: VideoRecording | null;
+  video: Recording | null;
   /** Why the video could not be made (the run then fails at stage `finalize` unless it failed before). */
   videoError: string | null;
   failure: RunFailure | null;
@@ -133,14 +134,18 @@ export async function runSession(page: Page, spec: RunSessionSpec, hooks: RunSes
   const interruption = interrupter(page, budget.deadline, hooks.signal);
   const steps: StepOutcome[] = [];
   let failure: RunFailure | null = null;
-  let recorder: VideoRecorder | null = null;
+  let recorder: ScreencastRecorder | null = null;
   let videoError: string | null = null;
   let cdp: CDPSession | null = null;
 
   try {
     if (spec.video) {
       try {
-        recorder = await VideoRecorder.start(page, spec.video);
+        recorder = await ScreencastRecorder.start(page, {
+          width: spec.video.width,
+          height: spec.video.height,
+          output: { encoding: 'run-webm', ffmpegPath: spec.video.ffmpegPath },
+        });
       } catch (err) {
         videoError = err instanceof VideoEncodingError ? err.message : 'the screencast could not be started';
         if (!(err instanceof VideoEncodingError)) logger.warn(`Screencast did not start: ${(err as Error).message}`);
@@ -199,7 +204,7 @@ export async function runSession(page: Page, spec: RunSessionSpec, hooks: RunSes
   const ended = Date.now();
   const durationMs = budget.elapsedMs();
 
-  let video: VideoRecording | null = null;
+  let video: Recording | null = null;
   if (recorder) {
     try {
       video = await recorder.stop(ended);

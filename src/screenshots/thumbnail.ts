@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import type { CaptureResult } from '../capture/capture-engine';
 import type { CaptureOptions, ThumbnailOptions } from '../capture/capture-options';
-import type { ImageFormat } from '../results/result-formats';
+import { ImageFormat, isImageFormat } from '../results/result-formats';
 import type { ResultFilesService } from '../storage/result-files.service';
 
 /**
@@ -42,15 +42,21 @@ export async function renderThumbnail(
 /**
  * The capture's thumbnail hook: when the job asked for a `thumbnail` and the capture made an image,
  * renders it ({@link renderThumbnail}) and stores it beside the result as a result file of its own
- * (served at `/files/…` like the result, under the same rules); returns its file name, else null.
+ * (served at `/files/…` like the result, under the same rules); returns its file name, else null. An
+ * animation always has one (CONTRACT.md, "Animated captures": `thumbnailUrl` is the first frame as PNG,
+ * or as `thumbnail` asks): its poster, rendered as `thumbnail` asks when given.
  */
 export async function saveThumbnail(
   files: Pick<ResultFilesService, 'save'>,
-  result: Pick<CaptureResult, 'image' | 'format'>,
+  result: Pick<CaptureResult, 'image' | 'format' | 'poster'>,
   options: Pick<CaptureOptions, 'thumbnail' | 'quality'>,
   maxPixels: number,
 ): Promise<string | null> {
-  if (!options.thumbnail || !result.image || !result.format || result.format === 'pdf') return null;
+  if (result.poster) {
+    const poster = options.thumbnail ? await renderThumbnail(result.poster, 'png', options.thumbnail, null, maxPixels) : result.poster;
+    return files.save(poster, 'png');
+  }
+  if (!options.thumbnail || !result.image || !isImageFormat(result.format)) return null;
   const thumbnail = await renderThumbnail(result.image, result.format, options.thumbnail, options.quality, maxPixels);
   return files.save(thumbnail, result.format);
 }

@@ -2,13 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Browser } from 'playwright';
 import { loadConfig } from '../../src/config/app-config';
-import { VideoRecorder } from '../../src/runs/video-recorder';
+import { ScreencastRecorder } from '../../src/recording/screencast-recorder';
 import { PageServer, startPageServer } from '../support/page-server';
 import { isWebm, probeVideo } from '../support/video';
 import { launchTestBrowser } from '../support/test-browser';
 
-/** The recorder on its own, against Debian's Chromium and ffmpeg and a page served on loopback. */
-describe('VideoRecorder', () => {
+/** The recorder on its own, making a run's video, against Debian's Chromium and ffmpeg and a page served on loopback. */
+describe("ScreencastRecorder (a run's video)", () => {
   const config = loadConfig(process.env);
   let browser: Browser;
   let pages: PageServer;
@@ -32,7 +32,11 @@ describe('VideoRecorder', () => {
     const page = await context.newPage();
     try {
       const started = Date.now();
-      const recorder = await VideoRecorder.start(page, { ffmpegPath: config.ffmpegPath, width, height });
+      const recorder = await ScreencastRecorder.start(page, {
+        width,
+        height,
+        output: { encoding: 'run-webm', ffmpegPath: config.ffmpegPath },
+      });
       await page.goto(pages.url + path);
       await new Promise((r) => setTimeout(r, ms - (Date.now() - started)));
       const recording = await recorder.stop();
@@ -74,7 +78,11 @@ describe('VideoRecorder', () => {
   it('leaves no ffmpeg behind when aborted', async () => {
     const context = await browser.newContext({ viewport: { width: 320, height: 240 } });
     const page = await context.newPage();
-    const recorder = await VideoRecorder.start(page, { ffmpegPath: config.ffmpegPath, width: 320, height: 240 });
+    const recorder = await ScreencastRecorder.start(page, {
+      width: 320,
+      height: 240,
+      output: { encoding: 'run-webm', ffmpegPath: config.ffmpegPath },
+    });
     await page.goto(pages.url + '/ticking');
     await recorder.abort();
     await context.close();

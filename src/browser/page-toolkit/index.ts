@@ -11,4 +11,5 @@ export * from './masks';
 export * from './navigation';
 export * from './playwright-errors';
 export * from './screenshot';
+export * from './scroll-animation';
 export * from './time-budget';

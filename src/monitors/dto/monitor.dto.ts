@@ -20,9 +20,18 @@ export const MONITOR_LIMITS = {
 /**
  * Capture options a monitor does not take (CONTRACT.md, "Monitors": not `cache`/`extract`, and no PDF;
  * nor `storage`/`upload`: a check's image must stay with the service to be compared, and a presigned
- * upload URL serves one capture).
+ * upload URL serves one capture; nor `animation`: CONTRACT.md, "Animated captures", refused by monitors).
  */
-const NOT_FOR_MONITORS: readonly CaptureOptionName[] = ['pdf', 'cache', 'cacheTtl', 'extract', 'markdownMode', 'storage', 'upload'];
+const NOT_FOR_MONITORS: readonly CaptureOptionName[] = [
+  'pdf',
+  'cache',
+  'cacheTtl',
+  'extract',
+  'markdownMode',
+  'storage',
+  'upload',
+  'animation',
+];
 
 /** The capture options a monitor takes: every option of the table but {@link NOT_FOR_MONITORS}. */
 export const MONITOR_OPTION_NAMES = CAPTURE_OPTION_NAMES.filter((name) => !NOT_FOR_MONITORS.includes(name));

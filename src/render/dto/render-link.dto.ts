@@ -2,12 +2,16 @@ import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { CAPTURE_LIMITS, CAPTURE_OPTION_NAMES, type CaptureOptionName } from '../../capture/capture-options';
 import { IsHttpUrl } from '../../common/validation';
+import { RESULT_FORMATS, ResultFormat } from '../../results/result-formats';
 import { captureOptionsDtoOf } from '../../screenshots/dto/create-screenshot.dto';
 import { formTransformOf } from '../../screenshots/dto/upload-screenshot.dto';
 
-/** The formats a render link's extension names (CONTRACT.md, "Render links"). */
-export const RENDER_FORMATS = ['png', 'jpeg', 'webp', 'pdf'] as const;
-export type RenderFormat = (typeof RENDER_FORMATS)[number];
+/**
+ * The formats a render link's extension names (CONTRACT.md, "Render links" and "Animated captures":
+ * `.mp4`, `.webm`, `.gif`): every result format.
+ */
+export const RENDER_FORMATS = RESULT_FORMATS;
+export type RenderFormat = ResultFormat;
 
 /**
  * Capture options of `POST /v1/screenshot` a render link refuses, each with the reason its 400

@@ -6,6 +6,7 @@ import type { FlagSpec } from '../cli-options';
 
 /** Every field of `POST /v1/screenshot` except `url` (the positional argument). */
 export const GENERATED_CAPTURE_FLAGS = {
+  animation: { kind: 'json', description: "How an mp4, webm or gif capture scrolls the page: scrollTo, durationMs 1,000–30,000, fps 5–30, easing, startDelayMs, pauseAtEndMs, scrollBack (JSON or @file)" },
   blockAds: { kind: 'boolean', description: "Do not make requests that match the shipped ad lists" },
   blockCookieBanners: { kind: 'boolean', description: "Dismiss or hide cookie consent banners" },
   blockResources: { kind: 'list', description: "Requests of these Playwright resource types are not made (repeatable)" },
@@ -22,7 +23,7 @@ export const GENERATED_CAPTURE_FLAGS = {
   disableAnimations: { kind: 'boolean', description: "Finish finite CSS animations and transitions and cancel infinite ones before the capture" },
   extract: { kind: 'list', description: "Also extract the page, from the same page load: markdown, html, text, links and/or metadata (repeatable)" },
   failOnHttpError: { kind: 'boolean', description: "Fail the job when the page's main document answers 4xx or 5xx, instead of capturing the error page" },
-  format: { kind: 'string', description: "Result format: an image, or pdf, or none: png | jpeg | webp | pdf | none" },
+  format: { kind: 'string', description: "Result format: an image, or pdf, or mp4, webm or gif, or none: png | jpeg | webp | pdf | mp4 | webm | gif | none" },
   fullPage: { kind: 'boolean', description: "Capture the whole scrollable page instead of the viewport only" },
   fullPageMaxHeight: { kind: 'integer', description: "Tallest full-page image, image px: a page taller than Chromium's single texture is captured in sections and stitched up to this height, then cut; MAX_IMAGE_PIXELS still caps it" },
   geolocation: { kind: 'json', description: "Position reported by navigator.geolocation, with the permission granted (JSON or @file)" },

@@ -728,6 +728,37 @@ export interface components {
         /** @description The capture options (docs/CONTRACT.md, "Capture options"), stated once: the session options (`SessionOptions`) and the others. Every body that takes them refers to this schema (`POST /v1/screenshot` and its batch items, the upload form, monitors, the job’s `options`); a body that does not take one of them lists it as `false`. In the upload form, numbers and booleans are text and objects and arrays JSON text. */
         CaptureOptions: {
             /**
+             * @description How an mp4, webm or gif capture scrolls the page: scrollTo ("bottom" or y px), durationMs 1,000–30,000 (5,000), fps 5–30 (25; gif 12), easing, startDelayMs, pauseAtEndMs, scrollBack. Only with format mp4, webm or gif (docs/animated-captures.md).
+             * @example {
+             *       "durationMs": 4000,
+             *       "easing": "ease-in-out",
+             *       "fps": 25,
+             *       "pauseAtEndMs": 1000,
+             *       "scrollBack": false,
+             *       "scrollTo": "bottom",
+             *       "startDelayMs": 500
+             *     }
+             */
+            animation?: {
+                /** @description Length of the scroll, ms (default 5000). */
+                durationMs?: number;
+                /**
+                 * @description ease-in-out (default): slow at both ends; linear: a constant speed.
+                 * @enum {string}
+                 */
+                easing?: "ease-in-out" | "linear";
+                /** @description Frames per second (default 25; gif 12). */
+                fps?: number;
+                /** @description Still time after the scroll ends, ms (default 500). */
+                pauseAtEndMs?: number;
+                /** @description Scroll back to the top afterwards, over durationMs again (default false). */
+                scrollBack?: boolean;
+                /** @description Where the scroll ends: "bottom" (default; the page bounded by fullPageMaxHeight) or a y position in CSS px. */
+                scrollTo?: "bottom" | number;
+                /** @description Still time before the scroll starts, ms (default 500). */
+                startDelayMs?: number;
+            };
+            /**
              * @description Reuse a recent identical capture of the same account: the job ends done at once with cached true and is not counted against the quota.
              * @default false
              * @example true
@@ -776,7 +807,7 @@ export interface components {
              */
             disableAnimations?: boolean;
             /**
-             * @description Also extract the page, from the same page load (after the waits and scripts, before the image): markdown, html, text, links and/or metadata. The job then has extracted (docs/extract.md).
+             * @description Also extract the page, from the same page load (after the waits and scripts, before the image): markdown, html, text, links and/or metadata. The job then has extracted (docs/extract.md). Not with mp4, webm or gif.
              * @example [
              *       "markdown",
              *       "metadata"
@@ -790,12 +821,12 @@ export interface components {
              */
             failOnHttpError?: boolean;
             /**
-             * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality), or none (no image, only with extract).
+             * @description Result format: an image, or pdf (an A4 PDF of the page unless pdf.paper says otherwise; not with selector, clip, scale or quality), or mp4, webm or gif (a video of the page scrolling, see animation), or none (no image, only with extract).
              * @default png
              * @example webp
              * @enum {string}
              */
-            format?: "png" | "jpeg" | "webp" | "pdf" | "none";
+            format?: "png" | "jpeg" | "webp" | "pdf" | "mp4" | "webm" | "gif" | "none";
             /**
              * @description Capture the whole scrollable page instead of the viewport only (height capped at fullPageMaxHeight, default 16,384 image px; the job then says `clipped`). Not with selector or clip.
              * @default false
@@ -909,7 +940,7 @@ export interface components {
                 path?: string;
             };
             /**
-             * @description Also store a downscaled image beside the result, in its format (fit inside by default; cover crops to width × height, contain pads); the job then has thumbnailUrl. Not with format pdf or none.
+             * @description Also store a downscaled image beside the result, in its format (fit inside by default; cover crops to width × height, contain pads); the job then has thumbnailUrl. With mp4, webm or gif it is the first frame, as PNG. Not with format pdf or none.
              * @example {
              *       "fit": "cover",
              *       "height": 200,
@@ -1006,6 +1037,7 @@ export interface components {
             timeoutMs?: number;
         };
         CreateMonitorDto: {
+            animation?: never;
             cache?: never;
             cacheTtl?: never;
             /**
@@ -2043,7 +2075,7 @@ export interface components {
             /** @description The job's extracted object (URLs, sizes, metadata; not the contents); null without extract */
             extracted: components["schemas"]["ExtractedDto"] | null;
             /** @enum {string} */
-            format: "png" | "jpeg" | "webp" | "pdf" | "none";
+            format: "png" | "jpeg" | "webp" | "pdf" | "mp4" | "webm" | "gif" | "none";
             /** @description Whether the full scrollable page was captured */
             fullPage: boolean;
             /** @description Viewport height in px */
@@ -2142,7 +2174,7 @@ export interface components {
             /** @description The extracted content (docs/CONTRACT.md, "Extracted content"): result files of what extract asked for, metadata inline; null until done, and without extract */
             extracted: components["schemas"]["ExtractedDto"] | null;
             /** @enum {string} */
-            format: "png" | "jpeg" | "webp" | "pdf" | "none";
+            format: "png" | "jpeg" | "webp" | "pdf" | "mp4" | "webm" | "gif" | "none";
             fullPage: boolean;
             /** @description Viewport height in px */
             height: number;
@@ -2507,6 +2539,7 @@ export interface components {
             timeoutMs?: number;
         };
         UpdateMonitorDto: {
+            animation?: never;
             cache?: never;
             cacheTtl?: never;
             /**
@@ -6462,7 +6495,7 @@ export interface operations {
                 "X-Request-ID"?: string;
             };
             path: {
-                /** @description `{renderKeyId}.{ext}`, ext one of png, jpeg, webp, pdf */
+                /** @description `{renderKeyId}.{ext}`, ext one of png, jpeg, webp, pdf, mp4, webm, gif */
                 file: unknown;
             };
             cookie?: never;
@@ -6492,11 +6525,17 @@ export interface operations {
                     /** @example (the file's bytes) */
                     "application/pdf": string;
                     /** @example (the file's bytes) */
+                    "image/gif": string;
+                    /** @example (the file's bytes) */
                     "image/jpeg": string;
                     /** @example (the file's bytes) */
                     "image/png": string;
                     /** @example (the file's bytes) */
                     "image/webp": string;
+                    /** @example (the file's bytes) */
+                    "video/mp4": string;
+                    /** @example (the file's bytes) */
+                    "video/webm": string;
                 };
             };
             /** @description The `If-None-Match` entity tag still matches */
@@ -6599,7 +6638,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Not a render link path (`{renderKeyId}.{png|jpeg|webp|pdf}`). Codes: NOT_FOUND */
+            /** @description Not a render link path (`{renderKeyId}.{png|jpeg|webp|pdf|mp4|webm|gif}`). Codes: NOT_FOUND */
             404: {
                 headers: {
                     /** @description Monthly screenshot cap of the key's plan */
@@ -6618,7 +6657,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "code": "NOT_FOUND",
-                     *       "error": "Not a render link path (`{renderKeyId}.{png|jpeg|webp|pdf}`)",
+                     *       "error": "Not a render link path (`{renderKeyId}.{png|jpeg|webp|pdf|mp4|webm|gif}`)",
                      *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
                      *     }
                      */
