@@ -40,7 +40,8 @@ export function captureOptionConflicts(input: CaptureOptionsInput, limits: Confi
   const specs = CAPTURE_OPTION_NAMES.map((name) => [name, captureOptionSpec(name)] as const).filter(([name]) => isSet(name));
   for (const [name, spec] of specs) for (const other of spec.notWith ?? []) if (isOn(other)) refuse(name, `is not allowed with ${other}`);
   for (const [name, spec] of specs) {
-    if (!spec.formats || spec.formats.includes(format)) continue;
+    // A boolean option given as false asks for nothing: `fullPage: false` goes with every format.
+    if (!spec.formats || spec.formats.includes(format) || given[name] === false) continue;
     // pdf and the animations take few options: naming the format says more than listing the others.
     const few = format === 'pdf' || isAnimationFormat(format);
     refuse(name, few ? `is not allowed with format ${format}` : `is only allowed with format ${spec.formats.join(' or ')}`);

@@ -1,6 +1,7 @@
 import { devices } from 'playwright';
-import { RESULT_FORMATS } from '../results/result-formats';
+import { JOB_FORMATS, RESULT_FORMATS } from '../results/result-formats';
 import {
+  captureBudgetMs,
   captureCacheKey,
   CAPTURE_OPTION_FIELDS,
   CAPTURE_OPTION_NAMES,
@@ -36,7 +37,7 @@ describe('the options table', () => {
         expect(CAPTURE_OPTION_NAMES).toContain(other);
         expect(`${name}: ${spec.doc}`).toContain(other);
       }
-      for (const format of spec.formats ?? []) expect(RESULT_FORMATS).toContain(format);
+      for (const format of spec.formats ?? []) expect(JOB_FORMATS).toContain(format);
       for (const [value, needed] of Object.entries(spec.valueNeeds ?? {})) {
         expect(spec.schema.safeParse(value).success).toBe(true);
         expect(CAPTURE_OPTION_NAMES).toContain(needed);
@@ -165,6 +166,52 @@ describe('captureOptionConflicts', () => {
       { field: 'pdf', message: 'is only allowed with format pdf' },
     ]);
     expect(captureOptionConflicts({ fullPage: false, selector: '#a', cache: true, cacheTtl: 60 }, LIMITS)).toEqual([]);
+  });
+});
+
+describe('animated captures (CONTRACT.md, "Animated captures")', () => {
+  it('resolves animation with its defaults for mp4, webm and gif (gif at 12 fps), and to null for other formats', () => {
+    const base = { scrollTo: 'bottom', durationMs: 5000, easing: 'ease-in-out', startDelayMs: 500, pauseAtEndMs: 500, scrollBack: false };
+    expect(resolveCaptureOptions({ format: 'mp4' }).animation).toEqual({ ...base, fps: 25 });
+    expect(resolveCaptureOptions({ format: 'webm', animation: { fps: 10, scrollTo: 900 } }).animation).toEqual({
+      ...base,
+      fps: 10,
+      scrollTo: 900,
+    });
+    expect(resolveCaptureOptions({ format: 'gif' }).animation).toEqual({ ...base, fps: 12 });
+    expect(resolveCaptureOptions({ format: 'png' }).animation).toBeNull();
+  });
+
+  it('refuses animation without an animated format, and what makes no sense in a video with one', () => {
+    expect(captureOptionConflicts({ animation: { durationMs: 1000 } }, LIMITS)).toEqual([
+      { field: 'animation', message: 'is only allowed with format mp4 or webm or gif' },
+    ]);
+    expect(
+      captureOptionConflicts({ format: 'gif', extract: ['text'], mask: ['#a'], fullPage: true, pdf: {}, quality: 50 }, LIMITS),
+    ).toEqual(['fullPage', 'quality', 'mask', 'pdf', 'extract'].map((field) => ({ field, message: 'is not allowed with format gif' })));
+    expect(captureOptionConflicts({ format: 'mp4', fullPage: false, thumbnail: { width: 100 }, animation: {} }, LIMITS)).toEqual([]);
+  });
+
+  it('adds the recording and its encoding to the time budget; the cache key of a still capture is unchanged', () => {
+    const still = resolveCaptureOptions({});
+    const animated = resolveCaptureOptions({ format: 'mp4', animation: { durationMs: 2000, scrollBack: true } });
+    // 500 ms delay + 2 × 2000 ms + 500 ms pause, and one more capture timeout for the encoding.
+    expect(captureBudgetMs(30_000, animated) - captureBudgetMs(30_000, still)).toBe(5000 + 30_000);
+    expect(captureBudgetMs(30_000)).toBeGreaterThanOrEqual(
+      captureBudgetMs(
+        30_000,
+        resolveCaptureOptions({
+          format: 'gif',
+          animation: { durationMs: 30_000, scrollBack: true, startDelayMs: 5000, pauseAtEndMs: 5000 },
+          javascript: 'x',
+          waitForSelector: 'a',
+          delay: 10_000,
+        }),
+      ),
+    );
+    expect(captureCacheKey('https://a.test/', animated)).not.toBe(
+      captureCacheKey('https://a.test/', resolveCaptureOptions({ format: 'mp4' })),
+    );
   });
 });
 

@@ -162,4 +162,26 @@ describe('dashboard playground (real Chromium against the real app)', () => {
     expect(await page.locator('#pg-markdown').count()).toBe(0);
     expect(await used()).toBe(before + 1);
   });
+
+  it('plays an animated capture: <video> with the first frame as its poster', async () => {
+    const { page } = user;
+    await page.goto('/dashboard/playground');
+    await page.getByLabel('Page URL').fill(`${pages.url}/article`);
+    await page.getByLabel('Width (px)').fill('400');
+    await page.getByLabel('Height (px)').fill('300');
+    await page.getByLabel('Format').selectOption('mp4');
+    for (const kind of ['markdown', 'metadata', 'links', 'html', 'text']) await page.getByLabel(kind, { exact: true }).uncheck();
+    await page.getByRole('button', { name: 'Capture' }).click();
+    const video = page.locator('#pg-video');
+    await video.waitFor({ timeout: 45_000 });
+    expect(await video.getAttribute('src')).toMatch(/\/files\/[^/]+\.mp4$/);
+    expect(await video.getAttribute('poster')).toMatch(/\/files\/[^/]+\.png$/);
+    // The browser decodes it: its size is the viewport's, and it seeks (the file answers Range requests).
+    await page.waitForFunction(() => {
+      const v = document.querySelector('#pg-video') as HTMLVideoElement | null;
+      return v !== null && v.readyState >= 1 && v.videoWidth === 400 && v.videoHeight === 300 && v.duration > 5;
+    });
+    if (SCREENSHOT_PATH) await page.screenshot({ path: SCREENSHOT_PATH.replace(/\.png$/, '-video.png'), fullPage: true });
+    expect(await seriousAxeViolations(page)).toEqual([]);
+  }, 90_000);
 });
