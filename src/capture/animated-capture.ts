@@ -46,13 +46,14 @@ export interface AnimatedResult {
  */
 export async function recordAnimation(page: Page, animation: AnimationOptions, viewport: AnimationViewport): Promise<Recording> {
   const toY = await scrollTarget(page, animation.scrollTo, Math.floor(viewport.fullPageMaxHeight / viewport.scale));
+  const lengthMs = animationLengthMs(animation);
   const recorder = await ScreencastRecorder.start(page, {
     width: viewport.width,
     height: viewport.height,
     fps: animation.fps,
+    lengthMs,
     output: { frames: true },
   });
-  const lengthMs = animationLengthMs(animation);
   const endAt = recorder.startTime + lengthMs;
   try {
     const scroll = playScroll(page, {

@@ -1,6 +1,7 @@
 import { Body, Controller, Get, Param, Post, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
+import { RENDER_FORMATS } from '../render/dto/render-link.dto';
 import { DashboardAuthGuard } from './dashboard-auth.guard';
 import { DashboardExceptionFilter } from './dashboard-exception.filter';
 import { page, user } from './dashboard-pages.controller';
@@ -73,6 +74,7 @@ export class DashboardRenderLinksController {
         built: null,
         buildError: null,
         buildForm: {},
+        formats: RENDER_FORMATS,
         ...extra,
       }),
     );

@@ -15,10 +15,10 @@ import { formAction, formProblems, FormResult, ROTATION_OVERLAPS_S } from './das
 /** How long a link built on the page stays valid, s: never (0), a day, 30 days. */
 export const LINK_LIFETIMES_S = [0, 86_400, 2_592_000] as const;
 
-/** A link the builder signed: the link, and whether an `<img>` can show it (not a PDF). */
+/** A link the builder signed: the link, and how the page previews it (`img` for images and GIFs, `video` for MP4 and WebM, null for a PDF). */
 export interface BuiltLink {
   href: string;
-  previewable: boolean;
+  preview: 'img' | 'video' | null;
 }
 
 /**
@@ -108,7 +108,10 @@ export class DashboardRenderLinksService {
     if (lifetimeS) params.expires = String(Math.floor(this.clock.now().getTime() / 1000) + lifetimeS);
     return {
       ok: true,
-      value: { href: signedRenderLink(this.config.publicBaseUrl, keyId, secret, format, params), previewable: format !== 'pdf' },
+      value: {
+        href: signedRenderLink(this.config.publicBaseUrl, keyId, secret, format, params),
+        preview: format === 'pdf' ? null : format === 'mp4' || format === 'webm' ? 'video' : 'img',
+      },
     };
   }
 }

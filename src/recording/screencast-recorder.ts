@@ -13,7 +13,7 @@ import { Ffmpeg, VideoEncodingError } from './ffmpeg';
 export const DEFAULT_FPS = 10;
 
 /** JPEG quality of the screencast's frames (Chromium's `Page.startScreencast`), 0–100. */
-const FRAME_QUALITY = 90;
+const FRAME_QUALITY = 80;
 
 /** Bytes of frames waiting to be written above which new frames are dropped (the encoder is behind). */
 const MAX_PENDING_BYTES = 32 * 1024 * 1024;
@@ -28,6 +28,8 @@ export interface RecorderOptions {
   height: number;
   /** Frames per second (default {@link DEFAULT_FPS}). */
   fps?: number;
+  /** Planned length, ms: no frame is written for a time beyond it, however late {@link ScreencastRecorder.stop} is called. */
+  lengthMs?: number;
   output: RecorderOutput;
 }
 
@@ -56,7 +58,9 @@ export interface Recording {
  * rate to an ffmpeg encoding live (an entry of {@link VIDEO_ENCODINGS}) or to a file of frames.
  *
  * The browser sends a frame only when the page repaints, so frames are written on a clock: every 1/fps s
- * the latest frame is written again, as many times as the wall clock requires. The recording's duration
+ * the latest frame is written again, as many times as the wall clock requires; a frame that arrives takes
+ * the slots from the time Chromium painted it (its `timestamp`), so frames that arrive together after a
+ * busy moment of this process each keep their place instead of the last one replacing them. The recording's duration
  * is therefore the time between {@link start} and {@link stop}, however still the page was (CONTRACT.md,
  * "Animated captures": frames repeated while the page does not repaint). Until the first frame arrives
  * nothing is written; the first frame then covers the time since start. Memory holds the latest frame
@@ -69,6 +73,8 @@ export class ScreencastRecorder {
   private written = 0;
   private dropped = 0;
   private startedAt = 0;
+  /** Epoch ms beyond which no frame is written (start + `lengthMs`). */
+  private endsAt = Number.POSITIVE_INFINITY;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
@@ -121,13 +127,14 @@ export class ScreencastRecorder {
       await page.screencast.start({
         size: { width: options.width, height: options.height },
         quality: FRAME_QUALITY,
-        onFrame: ({ data }) => recorder.onFrame(data),
+        onFrame: ({ data, timestamp }) => recorder.onFrame(data, timestamp),
       });
     } catch (err) {
       await recorder.abort();
       throw err;
     }
     recorder.startedAt = startedAt;
+    if (options.lengthMs !== undefined) recorder.endsAt = startedAt + options.lengthMs;
     recorder.timer = setInterval(() => recorder.pump(), Math.round(1000 / fps));
     return recorder;
   }
@@ -185,15 +192,17 @@ export class ScreencastRecorder {
     await this.dispose();
   }
 
-  private onFrame(data: Buffer): void {
+  /** A frame Chromium painted at `paintedAt` (epoch ms): the frame before it fills the slots up to then. */
+  private onFrame(data: Buffer, paintedAt: number): void {
     if (this.stopped) return;
+    this.pump(Math.min(paintedAt, Date.now()));
     this.latest = data;
   }
 
-  /** Writes the latest frame as many times as the clock requires up to `now`. */
+  /** Writes the latest frame as many times as the clock requires up to `now` (epoch ms; at most the planned end). */
   private pump(now = Date.now()): void {
     if (!this.latest || !this.startedAt) return;
-    const due = Math.max(1, Math.round(((now - this.startedAt) * this.fps) / 1000));
+    const due = Math.max(1, Math.round(((Math.min(now, this.endsAt) - this.startedAt) * this.fps) / 1000));
     while (this.written < due) {
       if (this.sink.writableLength > MAX_PENDING_BYTES) {
         this.dropped += due - this.written;

@@ -1,0 +1,177 @@
+/*
+ * Animated capture figures (docs/animated-captures.md#cost): a 5 s scroll of a long loopback page at
+ * 1280 × 800 and 25 fps, recorded by the capture's own code (recordAnimation) on Debian's Chromium:
+ * - recording wall time against the animation's length;
+ * - encoding wall time and ffmpeg's CPU time of MP4, WebM and GIF from the same frames (GIF at the
+ *   recording's 25 fps too, its worst case), against the animation's length (targets: MP4 at most 0.5×,
+ *   GIF at most 1×), and the output sizes;
+ * - peak RSS while encoding: this process (the worker's part) and the ffmpeg processes it started;
+ * - distinct frames of one recording alone and of two recordings at once (repeated frames are frames the
+ *   page did not repaint in time).
+ * Run: npm run bench:animated   (BENCH_DURATION_MS, default 5000; BENCH_FPS, default 25)
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { Browser, chromium } from 'playwright';
+import { resolveChromiumExecutable } from '../src/browser/chromium-executable';
+import { recordAnimation } from '../src/capture/animated-capture';
+import type { AnimationOptions } from '../src/capture/capture-options';
+import { loadConfig } from '../src/config/app-config';
+import { encodeAnimation } from '../src/recording/animation-encoding';
+import type { Recording } from '../src/recording/screencast-recorder';
+import { envNumber, loadAverage } from './bench-support';
+
+const WIDTH = 1280;
+const HEIGHT = 800;
+const DURATION_MS = envNumber('BENCH_DURATION_MS', 5000);
+const FPS = envNumber('BENCH_FPS', 25);
+const VIEWPORT = { width: WIDTH, height: HEIGHT, scale: 1, fullPageMaxHeight: 65_000 };
+const ANIMATION: AnimationOptions = {
+  scrollTo: 'bottom',
+  durationMs: DURATION_MS,
+  fps: FPS,
+  easing: 'ease-in-out',
+  startDelayMs: 0,
+  pauseAtEndMs: 0,
+  scrollBack: false,
+};
+
+/** A long page (20,000 px): headed sections of text on alternating backgrounds, a position label every 100 px. */
+function longPage(): string {
+  const sections = Array.from({ length: 100 }, (_, i) => {
+    const paragraphs = Array.from(
+      { length: 3 },
+      (_, p) => `<p>Section ${i}, paragraph ${p}: the quick brown fox jumps over the lazy dog, again and again, to fill the line.</p>`,
+    ).join('');
+    return `<section style="height:200px;padding:8px 24px;box-sizing:border-box;background:hsl(${(i * 37) % 360},60%,88%)"><h2>Section ${i} at ${i * 200} px</h2>${paragraphs}</section>`;
+  }).join('');
+  return `<!doctype html><html><body style="margin:0;font:16px sans-serif">${sections}</body></html>`;
+}
+
+/** Distinct frames of a recording's frames file (a stream of JPEGs, each from SOI FFD8 to EOI FFD9). */
+function distinctFrames(recording: Recording): { frames: number; distinct: number } {
+  const data = readFileSync(recording.path);
+  const hashes = new Set<string>();
+  let frames = 0;
+  let start = 0;
+  for (;;) {
+    const end = data.indexOf(Buffer.from([0xff, 0xd9]), start);
+    if (end < 0) break;
+    hashes.add(
+      createHash('sha1')
+        .update(data.subarray(start, end + 2))
+        .digest('hex'),
+    );
+    frames++;
+    start = end + 2;
+  }
+  return { frames, distinct: hashes.size };
+}
+
+/** CPU ms of this process's reaped children (cutime + cstime, clock ticks of 10 ms), from /proc/self/stat. */
+function childrenCpuMs(): number {
+  const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[13]) + Number(fields[14])) * 10;
+}
+
+/** Peak RSS (MiB) of this process and, summed at each sample, of its ffmpeg children, while `work` runs. */
+async function peakRss<T>(work: () => Promise<T>): Promise<{ result: T; ownMiB: number; ffmpegMiB: number }> {
+  let own = 0;
+  let ffmpeg = 0;
+  const sample = () => {
+    own = Math.max(own, process.memoryUsage().rss);
+    try {
+      const out = execFileSync('ps', ['--ppid', String(process.pid), '-o', 'rss=,comm=']).toString();
+      const kib = out
+        .split('\n')
+        .filter((l) => l.includes('ffmpeg'))
+        .reduce((sum, l) => sum + Number(l.trim().split(/\s+/)[0]), 0);
+      ffmpeg = Math.max(ffmpeg, kib * 1024);
+    } catch {
+      /* no child at this instant */
+    }
+  };
+  const timer = setInterval(sample, 50);
+  try {
+    const result = await work();
+    sample();
+    return { result, ownMiB: own / 2 ** 20, ffmpegMiB: ffmpeg / 2 ** 20 };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+async function record(browser: Browser, url: string): Promise<{ recording: Recording; wallMs: number }> {
+  const context = await browser.newContext({ viewport: { width: WIDTH, height: HEIGHT } });
+  const page = await context.newPage();
+  try {
+    await page.goto(url);
+    const started = performance.now();
+    const recording = await recordAnimation(page, ANIMATION, VIEWPORT);
+    return { recording, wallMs: performance.now() - started };
+  } finally {
+    await context.close();
+  }
+}
+
+async function main() {
+  const config = loadConfig(process.env);
+  const html = longPage();
+  const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(html));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const browser = await chromium.launch({
+    executablePath: resolveChromiumExecutable(config.chromiumPath),
+    args: ['--no-sandbox', '--disable-gpu'],
+  });
+  console.log(`animated capture bench: ${WIDTH}×${HEIGHT}, ${DURATION_MS} ms scroll at ${FPS} fps; load ${loadAverage()}`);
+  try {
+    const alone = await record(browser, url);
+    const aloneFrames = distinctFrames(alone.recording);
+    console.log(
+      `recording: ${alone.wallMs.toFixed(0)} ms wall for ${DURATION_MS} ms (${(alone.wallMs / DURATION_MS).toFixed(2)}×, includes going to the top); ` +
+        `${aloneFrames.frames} frames, ${aloneFrames.distinct} distinct`,
+    );
+    for (const format of ['mp4', 'webm', 'gif'] as const) {
+      const started = performance.now();
+      const cpu0 = childrenCpuMs();
+      const { result, ownMiB, ffmpegMiB } = await peakRss(() =>
+        encodeAnimation(alone.recording, {
+          ffmpegPath: config.ffmpegPath,
+          format,
+          width: WIDTH,
+          height: HEIGHT,
+          gifMaxBytes: config.gifMaxBytes,
+          passTimeoutMs: 120_000,
+        }),
+      );
+      const ms = performance.now() - started;
+      const cpuMs = childrenCpuMs() - cpu0;
+      console.log(
+        `encode ${format}: ${ms.toFixed(0)} ms wall (${(ms / DURATION_MS).toFixed(2)}× the animation), ffmpeg CPU ${cpuMs} ms ` +
+          `(${(cpuMs / DURATION_MS).toFixed(2)}×), ${(result.size / 1024).toFixed(0)} KiB ` +
+          `at ${result.fps} fps, scale ${result.scale}; peak RSS: this process ${ownMiB.toFixed(0)} MiB, ffmpeg ${ffmpegMiB.toFixed(0)} MiB`,
+      );
+    }
+    await alone.recording.dispose();
+
+    const pair = await Promise.all([record(browser, url), record(browser, url)]);
+    for (const [i, { recording, wallMs }] of pair.entries()) {
+      const { frames, distinct } = distinctFrames(recording);
+      console.log(`two at once, recording ${i + 1}: ${wallMs.toFixed(0)} ms wall; ${frames} frames, ${distinct} distinct`);
+      await recording.dispose();
+    }
+    console.log(`load after: ${loadAverage()}`);
+  } finally {
+    await browser.close();
+    server.close();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
