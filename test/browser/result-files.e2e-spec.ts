@@ -146,6 +146,22 @@ describe.each(['local', 's3'] as const)('result files on %s storage', (driver) =
     }
   });
 
+  it("an animated capture's video and poster are result files too: Range answers 206, so <video> can seek", async () => {
+    const body = { url: `${pages.url}/page`, width: 320, height: 200, format: 'webm', animation: { durationMs: 1000, fps: 5 } };
+    const res = await t.request('POST', '/v1/screenshot', { key, body });
+    const job = await waitForJob(t, key, res.body.id, 60_000);
+    expect(job.url).toMatch(/\.webm$/);
+    const whole = Buffer.from(await (await fetch(job.url)).arrayBuffer());
+    const part = await fetch(job.url, { headers: { range: 'bytes=0-3' } });
+    expect(part.status).toBe(206);
+    expect(part.headers.get('content-type')).toBe('video/webm');
+    expect(part.headers.get('content-range')).toBe(`bytes 0-3/${whole.length}`);
+    expect(Buffer.from(await part.arrayBuffer()).toString('hex')).toBe('1a45dfa3');
+    const poster = await fetch(job.thumbnailUrl, { headers: { range: 'bytes=1-3' } });
+    expect(poster.status).toBe(206);
+    expect(Buffer.from(await poster.arrayBuffer()).toString('latin1')).toBe('PNG');
+  });
+
   it('answers 404 for unknown and malformed names', async () => {
     expect((await fetch(`${t.baseUrl}/files/${'A'.repeat(43)}.png`)).status).toBe(404);
     expect((await fetch(`${t.baseUrl}/files/..%2F..%2Fetc%2Fpasswd`)).status).toBe(404);

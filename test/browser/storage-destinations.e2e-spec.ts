@@ -215,6 +215,16 @@ describe('storage destinations', () => {
     expect(pngSize(await object(`glimpse/${accountId}/${day}/127.0.0.1/${job.id}.thumb.png`))).toEqual({ width: 160, height: 120 });
   });
 
+  it('uploads an animated capture with its extension and video type, and its poster beside it as .thumb.png', async () => {
+    const job = await capture({ format: 'mp4', animation: { durationMs: 1000, fps: 5 }, storage: { destinationId } });
+    expect(job.status).toBe('done');
+    expect(job.storage.key).toBe(`glimpse/${job.id}.mp4`);
+    const head = await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: job.storage.key }));
+    expect(head.ContentType).toBe('video/mp4');
+    expect((await object(job.storage.key)).subarray(4, 8).toString('latin1')).toBe('ftyp');
+    expect(pngSize(await object(`glimpse/${job.id}.thumb.png`))).toEqual({ width: 320, height: 240 });
+  });
+
   it('keeps no copy with keepCopy false: the job url is null', async () => {
     const storedFiles = () => readdirSync(t.config.storageDir, { recursive: true }).length;
     const before = storedFiles();
