@@ -192,6 +192,50 @@ describe('animated captures', () => {
     }
   });
 
+  it('batches and uploads take format and animation too (an upload as form fields, animation as JSON text)', async () => {
+    const animation = { durationMs: 1000, fps: 5, startDelayMs: 0, pauseAtEndMs: 0 };
+    const batch = await t.request('POST', '/v1/screenshot/batch', {
+      key,
+      body: {
+        items: [{ url: `${pages.url}/striped`, width: WIDTH, height: HEIGHT, format: 'gif', animation }, { url: `${pages.url}/striped` }],
+      },
+    });
+    expect(batch.status).toBe(202);
+    const [gif, png] = await Promise.all(batch.body.data.map((j: { id: string }) => waitForJob(t, key, j.id, 60_000)));
+    expect(gif).toMatchObject({ status: 'done', format: 'gif' });
+    expect(png).toMatchObject({ status: 'done', format: 'png' });
+    const refused = await t.request('POST', '/v1/screenshot/batch', {
+      key,
+      body: { items: [{ url: `${pages.url}/striped` }, { url: `${pages.url}/striped`, animation }] },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.details.fields).toContainEqual({
+      field: 'items[1].animation',
+      message: 'is only allowed with format mp4 or webm or gif',
+    });
+
+    const form = new FormData();
+    form.append('format', 'webm');
+    form.append('width', String(WIDTH));
+    form.append('height', String(HEIGHT));
+    form.append('animation', JSON.stringify(animation));
+    form.append(
+      'file',
+      new Blob([`<!doctype html><body style="margin:0;height:3000px;background:linear-gradient(#000,#fff)">`], { type: 'text/html' }),
+      'page.html',
+    );
+    const uploaded = await fetch(`${t.baseUrl}/v1/screenshot/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: form,
+    });
+    expect(uploaded.status).toBe(202);
+    const job = await waitForJob(t, key, ((await uploaded.json()) as { id: string }).id, 60_000);
+    expect(job).toMatchObject({ status: 'done', format: 'webm' });
+    const { path } = await download(job.url, 'upload.webm');
+    expect(probeVideo(path)).toMatchObject({ codec: 'vp9', width: WIDTH, height: HEIGHT, fps: 5 });
+  });
+
   it('a render link .gif renders once, then answers from the cache with the same ETag', async () => {
     const rk = (await t.request('POST', '/v1/render-keys', { key, body: {} })).body;
     const params = { url: `${pages.url}/striped?link`, width: '200', height: '120', animation: '{"durationMs":1000,"fps":5}' };

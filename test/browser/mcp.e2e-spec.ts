@@ -95,7 +95,7 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
         width: { type: 'integer', minimum: 100, maximum: 3840, default: 1280 },
         height: { type: 'integer', minimum: 100, maximum: 4320, default: 800 },
         fullPage: { type: 'boolean', default: false },
-        format: { type: 'string', enum: ['png', 'jpeg', 'webp', 'pdf', 'none'], default: 'png' },
+        format: { type: 'string', enum: ['png', 'jpeg', 'webp', 'pdf', 'mp4', 'webm', 'gif', 'none'], default: 'png' },
         delay: { type: 'integer', minimum: 0, maximum: 10000, default: 0 },
         scale: { type: 'number', minimum: 1, maximum: 3, default: 1 },
         clip: { type: 'object', required: ['x', 'y', 'width', 'height'], additionalProperties: false },
@@ -138,6 +138,7 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
         'blockTrackers',
         'blockCookieBanners',
         'pdf',
+        'animation',
         'cache',
         'cacheTtl',
         'omitBackground',
@@ -228,6 +229,16 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
     const rest = await t.request('GET', `/v1/screenshot/${id}`, { key });
     expect(rest.status).toBe(200);
     expect(rest.body).toMatchObject({ id, status: 'done', url: (result.structuredContent as { url: string }).url });
+  });
+
+  it('take_screenshot of an animation returns its URL, never the video inline (CONTRACT.md, "Animated captures")', async () => {
+    const client = await connect();
+    const args = { url: `${pages.url}/plain`, width: 320, height: 200, format: 'gif', animation: { durationMs: 1000, fps: 5 } };
+    const result = await call(client, 'take_screenshot', args);
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ status: 'done', format: 'gif', url: expect.stringMatching(/\.gif$/) });
+    expect(result.content.filter((c) => c.type !== 'text')).toEqual([]);
+    expect(texts(result).join('\n')).toContain('The gif animation is at url');
   });
 
   it('take_screenshot returns the id and status when the capture outlasts timeoutSeconds; get_screenshot then yields the image', async () => {

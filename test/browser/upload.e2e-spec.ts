@@ -81,7 +81,7 @@ describe('POST /v1/screenshot/upload', () => {
     [{ width: '50' }, 'width'],
     [{ height: '1.5' }, 'height'],
     [{ fullPage: 'yes' }, 'fullPage'],
-    [{ format: 'gif' }, 'format'],
+    [{ format: 'bmp' }, 'format'],
     [{ delay: '20000' }, 'delay'],
     [{ url: 'https://example.com' }, 'url'],
   ])('rejects invalid or unknown form fields %j with 400 VALIDATION_FAILED and no job', async (fields, field) => {
