@@ -130,8 +130,8 @@ module.exports = {
     usesOnly(
       'recording-knows-no-feature',
       'recording',
-      ['config', 'common'],
-      'recording/ paces screencast frames and encodes them with ffmpeg for runs and animated captures: it knows neither.',
+      ['config', 'common', 'results'],
+      'recording/ paces screencast frames and encodes them with ffmpeg for runs and animated captures (in the result formats of results/): it knows neither.',
     ),
     usesOnly(
       'sql-below-every-feature',

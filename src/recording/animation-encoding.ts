@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import type { AnimationFormat } from '../results/result-formats';
 import { VIDEO_ENCODINGS } from './encodings';
 import { runFfmpeg } from './ffmpeg';
 import type { Recording } from './screencast-recorder';
@@ -20,7 +21,7 @@ export class AnimationTooLargeError extends Error {
 /** What {@link encodeAnimation} makes of a recording. Sizes in px. */
 export interface AnimationEncodeOptions {
   ffmpegPath: string;
-  format: 'mp4' | 'webm' | 'gif';
+  format: AnimationFormat;
   /** The viewport: the video's size at scale 1. */
   width: number;
   height: number;

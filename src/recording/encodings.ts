@@ -1,3 +1,5 @@
+import type { AnimationFormat } from '../results/result-formats';
+
 /*
  * The output kinds of the recorder, declared once (docs/animated-captures.md, "One recorder"): each
  * entry says the file's extension and the ffmpeg passes that turn a stream of JPEG frames (the
@@ -28,7 +30,7 @@ export interface EncodeJob {
 
 /** One output kind: its extension and its ffmpeg passes (argument lists, run in order). */
 export interface VideoEncoding {
-  ext: 'webm' | 'mp4' | 'gif';
+  ext: AnimationFormat;
   passes: (job: EncodeJob) => string[][];
 }
 
