@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright';
 import sharp from 'sharp';
-import { playScroll, scrollTarget, withTimeLimit } from '../browser/page-toolkit';
+import { PageFailure, playScroll, scrollTarget, TimeLimitExceededError, withTimeLimit } from '../browser/page-toolkit';
 import { encodeAnimation } from '../recording/animation-encoding';
 import { Recording, ScreencastRecorder } from '../recording/screencast-recorder';
 import type { AnimationFormat } from '../results/result-formats';
@@ -42,7 +42,8 @@ export interface AnimatedResult {
  * still for `startDelayMs`, to `scrollTo` over `durationMs` with the easing, back with `scrollBack`), and
  * the recording stops exactly {@link animationLengthMs} after it started, so the file lasts that long
  * (± one frame). Returns the frames (encode them with {@link encodeAnimatedCapture}, outside the
- * browser lease); throws what the page throws (the recording is removed then), or a `VideoEncodingError`.
+ * browser lease); throws what the page throws (the recording is removed then), a {@link PageFailure}
+ * "the page did not finish its scroll within … ms" when the page stops painting, or a `VideoEncodingError`.
  */
 export async function recordAnimation(page: Page, animation: AnimationOptions, viewport: AnimationViewport): Promise<Recording> {
   const toY = await scrollTarget(page, animation.scrollTo, Math.floor(viewport.fullPageMaxHeight / viewport.scale));
@@ -63,7 +64,11 @@ export async function recordAnimation(page: Page, animation: AnimationOptions, v
       easing: animation.easing,
       scrollBack: animation.scrollBack,
     });
-    await withTimeLimit(scroll, lengthMs + SCROLL_GRACE_MS);
+    await withTimeLimit(scroll, lengthMs + SCROLL_GRACE_MS).catch((err: unknown) => {
+      if (err instanceof TimeLimitExceededError)
+        throw new PageFailure(`the page did not finish its scroll within ${lengthMs + SCROLL_GRACE_MS} ms`);
+      throw err;
+    });
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, endAt - Date.now())));
   } catch (err) {
     await recorder.abort();

@@ -15,6 +15,13 @@ export const DEFAULT_FPS = 10;
 /** JPEG quality of the screencast's frames (Chromium's `Page.startScreencast`), 0–100. */
 const FRAME_QUALITY = 80;
 
+/**
+ * How far behind the wall clock frames are written, ms: a frame reaches this process some time after
+ * Chromium painted it (more on a busy machine), and waiting this long lets it take its own slots instead
+ * of the frame before it being repeated there. {@link ScreencastRecorder.stop} waits as long for the last ones.
+ */
+const LATE_FRAME_MS = 400;
+
 /** Bytes of frames waiting to be written above which new frames are dropped (the encoder is behind). */
 const MAX_PENDING_BYTES = 32 * 1024 * 1024;
 
@@ -60,7 +67,8 @@ export interface Recording {
  * The browser sends a frame only when the page repaints, so frames are written on a clock: every 1/fps s
  * the latest frame is written again, as many times as the wall clock requires; a frame that arrives takes
  * the slots from the time Chromium painted it (its `timestamp`), so frames that arrive together after a
- * busy moment of this process each keep their place instead of the last one replacing them. The recording's duration
+ * busy moment of this process each keep their place instead of the last one replacing them (frames are
+ * written {@link LATE_FRAME_MS} behind the clock, so a late frame still finds its slots). The recording's duration
  * is therefore the time between {@link start} and {@link stop}, however still the page was (CONTRACT.md,
  * "Animated captures": frames repeated while the page does not repaint). Until the first frame arrives
  * nothing is written; the first frame then covers the time since start. Memory holds the latest frame
@@ -135,7 +143,7 @@ export class ScreencastRecorder {
     }
     recorder.startedAt = startedAt;
     if (options.lengthMs !== undefined) recorder.endsAt = startedAt + options.lengthMs;
-    recorder.timer = setInterval(() => recorder.pump(), Math.round(1000 / fps));
+    recorder.timer = setInterval(() => recorder.pump(Date.now() - LATE_FRAME_MS), Math.round(1000 / fps));
     return recorder;
   }
 
@@ -151,6 +159,8 @@ export class ScreencastRecorder {
    * frame ever arrived (the temporary files are removed then).
    */
   async stop(endAt = Date.now()): Promise<Recording> {
+    const lastFrames = Math.min(endAt, this.endsAt) + LATE_FRAME_MS - Date.now();
+    if (lastFrames > 0) await new Promise((resolve) => setTimeout(resolve, lastFrames));
     this.stopped = true;
     clearInterval(this.timer);
     await this.page.screencast.stop().catch(() => undefined);

@@ -39,7 +39,6 @@ describe('animated captures', () => {
       c.putImageData(img, 0, 0);</script></body></html>`;
     pages = await startPageServer({
       '/striped': `<!doctype html><html><body style="margin:0">${bands}</body></html>`,
-      '/noise-20': noise(20),
       '/noise-60': noise(60),
       '/noise': noise(WIDTH),
     });
@@ -71,8 +70,8 @@ describe('animated captures', () => {
   }
 
   /** The grey level (0–255) at the middle of frame `index`: where the page was, 255 × y / PAGE_HEIGHT. */
-  function levelAt(path: string, index: number): number {
-    const [r, g, b] = pixel(decodePng(videoFrame(path, index)), WIDTH / 2, HEIGHT / 2);
+  async function levelAt(path: string, index: number): Promise<number> {
+    const [r, g, b] = pixel(decodePng(await videoFrame(path, index)), WIDTH / 2, HEIGHT / 2);
     return (r + g + b) / 3;
   }
 
@@ -96,14 +95,14 @@ describe('animated captures', () => {
     const { path, data } = await download(job.url, 'scroll.mp4');
     // +faststart: the index (moov) comes before the frames (mdat).
     expect(data.indexOf('moov')).toBeLessThan(data.indexOf('mdat'));
-    const probe = probeVideo(path);
+    const probe = await probeVideo(path);
     expect(probe).toMatchObject({ codec: 'h264', pixelFormat: 'yuv420p', width: WIDTH, height: HEIGHT, fps: 10 });
     expectDuration(probe, 2000, 10);
 
     const bottom = PAGE_HEIGHT - HEIGHT;
-    const first = levelAt(path, 0);
-    const middle = levelAt(path, Math.floor(probe.frames / 2));
-    const last = levelAt(path, probe.frames - 1);
+    const first = await levelAt(path, 0);
+    const middle = await levelAt(path, Math.floor(probe.frames / 2));
+    const last = await levelAt(path, probe.frames - 1);
     expect(first).toBeLessThan(levelOfScroll(0) + 12);
     expect(Math.abs(middle - levelOfScroll(bottom / 2))).toBeLessThan(30);
     expect(last).toBeGreaterThan(levelOfScroll(bottom) - 12);
@@ -132,14 +131,14 @@ describe('animated captures', () => {
     expect(job.status).toBe('done');
     expect(job.url).toMatch(/\.webm$/);
     const { path } = await download(job.url, 'back.webm');
-    const probe = probeVideo(path);
+    const probe = await probeVideo(path);
     expect(probe).toMatchObject({ codec: 'vp9', pixelFormat: 'yuv420p', width: WIDTH, height: HEIGHT, fps: 8 });
     expectDuration(probe, 250 + 1000 + 1000 + 250, 8);
-    const top = levelAt(path, 0);
+    const top = await levelAt(path, 0);
     // Half way (after the delay and the scroll down): at scrollTo, 1000 px.
-    const turn = levelAt(path, Math.round(((250 + 1000) * 8) / 1000));
+    const turn = await levelAt(path, Math.round(((250 + 1000) * 8) / 1000));
     expect(Math.abs(turn - levelOfScroll(1000))).toBeLessThan(20);
-    expect(Math.abs(levelAt(path, probe.frames - 1) - top)).toBeLessThan(8);
+    expect(Math.abs((await levelAt(path, probe.frames - 1)) - top)).toBeLessThan(8);
   });
 
   it('gif: its own palette at 12 fps by default; thumbnail as the option asks', async () => {
@@ -152,38 +151,29 @@ describe('animated captures', () => {
     expect(job.status).toBe('done');
     const { path, data } = await download(job.url, 'scroll.gif');
     expect(data.subarray(0, 6).toString('latin1')).toBe('GIF89a');
-    const probe = probeVideo(path);
+    const probe = await probeVideo(path);
     expect(probe).toMatchObject({ codec: 'gif', width: WIDTH, height: HEIGHT });
     expect(probe.frames).toBeGreaterThanOrEqual(11);
     expect(probe.frames).toBeLessThanOrEqual(13);
     expectDuration(probe, 1000, 12);
-    expect(levelAt(path, 0)).not.toBeCloseTo(levelAt(path, probe.frames - 1), 0);
+    expect(await levelAt(path, 0)).not.toBeCloseTo(await levelAt(path, probe.frames - 1), 0);
     const thumb = Buffer.from(await (await fetch(job.thumbnailUrl)).arrayBuffer());
     expect(pngSize(thumb)).toEqual({ width: 160, height: 100 });
   });
 
-  it('a GIF over GIF_MAX_BYTES is made again at a lower frame rate, then a smaller scale; still over, the job fails', async () => {
+  it('a GIF over GIF_MAX_BYTES is encoded again smaller (test/system/animation-encoding.e2e-spec.ts has each step); still over, the job fails', async () => {
     const small = await startTestApp({ env: { GIF_MAX_BYTES: '65536' } });
     try {
       const { key: smallKey } = await small.createKey();
       const animation = { durationMs: 1000, fps: 12, startDelayMs: 0, pauseAtEndMs: 0 };
-      // About 1.9 bytes per pixel of noise: 20 px × 200 px at 12 fps is over 64 KiB, at 6 fps it is not.
-      const lowerRate = await capture(small, smallKey, { url: `${pages.url}/noise-20`, format: 'gif', animation });
-      expect(lowerRate.status).toBe('done');
-      const atLowerRate = await download(lowerRate.url, 'lower-rate.gif');
-      expect(atLowerRate.data.length).toBeLessThanOrEqual(65536);
-      const lowerProbe = probeVideo(atLowerRate.path);
-      expect(lowerProbe).toMatchObject({ width: WIDTH, height: HEIGHT });
-      expect(lowerProbe.frames).toBeLessThanOrEqual(7);
-      expectDuration(lowerProbe, 1000, 6);
-      // 60 px of noise is over 64 KiB at 6 fps too: then also half the width and height.
+      // About 1.9 bytes per pixel of noise per frame: 60 px × 200 px at 12 fps is well over 64 KiB.
       const smaller = await capture(small, smallKey, { url: `${pages.url}/noise-60`, format: 'gif', animation });
       expect(smaller.status).toBe('done');
-      const atSmaller = await download(smaller.url, 'smaller.gif');
-      expect(atSmaller.data.length).toBeLessThanOrEqual(65536);
-      const smallerProbe = probeVideo(atSmaller.path);
-      expect(smallerProbe).toMatchObject({ width: WIDTH / 2, height: HEIGHT / 2 });
-      expectDuration(smallerProbe, 1000, 6);
+      const { path, data } = await download(smaller.url, 'smaller.gif');
+      expect(data.length).toBeLessThanOrEqual(65536);
+      const probe = await probeVideo(path);
+      expect(probe.fps < 12 || probe.width < WIDTH).toBe(true);
+      expectDuration(probe, 1000, 6);
 
       const noisy = await capture(small, smallKey, { url: `${pages.url}/noise`, format: 'gif', animation });
       expect(noisy).toMatchObject({ status: 'failed', error: 'animation larger than 65536 bytes', url: null });
@@ -233,7 +223,7 @@ describe('animated captures', () => {
     const job = await waitForJob(t, key, ((await uploaded.json()) as { id: string }).id, 60_000);
     expect(job).toMatchObject({ status: 'done', format: 'webm' });
     const { path } = await download(job.url, 'upload.webm');
-    expect(probeVideo(path)).toMatchObject({ codec: 'vp9', width: WIDTH, height: HEIGHT, fps: 5 });
+    expect(await probeVideo(path)).toMatchObject({ codec: 'vp9', width: WIDTH, height: HEIGHT, fps: 5 });
   });
 
   it('a render link .gif renders once, then answers from the cache with the same ETag', async () => {
@@ -258,7 +248,7 @@ describe('animated captures', () => {
     expect(again.headers.get('etag')).toBe(first.headers.get('etag'));
     const file = join(dir, 'link.gif');
     writeFileSync(file, Buffer.from(await again.arrayBuffer()));
-    expect(probeVideo(file)).toMatchObject({ codec: 'gif', width: 200, height: 120 });
+    expect(await probeVideo(file)).toMatchObject({ codec: 'gif', width: 200, height: 120 });
   });
 
   it.each([

@@ -86,7 +86,7 @@ describe('runSession', () => {
       const shot = saved[Number(outcome.steps[4].screenshotFile!.split('-')[1])];
       expect(pngSize(shot.image)).toEqual({ width: 640, height: 400 });
       expect(outcome.video).not.toBeNull();
-      const probe = probeVideo(outcome.video!.path);
+      const probe = await probeVideo(outcome.video!.path);
       expect(probe).toMatchObject({ width: 640, height: 400 });
       expect(Math.abs(probe.durationS * 1000 - outcome.durationMs)).toBeLessThan(400);
       expect(isWebm(readFileSync(outcome.video!.path))).toBe(true);
@@ -109,7 +109,7 @@ describe('runSession', () => {
         message: 'step 0 (click "#never"): selector not visible within 1500 ms',
       });
       expect(outcome.steps.map((s) => s.status)).toEqual(['failed', 'skipped']);
-      expect(probeVideo(outcome.video!.path).durationS).toBeGreaterThan(1.2);
+      expect((await probeVideo(outcome.video!.path)).durationS).toBeGreaterThan(1.2);
     } finally {
       await outcome.video?.dispose();
     }

@@ -110,7 +110,7 @@ describe('browser session runs', () => {
     const dir = mkdtempSync(join(tmpdir(), 'glimpse-run-test-'));
     try {
       writeFileSync(join(dir, 'run.webm'), video.data);
-      const probe = probeVideo(join(dir, 'run.webm'));
+      const probe = await probeVideo(join(dir, 'run.webm'));
       expect(probe).toMatchObject({ codec: 'vp8', width: 800, height: 600 });
       const stepsMs = run.steps.reduce((sum: number, s: any) => sum + s.durationMs, 0);
       const runMs = new Date(run.completedAt).getTime() - new Date(run.startedAt).getTime();

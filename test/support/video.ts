@@ -1,4 +1,8 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+/** ffprobe and ffmpeg run without blocking this process's event loop, where an in-process test app serves requests. */
+const run = promisify(execFile);
 
 /** ffprobe's view of a video file: codec, pixel format, frame size (px), duration (s), frame rate (frames per second) and frames. */
 export interface VideoProbe {
@@ -14,18 +18,20 @@ export interface VideoProbe {
 }
 
 /** What ffprobe says of the first video stream of the file at `path` (it decodes every frame to count them). */
-export function probeVideo(path: string): VideoProbe {
+export async function probeVideo(path: string): Promise<VideoProbe> {
   const out = JSON.parse(
-    execFileSync('ffprobe', [
-      '-v',
-      'error',
-      '-count_frames',
-      '-print_format',
-      'json',
-      '-show_entries',
-      'stream=codec_name,pix_fmt,width,height,r_frame_rate,nb_read_frames:format=duration',
-      path,
-    ]).toString(),
+    (
+      await run('ffprobe', [
+        '-v',
+        'error',
+        '-count_frames',
+        '-print_format',
+        'json',
+        '-show_entries',
+        'stream=codec_name,pix_fmt,width,height,r_frame_rate,nb_read_frames:format=duration',
+        path,
+      ])
+    ).stdout,
   );
   const stream = out.streams[0];
   const [num, den] = String(stream.r_frame_rate).split('/').map(Number);
@@ -41,12 +47,9 @@ export function probeVideo(path: string): VideoProbe {
 }
 
 /** Frame `index` (from 0) of the video at `path`, decoded by ffmpeg as a PNG. */
-export function videoFrame(path: string, index: number): Buffer {
-  return execFileSync(
-    'ffmpeg',
-    ['-v', 'error', '-i', path, '-vf', `select=eq(n\\,${index})`, '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'png', 'pipe:1'],
-    { maxBuffer: 64 * 1024 * 1024 },
-  );
+export async function videoFrame(path: string, index: number): Promise<Buffer> {
+  const args = ['-v', 'error', '-i', path, '-vf', `select=eq(n\\,${index})`, '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'png', 'pipe:1'];
+  return (await run('ffmpeg', args, { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 })).stdout;
 }
 
 /** Whether `data` starts with the EBML magic of Matroska/WebM files. */

@@ -51,7 +51,7 @@ describe("ScreencastRecorder (a run's video)", () => {
     try {
       const file = readFileSync(recording.path);
       expect(isWebm(file)).toBe(true);
-      const probe = probeVideo(recording.path);
+      const probe = await probeVideo(recording.path);
       expect(probe).toMatchObject({ codec: 'vp8', width: 640, height: 360 });
       expect(probe.durationS).toBeGreaterThan(2.7);
       expect(probe.durationS).toBeLessThan(3.6);
@@ -68,7 +68,7 @@ describe("ScreencastRecorder (a run's video)", () => {
     ]) {
       const { recording } = await record('/ticking', w, h, 1500, scale);
       try {
-        expect(probeVideo(recording.path)).toMatchObject({ width: w, height: h });
+        expect(await probeVideo(recording.path)).toMatchObject({ width: w, height: h });
       } finally {
         await recording.dispose();
       }
