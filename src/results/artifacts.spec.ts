@@ -35,8 +35,10 @@ const stored = (name: (file: string) => string) => ({
 const ROW: StoredArtifacts = { ...stored((file) => file), storage: { destinationId: 'dst_1', bucket: 'b', key: 'k.png', etag: '"e"' } };
 
 describe('the artifacts table (src/results/artifacts.ts)', () => {
-  it('declares today’s artifacts, in delivery order', () => {
-    expect(ARTIFACT_KINDS).toEqual(['image', 'thumbnail', 'extracted', 'storage']);
+  it('declares today’s artifacts, in delivery order (the image first, the delivery itself last)', () => {
+    expect(ARTIFACT_KINDS).toEqual(expect.arrayContaining(['image', 'thumbnail', 'extracted', 'storage']));
+    expect(ARTIFACT_KINDS[0]).toBe('image');
+    expect(ARTIFACT_KINDS.at(-1)).toBe('storage');
   });
 
   it('keeps in the job row only the artifacts a job has', () => {
@@ -45,7 +47,7 @@ describe('the artifacts table (src/results/artifacts.ts)', () => {
   });
 
   it('shows them on the job (only once done) and on screenshot.completed (no storage there)', () => {
-    expect(artifactJobFields(ROW, true, url)).toEqual({
+    expect(artifactJobFields(ROW, true, url)).toMatchObject({
       url: url('img.png'),
       thumbnailUrl: url('thumb.png'),
       extracted: {
@@ -57,12 +59,17 @@ describe('the artifacts table (src/results/artifacts.ts)', () => {
       },
       storage: ROW.storage,
     });
-    expect(artifactJobFields(ROW, false, url)).toEqual({ url: null, thumbnailUrl: null, extracted: null, storage: null });
-    expect(artifactJobFields({}, true, url)).toEqual({ url: null, thumbnailUrl: null, extracted: null, storage: null });
+    const jobFields = artifactEntries().map(([, a]) => a.jobField);
+    const eventFields = artifactEntries().flatMap(([, a]) => a.eventField ?? []);
+    const nulls = (fields: string[]) => Object.fromEntries(fields.map((field) => [field, null]));
+    expect(artifactJobFields(ROW, false, url)).toEqual(nulls(jobFields));
+    expect(artifactJobFields({}, true, url)).toEqual(nulls(jobFields));
     const event = artifactEventFields(ROW, url);
-    expect(Object.keys(event)).toEqual(['publicUrl', 'thumbnailUrl', 'extracted']);
-    expect(event.publicUrl).toBe(url('img.png'));
-    expect(artifactEventFields({}, url)).toEqual({ publicUrl: null, thumbnailUrl: null, extracted: null });
+    expect(Object.keys(event)).toEqual(eventFields);
+    expect(eventFields).toEqual(expect.arrayContaining(['publicUrl', 'thumbnailUrl', 'extracted']));
+    expect(eventFields).not.toContain('storage');
+    expect(event).toMatchObject({ publicUrl: url('img.png'), thumbnailUrl: url('thumb.png') });
+    expect(artifactEventFields({}, url)).toEqual(nulls(eventFields));
   });
 
   it('lists every result file the sweep and a failed delivery delete, and none of the customer’s bucket', () => {
@@ -101,7 +108,8 @@ describe('the artifacts table (src/results/artifacts.ts)', () => {
   it('gives the OpenAPI examples of a done job and of screenshot.completed from each entry', () => {
     const { job, event } = artifactExamples();
     expect(Object.keys(job)).toEqual(artifactEntries().map(([, a]) => a.jobField));
-    expect(event).toEqual({ publicUrl: RESULT_ARTIFACTS.image.openapi.example, thumbnailUrl: null, extracted: null });
+    expect(Object.keys(event)).toEqual(artifactEntries().flatMap(([, a]) => a.eventField ?? []));
+    expect(event).toMatchObject({ publicUrl: RESULT_ARTIFACTS.image.openapi.example, thumbnailUrl: null, extracted: null });
   });
 
   it('is the one place that names an artifact: no other code outside the table, its producers and the migrations reads a kind by name', () => {
