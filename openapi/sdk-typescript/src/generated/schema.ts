@@ -2096,7 +2096,7 @@ export interface components {
              */
             targetStatus: number | null;
             /**
-             * @description Thumbnail URL (capability URL, no API key needed, served as the result); null without the thumbnail option
+             * @description Thumbnail URL (capability URL, no API key needed, served as the result; an animation's first frame as PNG); null without the thumbnail option unless the format is mp4, webm or gif
              * @example https://glimpse.example.com/files/7hJf1pSg…r0.png
              */
             thumbnailUrl: string | null;
@@ -2207,7 +2207,7 @@ export interface components {
              */
             targetStatus: number | null;
             /**
-             * @description Thumbnail URL (capture option thumbnail; a capability URL served as the result); null until done, and without thumbnail
+             * @description Thumbnail URL (capture option thumbnail, or an animation's first frame as PNG; a capability URL served as the result); null until done, and without thumbnail unless the format is mp4, webm or gif
              * @example http://localhost:3000/files/7hJf…r0.png
              */
             thumbnailUrl: string | null;
