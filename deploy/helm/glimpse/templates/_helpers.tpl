@@ -33,7 +33,7 @@ whichever is longer. The KEDA scale-down waits longer than this.
 */}}
 {{- define "glimpse.longestJobSeconds" -}}
 {{- $t := div (int (.Values.config.CAPTURE_TIMEOUT_MS | default "30000")) 1000 -}}
-{{- max (add (mul 5 $t) 10) (add 300 $t 60) -}}
+{{- max (add (mul 6 $t) 80) (add 300 $t 60) -}}
 {{- end -}}
 
 {{/* Volumes a read-only root file system needs (containerSecurityContext): /tmp and the home directory. */}}
