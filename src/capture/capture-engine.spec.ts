@@ -1,6 +1,8 @@
 import { errors } from 'playwright';
 import { BrowserGoneError, BrowserPoolClosedError, BrowserUnavailableError, LeaseBudgetExceededError } from '../browser/browser-errors';
 import { PageFailure } from '../browser/page-toolkit';
+import { AnimationTooLargeError } from '../recording/animation-encoding';
+import { VideoEncodingError } from '../recording/ffmpeg';
 import { captureFailure } from './capture-engine';
 
 describe('captureFailure (the job error of a capture that failed)', () => {
@@ -24,6 +26,14 @@ describe('captureFailure (the job error of a capture that failed)', () => {
     expect(message(new BrowserUnavailableError('CHROMIUM_PATH="/opt/chrome": no such executable file'))).toEqual({
       message: 'the capture browser could not be started',
       unexpected: false,
+    });
+  });
+
+  it('an animation over GIF_MAX_BYTES says so; an ffmpeg failure is a fixed text, its own words for the operators', () => {
+    expect(message(new AnimationTooLargeError(15_728_640))).toEqual({ message: 'animation larger than 15728640 bytes', unexpected: false });
+    expect(message(new VideoEncodingError('ffmpeg exited with 1: /tmp/glimpse-recording-x/frames.mjpeg: Invalid data'))).toEqual({
+      message: 'the animation could not be encoded',
+      unexpected: true,
     });
   });
 

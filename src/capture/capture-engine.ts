@@ -98,7 +98,9 @@ const QUOTE_MAX = 200;
  * page up to `waitUntil`, waits for `waitForSelector`, hides `hideSelectors`, adds `css`, runs
  * `javascript`, waits `delay`, scrolls a full page for lazy content, and takes the screenshot (of the
  * viewport, the full page, `clip` or the box of `selector`) through the DevTools protocol, or prints
- * the PDF, all with the page helpers of src/browser/page-toolkit/. At most `CAPTURE_CONCURRENCY`
+ * the PDF, all with the page helpers of src/browser/page-toolkit/; an animated format (`mp4`, `webm`, `gif`)
+ * instead records the page scrolling (`animated-capture.ts`) and encodes it once the browser is released
+ * (CONTRACT.md, "Animated captures"). At most `CAPTURE_CONCURRENCY`
  * captures use the browser at once (the pool's `capture` lane); a browser crash starts the capture
  * again once on a new browser; the capture's budget is {@link captureBudgetMs}.
  */
