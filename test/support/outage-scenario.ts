@@ -87,6 +87,18 @@ export class Db {
     }
     return Date.now() - started;
   }
+  /**
+   * Runs out the Idempotency-Key leases still held for the key's requests (those of a killed process), as
+   * their 60 s would (CONTRACT.md, "Idempotency"; the lease's length is checked with a fake clock in
+   * test/api/idempotency.e2e-spec.ts). Returns how many it ended.
+   */
+  async runOutLeases(keyId: string): Promise<number> {
+    const result = await this.client.query(
+      `UPDATE idempotency_keys SET expires_at = now() WHERE api_key_id = $1 AND response_status IS NULL`,
+      [keyId],
+    );
+    return result.rowCount ?? 0;
+  }
   close(): Promise<void> {
     return this.client.end();
   }
