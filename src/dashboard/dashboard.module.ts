@@ -32,6 +32,18 @@ import { SignInFailure } from './sign-in-failure.entity';
  * The dashboard under `/dashboard` (CONTRACT.md "Dashboard"): server-rendered Eta pages
  * with htmx, sessions and CSRF, calling the same services as the REST API.
  */
+/** The dashboard's controllers, all behind {@link DashboardMiddleware}; the catch-all 404 controller must stay last. */
+const DASHBOARD_CONTROLLERS = [
+  DashboardAssetsController,
+  DashboardAuthController,
+  DashboardPagesController,
+  DashboardMonitorsController,
+  DashboardPlaygroundController,
+  DashboardStorageController,
+  DashboardRenderLinksController,
+  DashboardNotFoundController,
+];
+
 @Module({
   imports: [
     TypeOrmModule.forFeature([DashboardSession, SignInFailure]),
@@ -45,17 +57,7 @@ import { SignInFailure } from './sign-in-failure.entity';
     WebhooksModule,
     StorageDestinationsModule,
   ],
-  // The catch-all 404 controller must stay last.
-  controllers: [
-    DashboardAssetsController,
-    DashboardAuthController,
-    DashboardPagesController,
-    DashboardMonitorsController,
-    DashboardPlaygroundController,
-    DashboardStorageController,
-    DashboardRenderLinksController,
-    DashboardNotFoundController,
-  ],
+  controllers: DASHBOARD_CONTROLLERS,
   providers: [
     DashboardViews,
     DashboardSessionsService,
@@ -69,17 +71,6 @@ import { SignInFailure } from './sign-in-failure.entity';
 })
 export class DashboardModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
-    consumer
-      .apply(DashboardMiddleware)
-      .forRoutes(
-        DashboardAuthController,
-        DashboardPagesController,
-        DashboardMonitorsController,
-        DashboardPlaygroundController,
-        DashboardStorageController,
-        DashboardRenderLinksController,
-        DashboardNotFoundController,
-        DashboardAssetsController,
-      );
+    consumer.apply(DashboardMiddleware).forRoutes(...DASHBOARD_CONTROLLERS);
   }
 }
