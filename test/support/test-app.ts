@@ -154,7 +154,7 @@ function required(name: string): string {
  * blockers test on a loaded machine, most likely a kept-alive connection closed by the app as the client
  * reused it) and `deadline` (epoch ms) has not passed, so the caller polls again. Throws any other error.
  */
-export async function pollGet(t: TestApp, path: string, key: string, deadline: number): Promise<TestResponse | null> {
+async function pollGet(t: TestApp, path: string, key: string, deadline: number): Promise<TestResponse | null> {
   try {
     return await t.request('GET', path, { key });
   } catch (err) {
