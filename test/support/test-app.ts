@@ -169,7 +169,7 @@ const UNHEARD_READ_MS = 1_000;
 const NOT_LISTENING_READ_MS = 50;
 
 /**
- * `GET path` with `key` until the object's `status` is one of `ended`; returns its body (throws after
+ * `GET path` (ending with the object's id) with `key` until its `status` is one of `ended`; returns its body (throws after
  * `timeoutMs`). Reads when the app's {@link WorkEndWaiter} hears the object's id on the work-ended channel
  * (CONTRACT.md, "Synchronous answers": what `Prefer: wait` waits on), and every {@link UNHEARD_READ_MS}
  * besides, instead of polling every few ms: each read is a request the app spends CPU on.
