@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
-import { buildDist, createKey, PostgresCluster, RedisServer, ServiceProcess, waitFor } from './outage';
+import { buildDist, insertKey, PostgresCluster, RedisServer, ServiceProcess, waitFor } from './outage';
 import { PageServer, startPageServer } from './page-server';
 
 /**
@@ -179,7 +179,7 @@ export function useOutageHarness(): OutageHarness {
         CAPTURE_WARM_CONTEXTS: '1',
         DEPENDENCY_TIMEOUT_MS: String(DEPENDENCY_TIMEOUT_MS),
       };
-      const { key, keyId } = createKey(databaseUrl, redis.url);
+      const { key, keyId } = await insertKey(databaseUrl);
       return { env, db: await Db.open(databaseUrl), key, keyId };
     },
     async start(entry, env) {
