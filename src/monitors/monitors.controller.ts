@@ -12,6 +12,7 @@ import {
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiKeyAuth, CurrentApiKey } from '../auth/current-api-key.decorator';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
+import { PROFILE_USE_400 } from '../profiles/profile-errors';
 import { CursorPageQueryDto } from '../common/cursor-page-query.dto';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import {
@@ -103,7 +104,7 @@ export class MonitorsController {
     },
   })
   @ApiCreatedResponse({ type: MonitorDto, description: 'Created', example: MONITOR_EXAMPLE })
-  @ApiErrorResponses(400, 401, PLAN_LIMIT, 413, 415, 500)
+  @ApiErrorResponses(PROFILE_USE_400, 401, PLAN_LIMIT, 404, 413, 415, 500)
   create(@CurrentApiKey() caller: AuthenticatedKey, @Body() dto: CreateMonitorDto): Promise<MonitorDto> {
     return this.monitors.create(caller, dto);
   }
@@ -144,7 +145,7 @@ export class MonitorsController {
   })
   @ApiBody({ type: UpdateMonitorDto, examples: { pause: { summary: 'Pause', value: { enabled: false } } } })
   @ApiOkResponse({ type: MonitorDto, description: 'The monitor', example: MONITOR_EXAMPLE })
-  @ApiErrorResponses(400, 401, 404, 413, 415, 500)
+  @ApiErrorResponses(PROFILE_USE_400, 401, 404, 413, 415, 500)
   update(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string, @Body() dto: UpdateMonitorDto): Promise<MonitorDto> {
     return this.monitors.update(caller, id, dto);
   }

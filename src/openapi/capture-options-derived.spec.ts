@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { CAPTURE_FLAGS, RUN_FLAGS } from '../../openapi/sdk-typescript/src/cli-options';
 import {
   CAPTURE_OPTION_NAMES,
+  UPLOAD_OPTION_NAMES,
   captureOptionJsonSchema,
   CaptureOptionName,
   captureOptionSpec,
@@ -50,7 +51,8 @@ describe('derived from the table', () => {
         p.slice(1),
       );
     expect(documented(CreateScreenshotDto)).toEqual(expect.arrayContaining(CAPTURE_OPTION_NAMES));
-    expect(documented(UploadScreenshotDto)).toEqual(expect.arrayContaining(CAPTURE_OPTION_NAMES));
+    expect(documented(UploadScreenshotDto)).toEqual(expect.arrayContaining(UPLOAD_OPTION_NAMES));
+    expect(documented(UploadScreenshotDto)).not.toContain('profile');
     expect(
       documented(CreateRunDto)
         .filter((p) => CAPTURE_OPTION_NAMES.includes(p as CaptureOptionName))
@@ -70,12 +72,12 @@ describe('derived from the table', () => {
 
   it('upload form fields arrive as text and become the option values', () => {
     const form: Record<string, string> = {};
-    for (const name of CAPTURE_OPTION_NAMES) {
+    for (const name of UPLOAD_OPTION_NAMES) {
       const example = captureOptionSpec(name).example;
       form[name] = typeof example === 'string' ? example : JSON.stringify(example);
     }
     const dto = plainToInstance(UploadScreenshotDto, form) as Record<string, unknown>;
-    for (const name of CAPTURE_OPTION_NAMES) expect(dto[name]).toEqual(captureOptionSpec(name).example);
+    for (const name of UPLOAD_OPTION_NAMES) expect(dto[name]).toEqual(captureOptionSpec(name).example);
   });
 
   it('the OpenAPI document states every option once, with its doc, default and example: CaptureOptions, its session part SessionOptions', () => {

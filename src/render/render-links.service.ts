@@ -16,7 +16,7 @@ import { ResultFileInfo, ResultFilesService } from '../storage/result-files.serv
 import { RENDER_LINK_REFUSED_OPTIONS, RenderLinkOptionsDto } from './dto/render-link.dto';
 import type { VerifiedRenderLink } from './render-link.guard';
 import { RecentCache } from './recent-cache';
-import { hostAllowed } from './render-signature';
+import { hostAllowed } from '../common/host-patterns';
 
 /** How long a render link's capture stays fresh by default, s (CONTRACT.md, "Render links"). */
 export const RENDER_LINK_CACHE_TTL_S = 86_400;

@@ -27,6 +27,7 @@ import { AccountQuota1795745000000 } from './1795745000000-AccountQuota';
 import { FairShare1795755000000 } from './1795755000000-FairShare';
 import { RunTurns1795765000000 } from './1795765000000-RunTurns';
 
+import { Profiles1795801194741 } from './1795801194741-Profiles';
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
   Initial1795217803145,
@@ -56,4 +57,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   AccountQuota1795745000000,
   FairShare1795755000000,
   RunTurns1795765000000,
+  Profiles1795801194741,
 ];
