@@ -11,7 +11,7 @@ import { decodeCursor, encodeCursor } from '../common/cursor';
 import { ProfilesService } from '../profiles/profiles.service';
 import { Clock } from '../common/clock';
 import { CursorPageQueryDto } from '../common/cursor-page-query.dto';
-import { isId, newId } from '../common/ids';
+import { newId } from '../common/ids';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { SsrfGuard } from '../egress/ssrf-guard';
 import {

@@ -113,8 +113,10 @@ describe('derived from the table', () => {
     // What a body does not take is refused there: a monitor takes no pdf, cache or extract.
     for (const name of ['pdf', 'cache', 'cacheTtl', 'extract', 'markdownMode', 'storage', 'upload'])
       expect(schemas.CreateMonitorDto.properties[name]).toBe(false);
+    // An upload takes no profile (CONTRACT.md, "Browser profiles": uploads excepted).
+    for (const name of ['profile', 'profileCheck']) expect(schemas.UploadScreenshotFormDto.properties[name]).toBe(false);
     expect(Object.keys(schemas.CreateScreenshotDto.properties)).toEqual(['url']);
-    expect(Object.keys(schemas.CreateRunDto.properties).sort()).toEqual(['steps', 'timeoutMs', 'url', 'video']);
+    expect(Object.keys(schemas.CreateRunDto.properties).sort()).toEqual(['saveProfile', 'steps', 'timeoutMs', 'url', 'video']);
   });
 
   it('the MCP tools take every option (take_screenshot) and the session options (run_browser_session) with the same JSON Schema', () => {

@@ -9,7 +9,7 @@ import { SsrfGuard } from '../egress/ssrf-guard';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { decodeCursor, encodeCursor } from '../common/cursor';
 import { Clock } from '../common/clock';
-import { isId, newId } from '../common/ids';
+import { newId } from '../common/ids';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { RUN_QUEUE, RunPayload } from '../queue/queues';
 import { AcceptanceService } from '../acceptance/acceptance.service';

@@ -56,7 +56,7 @@ export class CreateRunDto extends captureOptionsDtoOf(SESSION_OPTION_NAMES) {
   @ApiPropertyOptional({
     ...jsonSchemaOf(SAVE_PROFILE_SCHEMA),
     description:
-      "Record a login (CONTRACT.md, \"Browser profiles\"): when the run completes (not when it fails), the session's cookies and local storage, " +
+      'Record a login (CONTRACT.md, "Browser profiles"): when the run completes (not when it fails), the session\'s cookies and local storage, ' +
       'filtered to the allowedDomains, replace the state of the profile `profileId`, or become a new profile `{ name, allowedDomains }`; ' +
       'the run object then says `savedProfileId`. Use `fill` with `sensitive: true` for passwords.',
   })
