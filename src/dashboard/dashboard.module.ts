@@ -7,6 +7,7 @@ import { QuotaModule } from '../quota/quota.module';
 import { RunsModule } from '../runs/runs.module';
 import { RenderModule } from '../render/render.module';
 import { ScreenshotsModule } from '../screenshots/screenshots.module';
+import { ProfilesModule } from '../profiles/profiles.module';
 import { StorageDestinationsModule } from '../storage-destinations/storage-destinations.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { DashboardAssetsController } from './dashboard-assets.controller';
@@ -17,6 +18,7 @@ import { DashboardNotFoundController, DashboardPagesController } from './dashboa
 import { DashboardSession } from './dashboard-session.entity';
 import { DashboardSessionsService } from './dashboard-sessions.service';
 import { DashboardStorageController } from './dashboard-storage.controller';
+import { DashboardProfilesController } from './dashboard-profiles.controller';
 import { DashboardOidcService } from './dashboard-oidc.service';
 import { DashboardPlaygroundController } from './dashboard-playground.controller';
 import { DashboardPlaygroundService } from './dashboard-playground.service';
@@ -44,6 +46,7 @@ import { SignInFailure } from './sign-in-failure.entity';
     ScreenshotsModule,
     WebhooksModule,
     StorageDestinationsModule,
+    ProfilesModule,
   ],
   // The catch-all 404 controller must stay last.
   controllers: [
@@ -53,6 +56,7 @@ import { SignInFailure } from './sign-in-failure.entity';
     DashboardMonitorsController,
     DashboardPlaygroundController,
     DashboardStorageController,
+    DashboardProfilesController,
     DashboardRenderLinksController,
     DashboardNotFoundController,
   ],
@@ -77,6 +81,7 @@ export class DashboardModule implements NestModule {
         DashboardMonitorsController,
         DashboardPlaygroundController,
         DashboardStorageController,
+        DashboardProfilesController,
         DashboardRenderLinksController,
         DashboardNotFoundController,
         DashboardAssetsController,

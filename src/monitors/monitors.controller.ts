@@ -141,7 +141,8 @@ export class MonitorsController {
     summary: 'Change a monitor',
     description:
       'Takes any field of the create body. `enabled: false` pauses the monitor (`pausedReason: "manual"`); `true` resumes it, clears its failure ' +
-      'count and makes a check due now. Capture options given replace the monitor’s one by one, `diff` fields likewise; `schedule` is replaced whole.',
+      'count and makes a check due now. Capture options given replace the monitor’s one by one (null removes one, e.g. `profile`), `diff` fields ' +
+      'likewise; `schedule` is replaced whole.',
   })
   @ApiBody({ type: UpdateMonitorDto, examples: { pause: { summary: 'Pause', value: { enabled: false } } } })
   @ApiOkResponse({ type: MonitorDto, description: 'The monitor', example: MONITOR_EXAMPLE })

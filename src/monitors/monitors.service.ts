@@ -281,7 +281,10 @@ export class MonitorsService {
   private validated(dto: UpdateMonitorDto, current: Monitor | null, now: Date): Pick<Monitor, 'options' | 'schedule' | 'diff'> {
     const given = givenCaptureOptions(dto as CaptureOptionsInput) as Record<string, unknown>;
     const own = Object.fromEntries(Object.entries(given).filter(([name]) => (MONITOR_OPTION_NAMES as string[]).includes(name)));
-    const options = { ...(current?.options ?? {}), ...own } as CaptureOptionsInput;
+    const merged = { ...(current?.options ?? {}), ...own } as Record<string, unknown>;
+    // A capture option given as null is removed from the monitor (absent keeps it): how a PATCH drops a `profile`.
+    for (const name of MONITOR_OPTION_NAMES) if ((dto as Record<string, unknown>)[name] === null) delete merged[name];
+    const options = merged as CaptureOptionsInput;
     const errors: FieldError[] = [];
     if (options.format !== undefined && !COMPARABLE_FORMATS.includes(options.format)) {
       errors.push({ field: 'format', message: `must be one of ${COMPARABLE_FORMATS.join(', ')} for a monitor` });
