@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { findAccountOwned } from '../accounts/find-account-owned';
-import { artifactColumns, artifactJobFields, copyArtifacts } from '../results/artifacts';
+import { artifactJobFields, copyArtifacts } from '../results/artifacts';
 import { EXTRACT_CAPS } from '../results/extracted';
 import { InjectRepository } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
@@ -233,15 +233,15 @@ export class ScreenshotsService {
     accountId: string,
     cacheKey: string,
     ttlS: number,
-  ): Promise<(ScreenshotJob & { resultFile: string; completedAt: Date }) | null> {
+  ): Promise<(ScreenshotJob & { artifacts: { image: string }; completedAt: Date }) | null> {
     const source = await this.jobs
       .createQueryBuilder('job')
       .where('job.accountId = :accountId AND job.cacheKey = :cacheKey AND job.status = :done', { accountId, cacheKey, done: 'done' })
       .andWhere('job.completedAt >= :since', { since: freshCaptureSince(this.clock.now().getTime(), ttlS) })
-      .andWhere('job.resultFile IS NOT NULL AND job.cached = false')
+      .andWhere(`job.artifacts ? 'image' AND job.cached = false`)
       .orderBy('job.completedAt', 'DESC')
       .getOne();
-    return source as (ScreenshotJob & { resultFile: string; completedAt: Date }) | null;
+    return source as (ScreenshotJob & { artifacts: { image: string }; completedAt: Date }) | null;
   }
 
   /** The job whose capture `job` may reuse, or null (no `cache: true`, or no fresh identical capture of the account: {@link freshCapture}). Marks `job` cached. */
@@ -256,8 +256,8 @@ export class ScreenshotsService {
 
   /** Ends a cached job `done` with a copy of `source`'s file; when the file is gone after all, the job is captured as usual instead. */
   private async completeFromCache(job: ScreenshotJob, source: ScreenshotJob): Promise<void> {
-    const artifacts = await copyArtifacts(source, (file) => this.files.copy(file));
-    if (artifacts && (await this.lifecycle.complete(job.id, { ...artifacts, clipped: source.clipped, targetStatus: source.targetStatus })))
+    const artifacts = await copyArtifacts(source.artifacts, (file) => this.files.copy(file));
+    if (artifacts && (await this.lifecycle.complete(job.id, { artifacts, clipped: source.clipped, targetStatus: source.targetStatus })))
       return;
     this.logger.warn(`The cached capture of ${job.id} (${source.id}) is gone; capturing instead`);
     await this.jobs.update({ id: job.id }, { cached: false });
@@ -294,7 +294,7 @@ export class ScreenshotsService {
       clipped: false,
       targetStatus: null,
       createdAt: this.clock.now(),
-      ...artifactColumns({}),
+      artifacts: {},
       error: null,
       startedAt: null,
       completedAt: null,
@@ -321,7 +321,7 @@ export class ScreenshotsService {
    */
   async openResult(caller: AuthenticatedKey, id: string, maxBytes: number): Promise<ServedFile | null> {
     const job = await this.findOwn(caller, id);
-    return job.status === 'done' && job.resultFile ? this.files.open(job.resultFile, maxBytes) : null;
+    return job.status === 'done' && job.artifacts.image ? this.files.open(job.artifacts.image, maxBytes) : null;
   }
 
   /**
@@ -334,7 +334,7 @@ export class ScreenshotsService {
     kind: 'markdown' | 'html' | 'text' | 'links',
   ): Promise<string | null> {
     const job = await this.findOwn(caller, id);
-    const file = job.status === 'done' ? job.extracted?.[kind]?.file : undefined;
+    const file = job.status === 'done' ? job.artifacts.extracted?.[kind]?.file : undefined;
     if (!file) return null;
     // Extracted files are at most their caps (html's, 10 MiB, is the largest).
     return (await this.files.open(file, EXTRACT_CAPS.html))?.data?.toString('utf8') ?? null;
@@ -364,7 +364,7 @@ export class ScreenshotsService {
     return {
       id: job.id,
       status: job.status,
-      ...artifactJobFields(job, job.status === 'done', (file) => this.files.publicUrl(file)),
+      ...artifactJobFields(job.artifacts, job.status === 'done', (file) => this.files.publicUrl(file)),
       error: job.error,
       createdAt: job.createdAt.toISOString(),
       completedAt: job.completedAt?.toISOString() ?? null,
