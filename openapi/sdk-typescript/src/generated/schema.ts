@@ -51,7 +51,7 @@ export interface paths {
         head?: never;
         /**
          * Change a monitor
-         * @description Takes any field of the create body. `enabled: false` pauses the monitor (`pausedReason: "manual"`); `true` resumes it, clears its failure count and makes a check due now. Capture options given replace the monitor’s one by one, `diff` fields likewise; `schedule` is replaced whole.
+         * @description Takes any field of the create body. `enabled: false` pauses the monitor (`pausedReason: "manual"`); `true` resumes it, clears its failure count and makes a check due now. Capture options given replace the monitor’s one by one (null removes one, e.g. `profile`), `diff` fields likewise; `schedule` is replaced whole.
          */
         patch: operations["updateMonitor"];
         trace?: never;
