@@ -205,6 +205,27 @@ describe('browser profiles', () => {
     expect(profile.body.lastUsedAt).not.toBeNull();
   });
 
+  it('a run with the profile starts logged in; a run that fails saves nothing into its saveProfile', async () => {
+    const before = (await db.query('SELECT state_version FROM profiles WHERE id = $1', [profileId]))[0].state_version;
+    const inside = await t.request('POST', '/v1/runs', {
+      key,
+      body: { url: account(), profile: profileId, video: false, steps: [{ action: 'waitForSelector', selector: '#who', timeoutMs: 3000 }] },
+    });
+    expect(inside.status).toBe(202);
+    expect(await waitForRun(t, key, inside.body.id)).toMatchObject({ status: 'completed', savedProfileId: null });
+    const failing = await t.request('POST', '/v1/runs', {
+      key,
+      body: {
+        url: account(),
+        video: false,
+        steps: [{ action: 'click', selector: '#missing', timeoutMs: 500 }],
+        saveProfile: { profileId },
+      },
+    });
+    expect(await waitForRun(t, key, failing.body.id)).toMatchObject({ status: 'failed', savedProfileId: null });
+    expect((await db.query('SELECT state_version FROM profiles WHERE id = $1', [profileId]))[0].state_version).toBe(before);
+  });
+
   it('a render link with the profile is logged in (pixels), cached apart from the same link without it', async () => {
     const rk = (await t.request('POST', '/v1/render-keys', { key, body: {} })).body;
     const withProfile = signedLink(t.baseUrl, rk.id, rk.secret, { url: account(), width: '400', height: '300', profile: profileId });

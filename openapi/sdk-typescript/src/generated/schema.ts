@@ -3471,15 +3471,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "VALIDATION_FAILED" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "INVALID_IDEMPOTENCY_KEY" | "INVALID_ORGANIZATION_ID" | "PROFILE_DOMAIN_NOT_ALLOWED";
-                        /** @description Fields depend on `code` */
-                        details?: {
-                            /** @description PROFILE_DOMAIN_NOT_ALLOWED: The profile's allowedDomains */
-                            allowedDomains: string[];
-                            /** @description PROFILE_DOMAIN_NOT_ALLOWED: The option naming the profile (`profile`, `items[2].profile`) */
-                            field: string;
-                            /** @description PROFILE_DOMAIN_NOT_ALLOWED: The target URL's host */
-                            host: string;
-                        };
                     };
                 };
             };
@@ -4429,15 +4420,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "VALIDATION_FAILED" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "INVALID_IDEMPOTENCY_KEY" | "INVALID_ORGANIZATION_ID" | "PROFILE_DOMAIN_NOT_ALLOWED";
-                        /** @description Fields depend on `code` */
-                        details?: {
-                            /** @description PROFILE_DOMAIN_NOT_ALLOWED: The profile's allowedDomains */
-                            allowedDomains: string[];
-                            /** @description PROFILE_DOMAIN_NOT_ALLOWED: The option naming the profile (`profile`, `items[2].profile`) */
-                            field: string;
-                            /** @description PROFILE_DOMAIN_NOT_ALLOWED: The target URL's host */
-                            host: string;
-                        };
                     };
                 };
             };
@@ -8346,15 +8328,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "VALIDATION_FAILED" | "TARGET_NOT_ALLOWED" | "PROFILE_DOMAIN_NOT_ALLOWED";
-                        /** @description Fields depend on `code` */
-                        details?: {
-                            /** @description PROFILE_DOMAIN_NOT_ALLOWED: The profile's allowedDomains */
-                            allowedDomains: string[];
-                            /** @description PROFILE_DOMAIN_NOT_ALLOWED: The option naming the profile (`profile`, `items[2].profile`) */
-                            field: string;
-                            /** @description PROFILE_DOMAIN_NOT_ALLOWED: The target URL's host */
-                            host: string;
-                        };
                     };
                 };
             };
@@ -9105,15 +9078,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "VALIDATION_FAILED" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "INVALID_IDEMPOTENCY_KEY" | "INVALID_ORGANIZATION_ID" | "PROFILE_DOMAIN_NOT_ALLOWED";
-                        /** @description Fields depend on `code` */
-                        details?: {
-                            /** @description PROFILE_DOMAIN_NOT_ALLOWED: The profile's allowedDomains */
-                            allowedDomains: string[];
-                            /** @description PROFILE_DOMAIN_NOT_ALLOWED: The option naming the profile (`profile`, `items[2].profile`) */
-                            field: string;
-                            /** @description PROFILE_DOMAIN_NOT_ALLOWED: The target URL's host */
-                            host: string;
-                        };
                     };
                 };
             };
@@ -10245,15 +10209,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "VALIDATION_FAILED" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "INVALID_IDEMPOTENCY_KEY" | "INVALID_ORGANIZATION_ID" | "PROFILE_DOMAIN_NOT_ALLOWED";
-                        /** @description Fields depend on `code` */
-                        details?: {
-                            /** @description PROFILE_DOMAIN_NOT_ALLOWED: The profile's allowedDomains */
-                            allowedDomains: string[];
-                            /** @description PROFILE_DOMAIN_NOT_ALLOWED: The option naming the profile (`profile`, `items[2].profile`) */
-                            field: string;
-                            /** @description PROFILE_DOMAIN_NOT_ALLOWED: The target URL's host */
-                            host: string;
-                        };
                     };
                 };
             };
@@ -10689,15 +10644,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
                         code: "VALIDATION_FAILED" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "INVALID_IDEMPOTENCY_KEY" | "INVALID_ORGANIZATION_ID" | "PROFILE_DOMAIN_NOT_ALLOWED";
-                        /** @description Fields depend on `code` */
-                        details?: {
-                            /** @description PROFILE_DOMAIN_NOT_ALLOWED: The profile's allowedDomains */
-                            allowedDomains: string[];
-                            /** @description PROFILE_DOMAIN_NOT_ALLOWED: The option naming the profile (`profile`, `items[2].profile`) */
-                            field: string;
-                            /** @description PROFILE_DOMAIN_NOT_ALLOWED: The target URL's host */
-                            host: string;
-                        };
                     };
                 };
             };
