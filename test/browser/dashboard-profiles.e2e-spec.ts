@@ -125,8 +125,20 @@ describe('dashboard: Profiles page and monitor forms', () => {
       .first()
       .waitFor();
 
+    // A state well over the dashboard's usual 64 KiB form limit is accepted (a state may have up to 1 MiB of JSON).
+    const big = { cookies: Array.from({ length: 30 }, (_, i) => ({ name: `c${i}`, value: 'v'.repeat(10_000), domain: 'example.com' })) };
+    await page.getByLabel('Name').fill('Large state');
+    await page.getByLabel(/Allowed domains/).fill('example.com');
+    await page.getByLabel('State file contents').fill(JSON.stringify(big));
+    await page.getByRole('button', { name: 'Add profile' }).click();
+    await page.getByText(/added: 30 cookies and 0 sites with local storage kept/).waitFor();
+    const large = (await t.request('GET', '/v1/profiles', { key })).body.data.find((p: any) => p.name === 'Large state');
+    expect(large.sizeBytes).toBeGreaterThan(300_000);
+    await t.request('DELETE', `/v1/profiles/${large.id}`, { key });
+
     const created = await t.request('GET', '/v1/profiles', { key });
     expect(created.body.data.map((p: any) => p.name)).toEqual(['Staging admin']);
+    await page.goto('/dashboard/profiles');
     await page.getByText('Delete…').click();
     await page.getByRole('button', { name: 'Delete profile' }).click();
     await page.getByText('No profiles yet.').waitFor();
