@@ -238,18 +238,7 @@ describe('TypeScript SDK against the running app', () => {
       name: 'sdk',
       allowedDomains: ['127.0.0.1'],
       storageState: {
-        cookies: [
-          {
-            name: 'session',
-            value: 'sdk-secret',
-            domain: '127.0.0.1',
-            path: '/',
-            expires: -1,
-            httpOnly: true,
-            secure: false,
-            sameSite: 'Lax',
-          },
-        ],
+        cookies: [{ name: 'session', value: 'sdk-secret', domain: '127.0.0.1' }],
         origins: [],
       },
     });
