@@ -1,6 +1,6 @@
 import { applyDecorators, Delete, Get, HttpCode } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiOperationOptions, ApiResponseOptions } from '@nestjs/swagger';
-import { ApiErrorResponses, ErrorStatus } from './api-error-responses.decorator';
+import { ApiErrorResponses, ErrorResponseSpec, ErrorStatus } from './api-error-responses.decorator';
 
 /**
  * The routes every resource an account owns by id has in common (webhook endpoints, render keys, storage destinations,
@@ -15,12 +15,19 @@ export const CHANGE_ERRORS: ErrorStatus[] = [400, 401, 404, 413, 415, 500];
 /**
  * The error responses of creating a resource the plan counts: 400/413/415 for the body, 401, 500 and 403
  * `PLAN_LIMIT_REACHED` once the account has `limit` (e.g. "monitors … (free 3, starter 50, pro 500)").
+ * `badRequest` replaces the plain 400 (e.g. with a feature's own 400 codes); `more` adds statuses (e.g. 404
+ * for a referenced resource such as a profile).
  */
-export function ApiPlanLimitedCreateErrors(limit: string): MethodDecorator {
+export function ApiPlanLimitedCreateErrors(
+  limit: string,
+  badRequest: ErrorStatus | ErrorResponseSpec = 400,
+  ...more: (ErrorStatus | ErrorResponseSpec)[]
+): MethodDecorator {
   return ApiErrorResponses(
-    400,
+    badRequest,
     401,
     { status: 403, codes: ['PLAN_LIMIT_REACHED'], description: `The account already has as many ${limit}` },
+    ...more,
     413,
     415,
     500,

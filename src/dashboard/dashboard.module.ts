@@ -7,6 +7,7 @@ import { QuotaModule } from '../quota/quota.module';
 import { RunsModule } from '../runs/runs.module';
 import { RenderModule } from '../render/render.module';
 import { ScreenshotsModule } from '../screenshots/screenshots.module';
+import { ProfilesModule } from '../profiles/profiles.module';
 import { StorageDestinationsModule } from '../storage-destinations/storage-destinations.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { DashboardAssetsController } from './dashboard-assets.controller';
@@ -17,6 +18,7 @@ import { DashboardNotFoundController, DashboardPagesController } from './dashboa
 import { DashboardSession } from './dashboard-session.entity';
 import { DashboardSessionsService } from './dashboard-sessions.service';
 import { DashboardStorageController } from './dashboard-storage.controller';
+import { DashboardProfilesController } from './dashboard-profiles.controller';
 import { DashboardOidcService } from './dashboard-oidc.service';
 import { DashboardPlaygroundController } from './dashboard-playground.controller';
 import { DashboardPlaygroundService } from './dashboard-playground.service';
@@ -40,6 +42,7 @@ const DASHBOARD_CONTROLLERS = [
   DashboardMonitorsController,
   DashboardPlaygroundController,
   DashboardStorageController,
+  DashboardProfilesController,
   DashboardRenderLinksController,
   DashboardNotFoundController,
 ];
@@ -56,6 +59,7 @@ const DASHBOARD_CONTROLLERS = [
     ScreenshotsModule,
     WebhooksModule,
     StorageDestinationsModule,
+    ProfilesModule,
   ],
   controllers: DASHBOARD_CONTROLLERS,
   providers: [

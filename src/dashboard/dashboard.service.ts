@@ -88,6 +88,12 @@ export class DashboardService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
+  /** The account's active API keys (render keys and monitors are created for one of them), oldest first. */
+  async activeApiKeys(user: UserView): Promise<{ id: string; name: string; prefix: string }[]> {
+    const keys = await this.apiKeys.list(user.accountId);
+    return keys.filter((k) => !k.revokedAt).map((k) => ({ id: k.id, name: k.name ?? '', prefix: k.prefix }));
+  }
+
   /** The account's keys with this month's usage, oldest first (one usage query for all of them). */
   async keys(user: UserView): Promise<KeyRow[]> {
     const account = await this.accounts.get(user.accountId);

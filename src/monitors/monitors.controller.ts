@@ -4,6 +4,7 @@ import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiKeyAuth, CurrentApiKey } from '../auth/current-api-key.decorator';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
 import { ApiDeleteRoute, ApiGetRoute, ApiPlanLimitedCreateErrors, CHANGE_ERRORS } from '../common/api-resource-routes.decorator';
+import { PROFILE_USE_400 } from '../profiles/profile-errors';
 import { CursorPageQueryDto } from '../common/cursor-page-query.dto';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import {
@@ -89,7 +90,7 @@ export class MonitorsController {
     },
   })
   @ApiCreatedResponse({ type: MonitorDto, description: 'Created', example: MONITOR_EXAMPLE })
-  @ApiPlanLimitedCreateErrors('monitors as its plan allows (free 3, starter 50, pro 500)')
+  @ApiPlanLimitedCreateErrors('monitors as its plan allows (free 3, starter 50, pro 500)', PROFILE_USE_400, 404)
   create(@CurrentApiKey() caller: AuthenticatedKey, @Body() dto: CreateMonitorDto): Promise<MonitorDto> {
     return this.monitors.create(caller, dto);
   }
@@ -126,11 +127,12 @@ export class MonitorsController {
     summary: 'Change a monitor',
     description:
       'Takes any field of the create body. `enabled: false` pauses the monitor (`pausedReason: "manual"`); `true` resumes it, clears its failure ' +
-      'count and makes a check due now. Capture options given replace the monitor’s one by one, `diff` fields likewise; `schedule` is replaced whole.',
+      'count and makes a check due now. Capture options given replace the monitor’s one by one (null removes one, e.g. `profile`), `diff` fields ' +
+      'likewise; `schedule` is replaced whole.',
   })
   @ApiBody({ type: UpdateMonitorDto, examples: { pause: { summary: 'Pause', value: { enabled: false } } } })
   @ApiOkResponse({ type: MonitorDto, description: 'The monitor', example: MONITOR_EXAMPLE })
-  @ApiErrorResponses(...CHANGE_ERRORS)
+  @ApiErrorResponses(PROFILE_USE_400, 401, 404, 413, 415, 500)
   update(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string, @Body() dto: UpdateMonitorDto): Promise<MonitorDto> {
     return this.monitors.update(caller, id, dto);
   }

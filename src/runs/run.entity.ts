@@ -1,6 +1,7 @@
 import { Column, Entity, Index } from 'typeorm';
 import { KeyOwnedWork } from '../auth/key-owned-work.entity';
 import type { SessionOptions } from '../capture/capture-options';
+import type { SaveProfileInput } from '../profiles/dto/profile.dto';
 import type { ConsoleErrorEntry, NetworkErrorEntry } from './page-errors';
 import type { FailureStage, StepOutcome } from './run-session';
 import type { RunStep } from './run-steps';
@@ -38,6 +39,14 @@ export class Run extends KeyOwnedWork {
 
   @Column({ type: 'boolean' })
   video: boolean;
+
+  /** Where the context's state goes when the run completes (CONTRACT.md, "Browser profiles": `saveProfile`); null: nowhere. */
+  @Column({ name: 'save_profile', type: 'jsonb', nullable: true })
+  saveProfile: SaveProfileInput | null;
+
+  /** The profile the completed run stored its state into; null until then, or without `saveProfile`. */
+  @Column({ name: 'saved_profile_id', type: 'varchar', length: 40, nullable: true })
+  savedProfileId: string | null;
 
   /** The run's budget, ms. */
   @Column({ name: 'timeout_ms', type: 'int' })
