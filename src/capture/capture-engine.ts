@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { Page } from 'playwright';
+import type { BrowserContextOptions, Page } from 'playwright';
 import { BrowserGoneError, BrowserPoolClosedError, BrowserUnavailableError, LeaseBudgetExceededError } from '../browser/browser-errors';
 import { BrowserPool, Lease } from '../browser/browser-pool';
 import {
@@ -45,6 +45,11 @@ export interface CaptureRequest {
   document?: Buffer;
   options: CaptureOptions;
   /**
+   * Cookies and local storage the fresh context starts with (a browser profile's state, already
+   * filtered to its allowed domains: CONTRACT.md, "Browser profiles"); none when absent.
+   */
+  storageState?: Exclude<BrowserContextOptions['storageState'], string>;
+  /**
    * Runs on the loaded page after `waitUntil`, `waitForSelector`, `css`, `javascript` and `delay`,
    * before the image (the content extraction, docs/CONTRACT.md "Extracted content"); a throw fails the
    * capture like any of its steps.
@@ -74,6 +79,12 @@ export class CaptureError extends PageFailure {
   /** HTTP status of the page's main document when it had answered before the failure, else null. */
   targetStatus: number | null = null;
 }
+
+/**
+ * The page lacked the `profileCheck` selector (CONTRACT.md, "Browser profiles"): the profile's login
+ * has probably ended. Its message is the job's `error`: `profile expired: <selector> not found`.
+ */
+export class ProfileExpiredError extends CaptureError {}
 
 /** Origin under which an uploaded document is rendered (fulfilled in the browser, never fetched). */
 export const UPLOAD_DOCUMENT_URL = 'http://upload.glimpse.invalid/';
@@ -131,7 +142,7 @@ export class CaptureEngine {
         budgetMs,
         crashRetries: 1,
         lane: 'capture' as const,
-        context: sessionContextOptions(options),
+        context: { ...sessionContextOptions(options), ...(request.storageState ? { storageState: request.storageState } : {}) },
         upstreamProxy: options.proxy,
       };
       const { recording, ...result } = await this.pool.withLease(lease, (leased) => this.run(leased, request, target));
@@ -188,6 +199,7 @@ export class CaptureEngine {
         `${request.document ? 'Upload' : request.url} did not reach ${options.waitUntil} in ${timeout} ms; capturing what rendered`,
       );
     }
+    const waitsStartedAt = Date.now();
     if (options.waitForSelector) {
       const selector = options.waitForSelector;
       await page
@@ -201,6 +213,10 @@ export class CaptureEngine {
               : `selector not visible: invalid selector ${quote(selector)}`,
           );
         });
+    }
+    // waitForSelector and profileCheck share one CAPTURE_TIMEOUT_MS of the budget (captureBudgetMs).
+    if (options.profileCheck) {
+      await this.checkProfile(page, options.profileCheck.selector, Math.max(1, timeout - (Date.now() - waitsStartedAt)));
     }
     if (options.blockCookieBanners) await this.session.settleCookieBanners(page, Math.min(timeout, COOKIE_BANNER_SETTLE_MS));
     if (options.hideSelectors || options.css) {
@@ -218,6 +234,20 @@ export class CaptureEngine {
     }
     const result = options.format === 'pdf' ? await this.print(page, cdp, options) : await this.screenshot(page, cdp, options, timeout);
     return { ...result, poster: null, targetStatus: target.status };
+  }
+
+  /**
+   * The profile check (CONTRACT.md, "Browser profiles"): waits up to `timeoutMs` for an element
+   * matching `selector` to be attached. Throws {@link ProfileExpiredError} when none is, a
+   * {@link CaptureError} for an invalid selector.
+   */
+  private async checkProfile(page: Page, selector: string, timeoutMs: number): Promise<void> {
+    try {
+      await page.locator(`css=${selector}`).first().waitFor({ state: 'attached', timeout: timeoutMs });
+    } catch (err) {
+      if (classifyPlaywrightError(err).kind === 'timeout') throw new ProfileExpiredError(`profile expired: ${quote(selector)} not found`);
+      throw new CaptureError(`profileCheck: invalid selector ${quote(selector)}`);
+    }
   }
 
   /** Runs the customer's script as the body of an async function in the page, awaited up to `timeoutMs`. */
