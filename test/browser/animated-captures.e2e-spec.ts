@@ -105,7 +105,8 @@ describe('animated captures', () => {
     const last = await levelAt(path, probe.frames - 1);
     expect(first).toBeLessThan(levelOfScroll(0) + 12);
     expect(Math.abs(middle - levelOfScroll(bottom / 2))).toBeLessThan(30);
-    expect(last).toBeGreaterThan(levelOfScroll(bottom) - 12);
+    // The last frame shows the page at its own time, 1.9 s of 2 s (95 % of the way down, linear), give or take a frame.
+    expect(last).toBeGreaterThan(levelOfScroll(bottom * 0.85));
 
     // The poster is the first frame, as PNG, at the viewport's size.
     const poster = Buffer.from(await (await fetch(job.thumbnailUrl)).arrayBuffer());
