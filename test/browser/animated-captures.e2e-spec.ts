@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { DataSource } from 'typeorm';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +24,7 @@ describe('animated captures', () => {
   let t: TestApp;
   let pages: PageServer;
   let key: string;
+  let accountId: string;
   let dir: string;
 
   beforeAll(async () => {
@@ -43,7 +45,7 @@ describe('animated captures', () => {
       '/noise': noise(WIDTH),
     });
     t = await startTestApp();
-    ({ key } = await t.createKey());
+    ({ key, accountId } = await t.createKey());
     dir = mkdtempSync(join(tmpdir(), 'glimpse-animated-'));
   });
 
@@ -262,7 +264,11 @@ describe('animated captures', () => {
     [{ format: 'mp4', animation: { durationMs: 500 } }, 'animation.durationMs', 'must be at least 1000'],
     [{ format: 'mp4', animation: { scrollTo: 'top' } }, 'animation.scrollTo', 'must be "bottom" or an integer'],
   ])('refuses %j: 400 naming %s, nothing created', async (body, field, message) => {
+    const jobs = async () =>
+      (await t.get(DataSource).query('SELECT count(*)::int AS n FROM screenshot_jobs WHERE account_id = $1', [accountId]))[0].n;
+    const before = await jobs();
     const res = await t.request('POST', '/v1/screenshot', { key, body: { url: `${pages.url}/striped`, ...body } });
+    expect(await jobs()).toBe(before);
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('VALIDATION_FAILED');
     const error = res.body.details.fields.find((f: { field: string }) => f.field === field);
