@@ -11,13 +11,14 @@ import { createValidationPipe } from './common/validation';
 import { InFlightRequests } from './health/in-flight-requests';
 import { HttpObservability } from './metrics/http-observability';
 import { ROOT_LOGGER } from './logging/logging.module';
+import { RenderHitRoute } from './render/render-hit-route';
 import { requestContextMiddleware } from './logging/request-log-context';
 import type { Logger as PinoInstance } from 'pino';
 import { buildOpenApiDocument } from './openapi/openapi-document';
 
 /**
  * The HTTP pipeline shared by `main.ts` and the tests: the pino logger, the in-flight count the
- * SIGTERM drain waits for, request id, access line and
+ * SIGTERM drain waits for, the render-link hit route, request id, access line and
  * HTTP metrics, the `X-Organization-ID` check, undecodable paths as 404, body parsing with envelope
  * errors, the queue dashboard (`/admin/queues`, with `ADMIN_TOKEN`), the global error filter and
  * validation pipe, Swagger UI at
@@ -31,6 +32,8 @@ export function configureApp(app: INestApplication): void {
   express.set('trust proxy', app.get<AppConfig>(APP_CONFIG).trustProxy);
   app.useLogger(app.get(Logger));
   app.use(app.get(InFlightRequests).middleware);
+  // Fresh render-link hits are answered before the rest of the pipeline (docs/render-links.md#performance).
+  app.use(app.get(RenderHitRoute).middleware);
   app.use(requestContextMiddleware(app.get<PinoInstance>(ROOT_LOGGER)));
   app.use(app.get(HttpObservability).middleware);
   app.use(organizationIdMiddleware);
