@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
+import type { Request } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { Clock } from '../common/clock';
@@ -19,9 +20,9 @@ import { RenderedFile, RenderLinksService } from './render-links.service';
 const RENDER_ROUTE = '/v1/render/:file';
 
 /**
- * The hit route of render links (docs/render-links.md#performance): an Express middleware mounted
- * before the Nest pipeline (request log context, access line, body parsing, guards, interceptors)
- * that answers `GET`/`HEAD /v1/render/{renderKeyId}.{ext}` itself when the link verifies
+ * The hit route of render links (docs/render-links.md#performance): a request handler in front of
+ * Express and the Nest pipeline (Express's router, request log context, access line, body parsing,
+ * guards, interceptors; `configureApp` installs it) that answers `GET`/`HEAD /v1/render/{renderKeyId}.{ext}` itself when the link verifies
  * ({@link verifyRenderLink}: the signature, the render key and its API key looked up as on the full
  * route, so a revocation or deletion is refused at the next request) and its capture was found in
  * the last few seconds and is still fresh ({@link RenderLinksService.recentHit}). Its answer is the
@@ -30,7 +31,7 @@ const RENDER_ROUTE = '/v1/render/:file';
  * matching `If-None-Match`, the file from memory when small, else streamed from storage. It counts
  * the request in the HTTP metrics but writes no access line.
  *
- * Every other request goes on to the full route unchanged, which answers it as before: a miss, an
+ * Every other request goes on to Express (`next`) unchanged, where the full route which answers it as before: a miss, an
  * invalid, expired or refused link (its error envelope), a request with `X-Organization-ID` (checked
  * there), any failure here, and every request while `RATE_LIMIT_PER_SECOND` is set (the per-key rate
  * counts render links too).
@@ -50,11 +51,11 @@ export class RenderHitRoute {
     private readonly clock: Clock,
   ) {}
 
-  /** Express middleware; mount it before the request context and the access line (`configureApp`). */
-  readonly middleware = (req: Request, res: Response, next: NextFunction): void => {
+  /** Answers `req` when it is a fresh hit, else calls `next` (having written nothing). */
+  readonly handle = (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
     if (
       (req.method !== 'GET' && req.method !== 'HEAD') ||
-      !req.originalUrl.startsWith('/v1/render/') ||
+      !req.url?.startsWith('/v1/render/') ||
       req.headers['x-organization-id'] !== undefined ||
       this.limiter.enabled
     ) {
@@ -75,14 +76,14 @@ export class RenderHitRoute {
   };
 
   /** Answers a recent hit and resolves with its status, or resolves null having written nothing. */
-  private async answer(req: Request, res: Response): Promise<number | null> {
+  private async answer(req: IncomingMessage, res: ServerResponse): Promise<number | null> {
     let caller: AuthenticatedKey | undefined;
-    const link = await verifyRenderLink(req.originalUrl, this.renderKeys, this.clock.now().getTime(), (c) => (caller = c));
+    const link = await verifyRenderLink(req.url as string, this.renderKeys, this.clock.now().getTime(), (c) => (caller = c));
     if (!caller) return null;
     const rendered = await this.renderLinks.recentHit(caller, link);
     if (!rendered) return null;
     const headers: Record<string, string> = {
-      [HEADER.requestId]: requestIdOf(req),
+      [HEADER.requestId]: requestIdOf(req as Request),
       ...rateLimitHeaders(await this.quota.statusFor(caller)),
       'Cache-Control': `public, max-age=${rendered.freshS}`,
       'X-Glimpse-Cache': rendered.cache,
