@@ -1,6 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import Redis from 'ioredis';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
@@ -98,6 +98,20 @@ export const loadAverage = (): string =>
 export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
+}
+
+/** Clock ticks per second of /proc/<pid>/stat times (Linux: 100). */
+const CLK_TCK = 100;
+
+/** Own CPU ms (user + system, without children) of process `pid` from /proc/<pid>/stat (10 ms ticks); 0 once it has exited. */
+export function processCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+  } catch {
+    return 0;
+  }
 }
 
 /** A free TCP port on 127.0.0.1 (bound and released). */

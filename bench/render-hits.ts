@@ -8,21 +8,13 @@
  */
 import autocannon from 'autocannon';
 import { ChildProcess, spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { processCpuMs } from './bench-support';
 
-/** Clock ticks per second of /proc/<pid>/stat times (Linux: 100). */
-const CLK_TCK = 100;
 /** Connections of every measured autocannon phase (docs/performance.md, "The figures": "at 50 connections"). */
 const CONNECTIONS = 50;
-
-/** Own CPU ms (user + system, without children) of process `pid`, from /proc/<pid>/stat (10 ms ticks). */
-export function processCpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
-}
 
 /**
  * Milliseconds a fixed JavaScript loop (50 million multiply-modulo steps) takes in this process:

@@ -8,6 +8,8 @@
  *  - accept: `POST /v1/screenshot` with processors off, autocannon, 50 connections, with the CPU per
  *    accepted POST of the service, of PostgreSQL and of the whole machine (the rate its cores allow);
  *    then `GET /health` the same way (the HTTP floor the accept figures sit on);
+ *  - render: a cached render link at 50 connections beside a bare `node:http` server sending the same
+ *    bytes, then its 304s (bench/render-hits.ts, as `npm run bench:render`): the ratios, CPU per answer;
  *  - race: raw Playwright (the script a user would write: a fresh context per capture, `goto` to
  *    `load`, `page.screenshot`) at concurrency 2 and at 4, against Glimpse end to end at its default
  *    settings (jobs submitted through the API, `done` read back), same browser binary, same page
@@ -42,6 +44,7 @@ import { createInterface } from 'node:readline';
 import { Client } from 'pg';
 import { chromium } from 'playwright';
 import { resolveChromiumExecutable } from '../src/browser/chromium-executable';
+import { signedRenderLink } from '../src/render/render-signature';
 import {
   benchDatabaseUrl,
   createBenchDatabase,
@@ -51,11 +54,13 @@ import {
   loadAverage,
   percentile,
   postgresConnection,
+  processCpuMs,
   REDIS_URL,
   sleep,
 } from './bench-support';
+import { fixedLoopMs, measureRenderHits, printRenderHitFigures } from './render-hits';
 
-const PHASES = new Set((process.env.BENCH_PHASES ?? 'accept,race,concurrency,service,split,video').split(',').map((p) => p.trim()));
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'accept,render,race,concurrency,service,split,video').split(',').map((p) => p.trim()));
 /** The raw script's concurrencies in the race: Glimpse at its defaults is compared with the better of them. */
 const RAW_CONCURRENCIES = [2, 4];
 /** CAPTURE_CONCURRENCY settings of the concurrency phase. */
@@ -324,17 +329,6 @@ const roundsText = (runs: RunFigure[]) => (runs.length > 1 ? `; rounds ${runs.ma
 /** `cpu` ms per capture, with Node's share. */
 const cpuText = (r: RunFigure) => `CPU ${r.cpuMsPerCapture.toFixed(0)} ms/capture, Node ${r.nodeCpuMsPerCapture.toFixed(0)} ms of it`;
 
-/** Own CPU ms (user + system, without children) of one process. */
-function ownCpuMs(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
-  } catch {
-    return 0;
-  }
-}
-
 /**
  * Raw Playwright, the script a user would write: one browser, `concurrency` workers, a fresh context
  * per capture, `goto` until `load`, a PNG `page.screenshot`, close the context.
@@ -434,12 +428,12 @@ async function idleLatency(service: Service, key: string, urls: string[], setup:
 async function glimpseRun(s: Service, key: string, urls: string[], count: number): Promise<RunFigure> {
   await runJobs(s, key, urls, urls.length); // warm-up: one per site
   const cpu0 = treeCpuMs(s.proc.pid as number);
-  const node0 = ownCpuMs(s.proc.pid as number);
+  const node0 = processCpuMs(s.proc.pid as number);
   const t0 = performance.now();
   const ids = await runJobs(s, key, urls, count);
   const seconds = (performance.now() - t0) / 1000;
   const cpu1 = treeCpuMs(s.proc.pid as number);
-  const node1 = ownCpuMs(s.proc.pid as number);
+  const node1 = processCpuMs(s.proc.pid as number);
   const { rows } = await db.query<{ url: string; error: string | null }>(
     `SELECT target_url AS url, error FROM screenshot_jobs WHERE id = ANY($1) AND status = 'failed'`,
     [ids],
@@ -547,6 +541,7 @@ async function main(): Promise<void> {
   const browserPath = resolveChromiumExecutable(null);
   console.log(`Glimpse benchmark (run ${runId}): ${cpus().length} CPUs, load average ${loadAverage()}, browser ${browserPath}`);
   console.log(`PostgreSQL through ${postgresConnection()} (BENCH_ADMIN_DATABASE_URL to choose)`);
+  console.log(`A fixed JavaScript loop took ${fixedLoopMs().toFixed(0)} ms (docs/performance.md gives its time on a quiet machine)`);
   console.log('Note: on a shared machine the absolute figures are noisy; the race runs both sides in the same run for a fair ratio.');
   db = await createBenchDatabase(database);
   const sites = await startPageSites();
@@ -635,11 +630,35 @@ async function main(): Promise<void> {
       await db.query('DELETE FROM screenshot_jobs');
     }
 
+    if (PHASES.has('render')) {
+      console.log(`\n[render] a cached render link, 50 connections, ${AUTOCANNON_S} s per phase (autocannon); load ${loadAverage()}`);
+      service = await startService('render', {});
+      const renderEmail = `bench-render-${runId}@localhost`;
+      cli('account:create', '--email', renderEmail, '--plan', 'pro');
+      const renderApiKey: string = cli('key:create', '--account', renderEmail, '--name', 'bench-render').key;
+      const res = await fetch(`${service.baseUrl}/v1/render-keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${renderApiKey}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      if (res.status !== 201) throw new Error(`POST /v1/render-keys answered ${res.status}`);
+      const renderKey = (await res.json()) as { id: string; secret: string };
+      const link = signedRenderLink(service.baseUrl, renderKey.id, renderKey.secret, 'png', {
+        url: `${sites.simple[0]}?render-hit`,
+        width: '800',
+        height: '600',
+      });
+      await (await fetch(link)).arrayBuffer(); // the miss that renders it
+      printRenderHitFigures(await measureRenderHits(link, service.proc.pid as number, AUTOCANNON_S, storageDir), figure);
+      await stopService(service);
+      service = null;
+    }
+
     if (PHASES.has('race')) {
       // Glimpse as deployed: no setting of the benchmark's own (CAPTURE_CONCURRENCY and the rest at their defaults).
       service = await startService('race', {});
       for (const [mix, urls, count, target] of [
-        ['simple page, 8 sites', sites.simple, SIMPLE_CAPTURES, 1.1],
+        ['simple page, 8 sites', sites.simple, SIMPLE_CAPTURES, 0.98],
         ['Swagger UI, 8 sites', sites.spa, SPA_CAPTURES, 1.0],
       ] as const) {
         console.log(
@@ -681,8 +700,8 @@ async function main(): Promise<void> {
           figure(
             'Node CPU per capture, simple page (the service process: API, queue, egress proxy, storage)',
             `${glimpse.nodeCpuMsPerCapture.toFixed(1)} ms (raw script's Node: ${run.nodeCpuMsPerCapture.toFixed(1)} ms)`,
-            '≤ 25 ms',
-            glimpse.nodeCpuMsPerCapture <= 25,
+            '≤ 12 ms',
+            glimpse.nodeCpuMsPerCapture <= 12,
           );
         }
       }
@@ -727,7 +746,7 @@ async function main(): Promise<void> {
       console.log(`\n[service] the service as configured by default; load ${loadAverage()}`);
       service = await startService('main', {});
       await runJobs(service, key, sites.simple, sites.simple.length);
-      await idleLatency(service, key, sites.simple, 'one process, the default', 60);
+      await idleLatency(service, key, sites.simple, 'one process, the default', 50);
       const done = LATENCY_JOBS + sites.simple.length;
       const more = Math.max(0, MEMORY_CAPTURES - done);
       console.log(`  … ${more} more captures for the memory figure`);
@@ -780,7 +799,7 @@ async function main(): Promise<void> {
       });
       try {
         await runJobs(api, key, sites.simple, sites.simple.length);
-        await idleLatency(api, key, sites.simple, 'API and worker processes', 70);
+        await idleLatency(api, key, sites.simple, 'API and worker processes', 60);
       } finally {
         await stopService(worker);
         await stopService(api);
