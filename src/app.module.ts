@@ -12,6 +12,7 @@ import { LoggingModule } from './logging/logging.module';
 import { McpModule } from './mcp/mcp.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { MonitorsModule } from './monitors/monitors.module';
+import { ProfilesModule } from './profiles/profiles.module';
 import { QueueModule } from './queue/queue.module';
 import { QuotaModule } from './quota/quota.module';
 import { RetentionModule } from './retention/retention.module';
@@ -45,6 +46,7 @@ export class AppModule {
         AuthModule,
         QuotaModule,
         StorageModule,
+        ProfilesModule,
         ScreenshotsModule,
         RunsModule,
         RenderModule,

@@ -28,13 +28,13 @@ export function accountMonthlyCeiling(plan: Plan, legacyFreeCap: number): number
 export const MAX_USAGE_COUNT = 2_147_483_647;
 
 /** What a plan limits the number of (CONTRACT.md, "Organizations and plan limits"); the `resource` of `PLAN_LIMIT_REACHED`. */
-export const LIMITED_RESOURCES = ['api_keys', 'webhook_endpoints', 'render_keys', 'monitors', 'storage_destinations'] as const;
+export const LIMITED_RESOURCES = ['api_keys', 'webhook_endpoints', 'render_keys', 'monitors', 'storage_destinations', 'profiles'] as const;
 export type LimitedResource = (typeof LIMITED_RESOURCES)[number];
 
 /**
  * How many of each resource an account may have per plan (CONTRACT.md, "Organizations and plan
  * limits"): active (unrevoked) API keys, webhook endpoints, render keys, monitors, storage
- * destinations. `legacy_free` has the `free` limits. The one place these numbers live.
+ * destinations, browser profiles. `legacy_free` has the `free` limits. The one place these numbers live.
  */
 export const PLAN_LIMITS: Record<LimitedResource, Record<Exclude<Plan, 'legacy_free'>, number>> = {
   api_keys: { free: 2, starter: 10, pro: 50 },
@@ -42,6 +42,7 @@ export const PLAN_LIMITS: Record<LimitedResource, Record<Exclude<Plan, 'legacy_f
   render_keys: { free: 2, starter: 10, pro: 50 },
   monitors: { free: 3, starter: 50, pro: 500 },
   storage_destinations: { free: 1, starter: 5, pro: 20 },
+  profiles: { free: 2, starter: 10, pro: 50 },
 };
 
 /** How many of `resource` an account on `plan` may have. */

@@ -2,7 +2,8 @@ import type { ArtifactEventFields } from '../results/artifacts';
 import type { JobFormat } from '../results/result-formats';
 
 /**
- * Event types (spec section 6.1, plus CONTRACT.md "Webhooks": `endpoint.disabled`). Each has an
+ * Event types (spec section 6.1, plus CONTRACT.md "Webhooks": `endpoint.disabled`, "Monitors" and "Browser
+ * profiles": `profile.expired`). Each has an
  * envelope schema derived from its data class in `src/webhooks/dto/webhook-events.dto.ts`, so it appears under the OpenAPI
  * document's `webhooks`.
  */
@@ -16,6 +17,7 @@ export const EVENT_TYPES = [
   'endpoint.disabled',
   'monitor.changed',
   'monitor.failed',
+  'profile.expired',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -140,6 +142,23 @@ export interface MonitorFailedData {
 }
 
 /**
+ * `data` of `profile.expired` (CONTRACT.md, "Browser profiles"): a capture with `profileCheck` did not
+ * find its selector, so the profile's login has probably ended. Sent once per profile until its state
+ * or allowed domains change.
+ */
+export interface ProfileExpiredData {
+  profileId: string;
+  /** The profile's name. */
+  name: string;
+  /** The capture job that found it expired (a monitor's check is one). */
+  screenshotId: string;
+  /** The captured page URL. */
+  url: string;
+  /** The `profileCheck` selector that was not found. */
+  selector: string;
+}
+
+/**
  * The data shape of every event type. `EventsService.publish` takes `EventDataMap[type]`, and the
  * OpenAPI `webhooks` section documents each type with a class that implements the same shape
  * (src/webhooks/dto/webhook-events.dto.ts), so a field cannot be sent without being documented.
@@ -154,4 +173,5 @@ export interface EventDataMap {
   'endpoint.disabled': EndpointDisabledData;
   'monitor.changed': MonitorChangedData;
   'monitor.failed': MonitorFailedData;
+  'profile.expired': ProfileExpiredData;
 }

@@ -32,7 +32,7 @@ const RENDER_ROUTE = '/v1/render/:file';
  * the request in the HTTP metrics but writes no access line.
  *
  * Every other request goes on to Express (`next`) unchanged, where the full route which answers it as before: a miss, an
- * invalid, expired or refused link (its error envelope), a request with `X-Organization-ID` (checked
+ * invalid, expired or refused link (its error envelope), a link with `profile`, a request with `X-Organization-ID` (checked
  * there), any failure here, and every request while `RATE_LIMIT_PER_SECOND` is set (the per-key rate
  * counts render links too).
  */

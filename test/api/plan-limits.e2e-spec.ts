@@ -32,6 +32,7 @@ describe('plan limits and the webhook test-ping rate', () => {
       render_keys: { free: 2, starter: 10, pro: 50 },
       monitors: { free: 3, starter: 50, pro: 500 },
       storage_destinations: { free: 1, starter: 5, pro: 20 },
+      profiles: { free: 2, starter: 10, pro: 50 },
     });
   });
 

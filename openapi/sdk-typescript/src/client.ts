@@ -1,5 +1,6 @@
 import { Core, type DownloadedFile, type GlimpseOptions, type RequestOptions } from './core';
 import { Monitors } from './resources/monitors';
+import { Profiles } from './resources/profiles';
 import { Runs } from './resources/runs';
 import { Screenshots } from './resources/screenshots';
 import { RenderKeys } from './resources/render-keys';
@@ -25,6 +26,7 @@ export class Glimpse {
   readonly renderKeys: RenderKeys;
   readonly monitors: Monitors;
   readonly storageDestinations: StorageDestinations;
+  readonly profiles: Profiles;
   /** The generated openapi-fetch client on the same transport, for anything the resources do not wrap. */
   readonly api: Core['api'];
   private readonly core: Core;
@@ -38,6 +40,7 @@ export class Glimpse {
     this.renderKeys = new RenderKeys(this.core);
     this.monitors = new Monitors(this.core);
     this.storageDestinations = new StorageDestinations(this.core);
+    this.profiles = new Profiles(this.core);
   }
 
   /** Downloads any capability URL the API returned (a result `url`, a run's `videoUrl`, a step's `screenshotUrl`); no API key is sent. */

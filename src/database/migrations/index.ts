@@ -27,6 +27,7 @@ import { AccountQuota1795745000000 } from './1795745000000-AccountQuota';
 import { FairShare1795755000000 } from './1795755000000-FairShare';
 import { RunTurns1795765000000 } from './1795765000000-RunTurns';
 import { JobArtifacts1795800496486 } from './1795800496486-JobArtifacts';
+import { Profiles1795801194741 } from './1795801194741-Profiles';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -58,4 +59,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   FairShare1795755000000,
   RunTurns1795765000000,
   JobArtifacts1795800496486,
+  Profiles1795801194741,
 ];

@@ -30,6 +30,7 @@ describe('webhook event envelopes (derived from the event map)', () => {
       'EndpointDisabledEventDto',
       'MonitorChangedEventDto',
       'MonitorFailedEventDto',
+      'ProfileExpiredEventDto',
     ]);
     for (const type of EVENT_TYPES) expect(WEBHOOK_EVENT_SCHEMAS[type].name).toBe(envelopeSchemaName(type));
   });
@@ -41,7 +42,7 @@ describe('webhook event envelopes (derived from the event map)', () => {
       expect(propertyOf(envelope, 'type').enum).toEqual([type]);
     }
     expect(propertyOf(WEBHOOK_EVENT_SCHEMAS['screenshot.completed'], 'data').type).toBe(ScreenshotCompletedDataDto);
-    // Nine envelopes, nine distinct classes.
+    // One envelope per type, each its own class.
     expect(new Set(Object.values(WEBHOOK_EVENT_SCHEMAS)).size).toBe(EVENT_TYPES.length);
   });
 });
