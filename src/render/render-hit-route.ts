@@ -22,7 +22,8 @@ const RENDER_ROUTE = '/v1/render/:file';
 /**
  * The hit route of render links (docs/render-links.md#performance): a request handler in front of
  * Express and the Nest pipeline (Express's router, request log context, access line, body parsing,
- * guards, interceptors; `configureApp` installs it) that answers `GET`/`HEAD /v1/render/{renderKeyId}.{ext}` itself when the link verifies
+ * guards, interceptors; `configureApp` installs it) that answers
+ * `GET`/`HEAD /v1/render/{renderKeyId}.{ext}` itself when the link verifies
  * ({@link verifyRenderLink}: the signature, the render key and its API key looked up as on the full
  * route, so a revocation or deletion is refused at the next request) and its capture was found in
  * the last few seconds and is still fresh ({@link RenderLinksService.recentHit}). Its answer is the
@@ -31,10 +32,10 @@ const RENDER_ROUTE = '/v1/render/:file';
  * matching `If-None-Match`, the file from memory when small, else streamed from storage. It counts
  * the request in the HTTP metrics but writes no access line.
  *
- * Every other request goes on to Express (`next`) unchanged, where the full route which answers it as before: a miss, an
- * invalid, expired or refused link (its error envelope), a link with `profile`, a request with `X-Organization-ID` (checked
- * there), any failure here, and every request while `RATE_LIMIT_PER_SECOND` is set (the per-key rate
- * counts render links too).
+ * Every other request goes on to Express (`next`) unchanged, and the full route answers it as before:
+ * a miss, an invalid, expired or refused link (its error envelope), a link with `profile`, a request
+ * with `X-Organization-ID` (checked there), any failure here, and every request while
+ * `RATE_LIMIT_PER_SECOND` is set (the per-key rate counts render links too).
  */
 @Injectable()
 export class RenderHitRoute {
