@@ -11,7 +11,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { processCpuMs } from './bench-support';
+import { processCpuMs, sleep, treeCpuMs } from './bench-support';
 
 /** Connections of every measured autocannon phase (docs/performance.md, "The figures": "at 50 connections"). */
 const CONNECTIONS = 50;
@@ -107,6 +107,8 @@ export async function measureRenderHits(link: string, servicePid: number, second
   const body = Buffer.from(await res.arrayBuffer());
   const etag = res.headers.get('etag');
   if (res.status !== 200 || !etag) throw new Error(`the hit link answered ${res.status} (ETag ${etag})`);
+  const settledMs = await settle(servicePid);
+  console.log(`  (the service and its browser settled ${settledMs.toFixed(0)} ms after the render)`);
   const hits = await phase(link, servicePid, seconds, 200);
   const sameHeaders: Record<string, string> = {};
   res.headers.forEach((value, name) => {
@@ -120,6 +122,25 @@ export async function measureRenderHits(link: string, servicePid: number, second
   } finally {
     bare.proc.kill();
   }
+}
+
+/** Longest wait for the service to settle after the link's render, ms. */
+const SETTLE_MAX_MS = 20_000;
+
+/**
+ * Waits until the process tree of `pid` (the service and its Chromium) has used less than 5 % of a
+ * core over 500 ms, at most {@link SETTLE_MAX_MS}: the work that follows a render (closing its page,
+ * preparing the next) is then not counted as the hits' CPU, nor competing with them. Resolves with
+ * the time waited, ms.
+ */
+async function settle(pid: number): Promise<number> {
+  const t0 = performance.now();
+  while (performance.now() - t0 < SETTLE_MAX_MS) {
+    const before = treeCpuMs(pid);
+    await sleep(500);
+    if (treeCpuMs(pid) - before < 25) break;
+  }
+  return performance.now() - t0;
 }
 
 /** A figure printer: name, measured value, target text, and whether it is met (null: no target). */

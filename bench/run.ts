@@ -37,7 +37,7 @@
 import autocannon from 'autocannon';
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -55,6 +55,10 @@ import {
   percentile,
   postgresConnection,
   processCpuMs,
+  processTable,
+  descendants,
+  cpuMsOf,
+  treeCpuMs,
   REDIS_URL,
   sleep,
 } from './bench-support';
@@ -209,28 +213,6 @@ async function runJobs(s: Service, key: string, urls: string[], count: number, p
   }
 }
 
-/** pid → parent pid for every process. */
-function processTable(): Map<number, number> {
-  const table = new Map<number, number>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      table.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      /* gone */
-    }
-  }
-  return table;
-}
-
-function descendants(root: number): number[] {
-  const table = processTable();
-  const out = [root];
-  for (let i = 0; i < out.length; i++) for (const [pid, ppid] of table) if (ppid === out[i]) out.push(pid);
-  return out;
-}
-
 /** Sum of PSS (proportional set size: shared pages split between sharers) and of RSS, bytes. */
 function memoryOf(pids: number[]): { pss: number; rss: number } {
   let pss = 0;
@@ -277,27 +259,6 @@ async function postgresProcessesOfBench(): Promise<number[]> {
 function machineBusyMs(): number {
   const [, user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
   return ((user + nice + system + irq + softirq) * 1000) / CLK_TCK;
-}
-
-/** CPU time (user + system, own and reaped children) of the live processes `pids`, ms. */
-function cpuMsOf(pids: number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // fields[11..14] = utime, stime, cutime, cstime (stat fields 14-17).
-      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
-    } catch {
-      /* gone */
-    }
-  }
-  return (ticks * 1000) / CLK_TCK;
-}
-
-/** CPU ms of a process tree so far; the difference of two readings is the tree's CPU in between. */
-function treeCpuMs(root: number): number {
-  return cpuMsOf(descendants(root));
 }
 
 /** The mix's URL for capture `i` (round robin over the sites). */
