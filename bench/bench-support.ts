@@ -1,6 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import Redis from 'ioredis';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
@@ -98,6 +98,64 @@ export const loadAverage = (): string =>
 export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
+}
+
+/** Clock ticks per second of /proc/<pid>/stat times (Linux: 100). */
+const CLK_TCK = 100;
+
+/** Own CPU ms (user + system, without children) of process `pid` from /proc/<pid>/stat (10 ms ticks); 0 once it has exited. */
+export function processCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+  } catch {
+    return 0;
+  }
+}
+
+/** pid → parent pid for every process. */
+export function processTable(): Map<number, number> {
+  const table = new Map<number, number>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      table.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      /* gone */
+    }
+  }
+  return table;
+}
+
+/** `root` and every process below it (pids). */
+export function descendants(root: number): number[] {
+  const table = processTable();
+  const out = [root];
+  for (let i = 0; i < out.length; i++) for (const [pid, ppid] of table) if (ppid === out[i]) out.push(pid);
+  return out;
+}
+
+/** CPU time (user + system, own and reaped children) of the live processes `pids`, ms. */
+export function cpuMsOf(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // fields[11..14] = utime, stime, cutime, cstime (stat fields 14-17).
+      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+    } catch {
+      /* gone */
+    }
+  }
+  return (ticks * 1000) / CLK_TCK;
+}
+
+/** CPU ms of a process tree so far; the difference of two readings is the tree's CPU in between. */
+export function treeCpuMs(root: number): number {
+  return cpuMsOf(descendants(root));
 }
 
 /** A free TCP port on 127.0.0.1 (bound and released). */

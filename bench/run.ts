@@ -8,6 +8,8 @@
  *  - accept: `POST /v1/screenshot` with processors off, autocannon, 50 connections, with the CPU per
  *    accepted POST of the service, of PostgreSQL and of the whole machine (the rate its cores allow);
  *    then `GET /health` the same way (the HTTP floor the accept figures sit on);
+ *  - render: a cached render link at 50 connections beside a bare `node:http` server sending the same
+ *    bytes, then its 304s (bench/render-hits.ts, as `npm run bench:render`): the ratios, CPU per answer;
  *  - race: raw Playwright (the script a user would write: a fresh context per capture, `goto` to
  *    `load`, `page.screenshot`) at concurrency 2 and at 4, against Glimpse end to end at its default
  *    settings (jobs submitted through the API, `done` read back), same browser binary, same page
@@ -35,13 +37,14 @@
 import autocannon from 'autocannon';
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client } from 'pg';
 import { chromium } from 'playwright';
 import { resolveChromiumExecutable } from '../src/browser/chromium-executable';
+import { signedRenderLink } from '../src/render/render-signature';
 import {
   benchDatabaseUrl,
   createBenchDatabase,
@@ -51,11 +54,17 @@ import {
   loadAverage,
   percentile,
   postgresConnection,
+  processCpuMs,
+  processTable,
+  descendants,
+  cpuMsOf,
+  treeCpuMs,
   REDIS_URL,
   sleep,
 } from './bench-support';
+import { fixedLoopMs, measureRenderHits, printRenderHitFigures } from './render-hits';
 
-const PHASES = new Set((process.env.BENCH_PHASES ?? 'accept,race,concurrency,service,split,video').split(',').map((p) => p.trim()));
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'accept,render,race,concurrency,service,split,video').split(',').map((p) => p.trim()));
 /** The raw script's concurrencies in the race: Glimpse at its defaults is compared with the better of them. */
 const RAW_CONCURRENCIES = [2, 4];
 /** CAPTURE_CONCURRENCY settings of the concurrency phase. */
@@ -204,28 +213,6 @@ async function runJobs(s: Service, key: string, urls: string[], count: number, p
   }
 }
 
-/** pid → parent pid for every process. */
-function processTable(): Map<number, number> {
-  const table = new Map<number, number>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      table.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      /* gone */
-    }
-  }
-  return table;
-}
-
-function descendants(root: number): number[] {
-  const table = processTable();
-  const out = [root];
-  for (let i = 0; i < out.length; i++) for (const [pid, ppid] of table) if (ppid === out[i]) out.push(pid);
-  return out;
-}
-
 /** Sum of PSS (proportional set size: shared pages split between sharers) and of RSS, bytes. */
 function memoryOf(pids: number[]): { pss: number; rss: number } {
   let pss = 0;
@@ -274,27 +261,6 @@ function machineBusyMs(): number {
   return ((user + nice + system + irq + softirq) * 1000) / CLK_TCK;
 }
 
-/** CPU time (user + system, own and reaped children) of the live processes `pids`, ms. */
-function cpuMsOf(pids: number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // fields[11..14] = utime, stime, cutime, cstime (stat fields 14-17).
-      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
-    } catch {
-      /* gone */
-    }
-  }
-  return (ticks * 1000) / CLK_TCK;
-}
-
-/** CPU ms of a process tree so far; the difference of two readings is the tree's CPU in between. */
-function treeCpuMs(root: number): number {
-  return cpuMsOf(descendants(root));
-}
-
 /** The mix's URL for capture `i` (round robin over the sites). */
 const urlOf = (urls: string[], i: number) => urls[i % urls.length];
 
@@ -323,17 +289,6 @@ const roundsText = (runs: RunFigure[]) => (runs.length > 1 ? `; rounds ${runs.ma
 
 /** `cpu` ms per capture, with Node's share. */
 const cpuText = (r: RunFigure) => `CPU ${r.cpuMsPerCapture.toFixed(0)} ms/capture, Node ${r.nodeCpuMsPerCapture.toFixed(0)} ms of it`;
-
-/** Own CPU ms (user + system, without children) of one process. */
-function ownCpuMs(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
-  } catch {
-    return 0;
-  }
-}
 
 /**
  * Raw Playwright, the script a user would write: one browser, `concurrency` workers, a fresh context
@@ -434,12 +389,12 @@ async function idleLatency(service: Service, key: string, urls: string[], setup:
 async function glimpseRun(s: Service, key: string, urls: string[], count: number): Promise<RunFigure> {
   await runJobs(s, key, urls, urls.length); // warm-up: one per site
   const cpu0 = treeCpuMs(s.proc.pid as number);
-  const node0 = ownCpuMs(s.proc.pid as number);
+  const node0 = processCpuMs(s.proc.pid as number);
   const t0 = performance.now();
   const ids = await runJobs(s, key, urls, count);
   const seconds = (performance.now() - t0) / 1000;
   const cpu1 = treeCpuMs(s.proc.pid as number);
-  const node1 = ownCpuMs(s.proc.pid as number);
+  const node1 = processCpuMs(s.proc.pid as number);
   const { rows } = await db.query<{ url: string; error: string | null }>(
     `SELECT target_url AS url, error FROM screenshot_jobs WHERE id = ANY($1) AND status = 'failed'`,
     [ids],
@@ -547,6 +502,7 @@ async function main(): Promise<void> {
   const browserPath = resolveChromiumExecutable(null);
   console.log(`Glimpse benchmark (run ${runId}): ${cpus().length} CPUs, load average ${loadAverage()}, browser ${browserPath}`);
   console.log(`PostgreSQL through ${postgresConnection()} (BENCH_ADMIN_DATABASE_URL to choose)`);
+  console.log(`A fixed JavaScript loop took ${fixedLoopMs().toFixed(0)} ms (docs/performance.md gives its time on a quiet machine)`);
   console.log('Note: on a shared machine the absolute figures are noisy; the race runs both sides in the same run for a fair ratio.');
   db = await createBenchDatabase(database);
   const sites = await startPageSites();
@@ -635,11 +591,35 @@ async function main(): Promise<void> {
       await db.query('DELETE FROM screenshot_jobs');
     }
 
+    if (PHASES.has('render')) {
+      console.log(`\n[render] a cached render link, 50 connections, ${AUTOCANNON_S} s per phase (autocannon); load ${loadAverage()}`);
+      service = await startService('render', {});
+      const renderEmail = `bench-render-${runId}@localhost`;
+      cli('account:create', '--email', renderEmail, '--plan', 'pro');
+      const renderApiKey: string = cli('key:create', '--account', renderEmail, '--name', 'bench-render').key;
+      const res = await fetch(`${service.baseUrl}/v1/render-keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${renderApiKey}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      if (res.status !== 201) throw new Error(`POST /v1/render-keys answered ${res.status}`);
+      const renderKey = (await res.json()) as { id: string; secret: string };
+      const link = signedRenderLink(service.baseUrl, renderKey.id, renderKey.secret, 'png', {
+        url: `${sites.simple[0]}?render-hit`,
+        width: '800',
+        height: '600',
+      });
+      await (await fetch(link)).arrayBuffer(); // the miss that renders it
+      printRenderHitFigures(await measureRenderHits(link, service.proc.pid as number, AUTOCANNON_S, storageDir), figure);
+      await stopService(service);
+      service = null;
+    }
+
     if (PHASES.has('race')) {
       // Glimpse as deployed: no setting of the benchmark's own (CAPTURE_CONCURRENCY and the rest at their defaults).
       service = await startService('race', {});
       for (const [mix, urls, count, target] of [
-        ['simple page, 8 sites', sites.simple, SIMPLE_CAPTURES, 1.1],
+        ['simple page, 8 sites', sites.simple, SIMPLE_CAPTURES, 0.98],
         ['Swagger UI, 8 sites', sites.spa, SPA_CAPTURES, 1.0],
       ] as const) {
         console.log(
@@ -681,8 +661,8 @@ async function main(): Promise<void> {
           figure(
             'Node CPU per capture, simple page (the service process: API, queue, egress proxy, storage)',
             `${glimpse.nodeCpuMsPerCapture.toFixed(1)} ms (raw script's Node: ${run.nodeCpuMsPerCapture.toFixed(1)} ms)`,
-            '≤ 25 ms',
-            glimpse.nodeCpuMsPerCapture <= 25,
+            '≤ 12 ms',
+            glimpse.nodeCpuMsPerCapture <= 12,
           );
         }
       }
@@ -727,7 +707,7 @@ async function main(): Promise<void> {
       console.log(`\n[service] the service as configured by default; load ${loadAverage()}`);
       service = await startService('main', {});
       await runJobs(service, key, sites.simple, sites.simple.length);
-      await idleLatency(service, key, sites.simple, 'one process, the default', 60);
+      await idleLatency(service, key, sites.simple, 'one process, the default', 50);
       const done = LATENCY_JOBS + sites.simple.length;
       const more = Math.max(0, MEMORY_CAPTURES - done);
       console.log(`  … ${more} more captures for the memory figure`);
@@ -780,7 +760,7 @@ async function main(): Promise<void> {
       });
       try {
         await runJobs(api, key, sites.simple, sites.simple.length);
-        await idleLatency(api, key, sites.simple, 'API and worker processes', 70);
+        await idleLatency(api, key, sites.simple, 'API and worker processes', 60);
       } finally {
         await stopService(worker);
         await stopService(api);

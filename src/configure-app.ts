@@ -1,4 +1,6 @@
 import { INestApplication } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import { SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { bodyParsingMiddleware, pathEncodingMiddleware } from './common/body-parsing';
@@ -11,13 +13,14 @@ import { createValidationPipe } from './common/validation';
 import { InFlightRequests } from './health/in-flight-requests';
 import { HttpObservability } from './metrics/http-observability';
 import { ROOT_LOGGER } from './logging/logging.module';
+import { RenderHitRoute } from './render/render-hit-route';
 import { requestContextMiddleware } from './logging/request-log-context';
 import type { Logger as PinoInstance } from 'pino';
 import { buildOpenApiDocument } from './openapi/openapi-document';
 
 /**
  * The HTTP pipeline shared by `main.ts` and the tests: the pino logger, the in-flight count the
- * SIGTERM drain waits for, request id, access line and
+ * SIGTERM drain waits for and the render-link hit route (both in front of Express), request id, access line and
  * HTTP metrics, the `X-Organization-ID` check, undecodable paths as 404, body parsing with envelope
  * errors, the queue dashboard (`/admin/queues`, with `ADMIN_TOKEN`), the global error filter and
  * validation pipe, Swagger UI at
@@ -30,7 +33,7 @@ export function configureApp(app: INestApplication): void {
   // Client IPs (the dashboard's sign-in limits) from X-Forwarded-For only through the proxies TRUST_PROXY names.
   express.set('trust proxy', app.get<AppConfig>(APP_CONFIG).trustProxy);
   app.useLogger(app.get(Logger));
-  app.use(app.get(InFlightRequests).middleware);
+  inFrontOfExpress(app);
   app.use(requestContextMiddleware(app.get<PinoInstance>(ROOT_LOGGER)));
   app.use(app.get(HttpObservability).middleware);
   app.use(organizationIdMiddleware);
@@ -44,4 +47,22 @@ export function configureApp(app: INestApplication): void {
     jsonDocumentUrl: 'docs/openapi.json',
     swaggerOptions: { persistAuthorization: true },
   });
+}
+
+/**
+ * Puts the in-flight count (every request) and then the render-link hit route
+ * ({@link RenderHitRoute}: fresh hits answered without Express, docs/render-links.md#performance) in
+ * front of the Express app as the HTTP server's request handler; every other request goes on to Express.
+ */
+function inFrontOfExpress(app: INestApplication): void {
+  const server = app.getHttpServer() as Server;
+  const listeners = server.listeners('request') as RequestListener[];
+  if (listeners.length !== 1) throw new Error(`expected Express as the only request listener, found ${listeners.length}`);
+  const [express] = listeners;
+  const inFlight = app.get(InFlightRequests).middleware;
+  const hits = app.get(RenderHitRoute).handle;
+  server.removeListener('request', express);
+  server.on('request', (req: IncomingMessage, res: ServerResponse) =>
+    inFlight(req as Request, res as Response, () => hits(req, res, () => void express(req, res))),
+  );
 }

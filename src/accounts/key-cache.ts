@@ -20,7 +20,8 @@ interface Entry {
 /**
  * A short-lived in-process cache of key lookups (render keys, API keys) whose invalidation is
  * immediate in every process: each entry remembers the auth version it was loaded under, a Redis
- * counter (`{QUEUE_PREFIX}:auth-version`) read once per lookup (auto-pipelined), and is served only
+ * counter (`{QUEUE_PREFIX}:auth-version`) read for each lookup (one read shared by the lookups that
+ * start before it is sent), and is served only
  * while that counter is unchanged and for at most {@link KEY_CACHE_TTL_MS}. Whatever revokes, rotates
  * or deletes a key calls {@link bump} after its commit: the next lookup anywhere loads again. The
  * version is read before a load, so a load that raced a revocation is stored under the old version
@@ -39,6 +40,8 @@ export class KeyCache implements OnModuleDestroy {
   /** The connection's first attempt has not ended yet (a lookup then loads without a warning). */
   private opening = false;
   private lastWarningAt = 0;
+  /** The version read that lookups starting now join ({@link version}), until it is sent. */
+  private nextVersionRead: Promise<string | null> | null = null;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     this.versionKey = `${config.queuePrefix}:auth-version`;
@@ -91,10 +94,31 @@ export class KeyCache implements OnModuleDestroy {
   }
 
   /**
+   * The current auth version for a lookup starting now: one `GET` shared by every lookup that starts
+   * before it is sent (on the next turn of the event loop), so under load a process reads the version
+   * once per batch of requests rather than once per request, and each lookup's read is still sent
+   * after it started: a bump committed before a lookup began is always seen (CONTRACT.md, "Render
+   * links": a revoked key stops working at once).
+   */
+  private version(): Promise<string | null> {
+    // The first lookup opens the connection and reads at once (its failure is not warned about).
+    if (!this.redis) return this.readVersion();
+    if (!this.nextVersionRead) {
+      this.nextVersionRead = new Promise((resolve) =>
+        setImmediate(() => {
+          this.nextVersionRead = null;
+          resolve(this.readVersion());
+        }),
+      );
+    }
+    return this.nextVersionRead;
+  }
+
+  /**
    * The current auth version, or null when Redis does not answer; warns (at most once a minute) unless
    * the connection is still making its first attempt.
    */
-  private async version(): Promise<string | null> {
+  private async readVersion(): Promise<string | null> {
     try {
       return (await this.client().get(this.versionKey)) ?? '0';
     } catch (err) {

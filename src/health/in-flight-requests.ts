@@ -16,7 +16,7 @@ export class InFlightRequests {
   private count = 0;
   private waiters: (() => void)[] = [];
 
-  /** Express middleware (registered first, in `configureApp`) that counts each request. */
+  /** Counts each request; `configureApp` runs it first, in front of Express. */
   readonly middleware = (_req: Request, res: Response, next: NextFunction): void => {
     this.count += 1;
     let counted = true;

@@ -181,22 +181,46 @@ export class RenderLinksService {
   }
 
   /**
+   * The link's file when a capture of it was found in the last {@link RECENT_HIT_MS} and is still
+   * fresh, without any lookup (`X-Glimpse-Cache: HIT`); else null, also when the link's options are
+   * invalid, its host is not allowed or it names a `profile` (whose use is checked at every request,
+   * {@link cacheKeyOf}): {@link render} answers those. For the hit route (docs/render-links.md#performance).
+   */
+  async recentHit(caller: AuthenticatedKey, link: VerifiedRenderLink): Promise<RenderedFile | null> {
+    let prepared: PreparedLink;
+    try {
+      prepared = await this.prepare(link);
+    } catch (err) {
+      if (err instanceof ApiError) return null;
+      throw err;
+    }
+    if (prepared.input.profile || !hostAllowed(prepared.host, link.allowedHosts)) return null;
+    const nowMs = this.clock.now().getTime();
+    const found = this.recent(caller.accountId, prepared.cacheKey, prepared.ttlS, nowMs);
+    return found ? { ...servable(found, prepared.ttlS, nowMs), cache: 'HIT' } : null;
+  }
+
+  /**
    * The fresh cached capture of the cache key with its servable file (its bytes when small), or null:
    * one found in the last {@link RECENT_HIT_MS} when still fresh for `ttlS` and its file unexpired,
    * else looked up in PostgreSQL and storage.
    */
   private async cached(accountId: string, cacheKey: string, ttlS: number): Promise<Omit<RenderedFile, 'cache'> | null> {
-    const recentKey = `${accountId}\n${cacheKey}`;
     const nowMs = this.clock.now().getTime();
-    let found = this.recentHits.get(recentKey, nowMs);
-    if (!found || !isFreshCapture(found.completedAtMs, ttlS, nowMs) || found.file.expiresAt.getTime() <= nowMs) {
+    let found = this.recent(accountId, cacheKey, ttlS, nowMs);
+    if (!found) {
       found = (await this.find(accountId, cacheKey, ttlS)) ?? undefined;
       if (!found) return null;
       const weight = found.data?.length ?? 0;
-      this.recentHits.set(recentKey, found, Math.min(nowMs + RECENT_HIT_MS, found.file.expiresAt.getTime()), weight);
+      this.recentHits.set(`${accountId}\n${cacheKey}`, found, Math.min(nowMs + RECENT_HIT_MS, found.file.expiresAt.getTime()), weight);
     }
-    const ageS = (nowMs - found.completedAtMs) / 1000;
-    return { file: found.file, data: found.data, jobId: found.jobId, freshS: Math.max(0, Math.floor(ttlS - ageS)) };
+    return servable(found, ttlS, nowMs);
+  }
+
+  /** The capture of the cache key found in the last {@link RECENT_HIT_MS} when still fresh for `ttlS` at `nowMs` (ms) and its file unexpired. */
+  private recent(accountId: string, cacheKey: string, ttlS: number, nowMs: number): FoundCapture | undefined {
+    const found = this.recentHits.get(`${accountId}\n${cacheKey}`, nowMs);
+    return found && isFreshCapture(found.completedAtMs, ttlS, nowMs) && found.file.expiresAt.getTime() > nowMs ? found : undefined;
   }
 
   /** The fresh capture of the cache key in PostgreSQL with its file described (and read when small), or null. */
@@ -293,6 +317,12 @@ export class RenderLinksService {
       throw err;
     }
   }
+}
+
+/** What a found capture answers at `nowMs` (ms): its file, and the seconds it stays fresh for `ttlS`. */
+function servable(found: FoundCapture, ttlS: number, nowMs: number): Omit<RenderedFile, 'cache'> {
+  const ageS = (nowMs - found.completedAtMs) / 1000;
+  return { file: found.file, data: found.data, jobId: found.jobId, freshS: Math.max(0, Math.floor(ttlS - ageS)) };
 }
 
 /** 422 `CAPTURE_FAILED` with the job's customer-safe error. */

@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { QuotaModule } from '../quota/quota.module';
+import { RenderHitRoute } from './render-hit-route';
 import { RenderKey } from './render-key.entity';
 import { RenderKeysController } from './render-keys.controller';
 import { RenderKeysService } from './render-keys.service';
@@ -14,9 +16,17 @@ import { StorageModule } from '../storage/storage.module';
 
 /** Render keys and render links (CONTRACT.md, "Render links"). */
 @Module({
-  imports: [TypeOrmModule.forFeature([RenderKey]), AuthModule, IdempotencyModule, ScreenshotsModule, StorageModule, ProfilesModule],
+  imports: [
+    TypeOrmModule.forFeature([RenderKey]),
+    AuthModule,
+    IdempotencyModule,
+    QuotaModule,
+    ScreenshotsModule,
+    StorageModule,
+    ProfilesModule,
+  ],
   controllers: [RenderKeysController, RenderLinksController],
-  providers: [RenderKeysService, RenderLinksService, RenderLinkGuard],
-  exports: [RenderKeysService, RenderLinksService],
+  providers: [RenderKeysService, RenderLinksService, RenderLinkGuard, RenderHitRoute],
+  exports: [RenderKeysService, RenderLinksService, RenderHitRoute],
 })
 export class RenderModule {}

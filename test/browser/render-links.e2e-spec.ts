@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { UsersService } from '../../src/accounts/users.service';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { KeyCache } from '../../src/accounts/key-cache';
+import { RenderLinksService } from '../../src/render/render-links.service';
 import { isJpeg, pngSize } from '../support/images';
 import { PageServer, startPageServer } from '../support/page-server';
 import { startTestApp, TestApp, waitForJob } from '../support/test-app';
@@ -189,6 +190,64 @@ describe('render links', () => {
       expect((await t.request('GET', '/v1/render-keys', { key: revoked.key })).status).toBe(401);
     } finally {
       await elsewhere.onModuleDestroy();
+    }
+  });
+
+  it("answers fresh hits before the Nest pipeline with the full route's headers; a revoked key's cached link is refused at the very next request", async () => {
+    const links = t.get(RenderLinksService);
+    const render = jest.spyOn(links, 'render');
+    const recentHit = jest.spyOn(links, 'recentHit');
+    try {
+      const owner = await t.createKey('pro');
+      const ownRenderKey = (await t.request('POST', '/v1/render-keys', { key: owner.key, body: {} })).body;
+      const href = signedLink(t.baseUrl, ownRenderKey.id, ownRenderKey.secret, 'png', {
+        url: `${pages.url}/?hit-route`,
+        width: '320',
+        height: '200',
+      });
+      const miss = await fetch(href, { headers: { 'x-request-id': 'miss-request-0001' } });
+      const missBody = Buffer.from(await miss.arrayBuffer());
+      expect(miss.headers.get('x-glimpse-cache')).toBe('MISS');
+      expect(render).toHaveBeenCalledTimes(1);
+
+      const hit = await fetch(href, { headers: { 'x-request-id': 'hit-request-00001' } });
+      expect(hit.status).toBe(200);
+      expect(Buffer.from(await hit.arrayBuffer()).equals(missBody)).toBe(true);
+      // Answered by the hit route: the full route's handler did not run again.
+      expect(render).toHaveBeenCalledTimes(1);
+      const names = (res: Response) => {
+        const seen: string[] = [];
+        res.headers.forEach((_value, name) => seen.push(name));
+        return seen.filter((n) => !['date', 'connection', 'keep-alive'].includes(n)).sort();
+      };
+      expect(names(hit)).toEqual(names(miss));
+      expect(hit.headers.get('x-request-id')).toBe('hit-request-00001');
+      expect(hit.headers.get('x-glimpse-cache')).toBe('HIT');
+      expect(hit.headers.get('cache-control')).toMatch(/^public, max-age=86[34]\d\d$/);
+      for (const name of ['etag', 'content-type', 'content-length', 'x-glimpse-job-id', 'x-ratelimit-limit', 'x-ratelimit-reset'])
+        expect([name, hit.headers.get(name)]).toEqual([name, miss.headers.get(name)]);
+      expect(hit.headers.get('x-ratelimit-remaining')).toMatch(/^\d+$/);
+
+      const notModified = await fetch(href, { headers: { 'if-none-match': hit.headers.get('etag')! } });
+      expect(notModified.status).toBe(304);
+      expect(notModified.headers.get('etag')).toBe(hit.headers.get('etag'));
+      expect(notModified.headers.get('x-request-id')).toMatch(/^req_/);
+      expect(notModified.headers.get('x-ratelimit-limit')).toBe(miss.headers.get('x-ratelimit-limit'));
+      const head = await fetch(href, { method: 'HEAD' });
+      expect(head.status).toBe(200);
+      expect(head.headers.get('content-length')).toBe(String(missBody.length));
+      expect(render).toHaveBeenCalledTimes(1);
+
+      await t.get(ApiKeysService).revoke(owner.keyId);
+      recentHit.mockClear();
+      const refused = await fetch(href);
+      expect(refused.status).toBe(401);
+      expect(await refused.json()).toMatchObject({ code: 'INVALID_SIGNATURE' });
+      // Refused by the key lookup, before any cached capture was looked at.
+      expect(recentHit).not.toHaveBeenCalled();
+    } finally {
+      render.mockRestore();
+      recentHit.mockRestore();
     }
   });
 
