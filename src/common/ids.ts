@@ -17,6 +17,7 @@ export const ID_PREFIX = {
   storageDestination: 'dst',
   user: 'usr',
   session: 'ses',
+  crawl: 'crl',
 } as const;
 export type IdKind = keyof typeof ID_PREFIX;
 

@@ -2,6 +2,7 @@ import { RenderKey } from '../render/render-key.entity';
 import { Monitor } from '../monitors/monitor.entity';
 import { MonitorCheck } from '../monitors/monitor-check.entity';
 import { Account } from '../accounts/account.entity';
+import { Crawl, CrawlPage } from '../crawls/crawl.entity';
 import { PasswordLink } from '../accounts/password-link.entity';
 import { User } from '../accounts/user.entity';
 import { ApiKey } from '../auth/api-key.entity';
@@ -41,4 +42,6 @@ export const ENTITIES = [
   Monitor,
   MonitorCheck,
   StorageDestination,
+  Crawl,
+  CrawlPage,
 ];

@@ -16,6 +16,8 @@ export const EVENT_TYPES = [
   'endpoint.disabled',
   'monitor.changed',
   'monitor.failed',
+  'crawl.completed',
+  'crawl.failed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -139,6 +141,24 @@ export interface MonitorFailedData {
   paused: boolean;
 }
 
+/** `data` of `crawl.completed` and `crawl.failed` (CONTRACT.md, "Crawls"). */
+export interface CrawlEndedData {
+  crawlId: string;
+  /** The start URL. */
+  url: string;
+  status: 'completed' | 'failed';
+  pagesFound: number;
+  pagesQueued: number;
+  pagesDone: number;
+  pagesFailed: number;
+  /** Why the crawl stopped creating jobs: `maxPages`, `exhausted`, `canceled` or `quota`. */
+  stoppedReason: string | null;
+  /** Capability URL of the ZIP of every result file and `manifest.json`; null when it could not be stored. */
+  bundleUrl: string | null;
+  /** Customer-safe reason of a failed crawl; null when completed. */
+  error: string | null;
+}
+
 /**
  * The data shape of every event type. `EventsService.publish` takes `EventDataMap[type]`, and the
  * OpenAPI `webhooks` section documents each type with a class that implements the same shape
@@ -154,4 +174,6 @@ export interface EventDataMap {
   'endpoint.disabled': EndpointDisabledData;
   'monitor.changed': MonitorChangedData;
   'monitor.failed': MonitorFailedData;
+  'crawl.completed': CrawlEndedData;
+  'crawl.failed': CrawlEndedData;
 }

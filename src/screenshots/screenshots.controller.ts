@@ -74,6 +74,7 @@ const PENDING_JOB_EXAMPLE: ScreenshotJobDto = {
   clipped: false,
   targetStatus: null,
   cached: false,
+  crawlId: null,
   options: {},
   extracted: null,
   storage: null,

@@ -27,14 +27,15 @@ export const EXTRACTED_FILE_CONTENT_TYPES = {
   json: 'application/json',
 } as const;
 
-/** Extensions of result files: what a screenshot job produces (image or PDF, extracted content), and browser session run videos. */
-export const RESULT_FILE_EXTENSIONS = [...RESULT_FORMATS, 'webm', 'md', 'html', 'txt', 'json'] as const;
+/** Extensions of result files: what a screenshot job produces (image or PDF, extracted content), browser session run videos and crawl bundles. */
+export const RESULT_FILE_EXTENSIONS = [...RESULT_FORMATS, 'webm', 'md', 'html', 'txt', 'json', 'zip'] as const;
 export type ResultFileExtension = (typeof RESULT_FILE_EXTENSIONS)[number];
 
 /** MIME type per result file extension (the `Content-Type` of `/files/…`). */
 export const RESULT_FILE_CONTENT_TYPES: Record<ResultFileExtension, string> = {
   ...RESULT_CONTENT_TYPES,
   webm: 'video/webm',
+  zip: 'application/zip',
   ...EXTRACTED_FILE_CONTENT_TYPES,
 };
 

@@ -25,6 +25,7 @@ import { Thumbnails1795730000000 } from './1795730000000-Thumbnails';
 import { RenderKeysApiKey1795740000000 } from './1795740000000-RenderKeysApiKey';
 import { AccountQuota1795745000000 } from './1795745000000-AccountQuota';
 import { FairShare1795755000000 } from './1795755000000-FairShare';
+import { Crawls1795800498402 } from './1795800498402-Crawls';
 import { RunTurns1795765000000 } from './1795765000000-RunTurns';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
@@ -56,4 +57,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   AccountQuota1795745000000,
   FairShare1795755000000,
   RunTurns1795765000000,
+  Crawls1795800498402,
 ];
