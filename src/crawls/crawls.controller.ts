@@ -129,7 +129,24 @@ export class CrawlsController {
       'The pages found, in discovery order, each with its job, status, result URL and title; pass `nextCursor` as `cursor` for the next page.',
   })
   @ApiParam(CRAWL_ID_PARAM)
-  @ApiOkResponse({ type: CrawlPageListDto, description: 'A page of pages', headers: AUTHENTICATED_RESPONSE_HEADERS })
+  @ApiOkResponse({
+    type: CrawlPageListDto,
+    description: 'A page of pages',
+    headers: AUTHENTICATED_RESPONSE_HEADERS,
+    example: {
+      data: [
+        {
+          url: 'https://example.com/about',
+          depth: 1,
+          jobId: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4',
+          status: 'done',
+          resultUrl: 'https://glimpse.example.com/files/2vQdLr0tYb3nWc5mKz7hJf1pSg4aDe6uVi9oRl2x8cVq.png',
+          title: 'About us',
+        },
+      ],
+      nextCursor: null,
+    },
+  })
   @ApiErrorResponses({ status: 400, codes: ['VALIDATION_FAILED', 'INVALID_ORGANIZATION_ID'] }, 401, 404, 500)
   pages(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string, @Query() query: CursorPageQueryDto): Promise<CrawlPageListDto> {
     return this.crawls.listPages(caller, id, query);
