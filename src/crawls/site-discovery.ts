@@ -135,6 +135,8 @@ export class SiteDiscovery {
     try {
       let target = url;
       for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+        // An IP literal never reaches the lookup: the guard checks every URL before it is dialled.
+        await this.guard.assertAllowed(target);
         const res = await request(target, {
           method: 'GET',
           dispatcher: agent,
