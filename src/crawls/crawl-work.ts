@@ -1,7 +1,7 @@
 import { InjectQueue } from '@nestjs/bull';
 import { Injectable } from '@nestjs/common';
 import type { Queue } from 'bull';
-import { DurableQueueService, DurableWork } from '../queue/durable-queue.service';
+import { DurableQueueService, DurableWork, pendingRowIds } from '../queue/durable-queue.service';
 import { CRAWL_JOB, CRAWL_QUEUE, CrawlPayload } from '../queue/queues';
 import { Crawl } from './crawl.entity';
 
@@ -24,16 +24,7 @@ export class CrawlWork {
       jobName: CRAWL_JOB,
       payload: (crawlId) => ({ crawlId }),
       jobOptions: { removeOnComplete: true, removeOnFail: true },
-      pendingIds: async (manager, afterId, limit) => {
-        const query = manager
-          .createQueryBuilder(Crawl, 'work')
-          .select('work.id', 'id')
-          .where(`work.status IN ('pending', 'running')`)
-          .orderBy('work.id', 'ASC')
-          .limit(limit);
-        if (afterId !== null) query.andWhere('work.id > :afterId', { afterId });
-        return (await query.getRawMany<{ id: string }>()).map((row) => row.id);
-      },
+      pendingIds: pendingRowIds(Crawl, undefined, ['pending', 'running']),
     });
   }
 }
