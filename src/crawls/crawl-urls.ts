@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { compileGlob, GlobMatcher } from '../common/url-glob';
-import type { CrawlScope } from './crawl.entity';
+import type { CrawlScope } from './crawl-options';
 
 /**
  * A crawl URL in its one normalised form (CONTRACT.md, "Crawls": "fragment and an empty query

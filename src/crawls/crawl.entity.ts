@@ -1,6 +1,7 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne } from 'typeorm';
 import { KeyOwnedWork } from '../auth/key-owned-work.entity';
 import type { CaptureOptionsInput } from '../capture/capture-options';
+import type { CrawlDiscover, CrawlScope } from './crawl-options';
 
 /** Crawl states (CONTRACT.md, "Crawls"): `pending` → `running` → `completed` | `failed` | `canceled`, never back. */
 export const CRAWL_STATUSES = ['pending', 'running', 'completed', 'failed', 'canceled'] as const;
@@ -9,14 +10,6 @@ export type CrawlStatus = (typeof CRAWL_STATUSES)[number];
 /** Why a crawl stopped creating jobs (CONTRACT.md, "Crawls"). */
 export const CRAWL_STOPPED_REASONS = ['maxPages', 'exhausted', 'canceled', 'quota'] as const;
 export type CrawlStoppedReason = (typeof CRAWL_STOPPED_REASONS)[number];
-
-/** Where a crawl finds pages (CONTRACT.md, "Crawls": `discover`). */
-export const CRAWL_DISCOVER = ['sitemap', 'links', 'both'] as const;
-export type CrawlDiscover = (typeof CRAWL_DISCOVER)[number];
-
-/** Which pages a crawl keeps: the start URL's host only, or its registrable domain's hosts too. */
-export const CRAWL_SCOPES = ['host', 'domain'] as const;
-export type CrawlScope = (typeof CRAWL_SCOPES)[number];
 
 /**
  * One crawl (CONTRACT.md, "Crawls"): what was asked, its state and its bundle. Its pages are

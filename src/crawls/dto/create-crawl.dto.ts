@@ -18,7 +18,7 @@ import {
 import { CAPTURE_LIMITS } from '../../capture/capture-options';
 import { IsHttpUrl } from '../../common/validation';
 import { CaptureOptionsDto } from '../../screenshots/dto/create-screenshot.dto';
-import { CRAWL_DISCOVER, CRAWL_SCOPES, CrawlDiscover, CrawlScope } from '../crawl.entity';
+import { CRAWL_DISCOVER, CRAWL_SCOPES, CrawlDiscover, CrawlScope } from '../crawl-options';
 
 /** Limits and defaults of a crawl's body (CONTRACT.md, "Crawls"); `maxPages` is further capped by the plan. */
 export const CRAWL_LIMITS = {
