@@ -41,8 +41,8 @@ export class ExtractionService {
 
   /**
    * Stores the extracted texts as result files (`.md` `text/markdown`, `.html` `text/html`, `.txt`
-   * `text/plain`, links as `.json` `application/json`, all UTF-8) and returns the job's `extracted`
-   * column (file names, sizes in bytes, `truncated`; metadata inline). Rejects when storage fails.
+   * `text/plain`, links as `.json` `application/json`, all UTF-8) and returns the job's `extracted` artifact
+   * (the job row's `artifacts.extracted`: file names, sizes in bytes, `truncated`; metadata inline). Rejects when storage fails.
    */
   async store(content: ExtractedContent): Promise<StoredExtracted> {
     const stored: StoredExtracted = {};

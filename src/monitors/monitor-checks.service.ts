@@ -43,7 +43,8 @@ export const unretried: StateWrite = (_what, write) => write();
 /** The capture job of a check as the comparison needs it. */
 interface EndedJob {
   status: string;
-  result_file: string | null;
+  /** The image's result file (the artifacts table's `image`). */
+  image: string | null;
   error: string | null;
 }
 
@@ -138,17 +139,20 @@ export class MonitorChecksService {
     if (!check) return false;
     const monitor = await this.dataSource.manager.findOneBy(Monitor, { id: check.monitorId });
     if (!monitor) return false;
-    const [job]: EndedJob[] = await this.dataSource.query(`SELECT status, result_file, error FROM screenshot_jobs WHERE id = $1`, [jobId]);
-    if (job.status !== 'done' || !job.result_file) {
+    const [job]: EndedJob[] = await this.dataSource.query(
+      `SELECT status, artifacts->>'image' AS image, error FROM screenshot_jobs WHERE id = $1`,
+      [jobId],
+    );
+    if (job.status !== 'done' || !job.image) {
       return this.end(check, { status: 'failed', error: job.error ?? 'the capture failed' }, write);
     }
     try {
-      return await this.compareDone(monitor, check, job.result_file, now, write);
+      return await this.compareDone(monitor, check, job.image, now, write);
     } catch (err) {
       // The process is stopping: the check stays open, for a later pass (compareEnded).
       if (err instanceof ComparisonInterrupted) throw err;
       this.logger.error(`Comparing check ${check.id} failed`, (err as Error).stack);
-      return this.end(check, { status: 'failed', screenshotFile: job.result_file, error: COMPARISON_FAILED_MESSAGE }, write);
+      return this.end(check, { status: 'failed', screenshotFile: job.image, error: COMPARISON_FAILED_MESSAGE }, write);
     }
   }
 

@@ -4,6 +4,7 @@
  */
 
 import type { EventType } from '../events/event-types';
+import { artifactExamples } from '../results/artifacts';
 import type { EventEnvelope } from '../events/events.service';
 
 /** One example envelope per event type, for the document's webhook request bodies; typed by the event map. */
@@ -15,14 +16,12 @@ export const WEBHOOK_EVENT_EXAMPLES: { readonly [K in EventType]: EventEnvelope<
     data: {
       screenshotId: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4',
       url: 'https://example.com',
-      publicUrl: 'https://glimpse.example.com/files/Xq2vQd8Lr0tYb3nWc5mKz7hJf1pSg4aDe6uVi9oRl2x.png',
-      thumbnailUrl: null,
+      ...artifactExamples().event,
       format: 'png',
       width: 1280,
       height: 800,
       fullPage: false,
       clipped: false,
-      extracted: null,
       targetStatus: 200,
     },
   },

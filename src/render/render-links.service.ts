@@ -184,7 +184,7 @@ export class RenderLinksService {
   private async find(accountId: string, cacheKey: string, ttlS: number): Promise<FoundCapture | null> {
     const capture = await this.screenshots.freshCapture(accountId, cacheKey, ttlS);
     if (!capture) return null;
-    const file = await this.files.describe(capture.resultFile);
+    const file = await this.files.describe(capture.artifacts.image);
     if (!file) return null;
     const data =
       file.size <= RECENT_HIT_MAX_FILE_BYTES ? ((await this.files.open(file.name, RECENT_HIT_MAX_FILE_BYTES))?.data ?? null) : null;

@@ -77,7 +77,7 @@ export interface StoredExtractedFile {
   truncated: boolean;
 }
 
-/** The job's `extracted` column: {@link ExtractedSummary} with file names (URLs depend on `PUBLIC_BASE_URL`). */
+/** The job row's `extracted` artifact (`artifacts.extracted`): {@link ExtractedSummary} with file names (URLs depend on `PUBLIC_BASE_URL`). */
 export interface StoredExtracted {
   markdown?: StoredExtractedFile;
   html?: StoredExtractedFile;

@@ -15,6 +15,7 @@ import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload } from '../queue/queues';
 import { ResultFilesService } from '../storage/result-files.service';
 import { StorageDeliveryService } from '../storage-destinations/storage-delivery.service';
 import { jobCaptureOptions, ScreenshotJob } from './screenshot-job.entity';
+import { storedArtifacts } from '../results/artifacts';
 import { CustomerMessage } from '../results/customer-messages';
 import { CaptureOutcome, ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
 import { ScreenshotUpload } from './screenshot-upload.entity';
@@ -236,17 +237,13 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
         })
         .finally(() => this.endTurn(job.id));
       targetStatus = result.targetStatus;
-      const resultFile = result.image && result.format ? await this.files.save(result.image, result.format) : null;
-      const thumbnailFile = await saveThumbnail(this.files, result, options, this.config.maxImagePixels);
-      const extracted = content ? await this.extraction.store(content) : null;
-      const delivered = await this.delivery.deliver(job, options, {
-        image: result.image,
-        format: result.format,
-        resultFile,
-        thumbnailFile,
-        extracted,
+      const artifacts = storedArtifacts({
+        image: result.image && result.format ? await this.files.save(result.image, result.format) : null,
+        thumbnail: await saveThumbnail(this.files, result, options, this.config.maxImagePixels),
+        extracted: content ? await this.extraction.store(content) : null,
       });
-      return { ok: true, ...delivered, clipped: result.clipped, targetStatus: result.targetStatus, stopTimer };
+      const delivered = await this.delivery.deliver(job, options, { image: result.image, format: result.format, artifacts });
+      return { ok: true, artifacts: delivered, clipped: result.clipped, targetStatus: result.targetStatus, stopTimer };
     } catch (cause) {
       return { ok: false, cause, targetStatus, stopTimer };
     }

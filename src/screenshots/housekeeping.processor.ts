@@ -2,7 +2,7 @@ import { InjectQueue } from '@nestjs/bull';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
-import { IsNull, LessThan, Not, Repository } from 'typeorm';
+import { LessThan, Repository } from 'typeorm';
 import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { PeriodicJob, QueueProcessor } from '../queue/queue-processor';
@@ -11,7 +11,7 @@ import { ResultFilesService } from '../storage/result-files.service';
 import { captureBudgetMs } from '../capture/capture-options';
 import { CustomerMessage } from '../results/customer-messages';
 import { ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
-import { artifactFiles, SWEPT_COLUMNS } from '../results/artifacts';
+import { artifactFiles } from '../results/artifacts';
 import { ScreenshotJob } from './screenshot-job.entity';
 
 /** Result files deleted at most per sweep (a backlog is worked off over several sweeps). */
@@ -48,19 +48,23 @@ export class HousekeepingProcessor extends QueueProcessor {
   /**
    * Deletes the result files of jobs completed more than `RESULT_TTL_DAYS` ago and marks them
    * (`resultDeletedAt`): expiry is driven by the job rows, never by listing the store (which may be
-   * an S3 bucket). The files are those of every artifact the artifacts table marks `swept`
-   * (src/results/artifacts.ts). At most {@link EXPIRY_BATCH} per sweep; returns how many jobs were swept.
+   * an S3 bucket). The jobs are those with any artifact (IDX_screenshot_jobs_result_expiry), the files
+   * every artifact's result files in the service's storage (src/results/artifacts.ts, `files`). At most
+   * {@link EXPIRY_BATCH} per sweep; returns how many jobs were swept.
    */
   private async deleteExpiredResults(now: Date): Promise<number> {
     const before = this.files.expiredBefore(now);
-    const expired = await this.jobs.find({
-      select: { id: true, ...Object.fromEntries(SWEPT_COLUMNS.map((column) => [column, true])) },
-      where: SWEPT_COLUMNS.map((column) => ({ [column]: Not(IsNull()), resultDeletedAt: IsNull(), completedAt: LessThan(before) })),
-      order: { completedAt: 'ASC' },
-      take: EXPIRY_BATCH,
-    });
+    const expired = await this.jobs
+      .createQueryBuilder('job')
+      .select(['job.id', 'job.artifacts'])
+      // The predicate of IDX_screenshot_jobs_result_expiry, which this reads in completion order.
+      .where(`job.artifacts <> '{}'::jsonb AND job.resultDeletedAt IS NULL`)
+      .andWhere('job.completedAt < :before', { before })
+      .orderBy('job.completedAt', 'ASC')
+      .take(EXPIRY_BATCH)
+      .getMany();
     for (const job of expired) {
-      for (const file of artifactFiles(job)) await this.files.deleteFile(file);
+      for (const file of artifactFiles(job.artifacts)) await this.files.deleteFile(file);
       await this.jobs.update({ id: job.id }, { resultDeletedAt: now });
     }
     return expired.length;

@@ -6,7 +6,7 @@ import { Clock } from '../common/clock';
 import { EventsService } from '../events/events.service';
 import { WorkLifecycle } from '../queue/work-lifecycle';
 import { CustomerMessage, INTERNAL_FAILURE_MESSAGE, STORAGE_FAILURE_MESSAGE } from '../results/customer-messages';
-import { artifactColumns, ArtifactColumns, artifactEventFields } from '../results/artifacts';
+import { artifactEventFields, StoredArtifacts } from '../results/artifacts';
 import { ResultFilesService } from '../storage/result-files.service';
 import { ScreenshotJob } from './screenshot-job.entity';
 import { ScreenshotUpload } from './screenshot-upload.entity';
@@ -28,10 +28,11 @@ export function customerSafeError(cause: unknown): string {
 }
 
 /**
- * A job's outcome once the capture succeeded: its artifacts (src/results/artifacts.ts; each absent one
- * null), whether the page was clipped and the HTTP status of the page's main document (null for an upload).
+ * A job's outcome once the capture succeeded: its artifacts (src/results/artifacts.ts; the job row's
+ * `artifacts`), whether the page was clipped and the HTTP status of the page's main document (null for an upload).
  */
-export interface CaptureOutcome extends Partial<ArtifactColumns> {
+export interface CaptureOutcome {
+  artifacts: StoredArtifacts;
   clipped: boolean;
   targetStatus: number | null;
 }
@@ -174,7 +175,7 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
   complete(jobId: string, outcome: CaptureOutcome): Promise<boolean> {
     return this.endJob(jobId, {
       status: 'done',
-      ...artifactColumns(outcome),
+      artifacts: outcome.artifacts,
       clipped: outcome.clipped,
       targetStatus: outcome.targetStatus,
       completedAt: this.clock.now(),
@@ -216,7 +217,7 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
       return this.events.publishWithin(manager, job.accountId, 'screenshot.completed', {
         screenshotId: job.id,
         url: job.targetUrl,
-        ...artifactEventFields(job, (file) => this.files.publicUrl(file)),
+        ...artifactEventFields(job.artifacts, (file) => this.files.publicUrl(file)),
         format: job.format,
         width: job.width,
         height: job.height,

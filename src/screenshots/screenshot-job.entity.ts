@@ -1,9 +1,8 @@
 import { Column, CreateDateColumn, Entity, Index } from 'typeorm';
 import { KeyOwnedWork } from '../auth/key-owned-work.entity';
 import { CaptureOptions, CaptureOptionsInput, DEFAULT_CAPTURE_OPTIONS } from '../capture/capture-options';
-import type { StoredExtracted } from '../results/extracted';
+import type { StoredArtifacts } from '../results/artifacts';
 import type { JobFormat } from '../results/result-formats';
-import type { StoredObject } from '../results/storage-path';
 
 /** Job states (spec section 3.1): `pending` → `processing` → `done` | `failed`, never back. */
 export const JOB_STATUSES = ['pending', 'processing', 'done', 'failed'] as const;
@@ -30,7 +29,6 @@ export type QueueClass = keyof typeof QUEUE_CLASSES;
 @Index('IDX_screenshot_jobs_pending_id', ['id'], { where: `status = 'pending'` })
 // The done jobs of an account by capture-cache key (CONTRACT.md, "Capture options": cache).
 @Index('IDX_screenshot_jobs_cache', ['accountId', 'cacheKey', 'completedAt'], { where: `"status" = 'done'` })
-// Finds the results to delete at expiry (housekeeping sweep) without scanning every job.
 // The claim's order (account, class, age) and the accounts with queued work (docs/durability.md, "Fair share").
 @Index('IDX_screenshot_jobs_queued', ['accountId', 'queueClass', 'createdAt', 'id'], { where: `status = 'pending'` })
 // An account's jobs running now (ACCOUNT_MAX_RUNNING), and the job a redelivered queue entry had claimed.
@@ -38,7 +36,8 @@ export type QueueClass = keyof typeof QUEUE_CLASSES;
 @Index('IDX_screenshot_jobs_claimed_by', ['claimedBy'], { where: `status = 'processing'` })
 // The captures ended lately: the throughput behind Retry-After (src/acceptance/capture-backlog.ts).
 @Index('IDX_screenshot_jobs_completed_at', ['completedAt'], { where: 'completed_at IS NOT NULL' })
-@Index('IDX_screenshot_jobs_result_expiry', ['completedAt'], { where: '"result_file" IS NOT NULL AND "result_deleted_at" IS NULL' })
+// Finds the results to delete at expiry (housekeeping sweep) without scanning every job.
+@Index('IDX_screenshot_jobs_result_expiry', ['completedAt'], { where: `"artifacts" <> '{}'::jsonb AND "result_deleted_at" IS NULL` })
 export class ScreenshotJob extends KeyOwnedWork {
   @Index()
   @Column({ type: 'varchar', length: 16 })
@@ -97,21 +96,13 @@ export class ScreenshotJob extends KeyOwnedWork {
   @Column({ name: 'target_status', type: 'smallint', nullable: true })
   targetStatus: number | null;
 
-  /** Name of the result file in storage, once done. */
-  @Column({ name: 'result_file', type: 'varchar', length: 64, nullable: true })
-  resultFile: string | null;
-
-  /** Name of the stored thumbnail (CONTRACT.md, "Capture options, second set": `thumbnail`), once done; null without one. */
-  @Column({ name: 'thumbnail_file', type: 'varchar', length: 64, nullable: true })
-  thumbnailFile: string | null;
-
-  /** The extracted content (CONTRACT.md, "Extracted content"): file names, sizes, metadata; null until done or without `extract`. */
-  @Column({ type: 'jsonb', nullable: true })
-  extracted: StoredExtracted | null;
-
-  /** Where the result was delivered (`storage` or `upload` option, CONTRACT.md "Storage destinations"); null until done, and without them. */
-  @Column({ type: 'jsonb', nullable: true })
-  storage: StoredObject | null;
+  /**
+   * The job's result artifacts by kind (the artifacts table, src/results/artifacts.ts: the image's and
+   * thumbnail's file names, the extracted content's files and metadata, where `storage` delivered it);
+   * `{}` until done, and for a failed job.
+   */
+  @Column({ type: 'jsonb', default: () => "'{}'" })
+  artifacts: StoredArtifacts;
 
   @Column({ type: 'text', nullable: true })
   error: string | null;

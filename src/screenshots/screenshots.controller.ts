@@ -14,6 +14,7 @@ import { ApiPreferWait } from '../idempotency/prefer-wait.openapi';
 import { BATCH_ITEMS, CreateScreenshotBatchDto, ScreenshotBatchDto } from './dto/create-screenshot-batch.dto';
 import { CreateScreenshotDto } from './dto/create-screenshot.dto';
 import { ScreenshotJobDto } from './dto/screenshot-job.dto';
+import { artifactExamples, artifactJobFields } from '../results/artifacts';
 import {
   UPLOAD_FIELD_MAX_BYTES,
   UPLOAD_FORM_FIELDS_MAX,
@@ -62,8 +63,8 @@ const CREATE_EXAMPLES = {
 const PENDING_JOB_EXAMPLE: ScreenshotJobDto = {
   id: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4',
   status: 'pending',
-  url: null,
-  thumbnailUrl: null,
+  // A pending job shows no artifact yet (each field null).
+  ...artifactJobFields({}, false, (file) => file),
   error: null,
   createdAt: '2026-11-20T12:00:00.000Z',
   completedAt: null,
@@ -76,13 +77,11 @@ const PENDING_JOB_EXAMPLE: ScreenshotJobDto = {
   cached: false,
   crawlId: null,
   options: {},
-  extracted: null,
-  storage: null,
 };
 const DONE_JOB_EXAMPLE: ScreenshotJobDto = {
   ...PENDING_JOB_EXAMPLE,
   status: 'done',
-  url: 'https://glimpse.example.com/files/Xq2vQd8Lr0tYb3nWc5mKz7hJf1pSg4aDe6uVi9oRl2x.png',
+  ...artifactExamples().job,
   completedAt: '2026-11-20T12:00:02.418Z',
 };
 

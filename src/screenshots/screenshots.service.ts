@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { findAccountOwned } from '../accounts/find-account-owned';
-import { artifactColumns, artifactJobFields, copyArtifacts } from '../results/artifacts';
+import { artifactJobFields, copyArtifacts } from '../results/artifacts';
 import { EXTRACT_CAPS } from '../results/extracted';
 import { CustomerMessage } from '../results/customer-messages';
 import { InjectRepository } from '@nestjs/typeorm';
@@ -228,15 +228,15 @@ export class ScreenshotsService {
     accountId: string,
     cacheKey: string,
     ttlS: number,
-  ): Promise<(ScreenshotJob & { resultFile: string; completedAt: Date }) | null> {
+  ): Promise<(ScreenshotJob & { artifacts: { image: string }; completedAt: Date }) | null> {
     const source = await this.jobs
       .createQueryBuilder('job')
       .where('job.accountId = :accountId AND job.cacheKey = :cacheKey AND job.status = :done', { accountId, cacheKey, done: 'done' })
       .andWhere('job.completedAt >= :since', { since: freshCaptureSince(this.clock.now().getTime(), ttlS) })
-      .andWhere('job.resultFile IS NOT NULL AND job.cached = false')
+      .andWhere(`job.artifacts ? 'image' AND job.cached = false`)
       .orderBy('job.completedAt', 'DESC')
       .getOne();
-    return source as (ScreenshotJob & { resultFile: string; completedAt: Date }) | null;
+    return source as (ScreenshotJob & { artifacts: { image: string }; completedAt: Date }) | null;
   }
 
   /** The job whose capture `job` may reuse, or null (no `cache: true`, or no fresh identical capture of the account: {@link freshCapture}). Marks `job` cached. */
@@ -251,8 +251,8 @@ export class ScreenshotsService {
 
   /** Ends a cached job `done` with a copy of `source`'s file; when the file is gone after all, the job is captured as usual instead. */
   private async completeFromCache(job: ScreenshotJob, source: ScreenshotJob): Promise<void> {
-    const artifacts = await copyArtifacts(source, (file) => this.files.copy(file));
-    if (artifacts && (await this.lifecycle.complete(job.id, { ...artifacts, clipped: source.clipped, targetStatus: source.targetStatus })))
+    const artifacts = await copyArtifacts(source.artifacts, (file) => this.files.copy(file));
+    if (artifacts && (await this.lifecycle.complete(job.id, { artifacts, clipped: source.clipped, targetStatus: source.targetStatus })))
       return;
     this.logger.warn(`The cached capture of ${job.id} (${source.id}) is gone; capturing instead`);
     await this.jobs.update({ id: job.id }, { cached: false });
@@ -289,7 +289,7 @@ export class ScreenshotsService {
       clipped: false,
       targetStatus: null,
       createdAt: this.clock.now(),
-      ...artifactColumns({}),
+      artifacts: {},
       error: null,
       startedAt: null,
       completedAt: null,
@@ -316,7 +316,7 @@ export class ScreenshotsService {
    */
   async openResult(caller: AuthenticatedKey, id: string, maxBytes: number): Promise<ServedFile | null> {
     const job = await this.findOwn(caller, id);
-    return job.status === 'done' && job.resultFile ? this.files.open(job.resultFile, maxBytes) : null;
+    return job.status === 'done' && job.artifacts.image ? this.files.open(job.artifacts.image, maxBytes) : null;
   }
 
   /**
@@ -329,7 +329,7 @@ export class ScreenshotsService {
     kind: 'markdown' | 'html' | 'text' | 'links',
   ): Promise<string | null> {
     const job = await this.findOwn(caller, id);
-    const file = job.status === 'done' ? job.extracted?.[kind]?.file : undefined;
+    const file = job.status === 'done' ? job.artifacts.extracted?.[kind]?.file : undefined;
     if (!file) return null;
     // Extracted files are at most their caps (html's, 10 MiB, is the largest).
     return (await this.files.open(file, EXTRACT_CAPS.html))?.data?.toString('utf8') ?? null;
@@ -359,7 +359,7 @@ export class ScreenshotsService {
     return {
       id: job.id,
       status: job.status,
-      ...artifactJobFields(job, job.status === 'done', (file) => this.files.publicUrl(file)),
+      ...artifactJobFields(job.artifacts, job.status === 'done', (file) => this.files.publicUrl(file)),
       error: job.error,
       createdAt: job.createdAt.toISOString(),
       completedAt: job.completedAt?.toISOString() ?? null,
@@ -384,7 +384,7 @@ export class ScreenshotsService {
     const jobs = jobIds.length ? await this.jobs.findBy({ id: In(jobIds) }) : [];
     return new Map(
       jobs.map((job) => {
-        const extracted = job.status === 'done' ? job.extracted : null;
+        const extracted = job.status === 'done' ? (job.artifacts.extracted ?? null) : null;
         const files: Record<string, string> = {};
         for (const kind of ['markdown', 'html', 'text', 'links'] as const) {
           const file = extracted?.[kind]?.file;
@@ -392,7 +392,7 @@ export class ScreenshotsService {
         }
         const result: CrawlPageResult = {
           status: job.status,
-          resultFile: job.status === 'done' ? job.resultFile : null,
+          resultFile: job.status === 'done' ? (job.artifacts.image ?? null) : null,
           extractedFiles: files,
           title: extracted?.metadata?.title ?? null,
           linksFile: extracted?.links?.file ?? null,

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { ArtifactColumns, artifactFiles, artifactsWithoutCopy, filesBesideImage } from '../results/artifacts';
+import { artifactFiles, artifactsWithoutCopy, filesBesideImage, StoredArtifacts } from '../results/artifacts';
 import { RESULT_CONTENT_TYPES, ResultFormat } from '../results/result-formats';
 import { CustomerMessage } from '../results/customer-messages';
 import { SsrfGuard } from '../egress/ssrf-guard';
@@ -36,18 +36,13 @@ export interface DeliveredJob {
 
 /**
  * A capture's stored result, before it is delivered: the image or PDF bytes (null with `format: "none"`)
- * and the artifacts in the service's storage (src/results/artifacts.ts; `storage` is what delivery fills).
+ * and the artifacts in the service's storage (src/results/artifacts.ts; `storage` is what delivery adds).
  */
-export interface CapturedFiles extends Omit<ArtifactColumns, 'storage'> {
+export interface CapturedFiles {
   image: Buffer | null;
   format: ResultFormat | null;
+  artifacts: Omit<StoredArtifacts, 'storage'>;
 }
-
-/**
- * What the job keeps once delivered: its artifacts (none in the service's storage with `keepCopy: false`)
- * and `storage`, where the result went (null without `storage` and `upload`).
- */
-export type DeliveredFiles = ArtifactColumns;
 
 /**
  * How hard a delivery to a bucket tries: 3 attempts per object with the SDK's back-off, 20 s per
@@ -78,7 +73,7 @@ export class StorageDeliveryService {
 
   /**
    * Delivers `captured` as `options` ask (nothing to do without `storage` and `upload`). Returns what
-   * the job keeps: with `keepCopy: false`, the service's copies are deleted (the job's `url` is null,
+   * the job keeps: its artifacts and `storage`, where the result went (none without `storage` and `upload`); with `keepCopy: false`, the service's copies are deleted (the job's `url` is null,
    * only the inline metadata of `extracted` stays). Throws a {@link CustomerMessage} `storage upload
    * failed: <reason>` (customer-safe) when any file could not be delivered; the service's copies are
    * then deleted, as the job fails.
@@ -87,9 +82,8 @@ export class StorageDeliveryService {
     job: DeliveredJob,
     options: { storage?: StorageOption | null; upload?: UploadOption | null },
     captured: CapturedFiles,
-  ): Promise<DeliveredFiles> {
-    const { image: _image, format: _format, ...artifacts } = captured;
-    const kept: ArtifactColumns = { ...artifacts, storage: null };
+  ): Promise<StoredArtifacts> {
+    const kept = captured.artifacts;
     if (!options.storage && !options.upload) return kept;
     let storage: StoredObject;
     try {
@@ -136,7 +130,7 @@ export class StorageDeliveryService {
     try {
       let etag: string | null = null;
       if (captured.image && captured.format) etag = await client.put(key, captured.image, RESULT_CONTENT_TYPES[captured.format]);
-      for (const { file, ext, delivery } of filesBesideImage(captured, imageExt)) {
+      for (const { file, ext, delivery } of filesBesideImage(captured.artifacts, imageExt)) {
         const opened = await this.files.open(file, delivery.maxBytes);
         if (!opened) throw new DeliveryFailure(delivery.gone);
         if (!opened.data) throw new DeliveryFailure(delivery.tooLarge);
@@ -165,7 +159,7 @@ export class StorageDeliveryService {
 
   /** Deletes the service's copies of a result (best effort: the housekeeping sweep never sees them). */
   private async dropCopies(captured: CapturedFiles): Promise<void> {
-    const names = artifactFiles(captured);
+    const names = artifactFiles(captured.artifacts);
     await Promise.all(
       names.map((name) =>
         this.files.deleteFile(name).catch((err: unknown) => this.logger.warn(`Could not delete ${name}: ${(err as Error).message}`)),

@@ -143,7 +143,7 @@ describe('monitor image comparison (service, real PostgreSQL)', () => {
       fullPage: true,
       format: 'png',
       delayMs: 0,
-      resultFile: await files.save(current, 'png'),
+      artifacts: { image: await files.save(current, 'png') },
       createdAt: now,
       completedAt: now,
     });

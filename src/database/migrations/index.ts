@@ -27,6 +27,7 @@ import { AccountQuota1795745000000 } from './1795745000000-AccountQuota';
 import { FairShare1795755000000 } from './1795755000000-FairShare';
 import { Crawls1795800498402 } from './1795800498402-Crawls';
 import { RunTurns1795765000000 } from './1795765000000-RunTurns';
+import { JobArtifacts1795800496486 } from './1795800496486-JobArtifacts';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -57,5 +58,6 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   AccountQuota1795745000000,
   FairShare1795755000000,
   RunTurns1795765000000,
+  JobArtifacts1795800496486,
   Crawls1795800498402,
 ];

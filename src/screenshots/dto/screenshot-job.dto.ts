@@ -1,38 +1,20 @@
-import { ApiExtraModels, ApiProperty, getSchemaPath } from '@nestjs/swagger';
+import { ApiProperty } from '@nestjs/swagger';
 import { CAPTURE_LIMITS, CAPTURE_OPTION_NAMES, captureOptionJsonSchema, CaptureOptionsInput } from '../../capture/capture-options';
-import type { ArtifactJobFields } from '../../results/artifacts';
-import { ExtractedDto } from '../../results/extracted.dto';
-import { StoredObjectDto } from '../../storage-destinations/dto/stored-object.dto';
+import { ArtifactJobFieldsDto } from '../../results/artifact-fields.dto';
 import { JOB_FORMATS, JobFormat } from '../../results/result-formats';
 import { JOB_STATUSES, JobStatus } from '../screenshot-job.entity';
 
 /**
  * A screenshot job as returned by the API (spec section 2.1 plus CONTRACT.md's extra fields); its artifact
- * fields (`url`, `thumbnailUrl`, `extracted`, `storage`) are those of the artifacts table (src/results/artifacts.ts).
+ * fields (`url`, `thumbnailUrl`, `extracted`, `storage`) and their schemas are those of the artifacts table
+ * (src/results/artifacts.ts), inherited from {@link ArtifactJobFieldsDto}.
  */
-@ApiExtraModels(ExtractedDto, StoredObjectDto)
-export class ScreenshotJobDto implements ArtifactJobFields {
+export class ScreenshotJobDto extends ArtifactJobFieldsDto {
   @ApiProperty({ description: 'Job id', example: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4' })
   id: string;
 
   @ApiProperty({ enum: JOB_STATUSES, description: 'pending → processing → done | failed' })
   status: JobStatus;
-
-  @ApiProperty({
-    type: 'string',
-    nullable: true,
-    description: 'Result URL (a capability URL, no API key needed); null until status is done',
-    example: 'http://localhost:3000/files/2vQd…x1.png',
-  })
-  url: string | null;
-
-  @ApiProperty({
-    type: 'string',
-    nullable: true,
-    description: 'Thumbnail URL (capture option thumbnail; a capability URL served as the result); null until done, and without thumbnail',
-    example: 'http://localhost:3000/files/7hJf…r0.png',
-  })
-  thumbnailUrl: string | null;
 
   @ApiProperty({ type: 'string', nullable: true, description: 'Failure description; null unless status is failed' })
   error: string | null;
@@ -90,18 +72,4 @@ export class ScreenshotJobDto implements ArtifactJobFields {
     example: { width: 390, height: 844, fullPage: true, format: 'jpeg', quality: 70 },
   })
   options: CaptureOptionsInput;
-
-  @ApiProperty({
-    oneOf: [{ $ref: getSchemaPath(ExtractedDto) }, { type: 'null' }],
-    description:
-      'The extracted content (docs/CONTRACT.md, "Extracted content"): result files of what extract asked for, metadata inline; null until done, and without extract',
-  })
-  extracted: ExtractedDto | null;
-
-  @ApiProperty({
-    oneOf: [{ $ref: getSchemaPath(StoredObjectDto) }, { type: 'null' }],
-    description:
-      'Where the result was delivered with the storage or upload option (docs/storage-destinations.md); null until done, and without them',
-  })
-  storage: StoredObjectDto | null;
 }

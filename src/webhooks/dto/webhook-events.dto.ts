@@ -1,6 +1,6 @@
 import { Type } from '@nestjs/common';
-import { ApiExtraModels, ApiProperty, getSchemaPath } from '@nestjs/swagger';
-import { ExtractedDto } from '../../results/extracted.dto';
+import { ApiProperty } from '@nestjs/swagger';
+import { ArtifactEventFieldsDto } from '../../results/artifact-fields.dto';
 import { FULL_PAGE_MAX_HEIGHT_PX, JOB_FORMATS, JobFormat } from '../../results/result-formats';
 import { EVENT_TYPES } from '../../events/event-types';
 import type {
@@ -27,27 +27,15 @@ import type {
  * Receivers must ignore fields and event types they do not know (spec section 6.2).
  */
 
-/** `data` of `screenshot.completed`. */
-@ApiExtraModels(ExtractedDto)
-export class ScreenshotCompletedDataDto implements ScreenshotCompletedData {
+/**
+ * `data` of `screenshot.completed`; its artifact fields (`publicUrl`, `thumbnailUrl`, `extracted`) and their
+ * schemas are those of the artifacts table (src/results/artifacts.ts), inherited from {@link ArtifactEventFieldsDto}.
+ */
+export class ScreenshotCompletedDataDto extends ArtifactEventFieldsDto implements ScreenshotCompletedData {
   @ApiProperty({ description: 'Screenshot job id', example: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4' })
   screenshotId: string;
   @ApiProperty({ description: 'The captured page URL', example: 'https://example.com' })
   url: string;
-  @ApiProperty({
-    type: 'string',
-    nullable: true,
-    description: 'Result URL (capability URL, no API key needed); null with format none',
-    example: 'https://glimpse.example.com/files/2vQd…x1.png',
-  })
-  publicUrl: string | null;
-  @ApiProperty({
-    type: 'string',
-    nullable: true,
-    description: 'Thumbnail URL (capability URL, no API key needed, served as the result); null without the thumbnail option',
-    example: 'https://glimpse.example.com/files/7hJf1pSg…r0.png',
-  })
-  thumbnailUrl: string | null;
   @ApiProperty({ enum: JOB_FORMATS })
   format: JobFormat;
   @ApiProperty({ type: 'integer', description: 'Viewport width in px' })
@@ -60,11 +48,6 @@ export class ScreenshotCompletedDataDto implements ScreenshotCompletedData {
     description: `True when a full-page capture was cut: at fullPageMaxHeight (default ${FULL_PAGE_MAX_HEIGHT_PX.toLocaleString('en-US')} image px), or where width × height × scale² reaches MAX_IMAGE_PIXELS (the image size cap)`,
   })
   clipped: boolean;
-  @ApiProperty({
-    oneOf: [{ $ref: getSchemaPath(ExtractedDto) }, { type: 'null' }],
-    description: "The job's extracted object (URLs, sizes, metadata; not the contents); null without extract",
-  })
-  extracted: ExtractedDto | null;
   @ApiProperty({
     type: 'integer',
     nullable: true,
