@@ -13,6 +13,8 @@ import { DashboardAssetsController } from './dashboard-assets.controller';
 import { DashboardAuthController } from './dashboard-auth.controller';
 import { DashboardExceptionFilter } from './dashboard-exception.filter';
 import { DashboardMonitorsController } from './dashboard-monitors.controller';
+import { DashboardCrawlsController } from './dashboard-crawls.controller';
+import { CrawlsModule } from '../crawls/crawls.module';
 import { DashboardNotFoundController, DashboardPagesController } from './dashboard-pages.controller';
 import { DashboardSession } from './dashboard-session.entity';
 import { DashboardSessionsService } from './dashboard-sessions.service';
@@ -38,6 +40,7 @@ import { SignInFailure } from './sign-in-failure.entity';
     AccountsModule,
     AuthModule,
     MonitorsModule,
+    CrawlsModule,
     QuotaModule,
     RenderModule,
     RunsModule,
@@ -51,6 +54,7 @@ import { SignInFailure } from './sign-in-failure.entity';
     DashboardAuthController,
     DashboardPagesController,
     DashboardMonitorsController,
+    DashboardCrawlsController,
     DashboardPlaygroundController,
     DashboardStorageController,
     DashboardRenderLinksController,
@@ -75,6 +79,7 @@ export class DashboardModule implements NestModule {
         DashboardAuthController,
         DashboardPagesController,
         DashboardMonitorsController,
+        DashboardCrawlsController,
         DashboardPlaygroundController,
         DashboardStorageController,
         DashboardRenderLinksController,

@@ -1,4 +1,5 @@
 import { Core, type DownloadedFile, type GlimpseOptions, type RequestOptions } from './core';
+import { Crawls } from './resources/crawls';
 import { Monitors } from './resources/monitors';
 import { Runs } from './resources/runs';
 import { Screenshots } from './resources/screenshots';
@@ -25,6 +26,7 @@ export class Glimpse {
   readonly renderKeys: RenderKeys;
   readonly monitors: Monitors;
   readonly storageDestinations: StorageDestinations;
+  readonly crawls: Crawls;
   /** The generated openapi-fetch client on the same transport, for anything the resources do not wrap. */
   readonly api: Core['api'];
   private readonly core: Core;
@@ -38,6 +40,7 @@ export class Glimpse {
     this.renderKeys = new RenderKeys(this.core);
     this.monitors = new Monitors(this.core);
     this.storageDestinations = new StorageDestinations(this.core);
+    this.crawls = new Crawls(this.core);
   }
 
   /** Downloads any capability URL the API returned (a result `url`, a run's `videoUrl`, a step's `screenshotUrl`); no API key is sent. */
