@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, Repository } from 'typeorm';
+import { EntityManager, IsNull, LessThan, Not, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { Clock } from '../common/clock';
 import { EventsService } from '../events/events.service';
@@ -97,6 +97,23 @@ export class CrawlLifecycle extends WorkLifecycle<Crawl> {
     if (requested) return { outcome: 'requested', crawl: requested };
     const now = await this.rows.findOneByOrFail({ id: crawl.id });
     return { outcome: OPEN_CRAWL_STATUSES.includes(now.status) ? 'requested' : 'already-ended', crawl: now };
+  }
+
+  /**
+   * Deletes the bundles of crawls that ended before `before` (past `RESULT_TTL_DAYS`), at most `limit`
+   * per call, and marks them (`bundleDeletedAt`); returns how many were deleted.
+   */
+  async purgeExpiredBundles(before: Date, limit: number): Promise<number> {
+    const expired = await this.rows.find({
+      select: { id: true, bundleFile: true },
+      where: { bundleFile: Not(IsNull()), bundleDeletedAt: IsNull(), completedAt: LessThan(before) },
+      take: limit,
+    });
+    for (const crawl of expired) {
+      await this.files.deleteFile(crawl.bundleFile!);
+      await this.rows.update({ id: crawl.id }, { bundleDeletedAt: this.clock.now() });
+    }
+    return expired.length;
   }
 
   /** Stores `crawl.completed` / `crawl.failed` (CONTRACT.md, "Crawls") in `manager`'s transaction; nothing for `canceled`. */

@@ -64,6 +64,10 @@ export class Crawl extends KeyOwnedWork {
   @Column({ name: 'bundle_file', type: 'varchar', length: 64, nullable: true })
   bundleFile: string | null;
 
+  /** When the bundle was deleted, past `RESULT_TTL_DAYS` (CrawlLifecycle.purgeExpiredBundles); its URL is 404 since. */
+  @Column({ name: 'bundle_deleted_at', type: 'timestamptz', nullable: true })
+  bundleDeletedAt: Date | null;
+
   /** Customer-safe reason of a `failed` crawl. */
   @Column({ type: 'text', nullable: true })
   error: string | null;

@@ -8,7 +8,8 @@ import type { CaptureOptionsInput } from '../capture/capture-options';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { SsrfGuard } from '../egress/ssrf-guard';
 import { EventsService } from '../events/events.service';
-import { WorkProcessor } from '../queue/queue-processor';
+import { PeriodicJob, WorkProcessor } from '../queue/queue-processor';
+import { Clock } from '../common/clock';
 import { CRAWL_JOB, CRAWL_QUEUE, CrawlPayload } from '../queue/queues';
 import { EXTRACT_LINKS_MAX, ExtractKind } from '../results/extracted';
 import { CrawlPageResult, ScreenshotsService } from '../screenshots/screenshots.service';
@@ -25,6 +26,15 @@ export const CRAWL_DRIVERS_PER_PROCESS = 20;
 
 /** Longest a driver waits before looking at its crawl again, ms (a page's job ending in this process wakes it at once). */
 export const CRAWL_TICK_MS = 500;
+
+/** Bull job name of the crawls' sweep (deletes expired bundles). */
+export const CRAWL_SWEEP_JOB = 'crawl-sweep';
+
+/** How often the sweep runs, ms. */
+export const CRAWL_SWEEP_INTERVAL_MS = 10 * 60_000;
+
+/** Bundles deleted per sweep. */
+const PURGE_BATCH = 200;
 
 /** Pages accepted per transaction, and ended pages whose links are read per round. */
 const PAGE_BATCH = 25;
@@ -47,7 +57,8 @@ const NO_PROGRESS: CrawlProgress = { pagesFound: 0, pagesQueued: 0, pagesDone: 0
  * guard); new jobs for waiting pages ({@link ScreenshotsService.acceptWithin}: pending cap, quota and
  * fair share like any batch, up to `maxPages`); a cancel fails the jobs not yet started. Then the
  * bundle ({@link CrawlBundle}). **Finish**: the ending and its event in one transaction. A process
- * that stops leaves the crawl `running`; the reconciler queues it again.
+ * that stops leaves the crawl `running`; the reconciler queues it again. Its periodic sweep deletes
+ * bundles past `RESULT_TTL_DAYS`.
  */
 @Injectable()
 export class CrawlProcessor extends WorkProcessor<CrawlPayload, string, Crawl, CrawlEnding | null> implements OnModuleInit {
@@ -68,6 +79,7 @@ export class CrawlProcessor extends WorkProcessor<CrawlPayload, string, Crawl, C
     private readonly apiKeys: ApiKeysService,
     private readonly guard: SsrfGuard,
     private readonly events: EventsService,
+    private readonly clock: Clock,
   ) {
     super();
   }
@@ -82,6 +94,15 @@ export class CrawlProcessor extends WorkProcessor<CrawlPayload, string, Crawl, C
         });
       },
     });
+  }
+
+  protected override periodicJobs(): PeriodicJob[] {
+    return [{ jobName: CRAWL_SWEEP_JOB, everyMs: CRAWL_SWEEP_INTERVAL_MS, run: () => this.sweep(), atStart: true }];
+  }
+
+  /** The sweep: deletes the bundles of crawls past `RESULT_TTL_DAYS` ({@link CrawlLifecycle.purgeExpiredBundles}); returns how many. */
+  sweep(): Promise<number> {
+    return this.lifecycle.purgeExpiredBundles(this.files.expiredBefore(this.clock.now()), PURGE_BATCH);
   }
 
   protected concurrency(): number {

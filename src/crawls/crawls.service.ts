@@ -93,6 +93,7 @@ export class CrawlsService {
       seededAt: null,
       stoppedReason: null,
       bundleFile: null,
+      bundleDeletedAt: null,
       error: null,
       finalCounts: null,
       cancelRequestedAt: null,

@@ -3,6 +3,7 @@ import { gzipSync } from 'node:zlib';
 import { fromBuffer, Entry, ZipFile } from 'yauzl';
 import { PageServer, startPageServer } from '../support/page-server';
 import { startTestApp, TestApp } from '../support/test-app';
+import { CrawlProcessor } from '../../src/crawls/crawl.processor';
 
 /** A page with `links` (hrefs as written) and a title. */
 const page = (title: string, links: string[] = []) =>
@@ -229,6 +230,22 @@ describe('crawls (CONTRACT.md, "Crawls")', () => {
     expect(crawl).toMatchObject({ status: 'canceled', stoppedReason: 'canceled' });
     const again = await t.request('POST', `/v1/crawls/${res.body.id}/cancel`, { key });
     expect(again).toMatchObject({ status: 202, body: { status: 'canceled' } });
+  });
+
+  it('the sweep deletes a bundle past RESULT_TTL_DAYS (its URL is 404 since)', async () => {
+    const { key } = await t.createKey('pro');
+    const res = await t.request('POST', '/v1/crawls', { key, body: { url: `${site.url}/s1`, maxDepth: 0, discover: 'links' } });
+    const crawl = await waitForCrawl(key, res.body.id);
+    expect((await fetch(crawl.bundleUrl)).status).toBe(200);
+    expect(await t.get(CrawlProcessor).sweep()).toBe(0);
+    await db.query(`UPDATE crawls SET completed_at = now() - make_interval(days => $2) WHERE id = $1`, [
+      crawl.id,
+      t.config.resultTtlDays + 1,
+    ]);
+    expect(await t.get(CrawlProcessor).sweep()).toBe(1);
+    const [row] = await db.query(`SELECT bundle_deleted_at FROM crawls WHERE id = $1`, [crawl.id]);
+    expect(row.bundle_deleted_at).not.toBeNull();
+    expect((await fetch(crawl.bundleUrl)).status).toBe(404);
   });
 
   it('refuses bad input with 400 and plan limits with 403, writing nothing', async () => {

@@ -27,6 +27,7 @@ export class Crawls1795800498402 implements MigrationInterface {
                 "seeded_at" TIMESTAMP WITH TIME ZONE,
                 "stopped_reason" character varying(16),
                 "bundle_file" character varying(64),
+                "bundle_deleted_at" TIMESTAMP WITH TIME ZONE,
                 "error" text,
                 "final_counts" jsonb,
                 "cancel_requested_at" TIMESTAMP WITH TIME ZONE,
