@@ -67,6 +67,17 @@ describe('crawls (CONTRACT.md, "Crawls")', () => {
       '/s1': page('S1'),
       '/s2': page('S2'),
       '/s3': page('S3'),
+      // A hub linking to 12 pages that answer after 1.5 s: a crawl of it has jobs waiting for a browser slot.
+      '/hub': page(
+        'Hub',
+        Array.from({ length: 12 }, (_, i) => `/slow${i}`),
+      ),
+      ...Object.fromEntries(
+        Array.from({ length: 12 }, (_, i) => [
+          `/slow${i}`,
+          (_req: unknown, res: any) => setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end(page(`Slow ${i}`)), 1500),
+        ]),
+      ),
       '/skip/me': page('Skipped'),
       '/private/x': page('Private'),
     } as Record<string, any>;
@@ -220,14 +231,34 @@ describe('crawls (CONTRACT.md, "Crawls")', () => {
     expect(used).toBe(100);
   });
 
-  it('cancel: jobs not started end failed and stay counted; the crawl ends canceled with a bundle', async () => {
-    const { key } = await t.createKey('pro');
-    const res = await t.request('POST', '/v1/crawls', { key, body: { url: `${site.url}/`, maxDepth: 2 } });
-    expect(res.status).toBe(202);
+  it('cancel: a pending crawl ends at once; a running one fails its jobs not started, keeps them counted, and ends canceled with a bundle', async () => {
+    const { key, keyId } = await t.createKey('pro');
+    const pending = await t.request('POST', '/v1/crawls', { key, body: { url: `${site.url}/`, maxDepth: 2 } });
+    const canceledAtOnce = await t.request('POST', `/v1/crawls/${pending.body.id}/cancel`, { key });
+    expect(canceledAtOnce.status).toBe(202);
+    expect((await waitForCrawl(key, pending.body.id)).status).toBe('canceled');
+
+    const res = await t.request('POST', '/v1/crawls', { key, body: { url: `${site.url}/hub`, maxDepth: 1, discover: 'links' } });
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+      const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM screenshot_jobs WHERE crawl_id = $1 AND status = 'pending'`, [
+        res.body.id,
+      ]);
+      if (n > 0) break;
+    }
     const cancel = await t.request('POST', `/v1/crawls/${res.body.id}/cancel`, { key });
     expect(cancel.status).toBe(202);
     const crawl = await waitForCrawl(key, res.body.id);
-    expect(crawl).toMatchObject({ status: 'canceled', stoppedReason: 'canceled' });
+    expect(crawl).toMatchObject({ status: 'canceled', stoppedReason: 'canceled', bundleUrl: expect.stringContaining('/files/') });
+    const jobs: { status: string; error: string | null }[] = await db.query(
+      `SELECT status, error FROM screenshot_jobs WHERE crawl_id = $1`,
+      [res.body.id],
+    );
+    const canceledJobs = jobs.filter((j) => j.error === 'the crawl was canceled before this page was captured');
+    expect(canceledJobs.length).toBeGreaterThan(0);
+    expect(canceledJobs.every((j) => j.status === 'failed')).toBe(true);
+    expect(crawl.pagesQueued).toBe(jobs.length);
+    const [{ used }] = await db.query(`SELECT COALESCE(SUM(used), 0)::int AS used FROM quota_usage WHERE api_key_id = $1`, [keyId]);
+    expect(used).toBe(jobs.length);
     const again = await t.request('POST', `/v1/crawls/${res.body.id}/cancel`, { key });
     expect(again).toMatchObject({ status: 202, body: { status: 'canceled' } });
   });
