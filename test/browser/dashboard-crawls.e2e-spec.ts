@@ -1,15 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Browser, BrowserContext, Page } from 'playwright';
-import { adminCliJson } from '../support/admin-cli';
+import { Browser } from 'playwright';
+import { signedInOwner } from '../support/dashboard-owner';
 import { launchTestBrowser, seriousAxeViolations } from '../support/test-browser';
 import { PageServer, startPageServer } from '../support/page-server';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /** Where the 1280×800 PNGs go (the same folder as the other dashboard tests; look at them). */
 const SCREENSHOT_DIR = process.env.DASHBOARD_SCREENSHOT_DIR ?? join(tmpdir(), 'glimpse-dashboard-screenshots');
-const PASSWORD = 'correct horse battery staple';
 const COLOURS = ['#fde68a', '#bfdbfe', '#bbf7d0', '#fecaca', '#ddd6fe'];
 
 /** The dashboard's Crawls pages (docs/dashboard.md): the list with progress, one crawl with its pages' thumbnails. */
@@ -19,23 +18,7 @@ describe('dashboard: Crawls pages', () => {
   let site: PageServer;
   const cspViolations: string[] = [];
 
-  async function newOwner(): Promise<{ context: BrowserContext; page: Page; key: string }> {
-    const email = `crawls-${Math.random().toString(36).slice(2)}@test.local`;
-    const account = await adminCliJson(t, 'account:create', '--email', email, '--plan', 'pro');
-    const user = await adminCliJson(t, 'user:create', '--account', account.id, '--email', email);
-    const key = await adminCliJson(t, 'key:create', '--account', account.id, '--name', 'site-audit');
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, baseURL: t.baseUrl });
-    const page = await context.newPage();
-    page.on('console', (msg) => {
-      if (/Content Security Policy|Refused to/i.test(msg.text())) cspViolations.push(`${page.url()}: ${msg.text().slice(0, 160)}`);
-    });
-    await page.goto(user.setPasswordUrl);
-    await page.getByLabel('New password').fill(PASSWORD);
-    await page.getByLabel('Repeat the password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Set password and sign in' }).click();
-    await page.waitForURL('**/dashboard');
-    return { context, page, key: key.key };
-  }
+  const newOwner = () => signedInOwner(t, browser, { prefix: 'crawls', keyName: 'site-audit', cspViolations });
 
   beforeAll(async () => {
     mkdirSync(SCREENSHOT_DIR, { recursive: true });
