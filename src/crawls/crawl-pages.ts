@@ -110,20 +110,20 @@ export class CrawlPages {
     return rows.length === 1;
   }
 
-  /** Up to `limit` pages whose job ended and whose links were not read yet. */
+  /** Up to `limit` pages whose job ended and whose links were not read yet, shallowest first. */
   async unharvested(crawlId: string, limit: number): Promise<{ seq: number; jobId: string; depth: number; url: string }[]> {
     const rows = await sqlRows<{ seq: string; job_id: string; depth: number; url: string }>(
       this.db,
       `SELECT p.seq, p.job_id, p.depth, p.normalised_url AS url FROM crawl_pages p JOIN screenshot_jobs j ON j.id = p.job_id
-        WHERE p.crawl_id = $1 AND NOT p.harvested AND j.status IN ('done', 'failed') ORDER BY p.seq LIMIT $2`,
+        WHERE p.crawl_id = $1 AND NOT p.harvested AND j.status IN ('done', 'failed') ORDER BY p.depth, p.seq LIMIT $2`,
       [crawlId, limit],
     );
     return rows.map((r) => ({ seq: Number(r.seq), jobId: r.job_id, depth: r.depth, url: r.url }));
   }
 
-  /** Marks the page `seq`'s links as read, in `manager`'s transaction (with the pages they added). */
-  async markHarvested(manager: EntityManager, seq: number): Promise<void> {
-    await manager.query(`UPDATE crawl_pages SET harvested = true WHERE seq = $1`, [seq]);
+  /** Marks the links of the pages `seqs` as read, in `manager`'s transaction (with the pages they added). */
+  async markHarvested(manager: EntityManager, seqs: number[]): Promise<void> {
+    await manager.query(`UPDATE crawl_pages SET harvested = true WHERE seq = ANY($1::bigint[])`, [seqs]);
   }
 
   /** The job of the crawl's start page (its first page), or null before it was queued. */

@@ -121,8 +121,9 @@ export class CrawlProcessor extends WorkProcessor<CrawlPayload, string, Crawl, C
     return crawlId;
   }
 
-  protected claim(crawlId: string): Promise<Crawl | null> {
-    return this.lifecycle.claim(crawlId);
+  /** Claims the crawl ({@link CrawlLifecycle.claim}), unless this process drives it already (a queue entry the reconciler added again). */
+  protected async claim(crawlId: string): Promise<Crawl | null> {
+    return this.isInFlight(crawlId) ? null : this.lifecycle.claim(crawlId);
   }
 
   protected work(crawl: Crawl): Promise<CrawlEnding | null> {
@@ -198,8 +199,9 @@ export class CrawlProcessor extends WorkProcessor<CrawlPayload, string, Crawl, C
 
   /**
    * Reads the links of pages whose job ended (when `follow`, the crawl discovers `links` and the page
-   * is above `maxDepth`), stores those kept at depth + 1 and marks each page read, one transaction per
-   * page, so a crash re-reads at most the page it was on (a link stored twice is kept once).
+   * is above `maxDepth`), stores those kept at depth + 1 and marks the pages read, one transaction per
+   * {@link PAGE_BATCH} pages (shallowest first), so a crash re-reads at most the pages it was on (a
+   * link found twice is kept once, at the depth it was first stored with).
    */
   private async harvest(
     crawl: Crawl,
@@ -212,19 +214,22 @@ export class CrawlProcessor extends WorkProcessor<CrawlPayload, string, Crawl, C
       const ended = await this.pages.unharvested(crawl.id, PAGE_BATCH);
       if (!ended.length) return;
       const results = await this.screenshots.crawlPageResults(ended.map((page) => page.jobId));
+      const found: { url: string; depth: number }[] = [];
       for (const page of ended) {
         const result = results.get(page.jobId);
-        const found: { url: string; depth: number }[] = [];
         if (follow && crawl.discover !== 'sitemap' && page.depth < crawl.maxDepth && result?.linksFile) {
           for (const link of await this.readLinks(result.linksFile, page.url)) {
             if (rules.keeps(link) && allows(link) && (await reachable(link))) found.push({ url: link, depth: page.depth + 1 });
           }
         }
-        await this.db.transaction(async (manager) => {
-          await this.pages.add(crawl.id, found, manager);
-          await this.pages.markHarvested(manager, page.seq);
-        });
       }
+      await this.db.transaction(async (manager) => {
+        await this.pages.add(crawl.id, found, manager);
+        await this.pages.markHarvested(
+          manager,
+          ended.map((page) => page.seq),
+        );
+      });
     }
   }
 
