@@ -13,6 +13,7 @@ import { McpModule } from './mcp/mcp.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { MonitorsModule } from './monitors/monitors.module';
 import { CrawlsModule } from './crawls/crawls.module';
+import { ProfilesModule } from './profiles/profiles.module';
 import { QueueModule } from './queue/queue.module';
 import { QuotaModule } from './quota/quota.module';
 import { RetentionModule } from './retention/retention.module';
@@ -46,6 +47,7 @@ export class AppModule {
         AuthModule,
         QuotaModule,
         StorageModule,
+        ProfilesModule,
         ScreenshotsModule,
         RunsModule,
         RenderModule,

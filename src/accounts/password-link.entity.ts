@@ -1,5 +1,6 @@
 import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { User } from './user.entity';
+import { TimestampColumn } from '../common/timestamp-column';
 
 /**
  * A one-time set-password link (CLI `user:create`, `user:reset-password`, dashboard invites): only the
@@ -19,10 +20,10 @@ export class PasswordLink {
   @JoinColumn({ name: 'user_id' })
   user?: User;
 
-  @Column({ name: 'expires_at', type: 'timestamptz' })
+  @TimestampColumn('expires_at')
   expiresAt: Date;
 
-  @Column({ name: 'used_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('used_at', { nullable: true })
   usedAt: Date | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })

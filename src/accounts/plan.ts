@@ -34,6 +34,7 @@ export const LIMITED_RESOURCES = [
   'render_keys',
   'monitors',
   'storage_destinations',
+  'profiles',
   'running_crawls',
   'crawl_pages',
 ] as const;
@@ -42,7 +43,7 @@ export type LimitedResource = (typeof LIMITED_RESOURCES)[number];
 /**
  * How many of each resource an account may have per plan (CONTRACT.md, "Organizations and plan
  * limits"): active (unrevoked) API keys, webhook endpoints, render keys, monitors, storage
- * destinations. `legacy_free` has the `free` limits. The one place these numbers live.
+ * destinations, browser profiles. `legacy_free` has the `free` limits. The one place these numbers live.
  */
 export const PLAN_LIMITS: Record<LimitedResource, Record<Exclude<Plan, 'legacy_free'>, number>> = {
   api_keys: { free: 2, starter: 10, pro: 50 },
@@ -50,6 +51,7 @@ export const PLAN_LIMITS: Record<LimitedResource, Record<Exclude<Plan, 'legacy_f
   render_keys: { free: 2, starter: 10, pro: 50 },
   monitors: { free: 3, starter: 50, pro: 500 },
   storage_destinations: { free: 1, starter: 5, pro: 20 },
+  profiles: { free: 2, starter: 10, pro: 50 },
   /** Crawls `pending` or `running` at once (CONTRACT.md, "Crawls"). */
   running_crawls: { free: 1, starter: 3, pro: 10 },
   /** The largest `maxPages` of one crawl (CONTRACT.md, "Crawls"). */

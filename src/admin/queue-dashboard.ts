@@ -3,6 +3,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { timingSafeEqual } from 'node:crypto';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { ServiceQueues } from '../metrics/queue-metrics';
+import { bearerToken } from '../common/bearer-token';
 import { sha256Bytes } from '../common/hashing';
 
 /** Where the queue dashboard is served. */
@@ -65,8 +66,8 @@ export function adminTokenMiddleware(token: string) {
 }
 
 function presentedToken(header: string | undefined): string | null {
-  const bearer = /^Bearer[ \t]+(\S+)\s*$/i.exec(header ?? '');
-  if (bearer) return bearer[1];
+  const bearer = bearerToken(header);
+  if (bearer !== null) return bearer;
   const basic = /^Basic[ \t]+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
   if (!basic) return null;
   const decoded = Buffer.from(basic[1], 'base64').toString('utf8');

@@ -1,5 +1,6 @@
 import { Column, CreateDateColumn, Entity, Index } from 'typeorm';
 import { AccountOwned } from '../accounts/account-owned.entity';
+import { TimestampColumn } from '../common/timestamp-column';
 
 /**
  * An API key record. The secret itself is never stored: only its SHA-256 hash and a display prefix. Its
@@ -22,10 +23,10 @@ export class ApiKey extends AccountOwned {
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 
-  @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('revoked_at', { nullable: true })
   revokedAt: Date | null;
 
   /** Last authenticated request with this key, to the minute (see {@link ApiKeysService.authenticate}); null if never used. */
-  @Column({ name: 'last_used_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('last_used_at', { nullable: true })
   lastUsedAt: Date | null;
 }

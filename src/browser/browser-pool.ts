@@ -55,6 +55,7 @@ export type ContextOptions = Pick<
   | 'timezoneId'
   | 'extraHTTPHeaders'
   | 'javaScriptEnabled'
+  | 'storageState'
 >;
 
 /** Context options a warm page can take after creation. */

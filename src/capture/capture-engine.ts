@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { Page } from 'playwright';
+import type { BrowserContextOptions, Page } from 'playwright';
 import { BrowserGoneError, BrowserPoolClosedError, BrowserUnavailableError, LeaseBudgetExceededError } from '../browser/browser-errors';
 import { BrowserPool, Lease } from '../browser/browser-pool';
 import {
@@ -41,6 +41,11 @@ export interface CaptureRequest {
   document?: Buffer;
   options: CaptureOptions;
   /**
+   * Cookies and local storage the fresh context starts with (a browser profile's state, already
+   * filtered to its allowed domains: CONTRACT.md, "Browser profiles"); none when absent.
+   */
+  storageState?: Exclude<BrowserContextOptions['storageState'], string>;
+  /**
    * Runs on the loaded page after `waitUntil`, `waitForSelector`, `css`, `javascript` and `delay`,
    * before the image (the content extraction, docs/CONTRACT.md "Extracted content"); a throw fails the
    * capture like any of its steps.
@@ -67,6 +72,12 @@ export class CaptureError extends PageFailure {
   /** HTTP status of the page's main document when it had answered before the failure, else null. */
   targetStatus: number | null = null;
 }
+
+/**
+ * The page lacked the `profileCheck` selector (CONTRACT.md, "Browser profiles"): the profile's login
+ * has probably ended. Its message is the job's `error`: `profile expired: <selector> not found`.
+ */
+export class ProfileExpiredError extends CaptureError {}
 
 /** Origin under which an uploaded document is rendered (fulfilled in the browser, never fetched). */
 export const UPLOAD_DOCUMENT_URL = 'http://upload.glimpse.invalid/';
@@ -122,7 +133,7 @@ export class CaptureEngine {
         budgetMs,
         crashRetries: 1,
         lane: 'capture' as const,
-        context: sessionContextOptions(options),
+        context: { ...sessionContextOptions(options), ...(request.storageState ? { storageState: request.storageState } : {}) },
         upstreamProxy: options.proxy,
       };
       return await this.pool.withLease(lease, (leased) => this.run(leased, request, target));
@@ -170,6 +181,7 @@ export class CaptureEngine {
         `${request.document ? 'Upload' : request.url} did not reach ${options.waitUntil} in ${timeout} ms; capturing what rendered`,
       );
     }
+    const waitsStartedAt = Date.now();
     if (options.waitForSelector) {
       const selector = options.waitForSelector;
       await page
@@ -184,6 +196,10 @@ export class CaptureEngine {
           );
         });
     }
+    // waitForSelector and profileCheck share one CAPTURE_TIMEOUT_MS of the budget (captureBudgetMs).
+    if (options.profileCheck) {
+      await this.checkProfile(page, options.profileCheck.selector, Math.max(1, timeout - (Date.now() - waitsStartedAt)));
+    }
     if (options.blockCookieBanners) await this.session.settleCookieBanners(page, Math.min(timeout, COOKIE_BANNER_SETTLE_MS));
     if (options.hideSelectors || options.css) {
       const problem = await addPageStyles(page, { hideSelectors: options.hideSelectors, css: options.css });
@@ -196,6 +212,20 @@ export class CaptureEngine {
     if (options.format === 'none') return { image: null, format: null, clipped: false, targetStatus: target.status };
     const result = options.format === 'pdf' ? await this.print(page, cdp, options) : await this.screenshot(page, cdp, options, timeout);
     return { ...result, targetStatus: target.status };
+  }
+
+  /**
+   * The profile check (CONTRACT.md, "Browser profiles"): waits up to `timeoutMs` for an element
+   * matching `selector` to be attached. Throws {@link ProfileExpiredError} when none is, a
+   * {@link CaptureError} for an invalid selector.
+   */
+  private async checkProfile(page: Page, selector: string, timeoutMs: number): Promise<void> {
+    try {
+      await page.locator(`css=${selector}`).first().waitFor({ state: 'attached', timeout: timeoutMs });
+    } catch (err) {
+      if (classifyPlaywrightError(err).kind === 'timeout') throw new ProfileExpiredError(`profile expired: ${quote(selector)} not found`);
+      throw new CaptureError(`profileCheck: invalid selector ${quote(selector)}`);
+    }
   }
 
   /** Runs the customer's script as the body of an async function in the page, awaited up to `timeoutMs`. */

@@ -6,16 +6,21 @@ import type { CaptureOptions } from './capture-options-derived';
  * The capture cache key (CONTRACT.md, "Capture options": cache): hex SHA-256 of the target (a URL
  * WHATWG-serialised, or `upload:<sha256>`) and the resolved options that shape the result (every
  * option but `cache` and `cacheTtl`), in canonical JSON. The account is the other half of the key.
+ * With a `profile` (CONTRACT.md, "Browser profiles": a cached capture is never shared between a
+ * request with a profile and one without, or between two profiles), the profile's id, its state
+ * version `profileVersion` (a changed state never reuses an image of the old one) and `profileCheck`
+ * are part of it; without one the key is what it was before profiles existed.
  */
-export function captureCacheKey(target: string, options: CaptureOptions): string {
+export function captureCacheKey(target: string, options: CaptureOptions, profileVersion: number | null = null): string {
   let canonicalTarget = target;
   try {
     if (!target.startsWith('upload:')) canonicalTarget = new URL(target).href;
   } catch {
     /* validated earlier; keep as is */
   }
-  const { cache: _cache, cacheTtlS: _ttl, ...shaping } = options;
-  return sha256Hex(canonicalJson({ target: canonicalTarget, options: shaping }));
+  const { cache: _cache, cacheTtlS: _ttl, profile, profileCheck, ...shaping } = options;
+  const withProfile = profile ? { profile: { id: profile, version: profileVersion, check: profileCheck } } : {};
+  return sha256Hex(canonicalJson({ target: canonicalTarget, options: shaping, ...withProfile }));
 }
 
 /**

@@ -24,7 +24,7 @@ const L = CAPTURE_LIMITS;
 /**
  * The combinations CONTRACT.md ("Capture options") refuses, as field errors (each naming the field
  * that may not be there, prefixed with `prefix`, e.g. `items[2].`); empty when the input is fine.
- * Derived from the entries' `notWith`, `formats`, `onlyWithTrue`, `valueNeeds` and `configured` (a value
+ * Derived from the entries' `notWith`, `formats`, `onlyWithTrue`, `onlyWith`, `valueNeeds` and `configured` (a value
  * the configuration refuses: an unknown `proxy` id), checked in that order, then
  * their `imagePixels` against `limits.maxImagePixels` (CONTRACT.md, "Capture options, second set":
  * image size cap), naming the option, or when it is not given the first given of its `imagePixelsFrom`.
@@ -44,6 +44,7 @@ export function captureOptionConflicts(input: CaptureOptionsInput, limits: Confi
   }
   for (const [name, spec] of specs)
     if (spec.onlyWithTrue && given[spec.onlyWithTrue] !== true) refuse(name, `is only allowed with ${spec.onlyWithTrue} true`);
+  for (const [name, spec] of specs) if (spec.onlyWith && !isSet(spec.onlyWith)) refuse(name, `is only allowed with ${spec.onlyWith}`);
   for (const [name, spec] of specs) {
     const needed = spec.valueNeeds?.[String(given[name])];
     if (needed && !isSet(needed)) refuse(name, `${String(given[name])} is only allowed with ${needed}`);
@@ -113,16 +114,17 @@ export function givenCaptureOptions(input: CaptureOptionsInput): CaptureOptionsI
 
 /**
  * The longest one capture with `options` may take, ms (docs/capture-engine.md#time-budget): navigation
- * (`CAPTURE_TIMEOUT_MS`), then one `CAPTURE_TIMEOUT_MS` for each of `waitForSelector`, `javascript`
- * and `selector` that is set, `delay`, and the screenshot or PDF (`CAPTURE_TIMEOUT_MS` again).
+ * (`CAPTURE_TIMEOUT_MS`), then one `CAPTURE_TIMEOUT_MS` for each of `waitForSelector` (which
+ * `profileCheck` shares), `javascript` and `selector` that is set, `delay`, and the screenshot or PDF (`CAPTURE_TIMEOUT_MS` again).
  * Without `options`, the budget of the slowest options allowed (for shutdown waits and the stuck-job sweep).
  */
 export function captureBudgetMs(
   captureTimeoutMs: number,
-  options?: Pick<CaptureOptions, 'delayMs' | 'waitForSelector' | 'javascript' | 'selector'>,
+  options?: Pick<CaptureOptions, 'delayMs' | 'waitForSelector' | 'profileCheck' | 'javascript' | 'selector'>,
 ): number {
   const waits = options
-    ? [options.waitForSelector, options.javascript, options.selector].filter((o) => o !== null && o !== undefined).length
+    ? [options.waitForSelector ?? options.profileCheck, options.javascript, options.selector].filter((o) => o !== null && o !== undefined)
+        .length
     : 3;
   return captureTimeoutMs * (2 + waits) + (options?.delayMs ?? L.delayMs.max);
 }

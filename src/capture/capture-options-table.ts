@@ -68,6 +68,10 @@ export interface CaptureOptionSpec<S extends z.ZodType = z.ZodType> {
   valueNeeds?: Readonly<Record<string, string>>;
   /** Allowed only when this boolean option is true: "is only allowed with X true". */
   onlyWithTrue?: string;
+  /** Allowed only when this option is given: "is only allowed with X". */
+  onlyWith?: string;
+  /** Not taken by `POST /v1/screenshot/upload` (an uploaded document has no site to be logged in to). */
+  notForUploads?: true;
   /** Name of the resolved value in {@link CaptureOptions} when it differs (to carry the unit: `delayMs`). */
   resolvedAs?: string;
   /** The resolved value, when it is not simply the value given or the default. */
@@ -512,6 +516,28 @@ export const CAPTURE_OPTION_TABLE = {
         upload ? { url: upload.url, headers: { ...(upload.headers ?? {}) } } : null,
     },
   ),
+  // Logged-in captures (CONTRACT.md, "Browser profiles"); src/profiles/ checks the profile at submission and loads its state.
+  profile: option(text().regex(/^prf_[0-9A-Za-z]{24}$/, 'must be a profile id (prf_…)'), {
+    doc: "A browser profile of the account (POST /v1/profiles): the fresh context starts with its cookies and local storage. The URL's host must be within the profile's allowedDomains (400 PROFILE_DOMAIN_NOT_ALLOWED). Not for uploads.",
+    example: 'prf_4fQx9LmZ2pRt7YvB1nKc3sDw',
+    session: true,
+    notForUploads: true,
+  }),
+  profileCheck: option(
+    z.strictObject({
+      selector: selectorSchema().meta({
+        description: 'A CSS selector of an element present only when logged in.',
+        example: '#account-menu',
+      }),
+    }),
+    {
+      doc: 'After the page loaded: when no element matches selector within the capture timeout, the job fails with "profile expired: <selector> not found" and profile.expired is sent (once until the profile changes). Only with profile.',
+      example: { selector: '#account-menu' },
+      onlyWith: 'profile',
+      notForUploads: true,
+      resolve: (check): { selector: string } | null => (check ? { selector: check.selector } : null),
+    },
+  ),
 } as const;
 
 type Table = typeof CAPTURE_OPTION_TABLE;
@@ -529,6 +555,9 @@ export type SessionOptionName = { [K in CaptureOptionName]: Table[K] extends { s
 export const SESSION_OPTION_NAMES = CAPTURE_OPTION_NAMES.filter(
   (name) => (CAPTURE_OPTION_TABLE[name] as CaptureOptionSpec).session,
 ) as SessionOptionName[];
+
+/** The options `POST /v1/screenshot/upload` takes: every option but those marked `notForUploads`. */
+export const UPLOAD_OPTION_NAMES = CAPTURE_OPTION_NAMES.filter((name) => !(CAPTURE_OPTION_TABLE[name] as CaptureOptionSpec).notForUploads);
 
 /** The entry of `name`, with the common type. */
 export function captureOptionSpec(name: CaptureOptionName): CaptureOptionSpec {

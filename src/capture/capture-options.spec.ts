@@ -32,7 +32,7 @@ describe('the options table', () => {
   it('names the options it conflicts with in its doc, and only options of the table', () => {
     for (const name of CAPTURE_OPTION_NAMES) {
       const spec = captureOptionSpec(name);
-      for (const other of [...(spec.notWith ?? []), ...(spec.onlyWithTrue ? [spec.onlyWithTrue] : [])]) {
+      for (const other of [...(spec.notWith ?? []), ...[spec.onlyWithTrue, spec.onlyWith].filter((o) => o !== undefined)]) {
         expect(CAPTURE_OPTION_NAMES).toContain(other);
         expect(`${name}: ${spec.doc}`).toContain(other);
       }
@@ -92,6 +92,7 @@ describe('captureOptionConflicts', () => {
       const alone: Record<string, unknown> = { [name]: spec.example };
       if (spec.formats) alone.format = spec.formats[0];
       if (spec.onlyWithTrue) alone[spec.onlyWithTrue] = true;
+      if (spec.onlyWith) alone[spec.onlyWith] = captureOptionSpec(spec.onlyWith as CaptureOptionName).example;
       expect(captureOptionConflicts(alone as CaptureOptionsInput, LIMITS)).toEqual([]);
       for (const other of spec.notWith ?? []) {
         const both = { ...alone, [other]: captureOptionSpec(other as CaptureOptionName).example };
@@ -102,6 +103,12 @@ describe('captureOptionConflicts', () => {
       }
       for (const format of RESULT_FORMATS.filter((f) => spec.formats && !spec.formats.includes(f))) {
         expect(captureOptionConflicts({ ...alone, format } as CaptureOptionsInput, LIMITS).map((e) => e.field)).toContain(name);
+      }
+      if (spec.onlyWith) {
+        const { [spec.onlyWith]: _needed, ...without } = alone;
+        expect(captureOptionConflicts(without as CaptureOptionsInput, LIMITS)).toEqual([
+          { field: name, message: `is only allowed with ${spec.onlyWith}` },
+        ]);
       }
       if (spec.onlyWithTrue) {
         expect(captureOptionConflicts({ ...alone, [spec.onlyWithTrue]: false } as CaptureOptionsInput, LIMITS)).toEqual([

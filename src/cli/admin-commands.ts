@@ -8,6 +8,7 @@ import { ApiKeysService } from '../auth/api-keys.service';
 import { sumResealReports } from '../sql/secret-reseal';
 import { QuotaService } from '../quota/quota.service';
 import { RenderKeysService } from '../render/render-keys.service';
+import { ProfilesService } from '../profiles/profiles.service';
 import { StorageDestinationsService } from '../storage-destinations/storage-destinations.service';
 import { WebhooksService } from '../webhooks/webhooks.service';
 
@@ -107,7 +108,7 @@ export function buildAdminProgram(app: () => Promise<INestApplicationContext>, p
   program
     .command('webhook:reseal')
     .description(
-      'after adding a new first key to WEBHOOK_SECRET_KEYS: re-seal every stored secret (webhook signing secrets, render-key secrets, storage-destination credentials) with it',
+      'after adding a new first key to WEBHOOK_SECRET_KEYS: re-seal every stored secret (webhook signing secrets, render-key secrets, storage-destination credentials, browser profile states) with it',
     )
     .action(async () => {
       const context = await app();
@@ -116,6 +117,7 @@ export function buildAdminProgram(app: () => Promise<INestApplicationContext>, p
         await context.get(WebhooksService).resealSecrets(),
         await context.get(RenderKeysService).resealSecrets(),
         await context.get(StorageDestinationsService).resealCredentials(),
+        await context.get(ProfilesService).resealStates(),
       ]);
       const text =
         `Re-sealed ${report.resealed} record(s) holding secrets; ${report.alreadyCurrent} already current.` +

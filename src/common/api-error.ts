@@ -32,6 +32,7 @@ export const ErrorCode = {
   CAPTURE_FAILED: 'CAPTURE_FAILED',
   URI_TOO_LONG: 'URI_TOO_LONG',
   RENDER_PENDING: 'RENDER_PENDING',
+  PROFILE_DOMAIN_NOT_ALLOWED: 'PROFILE_DOMAIN_NOT_ALLOWED',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

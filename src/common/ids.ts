@@ -15,6 +15,7 @@ export const ID_PREFIX = {
   monitor: 'mon',
   monitorCheck: 'chk',
   storageDestination: 'dst',
+  profile: 'prf',
   user: 'usr',
   session: 'ses',
   crawl: 'crl',

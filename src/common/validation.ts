@@ -1,7 +1,7 @@
 import { ValidationPipe } from '@nestjs/common';
 import { Transform } from 'class-transformer';
 import { ValidateBy, ValidationError, ValidationOptions } from 'class-validator';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { ApiError, FieldError } from './api-error';
 import { assertAcceptableBody } from './request-body-rules';
 
@@ -68,6 +68,15 @@ export function MatchesSchema(schema: z.ZodType, options?: ValidationOptions): P
       options,
     )(target, property as string);
   };
+}
+
+/** JSON Schema (2020-12, as OpenAPI 3.1 and MCP take it) of a zod schema, for `@ApiProperty` and tool inputs. */
+export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', unrepresentable: 'any' }) as Record<
+    string,
+    unknown
+  >;
+  return rest;
 }
 
 /**

@@ -17,7 +17,7 @@ describe('EGRESS_PROXIES (CONTRACT.md, "Capture options, second set": proxy)', (
     expect(proxies.eu).toMatchObject({ id: 'eu', host: 'proxy.example', port: 3128 });
     expect(proxies.eu.authorization).toBe(`Basic ${Buffer.from('alice:p@ss').toString('base64')}`);
     expect(proxies.plain).toMatchObject({ host: '10.0.0.5', port: 80, authorization: null });
-    expect(proxies.v6).toMatchObject({ host: '::1', port: 8080 });
+    expect(proxies.v6).toMatchObject({ host: '[::1]', port: 8080 });
     expect(String(proxies.v6)).toBe('[::1]:8080');
   });
 

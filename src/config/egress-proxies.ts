@@ -20,7 +20,7 @@ export class UpstreamProxy {
   constructor(
     /** The id of `EGRESS_PROXIES` (the `proxy` option's value). */
     readonly id: string,
-    /** Host name or IP address (IPv6 without brackets). */
+    /** Host name or IP address as a URL writes it (`URL.hostname`: an IPv6 literal in brackets, RFC 3986 section 3.2.2). */
     readonly host: string,
     readonly port: number,
     /** `Basic base64(user:password)` from the URL's user info, or null when it has none. */
@@ -29,7 +29,7 @@ export class UpstreamProxy {
 
   /** `host:port` (IPv6 in brackets), without credentials. */
   toString(): string {
-    return `${this.host.includes(':') ? `[${this.host}]` : this.host}:${this.port}`;
+    return `${this.host}:${this.port}`;
   }
 
   toJSON(): string {
@@ -87,5 +87,5 @@ function parseUpstream(id: string, value: string): UpstreamProxy | null {
     return null;
   }
   const authorization = user || password ? `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` : null;
-  return new UpstreamProxy(id, url.hostname.replace(/^\[|\]$/g, ''), Number(url.port || 80), authorization);
+  return new UpstreamProxy(id, url.hostname, Number(url.port || 80), authorization);
 }

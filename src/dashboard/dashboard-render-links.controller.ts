@@ -7,6 +7,7 @@ import { page, user } from './dashboard-pages.controller';
 import { DashboardRequest } from './dashboard-request';
 import { DashboardRenderLinksService } from './dashboard-render-links.service';
 import { DashboardViews } from './dashboard-views';
+import { DashboardService } from './dashboard.service';
 
 type Form = Record<string, unknown>;
 
@@ -22,6 +23,7 @@ type Form = Record<string, unknown>;
 export class DashboardRenderLinksController {
   constructor(
     private readonly renderLinks: DashboardRenderLinksService,
+    private readonly dashboard: DashboardService,
     private readonly views: DashboardViews,
   ) {}
 
@@ -58,7 +60,7 @@ export class DashboardRenderLinksController {
   }
 
   private async render(req: DashboardRequest, res: Response, status: number, extra: Record<string, unknown>): Promise<void> {
-    const [renderKeys, apiKeys] = await Promise.all([this.renderLinks.list(user(req)), this.renderLinks.activeApiKeys(user(req))]);
+    const [renderKeys, apiKeys] = await Promise.all([this.renderLinks.list(user(req)), this.dashboard.activeApiKeys(user(req))]);
     this.views.send(
       res,
       status,

@@ -36,12 +36,6 @@ export class DashboardRenderLinksService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** The account's active API keys (a render key is created for one of them), oldest first. */
-  async activeApiKeys(user: UserView): Promise<{ id: string; name: string; prefix: string }[]> {
-    const keys = await this.apiKeys.list(user.accountId);
-    return keys.filter((k) => !k.revokedAt).map((k) => ({ id: k.id, name: k.name ?? '', prefix: k.prefix }));
-  }
-
   /** The account's render keys, oldest first. */
   async list(user: UserView): Promise<RenderKeyDto[]> {
     return (await this.renderKeys.list(user)).data;

@@ -1,5 +1,6 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { User } from '../accounts/user.entity';
+import { TimestampColumn } from '../common/timestamp-column';
 
 /**
  * A signed-in dashboard session (CONTRACT.md, "Dashboard"): the cookie carries a random token, only
@@ -35,10 +36,10 @@ export class DashboardSession {
   @Column({ type: 'varchar', length: 64 })
   ip: string;
 
-  @Column({ name: 'created_at', type: 'timestamptz' })
+  @TimestampColumn('created_at')
   createdAt: Date;
 
   /** Last request; the session is idle-expired 12 h after it. */
-  @Column({ name: 'last_seen_at', type: 'timestamptz' })
+  @TimestampColumn('last_seen_at')
   lastSeenAt: Date;
 }

@@ -29,11 +29,21 @@ export function sessionCookie(config: AppConfig, token: string | null): string {
   });
 }
 
+/** The Profiles page's add form (its `storageState` field: a Playwright state file, CONTRACT.md "Browser profiles"). */
+const PROFILE_FORM_PATH = '/dashboard/profiles';
+
+/**
+ * Largest body of {@link PROFILE_FORM_PATH}, bytes: a state of 1 MiB of JSON, percent-encoded (up to
+ * three bytes per byte), and the other fields. The state's own 1 MiB cap is checked as by the API.
+ */
+const PROFILE_FORM_BODY_LIMIT_BYTES = 3 * 1024 * 1024 + 64 * 1024;
+
 /**
  * Every dashboard request passes here (CONTRACT.md, "Dashboard"):
  * 1. security headers (helmet): a CSP without inline script or style, `frame-ancestors 'none'`,
  *    `Referrer-Policy: no-referrer` (set-password links carry their token in the path), nosniff;
- * 2. form bodies (`application/x-www-form-urlencoded`, at most 64 KiB);
+ * 2. form bodies (`application/x-www-form-urlencoded`, at most 64 KiB; the Profiles page's add form, which
+ *    carries a browser state of up to 1 MiB of JSON, at most {@link PROFILE_FORM_BODY_LIMIT_BYTES});
  * 3. the session from its cookie, or a double-submit CSRF cookie for signed-out forms;
  * 4. the CSRF check: a POST without the session's token in `_csrf` (or `X-CSRF-Token`) is a 403 page.
  * Whether a page needs a session is decided by {@link DashboardAuthGuard}.
@@ -42,6 +52,7 @@ export function sessionCookie(config: AppConfig, token: string | null): string {
 export class DashboardMiddleware implements NestMiddleware {
   private readonly headers: ReturnType<typeof helmet>;
   private readonly parseForm = express.urlencoded({ extended: false, limit: FORM_BODY_LIMIT_BYTES });
+  private readonly parseProfileForm = express.urlencoded({ extended: false, limit: PROFILE_FORM_BODY_LIMIT_BYTES });
 
   constructor(
     private readonly sessions: DashboardSessionsService,
@@ -80,7 +91,8 @@ export class DashboardMiddleware implements NestMiddleware {
     if ((req as Partial<DashboardRequest>).dashboard) return next();
     this.headers(req, res, (err?: unknown) => {
       if (err) return next(err);
-      this.parseForm(req, res, (err2?: unknown) => {
+      const parse = req.method === 'POST' && req.originalUrl.split('?')[0] === PROFILE_FORM_PATH ? this.parseProfileForm : this.parseForm;
+      parse(req, res, (err2?: unknown) => {
         if (err2) return this.views.send(res, 413, 'error', errorPage(413, 'Form too large', 'That form was too large to accept.'));
         this.attach(req as DashboardRequest, res).then(
           (ok) => ok && next(),

@@ -7,6 +7,7 @@ import { QuotaModule } from '../quota/quota.module';
 import { RunsModule } from '../runs/runs.module';
 import { RenderModule } from '../render/render.module';
 import { ScreenshotsModule } from '../screenshots/screenshots.module';
+import { ProfilesModule } from '../profiles/profiles.module';
 import { StorageDestinationsModule } from '../storage-destinations/storage-destinations.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { DashboardAssetsController } from './dashboard-assets.controller';
@@ -19,6 +20,7 @@ import { DashboardNotFoundController, DashboardPagesController } from './dashboa
 import { DashboardSession } from './dashboard-session.entity';
 import { DashboardSessionsService } from './dashboard-sessions.service';
 import { DashboardStorageController } from './dashboard-storage.controller';
+import { DashboardProfilesController } from './dashboard-profiles.controller';
 import { DashboardOidcService } from './dashboard-oidc.service';
 import { DashboardPlaygroundController } from './dashboard-playground.controller';
 import { DashboardPlaygroundService } from './dashboard-playground.service';
@@ -34,6 +36,20 @@ import { SignInFailure } from './sign-in-failure.entity';
  * The dashboard under `/dashboard` (CONTRACT.md "Dashboard"): server-rendered Eta pages
  * with htmx, sessions and CSRF, calling the same services as the REST API.
  */
+/** The dashboard's controllers, all behind {@link DashboardMiddleware}; the catch-all 404 controller must stay last. */
+const DASHBOARD_CONTROLLERS = [
+  DashboardAssetsController,
+  DashboardAuthController,
+  DashboardPagesController,
+  DashboardMonitorsController,
+  DashboardCrawlsController,
+  DashboardPlaygroundController,
+  DashboardStorageController,
+  DashboardProfilesController,
+  DashboardRenderLinksController,
+  DashboardNotFoundController,
+];
+
 @Module({
   imports: [
     TypeOrmModule.forFeature([DashboardSession, SignInFailure]),
@@ -47,19 +63,9 @@ import { SignInFailure } from './sign-in-failure.entity';
     ScreenshotsModule,
     WebhooksModule,
     StorageDestinationsModule,
+    ProfilesModule,
   ],
-  // The catch-all 404 controller must stay last.
-  controllers: [
-    DashboardAssetsController,
-    DashboardAuthController,
-    DashboardPagesController,
-    DashboardMonitorsController,
-    DashboardCrawlsController,
-    DashboardPlaygroundController,
-    DashboardStorageController,
-    DashboardRenderLinksController,
-    DashboardNotFoundController,
-  ],
+  controllers: DASHBOARD_CONTROLLERS,
   providers: [
     DashboardViews,
     DashboardSessionsService,
@@ -73,18 +79,6 @@ import { SignInFailure } from './sign-in-failure.entity';
 })
 export class DashboardModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
-    consumer
-      .apply(DashboardMiddleware)
-      .forRoutes(
-        DashboardAuthController,
-        DashboardPagesController,
-        DashboardMonitorsController,
-        DashboardCrawlsController,
-        DashboardPlaygroundController,
-        DashboardStorageController,
-        DashboardRenderLinksController,
-        DashboardNotFoundController,
-        DashboardAssetsController,
-      );
+    consumer.apply(DashboardMiddleware).forRoutes(...DASHBOARD_CONTROLLERS);
   }
 }

@@ -88,6 +88,12 @@ export class DashboardService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
+  /** The account's active API keys (render keys and monitors are created for one of them), oldest first. */
+  async activeApiKeys(user: UserView): Promise<{ id: string; name: string; prefix: string }[]> {
+    const keys = await this.apiKeys.list(user.accountId);
+    return keys.filter((k) => !k.revokedAt).map((k) => ({ id: k.id, name: k.name ?? '', prefix: k.prefix }));
+  }
+
   /** The account's keys with this month's usage, oldest first (one usage query for all of them). */
   async keys(user: UserView): Promise<KeyRow[]> {
     const account = await this.accounts.get(user.accountId);
@@ -167,13 +173,7 @@ export class DashboardService {
 
   /** Creates an endpoint from the form (validated like `POST /v1/webhooks`); its secret is shown once. */
   async createEndpoint(user: UserView, form: Record<string, unknown>): Promise<FormResult<CreatedWebhookEndpointDto>> {
-    const events = ([] as unknown[]).concat(form.events ?? []).map(String);
-    const dto = plainToInstance(CreateWebhookEndpointDto, {
-      url: String(form.url ?? '').trim(),
-      events: events.includes('*') || !events.length ? ['*'] : events,
-      description: String(form.description ?? '').trim(),
-      signatureScheme: form.signatureScheme || undefined,
-    });
+    const dto = plainToInstance(CreateWebhookEndpointDto, endpointFormBody(form));
     const invalid = await formProblems(dto);
     if (invalid) return { ok: false, error: invalid };
     return this.formAction(() => this.webhooks.create(user, dto));
@@ -185,13 +185,7 @@ export class DashboardService {
    * another account's endpoint.
    */
   async updateEndpoint(user: UserView, id: string, form: Record<string, unknown>): Promise<FormResult<WebhookEndpointDto>> {
-    const events = ([] as unknown[]).concat(form.events ?? []).map(String);
-    const dto = plainToInstance(UpdateWebhookEndpointDto, {
-      url: String(form.url ?? '').trim(),
-      events: events.includes('*') || !events.length ? ['*'] : events,
-      description: String(form.description ?? '').trim(),
-      signatureScheme: form.signatureScheme || undefined,
-    });
+    const dto = plainToInstance(UpdateWebhookEndpointDto, endpointFormBody(form));
     const invalid = await formProblems(dto);
     if (invalid) return { ok: false, error: invalid };
     return this.formAction(() => notFoundAsPage(() => this.webhooks.update(user, id, dto)));
@@ -344,4 +338,18 @@ export async function formProblems(dto: object): Promise<string | null> {
   return toFieldErrors(errors)
     .map((f) => `${f.field}: ${f.message}`)
     .join('; ');
+}
+
+/**
+ * The endpoint form's fields as `POST /v1/webhooks` and `PATCH /v1/webhooks/{id}` take them: text trimmed,
+ * every event (`*`) when `*` or none is ticked, the signature scheme only when one is chosen.
+ */
+function endpointFormBody(form: Record<string, unknown>): Record<string, unknown> {
+  const events = ([] as unknown[]).concat(form.events ?? []).map(String);
+  return {
+    url: String(form.url ?? '').trim(),
+    events: events.includes('*') || !events.length ? ['*'] : events,
+    description: String(form.description ?? '').trim(),
+    signatureScheme: form.signatureScheme || undefined,
+  };
 }

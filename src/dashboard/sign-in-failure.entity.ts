@@ -1,4 +1,5 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { TimestampColumn } from '../common/timestamp-column';
 
 /**
  * One failed dashboard sign-in (counted before its password is checked, removed when it was right);
@@ -19,6 +20,6 @@ export class SignInFailure {
   ip: string;
 
   @Index()
-  @Column({ name: 'failed_at', type: 'timestamptz' })
+  @TimestampColumn('failed_at')
   failedAt: Date;
 }

@@ -3,6 +3,7 @@ import { Monitor } from '../monitors/monitor.entity';
 import { MonitorCheck } from '../monitors/monitor-check.entity';
 import { Account } from '../accounts/account.entity';
 import { Crawl, CrawlPage } from '../crawls/crawl.entity';
+import { Profile } from '../profiles/profile.entity';
 import { PasswordLink } from '../accounts/password-link.entity';
 import { User } from '../accounts/user.entity';
 import { ApiKey } from '../auth/api-key.entity';
@@ -44,4 +45,5 @@ export const ENTITIES = [
   StorageDestination,
   Crawl,
   CrawlPage,
+  Profile,
 ];

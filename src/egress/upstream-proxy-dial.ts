@@ -47,7 +47,7 @@ export function tunnelThroughUpstream(
 ): Promise<Socket> {
   if (!isIP(withoutBrackets(address))) return Promise.reject(new TypeError('an upstream proxy is given an IP address, not a name'));
   return new Promise<Socket>((resolve, reject) => {
-    const socket = connect({ host: upstream.host, port: upstream.port, timeout: timeoutMs });
+    const socket = connect({ host: withoutBrackets(upstream.host), port: upstream.port, timeout: timeoutMs });
     onSocket(socket);
     let head = Buffer.alloc(0);
     const fail = (err: UpstreamProxyError) => {

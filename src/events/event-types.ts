@@ -2,7 +2,8 @@ import type { ArtifactEventFields } from '../results/artifacts';
 import type { JobFormat } from '../results/result-formats';
 
 /**
- * Event types (spec section 6.1, plus CONTRACT.md "Webhooks": `endpoint.disabled`). Each has an
+ * Event types (spec section 6.1, plus CONTRACT.md "Webhooks": `endpoint.disabled`, "Monitors" and "Browser
+ * profiles": `profile.expired`). Each has an
  * envelope schema derived from its data class in `src/webhooks/dto/webhook-events.dto.ts`, so it appears under the OpenAPI
  * document's `webhooks`.
  */
@@ -18,6 +19,7 @@ export const EVENT_TYPES = [
   'monitor.failed',
   'crawl.completed',
   'crawl.failed',
+  'profile.expired',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -160,6 +162,23 @@ export interface CrawlEndedData {
 }
 
 /**
+ * `data` of `profile.expired` (CONTRACT.md, "Browser profiles"): a capture with `profileCheck` did not
+ * find its selector, so the profile's login has probably ended. Sent once per profile until its state
+ * or allowed domains change.
+ */
+export interface ProfileExpiredData {
+  profileId: string;
+  /** The profile's name. */
+  name: string;
+  /** The capture job that found it expired (a monitor's check is one). */
+  screenshotId: string;
+  /** The captured page URL. */
+  url: string;
+  /** The `profileCheck` selector that was not found. */
+  selector: string;
+}
+
+/**
  * The data shape of every event type. `EventsService.publish` takes `EventDataMap[type]`, and the
  * OpenAPI `webhooks` section documents each type with a class that implements the same shape
  * (src/webhooks/dto/webhook-events.dto.ts), so a field cannot be sent without being documented.
@@ -176,4 +195,5 @@ export interface EventDataMap {
   'monitor.failed': MonitorFailedData;
   'crawl.completed': CrawlEndedData;
   'crawl.failed': CrawlEndedData;
+  'profile.expired': ProfileExpiredData;
 }

@@ -1,5 +1,6 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 import type { EventDataMap, EventType } from './event-types';
+import { TimestampColumn } from '../common/timestamp-column';
 
 /** One occurrence of an event, stored once and then fanned out (ARCHITECTURE.md, events/). */
 @Entity({ name: 'events' })
@@ -20,6 +21,6 @@ export class EventRecord {
   data: EventDataMap[EventType];
 
   /** Set from the service clock, so the envelope's `createdAt` is exact to the millisecond. */
-  @Column({ name: 'created_at', type: 'timestamptz' })
+  @TimestampColumn('created_at')
   createdAt: Date;
 }

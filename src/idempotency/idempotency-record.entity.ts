@@ -1,5 +1,6 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { ApiKey } from '../auth/api-key.entity';
+import { TimestampColumn } from '../common/timestamp-column';
 
 /**
  * One `Idempotency-Key` in its scope (API key, method, path): in flight under a lease while its first
@@ -42,10 +43,10 @@ export class IdempotencyRecord {
   responseBody: string | null;
 
   /** From the service clock. */
-  @Column({ name: 'created_at', type: 'timestamptz' })
+  @TimestampColumn('created_at')
   createdAt: Date;
 
   /** In flight: when the lease runs out. Stored: when the response is forgotten. Past it, the key is free. */
-  @Column({ name: 'expires_at', type: 'timestamptz' })
+  @TimestampColumn('expires_at')
   expiresAt: Date;
 }

@@ -5,7 +5,8 @@ import { CAPTURE_LIMITS, CAPTURE_OPTION_NAMES, captureOptionJsonSchema, SESSION_
 import { ApiError } from '../common/api-error';
 import { PREFER_WAIT_MAX_S } from '../idempotency/prefer-wait';
 import { assertAcceptableBody } from '../common/request-body-rules';
-import { toFieldErrors } from '../common/validation';
+import { jsonSchemaOf, toFieldErrors } from '../common/validation';
+import { SAVE_PROFILE_SCHEMA } from '../profiles/dto/profile.dto';
 import { CreateScreenshotDto } from '../screenshots/dto/create-screenshot.dto';
 import { CreateRunDto } from '../runs/dto/create-run.dto';
 import {
@@ -188,6 +189,12 @@ export const RUN_BROWSER_SESSION_INPUT_SCHEMA = advertisedObject({
     description: "The whole run's time budget in ms.",
   }),
   ...Object.fromEntries(SESSION_OPTION_NAMES.map((name) => [name, advertised(captureOptionJsonSchema(name))])),
+  saveProfile: advertised({
+    ...jsonSchemaOf(SAVE_PROFILE_SCHEMA),
+    description:
+      "Record a login: when the run completes, the session's cookies and local storage (filtered to the allowedDomains) become the browser " +
+      'profile { name, allowedDomains } or replace the state of { profileId }; the run says savedProfileId.',
+  }),
   timeoutSeconds: advertised({
     type: 'integer',
     minimum: RUN_WAIT_S.min,

@@ -15,107 +15,90 @@ export class Metrics {
   readonly registry = new Registry();
 
   /** Requests answered, by method, route template (`/v1/screenshot/:id`, `unmatched`) and status. */
-  readonly httpRequests = new Counter({
-    name: 'glimpse_http_requests_total',
-    help: 'HTTP requests answered, by method, route template and status code.',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [this.registry],
-  });
+  readonly httpRequests = this.counter(
+    'glimpse_http_requests_total',
+    'HTTP requests answered, by method, route template and status code.',
+    ['method', 'route', 'status'],
+  );
 
-  readonly httpRequestDuration = new Histogram({
-    name: 'glimpse_http_request_duration_seconds',
-    help: 'Time to answer an HTTP request, by method and route template, in seconds.',
-    labelNames: ['method', 'route'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [this.registry],
-  });
+  readonly httpRequestDuration = this.histogram(
+    'glimpse_http_request_duration_seconds',
+    'Time to answer an HTTP request, by method and route template, in seconds.',
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    ['method', 'route'],
+  );
 
   /** Finished capture attempts, by `status` (`done`, `failed`) and image `format`. */
-  readonly captures = new Counter({
-    name: 'glimpse_captures_total',
-    help: 'Capture attempts finished, by status (done, failed) and format.',
-    labelNames: ['status', 'format'] as const,
-    registers: [this.registry],
-  });
+  readonly captures = this.counter('glimpse_captures_total', 'Capture attempts finished, by status (done, failed) and format.', [
+    'status',
+    'format',
+  ]);
 
-  readonly captureDuration = new Histogram({
-    name: 'glimpse_capture_duration_seconds',
-    help: 'Duration of one capture attempt (browser lease, navigation, screenshot, storage), in seconds.',
-    labelNames: ['status'] as const,
-    buckets: [0.25, 0.5, 1, 2, 3, 5, 8, 13, 21, 34, 60, 120],
-    registers: [this.registry],
-  });
+  readonly captureDuration = this.histogram(
+    'glimpse_capture_duration_seconds',
+    'Duration of one capture attempt (browser lease, navigation, screenshot, storage), in seconds.',
+    [0.25, 0.5, 1, 2, 3, 5, 8, 13, 21, 34, 60, 120],
+    ['status'],
+  );
 
   /** Jobs in each queue by Bull state; set by the collector registered by `QueueMetricsCollector`. */
-  readonly queueJobs = new Gauge({
-    name: 'glimpse_queue_jobs',
-    help: 'Jobs in each queue by state (waiting, active, delayed, failed, completed), read at scrape time.',
-    labelNames: ['queue', 'state'] as const,
-    registers: [this.registry],
-  });
+  readonly queueJobs = this.gauge(
+    'glimpse_queue_jobs',
+    'Jobs in each queue by state (waiting, active, delayed, failed, completed), read at scrape time.',
+    ['queue', 'state'],
+  );
 
   /**
    * Capture slots of this worker process (`CAPTURE_CONCURRENCY`), `busy` (a claimed job is being
    * captured or waits for the browser) or `free`; exported only by processes that run captures
    * (CONTRACT.md, "Tenancy: fair share and isolation": the autoscaler's signal).
    */
-  readonly workerSlots = new Gauge({
-    name: 'glimpse_worker_slots',
-    help: 'Capture slots of this worker process (CAPTURE_CONCURRENCY), by state (busy, free).',
-    labelNames: ['state'] as const,
-    registers: [this.registry],
-  });
+  readonly workerSlots = this.gauge(
+    'glimpse_worker_slots',
+    'Capture slots of this worker process (CAPTURE_CONCURRENCY), by state (busy, free).',
+    ['state'],
+  );
 
-  readonly browsersRunning = new Gauge({
-    name: 'glimpse_browsers_running',
-    help: 'Browser processes running in this process.',
-    registers: [this.registry],
-  });
+  readonly browsersRunning = this.gauge('glimpse_browsers_running', 'Browser processes running in this process.');
 
   /**
    * 1 when this process's browsers run with Chromium's sandbox, else 0: `CHROMIUM_SANDBOX=off`, a
    * sandbox that could not start (the worker then takes no work), or a process that runs no
    * browser (CONTRACT.md "Tenancy: fair share and isolation", "The browser"). Set by the browser pool.
    */
-  readonly browserSandbox = new Gauge({
-    name: 'glimpse_browser_sandbox',
-    help: "1 when this process's browsers run with Chromium's sandbox; 0 otherwise (CHROMIUM_SANDBOX=off, the sandbox could not start, or no browser runs here).",
-    registers: [this.registry],
-  });
+  readonly browserSandbox = this.gauge(
+    'glimpse_browser_sandbox',
+    "1 when this process's browsers run with Chromium's sandbox; 0 otherwise (CHROMIUM_SANDBOX=off, the sandbox could not start, or no browser runs here).",
+  );
 
-  readonly browserRestarts = new Counter({
-    name: 'glimpse_browser_restarts_total',
-    help: 'Browsers replaced, by reason (recycle: capture count reached; crash: disconnected or failed).',
-    labelNames: ['reason'] as const,
-    registers: [this.registry],
-  });
+  readonly browserRestarts = this.counter(
+    'glimpse_browser_restarts_total',
+    'Browsers replaced, by reason (recycle: capture count reached; crash: disconnected or failed).',
+    ['reason'],
+  );
 
-  readonly webhookAttempts = new Counter({
-    name: 'glimpse_webhook_attempts_total',
-    help: 'Webhook delivery attempts, by outcome (success: 2xx; http_error: other status; network_error: no answer).',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
+  readonly webhookAttempts = this.counter(
+    'glimpse_webhook_attempts_total',
+    'Webhook delivery attempts, by outcome (success: 2xx; http_error: other status; network_error: no answer).',
+    ['outcome'],
+  );
 
-  readonly quotaRejections = new Counter({
-    name: 'glimpse_quota_rejections_total',
-    help: 'Requests refused with 429 PLAN_QUOTA_EXCEEDED (monthly plan cap reached).',
-    registers: [this.registry],
-  });
+  readonly quotaRejections = this.counter(
+    'glimpse_quota_rejections_total',
+    'Requests refused with 429 PLAN_QUOTA_EXCEEDED (monthly plan cap reached).',
+  );
 
   /** Requests refused by the per-second rate of an API key (`RATE_LIMIT_PER_SECOND`). */
-  readonly rateLimited = new Counter({
-    name: 'glimpse_rate_limited_total',
-    help: 'Requests refused with 429 RATE_LIMITED (per-second rate of an API key).',
-    registers: [this.registry],
-  });
+  readonly rateLimited = this.counter(
+    'glimpse_rate_limited_total',
+    'Requests refused with 429 RATE_LIMITED (per-second rate of an API key).',
+  );
 
   /** Requests let through without the per-second rate check because Redis could not answer. */
-  readonly rateLimitSkipped = new Counter({
-    name: 'glimpse_rate_limit_skipped_total',
-    help: 'Requests let through without the per-second rate check because Redis could not answer.',
-    registers: [this.registry],
-  });
+  readonly rateLimitSkipped = this.counter(
+    'glimpse_rate_limit_skipped_total',
+    'Requests let through without the per-second rate check because Redis could not answer.',
+  );
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
@@ -128,6 +111,21 @@ export class Metrics {
       this.webhookAttempts.inc({ outcome }, 0);
     this.browsersRunning.set(0);
     this.browserSandbox.set(0);
+  }
+
+  /** A counter named `name` in this registry (docs/operations.md#metrics), with `labelNames` (none by default). */
+  private counter<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  /** A gauge named `name` in this registry, with `labelNames` (none by default). */
+  private gauge<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
+    return new Gauge({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  /** A histogram named `name` in this registry, with the upper bounds `buckets` (seconds) and `labelNames`. */
+  private histogram<L extends string>(name: string, help: string, buckets: number[], labelNames: readonly L[]): Histogram<L> {
+    return new Histogram({ name, help, buckets, labelNames, registers: [this.registry] });
   }
 
   /** Records one finished webhook attempt: `responseCode` null means the receiver never answered. */

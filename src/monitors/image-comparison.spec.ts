@@ -138,31 +138,13 @@ describe('images of more than 16,000,000 pixels', () => {
     }
   });
 
-  it('scales regions outwards to whole pixels', () => {
-    expect(scaleRegion({ x: 10, y: 20, width: 30, height: 40 }, 1, 1, { width: 100, height: 100 })).toEqual({
-      x: 10,
-      y: 20,
-      width: 30,
-      height: 40,
-    });
-    expect(scaleRegion({ x: 1000, y: 2000, width: 600, height: 400 }, 0.4, 0.4, { width: 4000, height: 4000 })).toEqual({
-      x: 400,
-      y: 800,
-      width: 240,
-      height: 160,
-    });
-    expect(scaleRegion({ x: 3, y: 3, width: 3, height: 3 }, 0.5, 0.5, { width: 5, height: 5 })).toEqual({
-      x: 1,
-      y: 1,
-      width: 2,
-      height: 2,
-    });
-    expect(scaleRegion({ x: 90, y: 0, width: 50, height: 10 }, 1, 1, { width: 100, height: 100 })).toEqual({
-      x: 90,
-      y: 0,
-      width: 10,
-      height: 10,
-    });
+  it.each([
+    [{ x: 10, y: 20, width: 30, height: 40 }, 1, { width: 100, height: 100 }, { x: 10, y: 20, width: 30, height: 40 }],
+    [{ x: 1000, y: 2000, width: 600, height: 400 }, 0.4, { width: 4000, height: 4000 }, { x: 400, y: 800, width: 240, height: 160 }],
+    [{ x: 3, y: 3, width: 3, height: 3 }, 0.5, { width: 5, height: 5 }, { x: 1, y: 1, width: 2, height: 2 }],
+    [{ x: 90, y: 0, width: 50, height: 10 }, 1, { width: 100, height: 100 }, { x: 90, y: 0, width: 10, height: 10 }],
+  ])('scales region %j by %d within %j outwards to whole pixels: %j', (region, scale, bounds, scaled) => {
+    expect(scaleRegion(region, scale, scale, bounds)).toEqual(scaled);
   });
 
   it('are downscaled: the diff image has at most 16,000,000 pixels, ratio, changed pixels and regions of the original', async () => {

@@ -1,6 +1,7 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import type { ImageRegion } from '../events/event-types';
 import { Monitor } from './monitor.entity';
+import { TimestampColumn } from '../common/timestamp-column';
 
 /** A check's states: `pending` while its capture runs and it is compared, then one of the four ends (CONTRACT.md, "Monitors"). */
 export const CHECK_STATUSES = ['pending', 'baseline', 'unchanged', 'changed', 'failed'] as const;
@@ -66,13 +67,13 @@ export class MonitorCheck {
   @Column({ type: 'text', nullable: true })
   error: string | null;
 
-  @Column({ name: 'created_at', type: 'timestamptz' })
+  @TimestampColumn('created_at')
   createdAt: Date;
 
   /** When a worker started comparing (a crashed comparison is taken again after a while). */
-  @Column({ name: 'compare_started_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('compare_started_at', { nullable: true })
   compareStartedAt: Date | null;
 
-  @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('completed_at', { nullable: true })
   completedAt: Date | null;
 }

@@ -2,6 +2,7 @@ import { Column, Entity, Index } from 'typeorm';
 import { KeyOwnedWork } from '../auth/key-owned-work.entity';
 import type { CaptureOptionsInput } from '../capture/capture-options';
 import type { ImageRegion } from '../events/event-types';
+import { TimestampColumn } from '../common/timestamp-column';
 
 /** Why a monitor does not run (CONTRACT.md, "Monitors"); null while it runs. */
 export const PAUSED_REASONS = ['manual', 'failing', 'key_revoked'] as const;
@@ -64,17 +65,17 @@ export class Monitor extends KeyOwnedWork {
   @Column({ name: 'baseline_check_id', type: 'varchar', length: 40, nullable: true })
   baselineCheckId: string | null;
 
-  @Column({ name: 'created_at', type: 'timestamptz' })
+  @TimestampColumn('created_at')
   createdAt: Date;
 
-  @Column({ name: 'updated_at', type: 'timestamptz' })
+  @TimestampColumn('updated_at')
   updatedAt: Date;
 
-  @Column({ name: 'last_check_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('last_check_at', { nullable: true })
   lastCheckAt: Date | null;
 
   /** When the next scheduled check is due; null while paused. */
-  @Column({ name: 'next_check_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('next_check_at', { nullable: true })
   nextCheckAt: Date | null;
 
   @Column({ name: 'consecutive_failures', type: 'int', default: 0 })

@@ -1,17 +1,10 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import {
-  ApiAcceptedResponse,
-  ApiBody,
-  ApiCreatedResponse,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiParam,
-  ApiTags,
-} from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiKeyAuth, CurrentApiKey } from '../auth/current-api-key.decorator';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
+import { ApiDeleteRoute, ApiGetRoute, ApiPlanLimitedCreateErrors, CHANGE_ERRORS } from '../common/api-resource-routes.decorator';
+import { PROFILE_USE_400 } from '../profiles/profile-errors';
 import { CursorPageQueryDto } from '../common/cursor-page-query.dto';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import {
@@ -63,12 +56,6 @@ const CHECK_EXAMPLE: MonitorCheckDto = {
 };
 
 const MONITOR_ID = ApiParam({ name: 'id', description: 'Monitor id (`mon_…`)', example: MONITOR_EXAMPLE.id });
-const PLAN_LIMIT = {
-  status: 403 as const,
-  codes: ['PLAN_LIMIT_REACHED' as const],
-  description: 'The account already has as many monitors as its plan allows (free 3, starter 50, pro 500)',
-};
-
 /** Monitors: scheduled captures compared with the previous image (CONTRACT.md, "Monitors"). */
 @ApiTags('monitors')
 @ApiKeyAuth()
@@ -103,7 +90,7 @@ export class MonitorsController {
     },
   })
   @ApiCreatedResponse({ type: MonitorDto, description: 'Created', example: MONITOR_EXAMPLE })
-  @ApiErrorResponses(400, 401, PLAN_LIMIT, 413, 415, 500)
+  @ApiPlanLimitedCreateErrors('monitors as its plan allows (free 3, starter 50, pro 500)', PROFILE_USE_400, 404)
   create(@CurrentApiKey() caller: AuthenticatedKey, @Body() dto: CreateMonitorDto): Promise<MonitorDto> {
     return this.monitors.create(caller, dto);
   }
@@ -120,15 +107,15 @@ export class MonitorsController {
     return this.monitors.list(caller, query);
   }
 
-  @Get(':id')
-  @MONITOR_ID
-  @ApiOperation({
-    operationId: 'getMonitor',
-    summary: 'Get a monitor',
-    description: 'The monitor with its schedule state (`nextCheckAt`, `lastCheckAt`), failure count and last change.',
-  })
-  @ApiOkResponse({ type: MonitorDto, description: 'The monitor', example: MONITOR_EXAMPLE })
-  @ApiErrorResponses(401, 404, 500)
+  @ApiGetRoute(
+    MONITOR_ID,
+    {
+      operationId: 'getMonitor',
+      summary: 'Get a monitor',
+      description: 'The monitor with its schedule state (`nextCheckAt`, `lastCheckAt`), failure count and last change.',
+    },
+    { type: MonitorDto, description: 'The monitor', example: MONITOR_EXAMPLE },
+  )
   get(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string): Promise<MonitorDto> {
     return this.monitors.get(caller, id);
   }
@@ -140,21 +127,21 @@ export class MonitorsController {
     summary: 'Change a monitor',
     description:
       'Takes any field of the create body. `enabled: false` pauses the monitor (`pausedReason: "manual"`); `true` resumes it, clears its failure ' +
-      'count and makes a check due now. Capture options given replace the monitor’s one by one, `diff` fields likewise; `schedule` is replaced whole.',
+      'count and makes a check due now. Capture options given replace the monitor’s one by one (null removes one, e.g. `profile`), `diff` fields ' +
+      'likewise; `schedule` is replaced whole.',
   })
   @ApiBody({ type: UpdateMonitorDto, examples: { pause: { summary: 'Pause', value: { enabled: false } } } })
   @ApiOkResponse({ type: MonitorDto, description: 'The monitor', example: MONITOR_EXAMPLE })
-  @ApiErrorResponses(400, 401, 404, 413, 415, 500)
+  @ApiErrorResponses(PROFILE_USE_400, 401, 404, 413, 415, 500)
   update(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string, @Body() dto: UpdateMonitorDto): Promise<MonitorDto> {
     return this.monitors.update(caller, id, dto);
   }
 
-  @Delete(':id')
-  @HttpCode(204)
-  @MONITOR_ID
-  @ApiOperation({ operationId: 'deleteMonitor', summary: 'Delete a monitor', description: 'Deletes the monitor and its checks.' })
-  @ApiNoContentResponse({ description: 'Deleted' })
-  @ApiErrorResponses(401, 404, 500)
+  @ApiDeleteRoute(MONITOR_ID, {
+    operationId: 'deleteMonitor',
+    summary: 'Delete a monitor',
+    description: 'Deletes the monitor and its checks.',
+  })
   remove(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string): Promise<void> {
     return this.monitors.remove(caller, id);
   }
@@ -190,7 +177,7 @@ export class MonitorsController {
     description: 'The monitor',
     example: { ...MONITOR_EXAMPLE, baseline: 'pinned', baselineCheckId: CHECK_EXAMPLE.id },
   })
-  @ApiErrorResponses(400, 401, 404, 413, 415, 500)
+  @ApiErrorResponses(...CHANGE_ERRORS)
   pinBaseline(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string, @Body() dto: PinBaselineDto): Promise<MonitorDto> {
     return this.monitors.pinBaseline(caller, id, dto);
   }

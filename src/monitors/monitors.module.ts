@@ -6,6 +6,7 @@ import { EgressModule } from '../egress/egress.module';
 import { EventsModule } from '../events/events.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { MONITOR_QUEUE } from '../queue/queues';
+import { ProfilesModule } from '../profiles/profiles.module';
 import { ScreenshotsModule } from '../screenshots/screenshots.module';
 import { StorageModule } from '../storage/storage.module';
 import { ImageComparePool } from './image-compare-pool';
@@ -27,6 +28,7 @@ import { MonitorsService } from './monitors.service';
     EventsModule,
     IdempotencyModule,
     ScreenshotsModule,
+    ProfilesModule,
     StorageModule,
   ],
   controllers: [MonitorsController],

@@ -7,9 +7,11 @@ import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { CAPTURE_LIMITS, captureOptionConflicts, CaptureOptionsInput, givenCaptureOptions } from '../capture/capture-options';
 import { ApiError, FieldError } from '../common/api-error';
+import { decodeCursor, encodeCursor } from '../common/cursor';
+import { ProfilesService } from '../profiles/profiles.service';
 import { Clock } from '../common/clock';
 import { CursorPageQueryDto } from '../common/cursor-page-query.dto';
-import { isId, newId } from '../common/ids';
+import { newId } from '../common/ids';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { SsrfGuard } from '../egress/ssrf-guard';
 import {
@@ -59,17 +61,20 @@ export class MonitorsService {
     private readonly ssrfGuard: SsrfGuard,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly profiles: ProfilesService,
   ) {}
 
   /**
    * Creates a monitor for `caller`'s API key, its first check due now (unless created paused). Throws
-   * 400 `VALIDATION_FAILED` (options, schedule, diff), 400 `TARGET_NOT_ALLOWED`, 403
+   * 400 `VALIDATION_FAILED` (options, schedule, diff), 400 `TARGET_NOT_ALLOWED`, 404 `NOT_FOUND` and 400
+   * `PROFILE_DOMAIN_NOT_ALLOWED` for a `profile` ({@link ProfilesService.assertUsable}), 403
    * `PLAN_LIMIT_REACHED` (`details: { resource: "monitors", limit, plan }`).
    */
   async create(caller: AuthenticatedKey, dto: CreateMonitorDto): Promise<MonitorDto> {
     const now = this.clock.now();
     const { options, schedule, diff } = this.validated(dto, null, now);
     await this.ssrfGuard.assertAllowed(dto.url);
+    await this.profiles.assertUsable(caller.accountId, [{ profile: options.profile, url: dto.url, prefix: '' }]);
     const enabled = dto.enabled ?? true;
     return this.monitors.manager.transaction(async (manager) => {
       await assertBelowPlanLimit(manager, caller.accountId, 'monitors', MONITORS_SQL);
@@ -106,7 +111,7 @@ export class MonitorsService {
       .orderBy('m.created_at', 'DESC')
       .addOrderBy('m.id', 'DESC')
       .take(limit + 1);
-    if (query.cursor !== undefined) qb.andWhere('(m.created_at, m.id) < (:createdAt, :id)', cursorOf(query.cursor, 'monitor'));
+    if (query.cursor !== undefined) qb.andWhere('(m.created_at, m.id) < (:createdAt, :id)', decodeCursor(query.cursor, 'monitor'));
     const rows = await qb.getMany();
     const page = rows.slice(0, limit);
     return { data: page.map((m) => this.toDto(m)), nextCursor: rows.length > limit ? encodeCursor(page[page.length - 1]) : null };
@@ -132,6 +137,7 @@ export class MonitorsService {
     const now = this.clock.now();
     const { options, schedule, diff } = this.validated(dto, monitor, now);
     if (dto.url !== undefined) await this.ssrfGuard.assertAllowed(dto.url);
+    await this.profiles.assertUsable(caller.accountId, [{ profile: options.profile, url: dto.url ?? monitor.url, prefix: '' }]);
     const changes: Partial<Monitor> = { options, schedule, diff, updatedAt: now };
     if (dto.url !== undefined) changes.url = dto.url;
     if (dto.description !== undefined) changes.description = dto.description;
@@ -198,7 +204,7 @@ export class MonitorsService {
       .orderBy('c.created_at', 'DESC')
       .addOrderBy('c.id', 'DESC')
       .take(limit + 1);
-    if (query.cursor !== undefined) qb.andWhere('(c.created_at, c.id) < (:createdAt, :id)', cursorOf(query.cursor, 'monitorCheck'));
+    if (query.cursor !== undefined) qb.andWhere('(c.created_at, c.id) < (:createdAt, :id)', decodeCursor(query.cursor, 'monitorCheck'));
     const rows = await qb.getMany();
     const page = rows.slice(0, limit);
     return { data: page.map((c) => this.checkDto(c)), nextCursor: rows.length > limit ? encodeCursor(page[page.length - 1]) : null };
@@ -275,7 +281,10 @@ export class MonitorsService {
   private validated(dto: UpdateMonitorDto, current: Monitor | null, now: Date): Pick<Monitor, 'options' | 'schedule' | 'diff'> {
     const given = givenCaptureOptions(dto as CaptureOptionsInput) as Record<string, unknown>;
     const own = Object.fromEntries(Object.entries(given).filter(([name]) => (MONITOR_OPTION_NAMES as string[]).includes(name)));
-    const options = { ...(current?.options ?? {}), ...own } as CaptureOptionsInput;
+    const merged = { ...(current?.options ?? {}), ...own } as Record<string, unknown>;
+    // A capture option given as null is removed from the monitor (absent keeps it): how a PATCH drops a `profile`.
+    for (const name of MONITOR_OPTION_NAMES) if ((dto as Record<string, unknown>)[name] === null) delete merged[name];
+    const options = merged as CaptureOptionsInput;
     const errors: FieldError[] = [];
     if (options.format !== undefined && !COMPARABLE_FORMATS.includes(options.format)) {
       errors.push({ field: 'format', message: `must be one of ${COMPARABLE_FORMATS.join(', ')} for a monitor` });
@@ -309,18 +318,4 @@ export class MonitorsService {
 /** `diff` fields that were given. */
 function definedOf(diff: DiffInput): Partial<MonitorDiffSettings> {
   return Object.fromEntries(Object.entries(diff).filter(([, v]) => v !== undefined)) as Partial<MonitorDiffSettings>;
-}
-
-function encodeCursor(row: { createdAt: Date; id: string }): string {
-  return Buffer.from(`${row.createdAt.toISOString()}|${row.id}`).toString('base64url');
-}
-
-/** The position a cursor names; throws 400 `VALIDATION_FAILED` naming `cursor` when it is not one issued here. */
-function cursorOf(cursor: string, kind: 'monitor' | 'monitorCheck'): { createdAt: Date; id: string } {
-  const [iso, id, extra] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  const createdAt = new Date(iso ?? '');
-  if (extra !== undefined || !id || !isId(kind, id) || Number.isNaN(createdAt.getTime())) {
-    throw ApiError.validation([{ field: 'cursor', message: 'must be a nextCursor returned by this endpoint' }]);
-  }
-  return { createdAt, id };
 }

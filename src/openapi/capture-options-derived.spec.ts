@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { CAPTURE_FLAGS, RUN_FLAGS } from '../../openapi/sdk-typescript/src/cli-options';
 import {
   CAPTURE_OPTION_NAMES,
+  UPLOAD_OPTION_NAMES,
   captureOptionJsonSchema,
   CaptureOptionName,
   captureOptionSpec,
@@ -50,7 +51,8 @@ describe('derived from the table', () => {
         p.slice(1),
       );
     expect(documented(CreateScreenshotDto)).toEqual(expect.arrayContaining(CAPTURE_OPTION_NAMES));
-    expect(documented(UploadScreenshotDto)).toEqual(expect.arrayContaining(CAPTURE_OPTION_NAMES));
+    expect(documented(UploadScreenshotDto)).toEqual(expect.arrayContaining(UPLOAD_OPTION_NAMES));
+    expect(documented(UploadScreenshotDto)).not.toContain('profile');
     expect(
       documented(CreateRunDto)
         .filter((p) => CAPTURE_OPTION_NAMES.includes(p as CaptureOptionName))
@@ -70,12 +72,12 @@ describe('derived from the table', () => {
 
   it('upload form fields arrive as text and become the option values', () => {
     const form: Record<string, string> = {};
-    for (const name of CAPTURE_OPTION_NAMES) {
+    for (const name of UPLOAD_OPTION_NAMES) {
       const example = captureOptionSpec(name).example;
       form[name] = typeof example === 'string' ? example : JSON.stringify(example);
     }
     const dto = plainToInstance(UploadScreenshotDto, form) as Record<string, unknown>;
-    for (const name of CAPTURE_OPTION_NAMES) expect(dto[name]).toEqual(captureOptionSpec(name).example);
+    for (const name of UPLOAD_OPTION_NAMES) expect(dto[name]).toEqual(captureOptionSpec(name).example);
   });
 
   it('the OpenAPI document states every option once, with its doc, default and example: CaptureOptions, its session part SessionOptions', () => {
@@ -111,8 +113,10 @@ describe('derived from the table', () => {
     // What a body does not take is refused there: a monitor takes no pdf, cache or extract.
     for (const name of ['pdf', 'cache', 'cacheTtl', 'extract', 'markdownMode', 'storage', 'upload'])
       expect(schemas.CreateMonitorDto.properties[name]).toBe(false);
+    // An upload takes no profile (CONTRACT.md, "Browser profiles": uploads excepted).
+    for (const name of ['profile', 'profileCheck']) expect(schemas.UploadScreenshotFormDto.properties[name]).toBe(false);
     expect(Object.keys(schemas.CreateScreenshotDto.properties)).toEqual(['url']);
-    expect(Object.keys(schemas.CreateRunDto.properties).sort()).toEqual(['steps', 'timeoutMs', 'url', 'video']);
+    expect(Object.keys(schemas.CreateRunDto.properties).sort()).toEqual(['saveProfile', 'steps', 'timeoutMs', 'url', 'video']);
   });
 
   it('the MCP tools take every option (take_screenshot) and the session options (run_browser_session) with the same JSON Schema', () => {

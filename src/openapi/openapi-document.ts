@@ -27,6 +27,9 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   storage:
     'Storage destinations: your own S3-compatible buckets that results are uploaded to (capture option `storage`), credentials stored sealed ' +
     'and never returned; or a presigned PUT URL per capture (capture option `upload`).',
+  profiles:
+    'Browser profiles: saved logged-in browser states (cookies and local storage, Playwright storage state) bound to their domains, sealed at ' +
+    'rest and never returned; captures, monitors, render links and runs start with one (option `profile`), and a run records one (`saveProfile`).',
 };
 
 const DESCRIPTION = [

@@ -162,4 +162,16 @@ export const WEBHOOK_EVENT_EXAMPLES: { readonly [K in EventType]: EventEnvelope<
       error: 'the start URL could not be read: net::ERR_CONNECTION_REFUSED',
     },
   },
+  'profile.expired': {
+    id: 'evt_9qR5yX2wC9oS4tM7dA8iU3nL',
+    type: 'profile.expired',
+    createdAt: '2026-11-25T12:00:00.000Z',
+    data: {
+      profileId: 'prf_4fQx9LmZ2pRt7YvB1nKc3sDw',
+      name: 'Staging admin',
+      screenshotId: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4',
+      url: 'https://app.example.com/dashboard',
+      selector: '#account-menu',
+    },
+  },
 };

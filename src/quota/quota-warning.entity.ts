@@ -1,5 +1,6 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { ApiKey } from '../auth/api-key.entity';
+import { TimestampColumn } from '../common/timestamp-column';
 
 /**
  * A `quota.warning` sent (or being sent) for one key, month and threshold. Its primary key is what
@@ -24,6 +25,6 @@ export class QuotaWarning {
   apiKey?: ApiKey;
 
   /** From the service clock. */
-  @Column({ name: 'created_at', type: 'timestamptz' })
+  @TimestampColumn('created_at')
   createdAt: Date;
 }

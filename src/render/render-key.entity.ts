@@ -1,5 +1,6 @@
 import { Column, Entity, Index } from 'typeorm';
 import { KeyOwnedWork } from '../auth/key-owned-work.entity';
+import { TimestampColumn } from '../common/timestamp-column';
 
 /**
  * A key that signs render links (CONTRACT.md, "Render links"). It belongs to the API key that created
@@ -26,9 +27,9 @@ export class RenderKey extends KeyOwnedWork {
   previousSecretSealed: string | null;
 
   /** Until when {@link previousSecretSealed} signs; null when there is none. */
-  @Column({ name: 'previous_secret_expires_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('previous_secret_expires_at', { nullable: true })
   previousSecretExpiresAt: Date | null;
 
-  @Column({ name: 'created_at', type: 'timestamptz' })
+  @TimestampColumn('created_at')
   createdAt: Date;
 }

@@ -1,8 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiKeyAuth, CurrentApiKey } from '../auth/current-api-key.decorator';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
+import { ApiDeleteRoute, ApiListRoute, ApiPlanLimitedCreateErrors, CHANGE_ERRORS } from '../common/api-resource-routes.decorator';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import { CreatedRenderKeyDto, CreateRenderKeyDto, RenderKeyListDto, RotatedRenderKeyDto, RotateRenderKeyDto } from './dto/render-key.dto';
 import { RenderKeysService } from './render-keys.service';
@@ -47,30 +48,19 @@ export class RenderKeysController {
     description: 'Created; `secret` is shown only here',
     example: { ...KEY_EXAMPLE, secret: SECRET_EXAMPLE },
   })
-  @ApiErrorResponses(
-    400,
-    401,
-    {
-      status: 403,
-      codes: ['PLAN_LIMIT_REACHED'],
-      description: 'The account already has as many render keys as its plan allows (free 2, starter 10, pro 50)',
-    },
-    413,
-    415,
-    500,
-  )
+  @ApiPlanLimitedCreateErrors('render keys as its plan allows (free 2, starter 10, pro 50)')
   createRenderKey(@CurrentApiKey() caller: AuthenticatedKey, @Body() dto: CreateRenderKeyDto): Promise<CreatedRenderKeyDto> {
     return this.renderKeys.create(caller, dto);
   }
 
-  @Get()
-  @ApiOperation({
-    operationId: 'listRenderKeys',
-    summary: 'List render keys',
-    description: "The account's render keys, oldest first, without secrets.",
-  })
-  @ApiOkResponse({ type: RenderKeyListDto, description: 'The render keys', example: { data: [KEY_EXAMPLE] } })
-  @ApiErrorResponses(401, 500)
+  @ApiListRoute(
+    {
+      operationId: 'listRenderKeys',
+      summary: 'List render keys',
+      description: "The account's render keys, oldest first, without secrets.",
+    },
+    { type: RenderKeyListDto, description: 'The render keys', example: { data: [KEY_EXAMPLE] } },
+  )
   listRenderKeys(@CurrentApiKey() caller: AuthenticatedKey): Promise<RenderKeyListDto> {
     return this.renderKeys.list(caller);
   }
@@ -99,7 +89,7 @@ export class RenderKeysController {
     description: 'The new secret, shown only here',
     example: { id: KEY_EXAMPLE.id, secret: SECRET_EXAMPLE },
   })
-  @ApiErrorResponses(400, 401, 404, 413, 415, 500)
+  @ApiErrorResponses(...CHANGE_ERRORS)
   rotateRenderKey(
     @CurrentApiKey() caller: AuthenticatedKey,
     @Param('id') id: string,
@@ -108,16 +98,11 @@ export class RenderKeysController {
     return this.renderKeys.rotate(caller, id, dto);
   }
 
-  @Delete(':id')
-  @HttpCode(204)
-  @KEY_ID
-  @ApiOperation({
+  @ApiDeleteRoute(KEY_ID, {
     operationId: 'deleteRenderKey',
     summary: 'Delete a render key',
     description: 'Deletes the key; its links answer 401 `INVALID_SIGNATURE` at once.',
   })
-  @ApiNoContentResponse({ description: 'Deleted' })
-  @ApiErrorResponses(401, 404, 500)
   deleteRenderKey(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string): Promise<void> {
     return this.renderKeys.remove(caller, id);
   }

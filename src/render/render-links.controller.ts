@@ -69,7 +69,7 @@ export class RenderLinksController {
   })
   @ApiResponse({ status: 304, description: 'The `If-None-Match` entity tag still matches', headers: FILE_HEADERS })
   @ApiErrorResponses(
-    { status: 400, codes: ['VALIDATION_FAILED', 'TARGET_NOT_ALLOWED'] },
+    { status: 400, codes: ['VALIDATION_FAILED', 'TARGET_NOT_ALLOWED', 'PROFILE_DOMAIN_NOT_ALLOWED'] },
     {
       status: 401,
       codes: ['INVALID_SIGNATURE'],
@@ -80,7 +80,11 @@ export class RenderLinksController {
       codes: ['RENDER_LINK_EXPIRED', 'HOST_NOT_ALLOWED'],
       description: "The link expired, or its host is outside the render key's allowedHosts",
     },
-    { status: 404, codes: ['NOT_FOUND'], description: 'Not a render link path (`{renderKeyId}.{png|jpeg|webp|pdf}`)' },
+    {
+      status: 404,
+      codes: ['NOT_FOUND'],
+      description: "Not a render link path (`{renderKeyId}.{png|jpeg|webp|pdf}`), or a `profile` that is not the render key's account's",
+    },
     414,
     { status: 422, codes: ['CAPTURE_FAILED'], description: 'The capture failed (answered again for 60 s without a new job)' },
     429,

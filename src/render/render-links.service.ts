@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
-import { captureCacheKey, isFreshCapture, resolveCaptureOptions } from '../capture/capture-options';
+import { captureCacheKey, CaptureOptions, isFreshCapture, resolveCaptureOptions } from '../capture/capture-options';
+import { ProfilesService } from '../profiles/profiles.service';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { newId } from '../common/ids';
@@ -16,7 +17,7 @@ import { ResultFileInfo, ResultFilesService } from '../storage/result-files.serv
 import { RENDER_LINK_REFUSED_OPTIONS, RenderLinkOptionsDto } from './dto/render-link.dto';
 import type { VerifiedRenderLink } from './render-link.guard';
 import { RecentCache } from './recent-cache';
-import { hostAllowed } from './render-signature';
+import { hostAllowed } from '../common/host-patterns';
 
 /** How long a render link's capture stays fresh by default, s (CONTRACT.md, "Render links"). */
 export const RENDER_LINK_CACHE_TTL_S = 86_400;
@@ -48,6 +49,8 @@ export interface RenderedFile {
 /** A link's options as validated once: the capture input, its cache key and freshness, and the host. */
 interface PreparedLink {
   input: CreateScreenshotDto;
+  options: CaptureOptions;
+  /** The cache key without a profile's state version (a link with `profile` adds it per request: {@link RenderLinksService.cacheKeyOf}). */
   cacheKey: string;
   ttlS: number;
   host: string;
@@ -86,6 +89,7 @@ export class RenderLinksService {
     private readonly files: ResultFilesService,
     private readonly waiter: WorkEndWaiter,
     private readonly clock: Clock,
+    private readonly profiles: ProfilesService,
   ) {}
 
   /**
@@ -96,9 +100,11 @@ export class RenderLinksService {
    * throughput, {@link ScreenshotsService.retryAfterS}) when the render outlasts `RENDER_WAIT_MS`.
    */
   async render(caller: AuthenticatedKey, link: VerifiedRenderLink): Promise<RenderedFile> {
-    const { input, cacheKey, ttlS, host } = await this.prepare(link);
+    const prepared = await this.prepare(link);
+    const { input, ttlS, host } = prepared;
     if (!hostAllowed(host, link.allowedHosts))
       throw new ApiError(ErrorCode.HOST_NOT_ALLOWED, 403, `This render key may not capture ${host}`);
+    const cacheKey = await this.cacheKeyOf(caller, prepared);
     const hit = await this.cached(caller.accountId, cacheKey, ttlS);
     if (hit) return { ...hit, cache: 'HIT' };
 
@@ -133,6 +139,7 @@ export class RenderLinksService {
     const options = resolveCaptureOptions(input);
     const prepared = {
       input,
+      options,
       cacheKey: captureCacheKey(dto.url, options),
       ttlS: options.cacheTtlS,
       host: new URL(dto.url).hostname.toLowerCase(),
@@ -140,6 +147,18 @@ export class RenderLinksService {
     // Pure in the link's parameters: kept as long as it stays among the recent ones.
     this.prepared.set(memoKey, prepared, now + 3_600_000);
     return prepared;
+  }
+
+  /**
+   * The link's cache key for `caller`: as prepared, or with a `profile` (CONTRACT.md, "Browser
+   * profiles") its current state version added, after checking that the profile is the account's
+   * (404 `NOT_FOUND`) and covers the link's host (400 `PROFILE_DOMAIN_NOT_ALLOWED`).
+   */
+  private async cacheKeyOf(caller: AuthenticatedKey, prepared: PreparedLink): Promise<string> {
+    const { input, options } = prepared;
+    if (!input.profile) return prepared.cacheKey;
+    const [version] = await this.profiles.assertUsable(caller.accountId, [{ profile: input.profile, url: input.url, prefix: '' }]);
+    return captureCacheKey(input.url, options, version);
   }
 
   /**

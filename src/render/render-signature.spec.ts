@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { canonicalQuery, hostAllowed, parseRawQuery, renderSignature, rfc3986, signaturesMatch } from './render-signature';
+import { hostAllowed } from '../common/host-patterns';
+import { canonicalQuery, parseRawQuery, renderSignature, rfc3986, signaturesMatch } from './render-signature';
 
 describe('render link signatures (CONTRACT.md, "Render links")', () => {
   it('percent-encodes as RFC 3986: unreserved kept, every other UTF-8 byte %XX upper-case', () => {

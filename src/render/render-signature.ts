@@ -60,19 +60,6 @@ export function parseRawQuery(raw: string): [string, string][] | null {
 }
 
 /**
- * Whether `host` (lower case, no port) matches one of `patterns` (CONTRACT.md, "Render links",
- * `allowedHosts`): an exact name, or `*.example.com` for any subdomain of example.com but not the apex.
- * An empty list allows every host.
- */
-export function hostAllowed(host: string, patterns: string[]): boolean {
-  if (!patterns.length) return true;
-  const name = host.toLowerCase().replace(/\.$/, '');
-  return patterns.some((pattern) =>
-    pattern.startsWith('*.') ? name.endsWith(pattern.slice(1)) && name.length > pattern.length - 1 : name === pattern,
-  );
-}
-
-/**
  * A signed render link (CONTRACT.md, "Render links"): `{baseUrl}/v1/render/{renderKeyId}.{format}?
  * {canonical query}&signature=…` for `params` (option name → text value, `url` and `expires`
  * included), signed with `secret`.

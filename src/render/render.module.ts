@@ -8,12 +8,13 @@ import { RenderKeysService } from './render-keys.service';
 import { RenderLinkGuard } from './render-link.guard';
 import { RenderLinksController } from './render-links.controller';
 import { RenderLinksService } from './render-links.service';
+import { ProfilesModule } from '../profiles/profiles.module';
 import { ScreenshotsModule } from '../screenshots/screenshots.module';
 import { StorageModule } from '../storage/storage.module';
 
 /** Render keys and render links (CONTRACT.md, "Render links"). */
 @Module({
-  imports: [TypeOrmModule.forFeature([RenderKey]), AuthModule, IdempotencyModule, ScreenshotsModule, StorageModule],
+  imports: [TypeOrmModule.forFeature([RenderKey]), AuthModule, IdempotencyModule, ScreenshotsModule, StorageModule, ProfilesModule],
   controllers: [RenderKeysController, RenderLinksController],
   providers: [RenderKeysService, RenderLinksService, RenderLinkGuard],
   exports: [RenderKeysService, RenderLinksService],

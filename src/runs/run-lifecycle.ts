@@ -14,7 +14,15 @@ import { Run, RunStatus } from './run.entity';
 export type RunEnding = Partial<
   Pick<
     Run,
-    'finalUrl' | 'pageTitle' | 'videoFile' | 'consoleErrorCount' | 'networkErrorCount' | 'consoleErrors' | 'networkErrors' | 'stepResults'
+    | 'finalUrl'
+    | 'pageTitle'
+    | 'videoFile'
+    | 'consoleErrorCount'
+    | 'networkErrorCount'
+    | 'consoleErrors'
+    | 'networkErrors'
+    | 'stepResults'
+    | 'savedProfileId'
   >
 > &
   ({ status: 'completed' } | { status: 'failed'; finalizationError: string; failure: NonNullable<Run['failure']> });

@@ -1,9 +1,11 @@
 import { Column, Entity, Index } from 'typeorm';
 import { KeyOwnedWork } from '../auth/key-owned-work.entity';
 import type { SessionOptions } from '../capture/capture-options';
+import type { SaveProfileInput } from '../profiles/dto/profile.dto';
 import type { ConsoleErrorEntry, NetworkErrorEntry } from './page-errors';
 import type { FailureStage, StepOutcome } from './run-session';
 import type { RunStep } from './run-steps';
+import { TimestampColumn } from '../common/timestamp-column';
 
 /** Run states (CONTRACT.md, "Browser session runs"): `pending` → `running` → `completed` | `failed`, never back. */
 export const RUN_STATUSES = ['pending', 'running', 'completed', 'failed'] as const;
@@ -37,6 +39,14 @@ export class Run extends KeyOwnedWork {
 
   @Column({ type: 'boolean' })
   video: boolean;
+
+  /** Where the context's state goes when the run completes (CONTRACT.md, "Browser profiles": `saveProfile`); null: nowhere. */
+  @Column({ name: 'save_profile', type: 'jsonb', nullable: true })
+  saveProfile: SaveProfileInput | null;
+
+  /** The profile the completed run stored its state into; null until then, or without `saveProfile`. */
+  @Column({ name: 'saved_profile_id', type: 'varchar', length: 40, nullable: true })
+  savedProfileId: string | null;
 
   /** The run's budget, ms. */
   @Column({ name: 'timeout_ms', type: 'int' })
@@ -83,19 +93,19 @@ export class Run extends KeyOwnedWork {
   attempts: number;
 
   /** Set by `POST /v1/runs/:id/cancel` while the run is running; the worker ends it. */
-  @Column({ name: 'cancel_requested_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('cancel_requested_at', { nullable: true })
   cancelRequestedAt: Date | null;
 
-  @Column({ name: 'created_at', type: 'timestamptz' })
+  @TimestampColumn('created_at')
   createdAt: Date;
 
-  @Column({ name: 'started_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('started_at', { nullable: true })
   startedAt: Date | null;
 
-  @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('completed_at', { nullable: true })
   completedAt: Date | null;
 
   /** When the video and step screenshots were deleted (past `RESULT_TTL_DAYS`). */
-  @Column({ name: 'results_deleted_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('results_deleted_at', { nullable: true })
   resultsDeletedAt: Date | null;
 }

@@ -16,6 +16,8 @@ import { RunEnding, RunLifecycle, skippedSteps } from './run-lifecycle';
 import { withSecrets } from './run-steps';
 import { openRunValues } from './sealed-run-values';
 import { SecretCipher } from '../common/secret-cipher';
+import { ProfileSaveError, ProfilesService } from '../profiles/profiles.service';
+import type { StorageState } from '../profiles/storage-state';
 import { Run } from './run.entity';
 import { MAX_RUN_YIELDS } from './run-work';
 
@@ -82,6 +84,7 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly cipher: SecretCipher,
     private readonly notifications: WorkEndWaiter,
+    private readonly profiles: ProfilesService,
   ) {
     super();
   }
@@ -164,18 +167,25 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
     const safetyPoll = setInterval(() => cancelWatch.listening() || readCancel(), CANCEL_SAFETY_POLL_MS);
     try {
       const sensitiveValues = openRunValues(this.cipher, payload);
+      const { profile } = run.options;
+      const storageState = profile
+        ? await this.write(`read the profile of ${run.id}`, () => this.profiles.stateFor(run.accountId, profile))
+        : null;
+      if (profile && !storageState) throw new SessionSetupError(`profile ${profile} no longer exists`);
+      // The state the session ends with, read before the context closes, for `saveProfile`.
+      let finalState: StorageState | null = null;
       const outcome = await this.pool.withLease(
         {
           budgetMs: run.timeoutMs + this.config.captureTimeoutMs,
           graceMs: RUN_LEASE_GRACE_MS,
-          context: sessionContextOptions(run.options),
+          context: { ...sessionContextOptions(run.options), ...(storageState ? { storageState } : {}) },
           upstreamProxy: run.options.proxy,
         },
         async (lease) => {
           await this.session.apply(lease, run.options, run.url).catch((err: Error) => {
             throw new SessionSetupError(`cookies could not be set: ${err.message.split('\n')[0].replace(/^[a-zA-Z.]+: /, '')}`);
           });
-          return runSession(
+          const ended = await runSession(
             lease.page,
             {
               url: run.url,
@@ -193,9 +203,11 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
               egress: this.proxy,
             },
           );
+          if (run.saveProfile && !ended.failure) finalState = await lease.context.storageState().catch(() => null);
+          return ended;
         },
       );
-      return await this.finalize(run, outcome);
+      return await this.finalize(run, outcome, finalState);
     } catch (err) {
       return this.browserFailure(run, err);
     } finally {
@@ -214,8 +226,13 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
     return this.lifecycle.failStranded(payload.runId);
   }
 
-  /** Stores the video (the screenshots are stored as they are taken) and decides how the run ends. */
-  private async finalize(run: Run, outcome: RunSessionOutcome): Promise<RunEnding> {
+  /**
+   * Stores the video (the screenshots are stored as they are taken) and decides how the run ends; a
+   * run that would complete with `saveProfile` first stores `finalState` into its profile
+   * (CONTRACT.md, "Browser profiles": recording a login), and fails at stage `finalize` when that
+   * cannot be done (state unreadable, profile deleted, plan limit, over 1 MiB).
+   */
+  private async finalize(run: Run, outcome: RunSessionOutcome, finalState: StorageState | null): Promise<RunEnding> {
     let videoFile: string | null = null;
     let finalizeError: string | null = null;
     if (outcome.video) {
@@ -241,6 +258,11 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
       networkErrors: outcome.networkErrors,
       stepResults: outcome.steps,
     };
+    if (run.saveProfile && !outcome.failure && !finalizeError) {
+      const saved = await this.saveProfile(run, finalState);
+      if ('error' in saved) finalizeError = saved.error;
+      else Object.assign(artifacts, { savedProfileId: saved.profileId });
+    }
     const failure: RunFailure | null =
       outcome.failure ?? (finalizeError ? { stage: 'finalize', stepIndex: null, message: finalizeError } : null);
     if (!failure) return { status: 'completed', ...artifacts };
@@ -250,6 +272,19 @@ export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, Run
       finalizationError: failure.message,
       failure: { stage: failure.stage, stepIndex: failure.stepIndex },
     };
+  }
+
+  /** Stores a completed session's state into the run's `saveProfile`: the profile's id, or the customer-safe reason it was not stored. */
+  private async saveProfile(run: Run, state: StorageState | null): Promise<{ profileId: string } | { error: string }> {
+    const target = run.saveProfile;
+    if (!target) return { error: 'no profile to save into' };
+    if (!state) return { error: 'the browser state could not be read for saveProfile' };
+    try {
+      return { profileId: await this.write(`save the profile of ${run.id}`, () => this.profiles.saveState(run.accountId, target, state)) };
+    } catch (err) {
+      if (err instanceof ProfileSaveError) return { error: `saveProfile: ${err.message}` };
+      throw err;
+    }
   }
 
   /** How a run ends when no session could be had or the browser went away under it. */

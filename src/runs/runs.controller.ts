@@ -4,6 +4,7 @@ import { ApiAcceptedResponse, ApiBody, ApiExtraModels, ApiOkResponse, ApiOperati
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiKeyAuth, CurrentApiKey } from '../auth/current-api-key.decorator';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
+import { PROFILE_USE_400 } from '../profiles/profile-errors';
 import { AUTHENTICATED_RESPONSE_HEADERS, IDEMPOTENCY_REPLAYED_RESPONSE_HEADER } from '../common/operational-headers';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import { PreferWait } from '../idempotency/prefer-wait';
@@ -44,6 +45,7 @@ const PENDING_RUN_EXAMPLE: RunDto = {
   steps: [],
   finalizationError: null,
   failure: null,
+  savedProfileId: null,
   createdAt: '2026-11-20T12:00:00.000Z',
   startedAt: null,
   completedAt: null,
@@ -113,7 +115,16 @@ export class RunsController {
     example: PENDING_RUN_EXAMPLE,
   })
   @ApiPreferWait(RunDto, COMPLETED_RUN_EXAMPLE)
-  @ApiErrorResponses(400, 401, 413, 415, 429, 500)
+  @ApiErrorResponses(
+    PROFILE_USE_400,
+    401,
+    { status: 403, codes: ['PLAN_LIMIT_REACHED'], description: 'saveProfile would create one more profile than the plan allows' },
+    404,
+    413,
+    415,
+    429,
+    500,
+  )
   async create(
     @CurrentApiKey() caller: AuthenticatedKey,
     @Body() dto: CreateRunDto,

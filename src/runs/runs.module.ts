@@ -10,6 +10,7 @@ import { EventsModule } from '../events/events.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { RUN_QUEUE } from '../queue/queues';
 import { QuotaModule } from '../quota/quota.module';
+import { ProfilesModule } from '../profiles/profiles.module';
 import { ScreenshotsModule } from '../screenshots/screenshots.module';
 import { StorageModule } from '../storage/storage.module';
 import { Run } from './run.entity';
@@ -34,6 +35,7 @@ import { RunsService } from './runs.service';
     IdempotencyModule,
     AcceptanceModule,
     ScreenshotsModule,
+    ProfilesModule,
   ],
   controllers: [RunsController],
   providers: [RunsService, RunWork, RunLifecycle, RunProcessor],

@@ -7,8 +7,9 @@ import { Repository } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { SsrfGuard } from '../egress/ssrf-guard';
 import { ApiError, ErrorCode } from '../common/api-error';
+import { decodeCursor, encodeCursor } from '../common/cursor';
 import { Clock } from '../common/clock';
-import { isId, newId } from '../common/ids';
+import { newId } from '../common/ids';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { RUN_QUEUE, RunPayload } from '../queue/queues';
 import { AcceptanceService } from '../acceptance/acceptance.service';
@@ -23,6 +24,7 @@ import { RunWork } from './run-work';
 import { Run } from './run.entity';
 import { sealedRunPayload } from './sealed-run-values';
 import { SecretCipher } from '../common/secret-cipher';
+import { ProfilesService } from '../profiles/profiles.service';
 
 /**
  * A run as the dashboard's Runs page shows it: the public shape ({@link RunDto}) plus the key it
@@ -54,13 +56,16 @@ export class RunsService {
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly cipher: SecretCipher,
+    private readonly profiles: ProfilesService,
   ) {}
 
   /**
    * Accepts a run: refuses `evaluate` steps when `RUNS_ALLOW_EVALUATE=false` (400
    * `VALIDATION_FAILED` naming `steps[i].action`) and a viewport over `MAX_IMAGE_PIXELS` (400 naming
    * `width`, {@link captureOptionConflicts}), checks `url` with the SSRF guard (400
-   * `TARGET_NOT_ALLOWED`; the steps' own URLs are checked on the wire when the run goes there), then
+   * `TARGET_NOT_ALLOWED`; the steps' own URLs are checked on the wire when the run goes there), its
+   * `profile` and `saveProfile` (404 `NOT_FOUND`, 400 `PROFILE_DOMAIN_NOT_ALLOWED`, 403
+   * `PLAN_LIMIT_REACHED`: {@link ProfilesService.assertUsable}, {@link ProfilesService.assertSavable}), then
    * accepts a `pending` run without the sensitive values ({@link AcceptanceService}: the account's open
    * work (429 `TOO_MANY_PENDING_JOBS`), quota count (429 `PLAN_QUOTA_EXCEEDED`), row and idempotency
    * record in one statement) and queues it with them after it. A failure leaves
@@ -77,6 +82,8 @@ export class RunsService {
     const conflicts = captureOptionConflicts(dto, this.config);
     if (conflicts.length) throw ApiError.validation(conflicts);
     await this.ssrfGuard.assertAllowed(dto.url);
+    await this.profiles.assertUsable(caller.accountId, [{ profile: dto.profile, url: dto.url, prefix: '' }]);
+    if (dto.saveProfile) await this.profiles.assertSavable(caller.accountId, dto.saveProfile);
     const { stored, secrets } = withoutSecrets(steps);
     const run = this.runs.create({
       id: newId('run'),
@@ -87,6 +94,8 @@ export class RunsService {
       options: resolveSessionOptions(dto),
       video: dto.video ?? true,
       timeoutMs: dto.timeoutMs ?? RUN_LIMITS.timeoutMs.default,
+      saveProfile: dto.saveProfile ?? null,
+      savedProfileId: null,
       steps: stored,
       stepResults: [],
       finalUrl: null,
@@ -178,9 +187,7 @@ export class RunsService {
       .take(limit + 1);
     if (query.status) qb.andWhere('run.status = :status', { status: query.status });
     if (query.cursor !== undefined) {
-      const cursor = decodeCursor(query.cursor);
-      if (!cursor) throw ApiError.validation([{ field: 'cursor', message: 'must be a nextCursor returned by this endpoint' }]);
-      qb.andWhere('(run.created_at, run.id) < (:createdAt, :id)', cursor);
+      qb.andWhere('(run.created_at, run.id) < (:createdAt, :id)', decodeCursor(query.cursor, 'run'));
     }
     const rows = await qb.getMany();
     const page = rows.slice(0, limit);
@@ -241,20 +248,10 @@ export class RunsService {
       })),
       finalizationError: run.finalizationError,
       failure: run.failure,
+      savedProfileId: run.savedProfileId ?? null,
       createdAt: run.createdAt.toISOString(),
       startedAt: run.startedAt?.toISOString() ?? null,
       completedAt: run.completedAt?.toISOString() ?? null,
     };
   }
-}
-
-function encodeCursor(run: Run): string {
-  return Buffer.from(`${run.createdAt.toISOString()}|${run.id}`).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { createdAt: Date; id: string } | null {
-  const [iso, id, extra] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  const createdAt = new Date(iso ?? '');
-  if (extra !== undefined || !id || !isId('run', id) || Number.isNaN(createdAt.getTime())) return null;
-  return { createdAt, id };
 }

@@ -5,13 +5,14 @@ import { InjectRepository } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
 import { Repository } from 'typeorm';
 import { BrowserPool } from '../browser/browser-pool';
-import { CaptureEngine, CaptureError } from '../capture/capture-engine';
+import { CaptureEngine, CaptureError, ProfileExpiredError } from '../capture/capture-engine';
 import { captureBudgetMs } from '../capture/capture-options';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { ExtractedContent, ExtractionService } from '../extract/extraction.service';
 import { Metrics } from '../metrics/metrics';
 import { WorkProcessor } from '../queue/queue-processor';
 import { CAPTURE_JOB, CAPTURE_QUEUE, CapturePayload } from '../queue/queues';
+import { ProfilesService } from '../profiles/profiles.service';
 import { ResultFilesService } from '../storage/result-files.service';
 import { StorageDeliveryService } from '../storage-destinations/storage-delivery.service';
 import { jobCaptureOptions, ScreenshotJob } from './screenshot-job.entity';
@@ -78,6 +79,7 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly metrics: Metrics,
     private readonly delivery: StorageDeliveryService,
+    private readonly profiles: ProfilesService,
   ) {
     super();
     this.browserTurns = pLimit(config.captureConcurrency);
@@ -214,20 +216,31 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
     }
   }
 
-  /** The capture of a claimed job, stored and delivered; its failures are the outcome. */
+  /**
+   * The capture of a claimed job, stored and delivered; its failures are the outcome. A job with a
+   * `profile` starts with the profile's state as it is now (CONTRACT.md, "Browser profiles"; the
+   * state never leaves the worker's memory); a failed `profileCheck` also reports the profile expired
+   * ({@link ProfilesService.reportExpired}: `profile.expired`, once until the profile changes).
+   */
   private async capture(job: ScreenshotJob): Promise<CaptureAttempt> {
     const stopTimer = this.metrics.captureDuration.startTimer();
     let targetStatus: number | null = null;
+    const options = jobCaptureOptions(job);
     try {
       const upload =
         job.source === 'upload' ? await this.write(`read the upload of ${job.id}`, () => this.uploads.findOneBy({ jobId: job.id })) : null;
       if (job.source === 'upload' && !upload) throw new CaptureError('the uploaded document is no longer available');
-      const options = jobCaptureOptions(job);
+      const { profile } = options;
+      const storageState = profile
+        ? await this.write(`read the profile of ${job.id}`, () => this.profiles.stateFor(job.accountId, profile))
+        : undefined;
+      if (profile && !storageState) throw new CaptureError(`profile ${profile} no longer exists`);
       let content: ExtractedContent | null = null;
       const result = await this.engine
         .capture({
           url: job.targetUrl,
           document: upload?.document,
+          storageState: storageState ?? undefined,
           options,
           beforeImage: options.extract
             ? async (page, navigation) => {
@@ -245,6 +258,13 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
       const delivered = await this.delivery.deliver(job, options, { image: result.image, format: result.format, artifacts });
       return { ok: true, artifacts: delivered, clipped: result.clipped, targetStatus: result.targetStatus, stopTimer };
     } catch (cause) {
+      if (cause instanceof ProfileExpiredError && options.profile && options.profileCheck) {
+        const found = { screenshotId: job.id, url: job.targetUrl, selector: options.profileCheck.selector };
+        const { profile } = options;
+        await this.write(`report the profile of ${job.id} expired`, () => this.profiles.reportExpired(job.accountId, profile, found)).catch(
+          (err: unknown) => this.logger.error(`Could not report the profile of ${job.id} expired`, (err as Error).stack),
+        );
+      }
       return { ok: false, cause, targetStatus, stopTimer };
     }
   }

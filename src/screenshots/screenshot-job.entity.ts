@@ -1,5 +1,6 @@
 import { Column, CreateDateColumn, Entity, Index } from 'typeorm';
 import { KeyOwnedWork } from '../auth/key-owned-work.entity';
+import { TimestampColumn } from '../common/timestamp-column';
 import { CaptureOptions, CaptureOptionsInput, DEFAULT_CAPTURE_OPTIONS } from '../capture/capture-options';
 import type { StoredArtifacts } from '../results/artifacts';
 import type { JobFormat } from '../results/result-formats';
@@ -127,14 +128,14 @@ export class ScreenshotJob extends KeyOwnedWork {
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 
-  @Column({ name: 'started_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('started_at', { nullable: true })
   startedAt: Date | null;
 
-  @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('completed_at', { nullable: true })
   completedAt: Date | null;
 
   /** When the housekeeping sweep deleted the result file, past `RESULT_TTL_DAYS`; the URL is 404 since. */
-  @Column({ name: 'result_deleted_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('result_deleted_at', { nullable: true })
   resultDeletedAt: Date | null;
 }
 

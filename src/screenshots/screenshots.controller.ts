@@ -6,6 +6,7 @@ import { ApiAcceptedResponse, ApiBody, ApiOkResponse, ApiOperation, ApiParam, Ap
 import { ApiKeyAuth, CurrentApiKey } from '../auth/current-api-key.decorator';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
+import { PROFILE_USE_400 } from '../profiles/profile-errors';
 import { MultipartBody } from '../common/body-parsing-routes';
 import { AUTHENTICATED_RESPONSE_HEADERS, IDEMPOTENCY_REPLAYED_RESPONSE_HEADER } from '../common/operational-headers';
 import { Idempotent } from '../idempotency/idempotent.decorator';
@@ -128,7 +129,7 @@ export class ScreenshotsController {
   @ApiBody({ type: CreateScreenshotDto, examples: CREATE_EXAMPLES })
   @ApiAcceptedJobResponse()
   @ApiPreferWait(ScreenshotJobDto, DONE_JOB_EXAMPLE)
-  @ApiErrorResponses(400, 401, 413, 415, 429, 500)
+  @ApiErrorResponses(PROFILE_USE_400, 401, 404, 413, 415, 429, 500)
   async create(
     @CurrentApiKey() caller: AuthenticatedKey,
     @Body() dto: CreateScreenshotDto,
@@ -213,7 +214,7 @@ export class ScreenshotsController {
     headers: { ...AUTHENTICATED_RESPONSE_HEADERS, ...IDEMPOTENCY_REPLAYED_RESPONSE_HEADER },
     example: { data: [PENDING_JOB_EXAMPLE, { ...PENDING_JOB_EXAMPLE, id: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD5' }] },
   })
-  @ApiErrorResponses(400, 401, 413, 415, 429, 500)
+  @ApiErrorResponses(PROFILE_USE_400, 401, 404, 413, 415, 429, 500)
   createBatch(@CurrentApiKey() caller: AuthenticatedKey, @Body() dto: CreateScreenshotBatchDto): Promise<ScreenshotBatchDto> {
     return this.screenshots.createBatch(caller, dto);
   }

@@ -11,6 +11,7 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { CAPTURE_QUEUE, HOUSEKEEPING_QUEUE } from '../queue/queues';
 import { QuotaModule } from '../quota/quota.module';
 import { StorageModule } from '../storage/storage.module';
+import { ProfilesModule } from '../profiles/profiles.module';
 import { StorageDestinationsModule } from '../storage-destinations/storage-destinations.module';
 import { CaptureProcessor } from './capture.processor';
 import { CaptureWork } from './capture-work';
@@ -30,6 +31,7 @@ import { ScreenshotsService } from './screenshots.service';
     EgressModule,
     StorageModule,
     StorageDestinationsModule,
+    ProfilesModule,
     ExtractModule,
     EventsModule,
     QuotaModule,

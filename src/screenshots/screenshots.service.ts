@@ -25,6 +25,7 @@ import { ApiError, ErrorCode, FieldError } from '../common/api-error';
 import { newId } from '../common/ids';
 import { DurableQueueService } from '../queue/durable-queue.service';
 import { ResultFilesService, ServedFile } from '../storage/result-files.service';
+import { ProfilesService } from '../profiles/profiles.service';
 import { StorageDestinationsService } from '../storage-destinations/storage-destinations.service';
 import { CreateScreenshotDto } from './dto/create-screenshot.dto';
 import { ScreenshotJobDto } from './dto/screenshot-job.dto';
@@ -60,6 +61,7 @@ export class ScreenshotsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly destinations: StorageDestinationsService,
     private readonly backlog: CaptureBacklog,
+    private readonly profiles: ProfilesService,
   ) {}
 
   /**
@@ -67,7 +69,8 @@ export class ScreenshotsService {
    * the account's pending jobs, quota count, row and idempotency record in one statement; queued
    * after it). Throws 400 `VALIDATION_FAILED` for conflicting options or an image over `MAX_IMAGE_PIXELS`
    * ({@link captureOptionConflicts}) or a `storage.destinationId` that is not the account's, 400
-   * `TARGET_NOT_ALLOWED` (the URL, or `upload.url`: {@link StorageDestinationsService.assertUsable}), 429 `TOO_MANY_PENDING_JOBS` and 429
+   * `TARGET_NOT_ALLOWED` (the URL, or `upload.url`: {@link StorageDestinationsService.assertUsable}), 404 `NOT_FOUND`
+   * and 400 `PROFILE_DOMAIN_NOT_ALLOWED` for a `profile` ({@link ProfilesService.assertUsable}), 429 `TOO_MANY_PENDING_JOBS` and 429
    * `PLAN_QUOTA_EXCEEDED` (nothing counted), 503 `SERVICE_UNAVAILABLE` (PostgreSQL unreachable). Redis
    * unreachable is no error: the job is queued when it is back. `jobId` (`scr_…`) is the new job's id
    * when the caller must know it before the job exists (a render link's single flight); default a new one.
@@ -81,7 +84,8 @@ export class ScreenshotsService {
     assertNoConflicts(captureOptionConflicts(dto, this.config));
     await this.ssrfGuard.assertAllowed(dto.url);
     await this.destinations.assertUsable(caller.accountId, [{ input: dto, prefix: '' }]);
-    const job = this.newJob(caller, dto, dto.url, 'url', queueClass);
+    const [profileVersion] = await this.profiles.assertUsable(caller.accountId, [{ profile: dto.profile, url: dto.url, prefix: '' }]);
+    const job = this.newJob(caller, dto, dto.url, 'url', queueClass, profileVersion);
     if (jobId) job.id = jobId;
     const cached = await this.fromCache(caller, job);
     if (cached) return cached;
@@ -121,7 +125,8 @@ export class ScreenshotsService {
 
   /**
    * Accepts a batch (`POST /v1/screenshot/batch`, CONTRACT.md "Batches"): every item is checked first
-   * (400 `VALIDATION_FAILED` naming `items[i].field`, 400 `TARGET_NOT_ALLOWED` naming `items[i].url`),
+   * (400 `VALIDATION_FAILED` naming `items[i].field`, 400 `TARGET_NOT_ALLOWED` naming `items[i].url`, 404 and 400
+   * `PROFILE_DOMAIN_NOT_ALLOWED` for an item's `profile`),
    * then the jobs are accepted in one statement ({@link AcceptanceService}) that counts the items
    * that are not capture-cache hits (429 `PLAN_QUOTA_EXCEEDED` when they do not all fit), and queued
    * after it. All or nothing: a failure leaves no job and counts nothing. Returns `{ data }`, the jobs in
@@ -141,7 +146,11 @@ export class ScreenshotsService {
       caller.accountId,
       dto.items.map((input, i) => ({ input, prefix: `items[${i}].` })),
     );
-    const jobs = dto.items.map((item) => this.newJob(caller, item, item.url, 'url', 'batch'));
+    const profileVersions = await this.profiles.assertUsable(
+      caller.accountId,
+      dto.items.map((item, i) => ({ profile: item.profile, url: item.url, prefix: `items[${i}].` })),
+    );
+    const jobs = dto.items.map((item, i) => this.newJob(caller, item, item.url, 'url', 'batch', profileVersions[i]));
     const hits = await Promise.all(jobs.map((job) => this.cacheSource(job)));
     const captures = jobs.filter((_, i) => !hits[i]);
     const answers = await this.acceptance.accept({
@@ -265,13 +274,14 @@ export class ScreenshotsService {
     targetUrl: string,
     source: ScreenshotJob['source'],
     queueClass: QueueClass,
+    profileVersion: number | null = null,
   ): ScreenshotJob {
     const options = resolveCaptureOptions(input);
     return this.jobs.create({
       queueClass: QUEUE_CLASSES[queueClass],
       claimedBy: null,
       requestedOptions: givenCaptureOptions(input),
-      cacheKey: captureCacheKey(targetUrl, options),
+      cacheKey: captureCacheKey(targetUrl, options, profileVersion),
       cached: false,
       id: newId('screenshot'),
       accountId: caller.accountId,

@@ -1,5 +1,6 @@
 import { Column, Entity, Index } from 'typeorm';
 import { AccountOwned } from '../accounts/account-owned.entity';
+import { TimestampColumn } from '../common/timestamp-column';
 
 /** Kinds of storage destination (CONTRACT.md, "Storage destinations"): S3-compatible buckets. */
 export const STORAGE_DESTINATION_TYPES = ['s3'] as const;
@@ -41,6 +42,6 @@ export class StorageDestination extends AccountOwned {
   @Column({ name: 'credentials_sealed', type: 'text' })
   credentialsSealed: string;
 
-  @Column({ name: 'created_at', type: 'timestamptz' })
+  @TimestampColumn('created_at')
   createdAt: Date;
 }

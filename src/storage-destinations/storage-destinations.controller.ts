@@ -1,8 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiKeyAuth, CurrentApiKey } from '../auth/current-api-key.decorator';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
+import { ApiDeleteRoute, ApiGetRoute, ApiListRoute, ApiPlanLimitedCreateErrors } from '../common/api-resource-routes.decorator';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import {
   CreateStorageDestinationDto,
@@ -71,18 +72,7 @@ export class StorageDestinationsController {
     },
   })
   @ApiCreatedResponse({ type: StorageDestinationDto, description: 'Added (without credentials)', example: EXAMPLE })
-  @ApiErrorResponses(
-    400,
-    401,
-    {
-      status: 403,
-      codes: ['PLAN_LIMIT_REACHED'],
-      description: 'The account already has as many storage destinations as its plan allows (free 1, starter 5, pro 20)',
-    },
-    413,
-    415,
-    500,
-  )
+  @ApiPlanLimitedCreateErrors('storage destinations as its plan allows (free 1, starter 5, pro 20)')
   createStorageDestination(
     @CurrentApiKey() caller: AuthenticatedKey,
     @Body() dto: CreateStorageDestinationDto,
@@ -90,27 +80,27 @@ export class StorageDestinationsController {
     return this.destinations.create(caller, dto);
   }
 
-  @Get()
-  @ApiOperation({
-    operationId: 'listStorageDestinations',
-    summary: 'List storage destinations',
-    description: "The account's destinations, oldest first.",
-  })
-  @ApiOkResponse({ type: StorageDestinationListDto, description: 'The destinations', example: { data: [EXAMPLE] } })
-  @ApiErrorResponses(401, 500)
+  @ApiListRoute(
+    {
+      operationId: 'listStorageDestinations',
+      summary: 'List storage destinations',
+      description: "The account's destinations, oldest first.",
+    },
+    { type: StorageDestinationListDto, description: 'The destinations', example: { data: [EXAMPLE] } },
+  )
   listStorageDestinations(@CurrentApiKey() caller: AuthenticatedKey): Promise<StorageDestinationListDto> {
     return this.destinations.list(caller);
   }
 
-  @Get(':id')
-  @DESTINATION_ID
-  @ApiOperation({
-    operationId: 'getStorageDestination',
-    summary: 'Get a storage destination',
-    description: 'One destination, without credentials.',
-  })
-  @ApiOkResponse({ type: StorageDestinationDto, description: 'The destination', example: EXAMPLE })
-  @ApiErrorResponses(401, 404, 500)
+  @ApiGetRoute(
+    DESTINATION_ID,
+    {
+      operationId: 'getStorageDestination',
+      summary: 'Get a storage destination',
+      description: 'One destination, without credentials.',
+    },
+    { type: StorageDestinationDto, description: 'The destination', example: EXAMPLE },
+  )
   getStorageDestination(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string): Promise<StorageDestinationDto> {
     return this.destinations.get(caller, id);
   }
@@ -145,16 +135,11 @@ export class StorageDestinationsController {
     return this.destinations.test(caller, id);
   }
 
-  @Delete(':id')
-  @HttpCode(204)
-  @DESTINATION_ID
-  @ApiOperation({
+  @ApiDeleteRoute(DESTINATION_ID, {
     operationId: 'deleteStorageDestination',
     summary: 'Delete a storage destination',
     description: 'Deletes the destination and its credentials; captures naming it are refused from now on. Objects already uploaded stay.',
   })
-  @ApiNoContentResponse({ description: 'Deleted' })
-  @ApiErrorResponses(401, 404, 500)
   deleteStorageDestination(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string): Promise<void> {
     return this.destinations.remove(caller, id);
   }

@@ -2,6 +2,7 @@ import { Column, Entity, Generated, Index, JoinColumn, ManyToOne, PrimaryColumn 
 import { EventRecord } from '../events/event.entity';
 import type { EventType } from '../events/event-types';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
+import { TimestampColumn } from '../common/timestamp-column';
 
 /**
  * Delivery states (CONTRACT.md, "Webhooks"): `pending` (no attempt failed yet), `retrying` (an attempt
@@ -69,15 +70,15 @@ export class WebhookDelivery {
   @Column({ name: 'error_message', type: 'text', nullable: true })
   errorMessage: string | null;
 
-  @Column({ name: 'created_at', type: 'timestamptz' })
+  @TimestampColumn('created_at')
   createdAt: Date;
 
   /** When the last attempt started. */
-  @Column({ name: 'last_attempt_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('last_attempt_at', { nullable: true })
   lastAttemptAt: Date | null;
 
   /** When the next attempt is due; null once the delivery ended. */
-  @Column({ name: 'next_attempt_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('next_attempt_at', { nullable: true })
   nextAttemptAt: Date | null;
 
   /**
@@ -88,6 +89,6 @@ export class WebhookDelivery {
   resend: boolean;
 
   /** Set while an attempt is in flight; a stale value means its worker died (see the sweep). */
-  @Column({ name: 'attempt_started_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('attempt_started_at', { nullable: true })
   attemptStartedAt: Date | null;
 }

@@ -1,6 +1,7 @@
 import { Column, Entity, Index } from 'typeorm';
 import { AccountOwned } from '../accounts/account-owned.entity';
 import type { SignatureScheme } from './signing';
+import { TimestampColumn } from '../common/timestamp-column';
 
 /** Why an endpoint is disabled (CONTRACT.md "Webhooks"): by its owner, or automatically after failing. */
 export const DISABLED_REASONS = ['manual', 'failing'] as const;
@@ -32,7 +33,7 @@ export class WebhookEndpoint extends AccountOwned {
   previousSecretSealed: string | null;
 
   /** Until when {@link previousSecretSealed} still signs deliveries; null when there is none. */
-  @Column({ name: 'previous_secret_expires_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('previous_secret_expires_at', { nullable: true })
   previousSecretExpiresAt: Date | null;
 
   /** `glimpse-v1` (the spec's `t=…,v1=<hex>`) or `standard-webhooks`. */
@@ -48,19 +49,19 @@ export class WebhookEndpoint extends AccountOwned {
   disabledReason: DisabledReason | null;
 
   /** When it was disabled; null while enabled. */
-  @Column({ name: 'disabled_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('disabled_at', { nullable: true })
   disabledAt: Date | null;
 
   /**
    * Start of the auto-disable clock: the last successful attempt, or the creation or re-enabling of
    * the endpoint if later (CONTRACT.md "Webhooks", `WEBHOOK_DISABLE_AFTER_S`).
    */
-  @Column({ name: 'healthy_at', type: 'timestamptz' })
+  @TimestampColumn('healthy_at')
   healthyAt: Date;
 
-  @Column({ name: 'created_at', type: 'timestamptz' })
+  @TimestampColumn('created_at')
   createdAt: Date;
 
-  @Column({ name: 'updated_at', type: 'timestamptz' })
+  @TimestampColumn('updated_at')
   updatedAt: Date;
 }

@@ -1,17 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
-import {
-  ApiAcceptedResponse,
-  ApiBody,
-  ApiCreatedResponse,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiParam,
-  ApiTags,
-} from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiKeyAuth, CurrentApiKey } from '../auth/current-api-key.decorator';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
+import { ApiDeleteRoute, ApiListRoute, ApiPlanLimitedCreateErrors, CHANGE_ERRORS } from '../common/api-resource-routes.decorator';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import { CreateWebhookEndpointDto, RotateWebhookSecretDto, UpdateWebhookEndpointDto } from './dto/create-webhook-endpoint.dto';
 import { WebhookDeliveryListDto } from './dto/webhook-delivery.dto';
@@ -94,18 +86,7 @@ export class WebhooksController {
     description: 'Created; `secret` is shown only here',
     example: { ...ENDPOINT_EXAMPLE, secret: SECRET_EXAMPLE },
   })
-  @ApiErrorResponses(
-    400,
-    401,
-    {
-      status: 403,
-      codes: ['PLAN_LIMIT_REACHED'],
-      description: 'The account already has as many endpoints as its plan allows (free 2, starter 10, pro 50)',
-    },
-    413,
-    415,
-    500,
-  )
+  @ApiPlanLimitedCreateErrors('endpoints as its plan allows (free 2, starter 10, pro 50)')
   createWebhookEndpoint(
     @CurrentApiKey() caller: AuthenticatedKey,
     @Body() dto: CreateWebhookEndpointDto,
@@ -113,14 +94,14 @@ export class WebhooksController {
     return this.webhooks.create(caller, dto);
   }
 
-  @Get()
-  @ApiOperation({
-    operationId: 'listWebhookEndpoints',
-    summary: 'List webhook endpoints',
-    description: "The account's endpoints, oldest first, without secrets.",
-  })
-  @ApiOkResponse({ type: WebhookEndpointListDto, description: 'The endpoints', example: { data: [ENDPOINT_EXAMPLE] } })
-  @ApiErrorResponses(401, 500)
+  @ApiListRoute(
+    {
+      operationId: 'listWebhookEndpoints',
+      summary: 'List webhook endpoints',
+      description: "The account's endpoints, oldest first, without secrets.",
+    },
+    { type: WebhookEndpointListDto, description: 'The endpoints', example: { data: [ENDPOINT_EXAMPLE] } },
+  )
   listWebhookEndpoints(@CurrentApiKey() caller: AuthenticatedKey): Promise<WebhookEndpointListDto> {
     return this.webhooks.list(caller);
   }
@@ -152,7 +133,7 @@ export class WebhooksController {
     description: 'The updated endpoint',
     example: { ...ENDPOINT_EXAMPLE, enabled: false, disabledReason: 'manual' },
   })
-  @ApiErrorResponses(400, 401, 404, 413, 415, 500)
+  @ApiErrorResponses(...CHANGE_ERRORS)
   updateWebhookEndpoint(
     @CurrentApiKey() caller: AuthenticatedKey,
     @Param('id') id: string,
@@ -187,7 +168,7 @@ export class WebhooksController {
     description: 'The new secret, shown only here',
     example: { id: ENDPOINT_EXAMPLE.id, secret: SECRET_EXAMPLE },
   })
-  @ApiErrorResponses(400, 401, 404, 413, 415, 500)
+  @ApiErrorResponses(...CHANGE_ERRORS)
   rotateWebhookSecret(
     @CurrentApiKey() caller: AuthenticatedKey,
     @Param('id') id: string,
@@ -263,16 +244,11 @@ export class WebhooksController {
     return this.webhooks.resendDelivery(caller, id, deliveryId);
   }
 
-  @Delete(':id')
-  @HttpCode(204)
-  @ENDPOINT_ID
-  @ApiOperation({
+  @ApiDeleteRoute(ENDPOINT_ID, {
     operationId: 'deleteWebhookEndpoint',
     summary: 'Delete a webhook endpoint',
     description: 'Deletes the endpoint and its delivery log; pending deliveries stop.',
   })
-  @ApiNoContentResponse({ description: 'Deleted' })
-  @ApiErrorResponses(401, 404, 500)
   deleteWebhookEndpoint(@CurrentApiKey() caller: AuthenticatedKey, @Param('id') id: string): Promise<void> {
     return this.webhooks.remove(caller, id);
   }

@@ -53,6 +53,7 @@ describe('browser session runs: API', () => {
       steps: [],
       finalizationError: null,
       failure: null,
+      savedProfileId: null,
       createdAt: expect.any(String),
       startedAt: null,
       completedAt: null,

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { SANDBOX_PROBE, SandboxProbe } from '../../src/browser/browser-sandbox';
 import { BROWSER_LAUNCHER, BrowserLauncher, launchChromium } from '../../src/browser/chromium-launch';
 import { PageServer, startPageServer } from '../support/page-server';
-import { pollGet, startTestApp, TestApp, waitForJob } from '../support/test-app';
+import { waitForRun } from '../support/runs';
+import { startTestApp, TestApp, waitForJob } from '../support/test-app';
 
 /** A sandbox probe that finds nothing against it (non-root, user namespaces allowed): the pool tries a sandboxed launch. */
 const probeSaysPossible: SandboxProbe = { uid: 1000, read: () => null };
@@ -87,14 +88,7 @@ describe('CHROMIUM_SANDBOX=on with a sandbox that cannot start', () => {
 
     other = await startTestApp({ queuePrefix: refused.config.queuePrefix, env: { CHROMIUM_SANDBOX: 'off' } });
     expect((await waitForJob(other, key, capture.body.id)).status).toBe('done');
-    const deadline = Date.now() + 30_000;
-    let ended: { status: string } | undefined;
-    while (!ended || !['completed', 'failed'].includes(ended.status)) {
-      if (Date.now() > deadline) throw new Error(`run still ${ended?.status} after 30 s`);
-      ended = (await pollGet(other, `/v1/runs/${run.body.id}`, key, deadline))?.body ?? ended;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(ended.status).toBe('completed');
+    expect((await waitForRun(other, key, run.body.id, 30_000)).status).toBe('completed');
 
     // The other worker did both; the refused one started none.
     const done = (t: string) => metric(t, 'glimpse_captures_total{status="done",format="png"}');

@@ -122,6 +122,19 @@ async function newStorageDestinationId(ctx: Context): Promise<string> {
   return (await ctx.t.request('POST', '/v1/storage-destinations', { key: ctx.key, body: storageDestinationBody(ctx, 'contract') })).body.id;
 }
 
+/** A profile id of no account (404 wherever it is named). */
+const NO_PROFILE = 'prf_000000000000000000000000';
+
+/** A browser profile body: one cookie for the page server's host. */
+function profileBody(name: string): Record<string, unknown> {
+  return { name, allowedDomains: ['127.0.0.1'], storageState: { cookies: [{ name: 'session', value: 'contract', domain: '127.0.0.1' }] } };
+}
+
+/** A new browser profile of the test key's account. */
+async function newProfileId(ctx: Context): Promise<string> {
+  return (await ctx.t.request('POST', '/v1/profiles', { key: ctx.key, body: profileBody('contract') })).body.id;
+}
+
 /** A monitor body on the page server (paused unless `enabled`, so creating one starts no capture). */
 function monitorBody(ctx: Context, description: string, enabled = false): Record<string, unknown> {
   return { url: `${ctx.pages.url}/page`, width: 320, height: 240, schedule: { intervalSeconds: 3600 }, enabled, description };
@@ -207,6 +220,7 @@ const RECIPES: Record<string, Recipe> = {
       { name: 'monthly quota used up', parts: { ...valid, auth: `Bearer ${ctx.exhaustedKey}` }, status: 429 },
       ...idempotencyScenarios('contract', valid, 202, { url: `${ctx.pages.url}/page?other` }),
       { name: 'Prefer: wait=30, ended in time', parts: { ...valid, headers: { Prefer: 'wait=30' } }, status: 200 },
+      { name: 'a profile of no account', parts: { body: { ...(valid.body as object), profile: NO_PROFILE } }, status: 404 },
     ],
     notExercised: { 409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it' },
   },
@@ -229,6 +243,11 @@ const RECIPES: Record<string, Recipe> = {
           status: 400,
         },
         { name: 'monthly quota used up', parts: { ...valid, auth: `Bearer ${ctx.exhaustedKey}` }, status: 429 },
+        {
+          name: 'an item with a profile of no account',
+          parts: { body: { items: [{ url: `${ctx.pages.url}/page`, profile: NO_PROFILE }] } },
+          status: 404,
+        },
         { name: 'first batch with an Idempotency-Key', parts: idempotent, status: 202 },
         { name: 'replayed batch', parts: idempotent, status: 202, expectHeaders: { 'Idempotency-Replayed': 'true' } },
         {
@@ -353,9 +372,33 @@ const RECIPES: Record<string, Recipe> = {
     valid: async (ctx) => ({ pathParams: { id: await newStorageDestinationId(ctx) } }),
     unknownPathParams: { id: 'dst_000000000000000000000000' },
   },
+  createProfile: {
+    valid: () => ({ body: profileBody('contract test') }),
+    scenarios: (_ctx, valid) => idempotencyScenarios('profile', valid, 201, profileBody('other')),
+    notExercised: {
+      403: 'PLAN_LIMIT_REACHED needs an account at its plan limit; test/browser/profiles.e2e-spec.ts provokes it',
+      409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it',
+    },
+  },
+  listProfiles: { valid: () => ({}) },
+  getProfile: {
+    valid: async (ctx) => ({ pathParams: { id: await newProfileId(ctx) } }),
+    unknownPathParams: { id: NO_PROFILE },
+  },
+  updateProfile: {
+    valid: async (ctx) => ({ pathParams: { id: await newProfileId(ctx) }, body: { name: 'renamed' } }),
+    unknownPathParams: { id: NO_PROFILE },
+  },
+  deleteProfile: {
+    valid: async (ctx) => ({ pathParams: { id: await newProfileId(ctx) } }),
+    unknownPathParams: { id: NO_PROFILE },
+  },
   createMonitor: {
     valid: (ctx) => ({ body: monitorBody(ctx, 'contract test') }),
-    scenarios: (ctx, valid) => idempotencyScenarios('monitor', valid, 201, monitorBody(ctx, 'other')),
+    scenarios: (ctx, valid) => [
+      ...idempotencyScenarios('monitor', valid, 201, monitorBody(ctx, 'other')),
+      { name: 'a profile of no account', parts: { body: { ...monitorBody(ctx, 'no profile'), profile: NO_PROFILE } }, status: 404 },
+    ],
     notExercised: {
       403: 'PLAN_LIMIT_REACHED needs an account at its plan limit; test/browser/monitors.e2e-spec.ts provokes it',
       409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it',
@@ -424,6 +467,11 @@ const RECIPES: Record<string, Recipe> = {
       const idempotent = { ...valid, headers: { 'Idempotency-Key': `contract-run-${Date.now()}-${process.pid}` } };
       return [
         { name: 'unknown step action', parts: { body: { url: `${ctx.pages.url}/page`, steps: [{ action: 'fly' }] } }, status: 400 },
+        {
+          name: 'saveProfile into a profile of no account',
+          parts: { body: { url: `${ctx.pages.url}/page`, saveProfile: { profileId: NO_PROFILE } } },
+          status: 404,
+        },
         { name: 'monthly quota used up', parts: { ...valid, auth: `Bearer ${ctx.exhaustedKey}` }, status: 429 },
         { name: 'Prefer: wait=60, ended in time', parts: { ...valid, headers: { Prefer: 'wait=60' } }, status: 200 },
         { name: 'first request with an Idempotency-Key', parts: idempotent, status: 202 },
@@ -440,7 +488,10 @@ const RECIPES: Record<string, Recipe> = {
         },
       ];
     },
-    notExercised: { 409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it' },
+    notExercised: {
+      403: 'PLAN_LIMIT_REACHED needs an account at its profile limit (saveProfile); test/browser/profiles.e2e-spec.ts provokes it',
+      409: 'needs a request held in flight under the same key; test/idempotency.e2e-spec.ts provokes it',
+    },
   },
   listRuns: {
     valid: async (ctx) => {

@@ -158,6 +158,8 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
         'maskColor',
         'disableAnimations',
         'geolocation',
+        'profile',
+        'profileCheck',
       ].sort(),
     );
     expect(take.outputSchema).toMatchObject({

@@ -197,6 +197,7 @@ describe('TypeScript SDK against the running app', () => {
             'endpoint.disabled',
             'monitor.changed',
             'monitor.failed',
+            'profile.expired',
             'quota.warning',
             'run.completed',
             'run.failed',
@@ -232,6 +233,24 @@ describe('TypeScript SDK against the running app', () => {
       await glimpse.webhooks.delete(endpoint.id);
       await expect(glimpse.webhooks.test(endpoint.id)).rejects.toMatchObject({ status: 404, code: 'NOT_FOUND' });
     });
+  });
+
+  it('profiles: create from a Playwright state, list, get, update and delete; the state is never returned', async () => {
+    const created = await glimpse.profiles.create({
+      name: 'sdk',
+      allowedDomains: ['127.0.0.1'],
+      storageState: {
+        cookies: [{ name: 'session', value: 'sdk-secret', domain: '127.0.0.1' }],
+        origins: [],
+      },
+    });
+    expect(created).toMatchObject({ name: 'sdk', allowedDomains: ['127.0.0.1'], cookieCount: 1, originCount: 0 });
+    expect(JSON.stringify(created)).not.toContain('sdk-secret');
+    expect((await glimpse.profiles.list()).data.map((p) => p.id)).toContain(created.id);
+    expect((await glimpse.profiles.get(created.id)).name).toBe('sdk');
+    expect((await glimpse.profiles.update(created.id, { name: 'renamed' })).name).toBe('renamed');
+    await glimpse.profiles.delete(created.id);
+    await expect(glimpse.profiles.get(created.id)).rejects.toMatchObject({ code: 'NOT_FOUND', status: 404 });
   });
 
   it('waitFor gives up with GlimpseTimeoutError carrying the last status', async () => {

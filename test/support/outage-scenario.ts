@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
-import { buildDist, createKey, PostgresCluster, RedisServer, ServiceProcess, waitFor } from './outage';
+import { buildDist, insertKey, PostgresCluster, RedisServer, ServiceProcess, waitFor } from './outage';
 import { PageServer, startPageServer } from './page-server';
 
 /**
@@ -87,6 +87,18 @@ export class Db {
     }
     return Date.now() - started;
   }
+  /**
+   * Runs out the Idempotency-Key leases still held for the key's requests (those of a killed process), as
+   * their 60 s would (CONTRACT.md, "Idempotency"; the lease's length is checked with a fake clock in
+   * test/api/idempotency.e2e-spec.ts). Returns how many it ended.
+   */
+  async runOutLeases(keyId: string): Promise<number> {
+    const result = await this.client.query(
+      `UPDATE idempotency_keys SET expires_at = now() WHERE api_key_id = $1 AND response_status IS NULL`,
+      [keyId],
+    );
+    return result.rowCount ?? 0;
+  }
   close(): Promise<void> {
     return this.client.end();
   }
@@ -167,7 +179,7 @@ export function useOutageHarness(): OutageHarness {
         CAPTURE_WARM_CONTEXTS: '1',
         DEPENDENCY_TIMEOUT_MS: String(DEPENDENCY_TIMEOUT_MS),
       };
-      const { key, keyId } = createKey(databaseUrl, redis.url);
+      const { key, keyId } = await insertKey(databaseUrl);
       return { env, db: await Db.open(databaseUrl), key, keyId };
     },
     async start(entry, env) {

@@ -4,6 +4,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
+import { displayPrefix, hashApiKeySecret, newApiKeySecret } from '../../src/auth/api-key-secret';
+import { newId } from '../../src/common/ids';
 
 /**
  * Real processes for the outage tests: a PostgreSQL cluster and a `redis-server` of the test's own on
@@ -278,7 +280,11 @@ export function buildDist(): void {
   execFileSync('npm', ['run', 'build:js'], { cwd: ROOT, stdio: 'pipe' });
 }
 
-/** Creates an account on `plan` with one API key through the built CLI; returns the key's secret and id. */
+/**
+ * Creates an account on `plan` with one API key through the built CLI (`account:create`, `key:create`);
+ * returns the key's secret and id. Each command is a process that boots the app (about 2 s of CPU):
+ * scenarios that only need a key use {@link insertKey}.
+ */
 export function createKey(databaseUrl: string, redisUrl: string, plan = 'pro'): { key: string; keyId: string } {
   const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl };
   const email = `outage-${Math.random().toString(36).slice(2)}@test.local`;
@@ -287,4 +293,29 @@ export function createKey(databaseUrl: string, redisUrl: string, plan = 'pro'): 
   cli(['account:create', '--email', email, '--plan', plan]);
   const created = cli(['key:create', '--account', email]);
   return { key: created.key, keyId: created.id };
+}
+
+/**
+ * Inserts an account on `plan` and one API key into the database at `databaseUrl`, the rows the CLI's
+ * `account:create` and `key:create` write (the secret made and hashed by src/auth/api-key-secret.ts);
+ * returns the key's secret and id.
+ */
+export async function insertKey(databaseUrl: string, plan = 'pro'): Promise<{ key: string; keyId: string }> {
+  const key = newApiKeySecret();
+  const accountId = newId('account');
+  const keyId = newId('apiKey');
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(`INSERT INTO accounts (id, email, plan) VALUES ($1, $2, $3)`, [accountId, `${accountId}@test.local`, plan]);
+    await client.query(`INSERT INTO api_keys (id, account_id, prefix, secret_hash) VALUES ($1, $2, $3, $4)`, [
+      keyId,
+      accountId,
+      displayPrefix(key),
+      hashApiKeySecret(key),
+    ]);
+  } finally {
+    await client.end();
+  }
+  return { key, keyId };
 }

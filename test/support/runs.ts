@@ -1,18 +1,8 @@
-import { pollGet, TestApp } from './test-app';
+import { TestApp, waitUntilEnded } from './test-app';
 
-/** Polls `GET /v1/runs/:id` until the run is `completed` or `failed` (at most `timeoutMs`). */
-export async function waitForRun(t: TestApp, key: string, id: string, timeoutMs = 60_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  let status = 'unknown';
-  for (;;) {
-    const res = await pollGet(t, `/v1/runs/${id}`, key, deadline);
-    if (res) {
-      status = res.body.status;
-      if (status === 'completed' || status === 'failed') return res.body;
-    }
-    if (Date.now() > deadline) throw new Error(`run ${id} still ${status} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+/** Waits for `GET /v1/runs/:id` to show the run `completed` or `failed` (at most `timeoutMs`); returns the run. */
+export function waitForRun(t: TestApp, key: string, id: string, timeoutMs = 60_000): Promise<any> {
+  return waitUntilEnded(t, `/v1/runs/${id}`, key, ['completed', 'failed'], timeoutMs);
 }
 
 /** GETs a capability URL without an API key. */

@@ -11,6 +11,7 @@ import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { configureApp } from '../../src/configure-app';
 import { LOG_DESTINATION } from '../../src/logging/logging.module';
+import { WorkEndWaiter } from '../../src/queue/work-ended';
 
 /** A running test instance of the service on 127.0.0.1 with its own queue prefix and storage directory. */
 export interface TestApp {
@@ -153,7 +154,7 @@ function required(name: string): string {
  * blockers test on a loaded machine, most likely a kept-alive connection closed by the app as the client
  * reused it) and `deadline` (epoch ms) has not passed, so the caller polls again. Throws any other error.
  */
-export async function pollGet(t: TestApp, path: string, key: string, deadline: number): Promise<TestResponse | null> {
+async function pollGet(t: TestApp, path: string, key: string, deadline: number): Promise<TestResponse | null> {
   try {
     return await t.request('GET', path, { key });
   } catch (err) {
@@ -162,17 +163,38 @@ export async function pollGet(t: TestApp, path: string, key: string, deadline: n
   }
 }
 
-/** Polls `GET /v1/screenshot/:id` until the job is `done` or `failed` (at most `timeoutMs`). */
-export async function waitForJob(t: TestApp, key: string, id: string, timeoutMs = 30000): Promise<any> {
+/** How often {@link waitUntilEnded} reads the object without having heard of its end (a notification it could have missed). */
+const UNHEARD_READ_MS = 1_000;
+/** How often it reads when the app cannot listen (its PostgreSQL connection for notifications cannot be opened). */
+const NOT_LISTENING_READ_MS = 50;
+
+/**
+ * `GET path` (ending with the object's id) with `key` until its `status` is one of `ended`; returns its body (throws after
+ * `timeoutMs`). Reads when the app's {@link WorkEndWaiter} hears the object's id on the work-ended channel
+ * (CONTRACT.md, "Synchronous answers": what `Prefer: wait` waits on), and every {@link UNHEARD_READ_MS}
+ * besides, instead of polling every few ms: each read is a request the app spends CPU on.
+ */
+export async function waitUntilEnded(t: TestApp, path: string, key: string, ended: readonly string[], timeoutMs: number): Promise<any> {
   const deadline = Date.now() + timeoutMs;
+  const id = path.slice(path.lastIndexOf('/') + 1);
   let status = 'unknown';
+  const read = async () => {
+    const res = await pollGet(t, path, key, deadline);
+    if (res) status = res.body.status;
+    return res && ended.includes(status) ? res.body : null;
+  };
   for (;;) {
-    const res = await pollGet(t, `/v1/screenshot/${id}`, key, deadline);
-    if (res) {
-      status = res.body.status;
-      if (status === 'done' || status === 'failed') return res.body;
-    }
-    if (Date.now() > deadline) throw new Error(`job ${id} still ${status} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
+    const slice = Math.max(0, Math.min(UNHEARD_READ_MS, deadline - Date.now()));
+    const sliceStarted = Date.now();
+    const body = await t.get(WorkEndWaiter).waitForEnd(id, slice, read);
+    if (body) return body;
+    if (Date.now() > deadline) throw new Error(`${path} still ${status} after ${timeoutMs} ms`);
+    // The waiter answers at once when it cannot listen: poll then.
+    if (Date.now() - sliceStarted < slice) await new Promise((r) => setTimeout(r, NOT_LISTENING_READ_MS));
   }
+}
+
+/** Waits for `GET /v1/screenshot/:id` to show the job `done` or `failed` (at most `timeoutMs`); returns the job. */
+export function waitForJob(t: TestApp, key: string, id: string, timeoutMs = 30000): Promise<any> {
+  return waitUntilEnded(t, `/v1/screenshot/${id}`, key, ['done', 'failed'], timeoutMs);
 }

@@ -69,7 +69,8 @@ describe('monitors: the schedule with two worker processes', () => {
   it('runs each slot once, by either worker, never overlapping the checks of a monitor, one quota unit per check', async () => {
     const t0 = Date.now();
     const { env, db, key, keyId } = await h.setUp();
-    // A second account's key: the claims of one batch then touch the quota rows of two keys.
+    // A second account's key: the claims of one batch then touch the quota rows of two keys. Made through
+    // the built CLI (dist/cli.js), the one test that runs it as a process.
     const other = createKey(env.DATABASE_URL, env.REDIS_URL);
     const pg = new Pool({ connectionString: env.DATABASE_URL, max: 1 });
     try {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { captureBudgetMs } from '../../src/capture/capture-options';
 import { loadConfig } from '../../src/config/app-config';
+import { Metrics } from '../../src/metrics/metrics';
 import { CAPTURE_QUEUE, RUN_QUEUE } from '../../src/queue/queues';
 import { RUN_LEASE_GRACE_MS } from '../../src/runs/run.processor';
 import { RUN_LIMITS } from '../../src/runs/run-steps';
@@ -157,7 +158,7 @@ describe('deployment files: security defaults', () => {
       // (`{ {{- $scope }}`: the action trims the space when rendered.)
       expect(query).toMatch(/sum\(glimpse_worker_slots\{ TEMPLATE,state="busy"\}\)/);
       expect(query).toContain(`glimpse_queue_jobs{namespace=TEMPLATE,queue=~"${CAPTURE_QUEUE}|${RUN_QUEUE}",state="waiting"}`);
-      expect(read('src/metrics/metrics.ts')).toContain("name: 'glimpse_queue_jobs'");
+      expect(new Metrics().registry.getSingleMetric('glimpse_queue_jobs')).toBeDefined();
       expect(text).toContain('cooldownPeriod: {{ $cooldown }}');
       expect(text).toContain('stabilizationWindowSeconds: {{ $cooldown }}');
       expect(text).toContain('{{- $cooldown := add (include "glimpse.longestJobSeconds" . | int) 30 }}');

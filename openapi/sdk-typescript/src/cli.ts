@@ -2,7 +2,7 @@
  * `glimpse` — the SDK's command line (Node ≥ 20): `glimpse capture <url> -o shot.png` and
  * `glimpse run <url> --steps steps.json -o run.json`, `glimpse crawl <url> --max-pages 50 --out site.zip`, and `glimpse render-url <url> --render-key rk_…` (prints a
  * signed render link; the secret from `GLIMPSE_RENDER_SECRET`), and `glimpse monitors create|list|get|checks|check|pause|resume|delete`
- * (each prints JSON on stdout). Reads `GLIMPSE_API_KEY` and `GLIMPSE_BASE_URL`.
+ * and `glimpse profiles add|list|delete` (each prints JSON on stdout). Reads `GLIMPSE_API_KEY` and `GLIMPSE_BASE_URL`.
  * Exit codes (README of the SDK, "CLI"): 0 success, 1 the API answered an error, 2 usage error,
  * 3 the capture or run ended `failed`, 4 timed out, 5 the API could not be reached.
  */
@@ -13,7 +13,14 @@ import { CAPTURE_FLAGS, type FlagSpec, kebab, RUN_FLAGS } from './cli-options';
 import { Glimpse } from './client';
 import { GlimpseConnectionError, GlimpseError, GlimpseTimeoutError } from './errors';
 import { type RenderLinkFormat, signRenderUrl } from './render-links';
-import type { Crawl, CreateCrawlRequest, CreateMonitorRequest, CreateRunRequest, CreateScreenshotRequest } from './types';
+import type {
+  Crawl,
+  CreateCrawlRequest,
+  CreateMonitorRequest,
+  CreateProfileRequest,
+  CreateRunRequest,
+  CreateScreenshotRequest,
+} from './types';
 
 declare const __SDK_VERSION__: string;
 
@@ -212,6 +219,7 @@ export function buildProgram(io: { stdout: NodeJS.WritableStream; stderr: NodeJS
   addCrawlCommand(program, io);
   addMonitorCommands(program, io);
   addStorageCommands(program, io);
+  addProfileCommands(program, io);
   return program;
 }
 
@@ -298,6 +306,56 @@ function addCrawlCommand(program: Command, io: { stdout: NodeJS.WritableStream; 
       process.exitCode = EXIT.failed;
     }
   });
+}
+
+/**
+ * `glimpse profiles add|list|delete`: browser profiles (docs/profiles.md); each prints JSON on stdout.
+ * `add` reads a state file written by Playwright's `browserContext.storageState({ path })` as it is
+ * (cookies and origins outside the `--domain`s are dropped by the server), or starts an empty profile
+ * for a run to record.
+ */
+function addProfileCommands(program: Command, io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream }): void {
+  const print = (value: unknown): void => void io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  const profiles = program.command('profiles').description('browser profiles: saved logged-in browser states bound to their domains');
+  profiles
+    .command('add')
+    .description('add a profile from a Playwright storage state file (use its id as --profile prf_… when capturing)')
+    .argument('[state-file]', 'JSON written by storageState({ path }); none: an empty profile for a run to record')
+    .requiredOption('--name <name>', 'a label')
+    .requiredOption('--domain <host...>', 'allowed domain: app.example.com or *.example.com (repeat for more)')
+    .action(async (stateFile: string | undefined, options: { name: string; domain: string[] }) => {
+      let storageState: unknown;
+      if (stateFile) {
+        try {
+          storageState = JSON.parse(readFileSync(stateFile, 'utf8'));
+        } catch (err) {
+          throw new UsageError(`${stateFile} is not a readable JSON state file: ${(err as Error).message}`);
+        }
+      }
+      const body = { name: options.name, allowedDomains: options.domain, ...(storageState ? { storageState } : {}) };
+      print(await clientFrom(program.opts()).profiles.create(body as CreateProfileRequest));
+    });
+  profiles
+    .command('list')
+    .description("the account's profiles, newest first (never their cookies or local storage)")
+    .option('--limit <n>', 'page size (1-100)')
+    .option('--cursor <cursor>', 'nextCursor of the previous page')
+    .action(async (options: { limit?: string; cursor?: string }) =>
+      print(
+        await clientFrom(program.opts()).profiles.list({
+          limit: options.limit ? Number(options.limit) : undefined,
+          cursor: options.cursor,
+        }),
+      ),
+    );
+  profiles
+    .command('delete')
+    .description('delete the profile and its state')
+    .argument('<id>', 'the profile (prf_…)')
+    .action(async (id: string) => {
+      await clientFrom(program.opts()).profiles.delete(id);
+      io.stderr.write(`deleted ${id}\n`);
+    });
 }
 
 /**

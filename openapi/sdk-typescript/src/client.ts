@@ -1,6 +1,7 @@
 import { Core, type DownloadedFile, type GlimpseOptions, type RequestOptions } from './core';
 import { Crawls } from './resources/crawls';
 import { Monitors } from './resources/monitors';
+import { Profiles } from './resources/profiles';
 import { Runs } from './resources/runs';
 import { Screenshots } from './resources/screenshots';
 import { RenderKeys } from './resources/render-keys';
@@ -27,6 +28,7 @@ export class Glimpse {
   readonly monitors: Monitors;
   readonly storageDestinations: StorageDestinations;
   readonly crawls: Crawls;
+  readonly profiles: Profiles;
   /** The generated openapi-fetch client on the same transport, for anything the resources do not wrap. */
   readonly api: Core['api'];
   private readonly core: Core;
@@ -41,6 +43,7 @@ export class Glimpse {
     this.monitors = new Monitors(this.core);
     this.storageDestinations = new StorageDestinations(this.core);
     this.crawls = new Crawls(this.core);
+    this.profiles = new Profiles(this.core);
   }
 
   /** Downloads any capability URL the API returned (a result `url`, a run's `videoUrl`, a step's `screenshotUrl`); no API key is sent. */

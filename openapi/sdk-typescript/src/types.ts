@@ -60,6 +60,11 @@ export type MonitorCheckPage = Schemas['MonitorCheckListDto'];
 export type StorageDestination = Schemas['StorageDestinationDto'];
 export type CreateStorageDestinationRequest = Schemas['CreateStorageDestinationDto'];
 export type StorageDestinationTest = Schemas['StorageDestinationTestDto'];
+/** A browser profile (`ProfileDto`, never its state), the bodies that create and change one, and a page of profiles. */
+export type Profile = Schemas['ProfileDto'];
+export type CreateProfileRequest = Schemas['CreateProfileDto'];
+export type UpdateProfileRequest = Schemas['UpdateProfileDto'];
+export type ProfilePage = Schemas['ProfileListDto'];
 /** Body of `POST /v1/webhooks`. */
 export type CreateWebhookEndpointRequest = Schemas['CreateWebhookEndpointDto'];
 /** Body of `PATCH /v1/webhooks/{id}`. */

@@ -31,6 +31,17 @@
     }
   });
 
+  // File inputs that fill a textarea: <input type="file" data-load-into="textarea-id"> (the Profiles page's state file).
+  document.addEventListener('change', function (event) {
+    const input = event.target;
+    if (!input.matches || !input.matches('input[type=file][data-load-into]') || !input.files || !input.files[0]) return;
+    const target = document.getElementById(input.getAttribute('data-load-into'));
+    if (!target) return;
+    input.files[0].text().then(function (text) {
+      target.value = text;
+    });
+  });
+
   function selectText(element) {
     const range = document.createRange();
     range.selectNodeContents(element);

@@ -28,6 +28,7 @@ import { FairShare1795755000000 } from './1795755000000-FairShare';
 import { Crawls1795800498402 } from './1795800498402-Crawls';
 import { RunTurns1795765000000 } from './1795765000000-RunTurns';
 import { JobArtifacts1795800496486 } from './1795800496486-JobArtifacts';
+import { Profiles1795801194741 } from './1795801194741-Profiles';
 
 /** Committed migrations, in order. Add each generated migration here (`npm run migration:generate -- src/database/migrations/Name`). */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -60,4 +61,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   RunTurns1795765000000,
   JobArtifacts1795800496486,
   Crawls1795800498402,
+  Profiles1795801194741,
 ];

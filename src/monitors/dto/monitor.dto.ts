@@ -2,7 +2,7 @@ import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath, Partia
 import { IsBoolean, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { z } from 'zod';
 import { CAPTURE_LIMITS, CAPTURE_OPTION_NAMES, CaptureOptionName, CaptureOptionsInput } from '../../capture/capture-options';
-import { IsHttpUrl, MatchesSchema } from '../../common/validation';
+import { IsHttpUrl, jsonSchemaOf, MatchesSchema } from '../../common/validation';
 import { ImageRegionDto } from '../../webhooks/dto/webhook-events.dto';
 import { captureOptionsDtoOf } from '../../screenshots/dto/create-screenshot.dto';
 import { CHECK_STATUSES, CheckStatus } from '../monitor-check.entity';
@@ -94,18 +94,9 @@ export const diffSchema = z.strictObject({
     .meta({ description: 'Rectangles of the image (px) left out of the comparison', example: [{ x: 0, y: 0, width: 1280, height: 80 }] }),
 });
 
-/** JSON Schema of a zod schema for `@ApiProperty`, as the capture options derive theirs. */
-function jsonSchema(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', unrepresentable: 'any' }) as Record<
-    string,
-    unknown
-  >;
-  return rest;
-}
-
 /** JSON Schemas of `schedule` and `diff` (OpenAPI and the MCP tool `create_monitor`). */
-export const SCHEDULE_JSON_SCHEMA = jsonSchema(scheduleSchema);
-export const DIFF_JSON_SCHEMA = jsonSchema(diffSchema);
+export const SCHEDULE_JSON_SCHEMA = jsonSchemaOf(scheduleSchema);
+export const DIFF_JSON_SCHEMA = jsonSchemaOf(diffSchema);
 
 export type ScheduleInput = z.output<typeof scheduleSchema>;
 export type DiffInput = z.output<typeof diffSchema>;
@@ -174,9 +165,9 @@ export class MonitorDto {
   url: string;
   @ApiProperty({ type: 'object', additionalProperties: true, description: 'The capture options as given' })
   options: CaptureOptionsInput;
-  @ApiProperty({ ...jsonSchema(scheduleSchema) })
+  @ApiProperty({ ...SCHEDULE_JSON_SCHEMA })
   schedule: { intervalSeconds: number } | { cron: string; timezone: string };
-  @ApiProperty({ ...jsonSchema(diffSchema), description: 'The comparison settings, defaults applied' })
+  @ApiProperty({ ...DIFF_JSON_SCHEMA, description: 'The comparison settings, defaults applied' })
   diff: { threshold: number; minChangeRatio: number; ignoreSelectors: string[]; ignoreRegions: ImageRegionDto[] };
   @ApiProperty()
   enabled: boolean;

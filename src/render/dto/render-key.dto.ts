@@ -1,11 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { HOST_PATTERN } from '../../common/host-patterns';
 import { ArrayMaxSize, IsArray, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 
 /** Limits of render keys (CONTRACT.md, "Render links"). */
 export const RENDER_KEY_LIMITS = { allowedHostsMax: 50, descriptionMaxLength: 500, rotationOverlapMaxS: 604_800 } as const;
-
-/** An allowed host: a lower-case DNS name, optionally with one leading `*.` (any subdomain). */
-export const ALLOWED_HOST_PATTERN = /^(\*\.)?(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
 /** Body of `POST /v1/render-keys`. Unknown fields are rejected. */
 export class CreateRenderKeyDto {
@@ -27,7 +25,7 @@ export class CreateRenderKeyDto {
   @IsArray()
   @ArrayMaxSize(RENDER_KEY_LIMITS.allowedHostsMax)
   @IsString({ each: true })
-  @Matches(ALLOWED_HOST_PATTERN, {
+  @Matches(HOST_PATTERN, {
     each: true,
     message: 'each value in allowedHosts must be a lower-case host name, optionally starting with "*."',
   })

@@ -2,7 +2,8 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsBoolean, IsInt, IsOptional, Max, Min, ValidateNested } from 'class-validator';
 import { SESSION_OPTION_NAMES } from '../../capture/capture-options';
-import { IsHttpUrl } from '../../common/validation';
+import { IsHttpUrl, jsonSchemaOf, MatchesSchema } from '../../common/validation';
+import { SAVE_PROFILE_SCHEMA, SaveProfileInput } from '../../profiles/dto/profile.dto';
 import { captureOptionsDtoOf } from '../../screenshots/dto/create-screenshot.dto';
 import { RUN_LIMITS } from '../run-steps';
 import { RunStepDto, STEP_SCHEMA, toStepInstances } from './run-step.dto';
@@ -51,4 +52,15 @@ export class CreateRunDto extends captureOptionsDtoOf(SESSION_OPTION_NAMES) {
   @Min(RUN_LIMITS.timeoutMs.min)
   @Max(RUN_LIMITS.timeoutMs.max)
   timeoutMs?: number;
+
+  @ApiPropertyOptional({
+    ...jsonSchemaOf(SAVE_PROFILE_SCHEMA),
+    description:
+      'Record a login (CONTRACT.md, "Browser profiles"): when the run completes (not when it fails), the session\'s cookies and local storage, ' +
+      'filtered to the allowedDomains, replace the state of the profile `profileId`, or become a new profile `{ name, allowedDomains }`; ' +
+      'the run object then says `savedProfileId`. Use `fill` with `sensitive: true` for passwords.',
+  })
+  @IsOptional()
+  @MatchesSchema(SAVE_PROFILE_SCHEMA)
+  saveProfile?: SaveProfileInput;
 }

@@ -146,6 +146,14 @@ export class RunDto {
   })
   failure: RunFailureDto | null;
 
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'The profile the completed run stored its browser state into (`saveProfile`); null otherwise',
+    example: 'prf_4fQx9LmZ2pRt7YvB1nKc3sDw',
+  })
+  savedProfileId: string | null;
+
   @ApiProperty({ description: 'ISO 8601 UTC with milliseconds' })
   createdAt: string;
 

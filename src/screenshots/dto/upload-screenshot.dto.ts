@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { captureOptionJsonSchema, CAPTURE_OPTION_NAMES, CaptureOptionName } from '../../capture/capture-options';
-import { CaptureOptionsDto } from './create-screenshot.dto';
+import { captureOptionJsonSchema, CaptureOptionName, UPLOAD_OPTION_NAMES } from '../../capture/capture-options';
+import { captureOptionsDtoOf } from './create-screenshot.dto';
 
 /** Largest uploaded HTML document, bytes (10 MiB: CONTRACT.md, "Rate limits and back-pressure"). */
 export const UPLOAD_MAX_BYTES = 10 * 1024 * 1024;
@@ -43,18 +43,19 @@ export function formTransformOf(name: CaptureOptionName): FormTransform | null {
 
 /**
  * Form fields of `POST /v1/screenshot/upload` besides the `file` part: the capture options of
- * `POST /v1/screenshot` (same rules), sent as strings and converted explicitly (numbers, `true`/`false`,
+ * `POST /v1/screenshot` (same rules) but those an uploaded document cannot use (`profile`,
+ * `profileCheck`: {@link UPLOAD_OPTION_NAMES}), sent as strings and converted explicitly (numbers, `true`/`false`,
  * JSON text for objects and arrays). Unknown fields are rejected.
  */
-export class UploadScreenshotDto extends CaptureOptionsDto {}
+export class UploadScreenshotDto extends captureOptionsDtoOf(UPLOAD_OPTION_NAMES) {}
 
-for (const name of CAPTURE_OPTION_NAMES) {
+for (const name of UPLOAD_OPTION_NAMES) {
   const transform = formTransformOf(name);
   if (transform) Transform(transform)(UploadScreenshotDto.prototype, name);
 }
 
-/** Form fields the upload route accepts: every capture option plus `file`. */
-export const UPLOAD_FORM_FIELDS_MAX = CAPTURE_OPTION_NAMES.length;
+/** Form fields the upload route accepts: its capture options plus `file`. */
+export const UPLOAD_FORM_FIELDS_MAX = UPLOAD_OPTION_NAMES.length;
 
 /** The multipart form as documented in OpenAPI: the options plus the `file` part. */
 export class UploadScreenshotFormDto extends UploadScreenshotDto {

@@ -32,6 +32,7 @@ describe('webhook event envelopes (derived from the event map)', () => {
       'MonitorFailedEventDto',
       'CrawlCompletedEventDto',
       'CrawlFailedEventDto',
+      'ProfileExpiredEventDto',
     ]);
     for (const type of EVENT_TYPES) expect(WEBHOOK_EVENT_SCHEMAS[type].name).toBe(envelopeSchemaName(type));
   });
@@ -43,7 +44,7 @@ describe('webhook event envelopes (derived from the event map)', () => {
       expect(propertyOf(envelope, 'type').enum).toEqual([type]);
     }
     expect(propertyOf(WEBHOOK_EVENT_SCHEMAS['screenshot.completed'], 'data').type).toBe(ScreenshotCompletedDataDto);
-    // Nine envelopes, nine distinct classes.
+    // One envelope per type, each its own class.
     expect(new Set(Object.values(WEBHOOK_EVENT_SCHEMAS)).size).toBe(EVENT_TYPES.length);
   });
 });

@@ -9,6 +9,7 @@ import type {
   MonitorChangedData,
   MonitorFailedData,
   CrawlEndedData,
+  ProfileExpiredData,
   EventDataMap,
   EventType,
   QuotaWarningData,
@@ -240,6 +241,23 @@ export class CrawlEndedDataDto implements CrawlEndedData {
   error: string | null;
 }
 
+/** `data` of `profile.expired` (CONTRACT.md, "Browser profiles"). */
+export class ProfileExpiredDataDto implements ProfileExpiredData {
+  @ApiProperty({ example: 'prf_4fQx9LmZ2pRt7YvB1nKc3sDw' })
+  profileId: string;
+  @ApiProperty({ description: "The profile's name", example: 'Staging admin' })
+  name: string;
+  @ApiProperty({
+    description: 'The capture job (a monitor check is one) that found the profile expired',
+    example: 'scr_8cV1nQw3ZrT5yU7iO9pA2sD4',
+  })
+  screenshotId: string;
+  @ApiProperty({ example: 'https://app.example.com/dashboard' })
+  url: string;
+  @ApiProperty({ description: 'The `profileCheck` selector that was not found', example: '#account-menu' })
+  selector: string;
+}
+
 /** Fields common to every event envelope (spec section 2.5 plus CONTRACT.md's `id`). */
 export class WebhookEventBaseDto {
   @ApiProperty({ description: 'Event id; the same on every delivery of the event', example: 'evt_2mK8pQ4xW1vB8nR3sL6cZ7hT' })
@@ -264,6 +282,7 @@ const WEBHOOK_EVENT_DATA: { readonly [K in EventType]: Type<EventDataMap[K]> } =
   'monitor.failed': MonitorFailedDataDto,
   'crawl.completed': CrawlEndedDataDto,
   'crawl.failed': CrawlEndedDataDto,
+  'profile.expired': ProfileExpiredDataDto,
 };
 
 /** The OpenAPI schema name of a type's envelope: `screenshot.completed` → `ScreenshotCompletedEventDto`. */
