@@ -3,6 +3,7 @@ import { ApiAcceptedResponse, ApiBody, ApiOkResponse, ApiOperation, ApiParam, Ap
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiKeyAuth, CurrentApiKey } from '../auth/current-api-key.decorator';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
+import { PROFILE_USE_400 } from '../profiles/profile-errors';
 import { CursorPageQueryDto } from '../common/cursor-page-query.dto';
 import { AUTHENTICATED_RESPONSE_HEADERS } from '../common/operational-headers';
 import { CrawlsService } from './crawls.service';
@@ -76,13 +77,14 @@ export class CrawlsController {
     example: PENDING_CRAWL_EXAMPLE,
   })
   @ApiErrorResponses(
-    400,
+    PROFILE_USE_400,
     401,
     {
       status: 403,
       codes: ['PLAN_LIMIT_REACHED'],
       description: "maxPages above the plan cap, or the plan's crawls running at once reached",
     },
+    { status: 404, codes: ['NOT_FOUND'], description: '`capture.profile` is not a profile of the account' },
     413,
     415,
     500,

@@ -4,6 +4,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module';
 import { EgressModule } from '../egress/egress.module';
 import { EventsModule } from '../events/events.module';
+import { ProfilesModule } from '../profiles/profiles.module';
 import { CRAWL_QUEUE } from '../queue/queues';
 import { ScreenshotsModule } from '../screenshots/screenshots.module';
 import { StorageModule } from '../storage/storage.module';
@@ -25,6 +26,7 @@ import { SiteDiscovery } from './site-discovery';
     AuthModule,
     EgressModule,
     EventsModule,
+    ProfilesModule,
     ScreenshotsModule,
     StorageModule,
   ],

@@ -11,6 +11,7 @@ import { Clock } from '../common/clock';
 import { isId, newId } from '../common/ids';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { SsrfGuard } from '../egress/ssrf-guard';
+import { ProfilesService } from '../profiles/profiles.service';
 import { DurableQueueService } from '../queue/durable-queue.service';
 import { ScreenshotsService } from '../screenshots/screenshots.service';
 import { ResultFilesService } from '../storage/result-files.service';
@@ -48,6 +49,7 @@ export class CrawlsService {
     private readonly crawlWork: CrawlWork,
     private readonly queues: DurableQueueService,
     private readonly ssrfGuard: SsrfGuard,
+    private readonly profiles: ProfilesService,
     private readonly screenshots: ScreenshotsService,
     private readonly files: ResultFilesService,
     private readonly clock: Clock,
@@ -57,7 +59,9 @@ export class CrawlsService {
   /**
    * Accepts a crawl: 400 `VALIDATION_FAILED` for capture options that conflict (naming
    * `capture.<field>`) or that a crawl cannot take (`capture.upload`, `capture.storage`); 400
-   * `TARGET_NOT_ALLOWED` when the SSRF guard refuses the start URL; 403 `PLAN_LIMIT_REACHED` when
+   * `TARGET_NOT_ALLOWED` when the SSRF guard refuses the start URL; 404 `NOT_FOUND` / 400
+   * `PROFILE_DOMAIN_NOT_ALLOWED` for a `capture.profile` not the account's or not allowed on the start
+   * URL's host ({@link ProfilesService.assertUsable}); 403 `PLAN_LIMIT_REACHED` when
    * `maxPages` is above the plan's cap (`resource: "crawl_pages"`) or the account already has its
    * plan's crawls running at once (`running_crawls`, counted under the account row's lock). Nothing
    * is counted against the quota here: each page is, when its job is created. The crawl is queued
@@ -74,6 +78,7 @@ export class CrawlsService {
     ];
     if (problems.length) throw ApiError.validation(problems);
     await this.ssrfGuard.assertAllowed(dto.url);
+    await this.profiles.assertUsable(caller.accountId, [{ profile: capture.profile, url: dto.url, prefix: 'capture.' }]);
     const pageCap = planLimit(caller.plan, 'crawl_pages');
     if (dto.maxPages !== undefined && dto.maxPages > pageCap) throw planLimitReached('crawl_pages', pageCap, caller.plan);
     const crawl = this.crawls.create({

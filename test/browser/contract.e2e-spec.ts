@@ -507,6 +507,11 @@ const RECIPES: Record<string, Recipe> = {
     valid: ({ pages }) => ({ body: { url: `${pages.url}/page`, maxDepth: 0, discover: 'links', capture: { width: 320, height: 240 } } }),
     scenarios: (ctx) => [
       { name: 'maxDepth above 5', parts: { body: { url: `${ctx.pages.url}/page`, maxDepth: 6 } }, status: 400 },
+      {
+        name: 'capture.profile unknown',
+        parts: { body: { url: `${ctx.pages.url}/page`, capture: { profile: 'prf_000000000000000000000000' } } },
+        status: 404,
+      },
       // The legacy_free key has the free plan's limits: maxPages at most 20.
       {
         name: 'maxPages above the plan cap',

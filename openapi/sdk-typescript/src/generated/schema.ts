@@ -3711,7 +3711,7 @@ export interface operations {
                     "application/json": components["schemas"]["CrawlDto"];
                 };
             };
-            /** @description Invalid request. Codes: VALIDATION_FAILED, INVALID_JSON, TARGET_NOT_ALLOWED, INVALID_IDEMPOTENCY_KEY, INVALID_ORGANIZATION_ID */
+            /** @description Invalid request, or a `profile` whose allowedDomains do not cover the target's host (nothing counted). Codes: VALIDATION_FAILED, INVALID_JSON, TARGET_NOT_ALLOWED, INVALID_IDEMPOTENCY_KEY, INVALID_ORGANIZATION_ID, PROFILE_DOMAIN_NOT_ALLOWED */
             400: {
                 headers: {
                     /** @description Monthly screenshot cap of the key's plan */
@@ -3730,13 +3730,13 @@ export interface operations {
                     /**
                      * @example {
                      *       "code": "VALIDATION_FAILED",
-                     *       "error": "Invalid request",
+                     *       "error": "Invalid request, or a `profile` whose allowedDomains do not cover the target's host (nothing counted)",
                      *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         /** @enum {string} */
-                        code: "VALIDATION_FAILED" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "INVALID_IDEMPOTENCY_KEY" | "INVALID_ORGANIZATION_ID";
+                        code: "VALIDATION_FAILED" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "INVALID_IDEMPOTENCY_KEY" | "INVALID_ORGANIZATION_ID" | "PROFILE_DOMAIN_NOT_ALLOWED";
                     };
                 };
             };
@@ -3803,6 +3803,35 @@ export interface operations {
                              */
                             resource: "api_keys" | "webhook_endpoints" | "render_keys" | "monitors" | "storage_destinations" | "profiles" | "running_crawls" | "crawl_pages";
                         };
+                    };
+                };
+            };
+            /** @description `capture.profile` is not a profile of the account. Codes: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Monthly screenshot cap of the key's plan */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description `legacy-free-grandfathered`, only for a key on the pre-cutover free allowance (plan `legacy_free`) */
+                    "X-RateLimit-Policy"?: "legacy-free-grandfathered";
+                    /** @description Cap minus usage in the current calendar month (UTC), never below 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix seconds when usage resets: the 1st of next month, 00:00 UTC */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The request id: the incoming `X-Request-ID` when it matches `[A-Za-z0-9_-]{8,64}`, else `req_<random>` */
+                    "X-Request-ID": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "error": "`capture.profile` is not a profile of the account",
+                     *       "requestId": "req_4kq1Jd0aZxY2mNw8PqRs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
                     };
                 };
             };
