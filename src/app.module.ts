@@ -12,6 +12,7 @@ import { LoggingModule } from './logging/logging.module';
 import { McpModule } from './mcp/mcp.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { MonitorsModule } from './monitors/monitors.module';
+import { CrawlsModule } from './crawls/crawls.module';
 import { ProfilesModule } from './profiles/profiles.module';
 import { QueueModule } from './queue/queue.module';
 import { QuotaModule } from './quota/quota.module';
@@ -51,6 +52,7 @@ export class AppModule {
         RunsModule,
         RenderModule,
         MonitorsModule,
+        CrawlsModule,
         WebhooksModule,
         McpModule,
         HealthModule,

@@ -28,7 +28,16 @@ export function accountMonthlyCeiling(plan: Plan, legacyFreeCap: number): number
 export const MAX_USAGE_COUNT = 2_147_483_647;
 
 /** What a plan limits the number of (CONTRACT.md, "Organizations and plan limits"); the `resource` of `PLAN_LIMIT_REACHED`. */
-export const LIMITED_RESOURCES = ['api_keys', 'webhook_endpoints', 'render_keys', 'monitors', 'storage_destinations', 'profiles'] as const;
+export const LIMITED_RESOURCES = [
+  'api_keys',
+  'webhook_endpoints',
+  'render_keys',
+  'monitors',
+  'storage_destinations',
+  'profiles',
+  'running_crawls',
+  'crawl_pages',
+] as const;
 export type LimitedResource = (typeof LIMITED_RESOURCES)[number];
 
 /**
@@ -43,6 +52,10 @@ export const PLAN_LIMITS: Record<LimitedResource, Record<Exclude<Plan, 'legacy_f
   monitors: { free: 3, starter: 50, pro: 500 },
   storage_destinations: { free: 1, starter: 5, pro: 20 },
   profiles: { free: 2, starter: 10, pro: 50 },
+  /** Crawls `pending` or `running` at once (CONTRACT.md, "Crawls"). */
+  running_crawls: { free: 1, starter: 3, pro: 10 },
+  /** The largest `maxPages` of one crawl (CONTRACT.md, "Crawls"). */
+  crawl_pages: { free: 20, starter: 200, pro: 1000 },
 };
 
 /** How many of `resource` an account on `plan` may have. */

@@ -18,6 +18,7 @@ export const ID_PREFIX = {
   profile: 'prf',
   user: 'usr',
   session: 'ses',
+  crawl: 'crl',
 } as const;
 export type IdKind = keyof typeof ID_PREFIX;
 

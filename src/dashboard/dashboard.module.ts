@@ -14,6 +14,8 @@ import { DashboardAssetsController } from './dashboard-assets.controller';
 import { DashboardAuthController } from './dashboard-auth.controller';
 import { DashboardExceptionFilter } from './dashboard-exception.filter';
 import { DashboardMonitorsController } from './dashboard-monitors.controller';
+import { DashboardCrawlsController } from './dashboard-crawls.controller';
+import { CrawlsModule } from '../crawls/crawls.module';
 import { DashboardNotFoundController, DashboardPagesController } from './dashboard-pages.controller';
 import { DashboardSession } from './dashboard-session.entity';
 import { DashboardSessionsService } from './dashboard-sessions.service';
@@ -40,6 +42,7 @@ const DASHBOARD_CONTROLLERS = [
   DashboardAuthController,
   DashboardPagesController,
   DashboardMonitorsController,
+  DashboardCrawlsController,
   DashboardPlaygroundController,
   DashboardStorageController,
   DashboardProfilesController,
@@ -53,6 +56,7 @@ const DASHBOARD_CONTROLLERS = [
     AccountsModule,
     AuthModule,
     MonitorsModule,
+    CrawlsModule,
     QuotaModule,
     RenderModule,
     RunsModule,

@@ -2,6 +2,7 @@ import { RenderKey } from '../render/render-key.entity';
 import { Monitor } from '../monitors/monitor.entity';
 import { MonitorCheck } from '../monitors/monitor-check.entity';
 import { Account } from '../accounts/account.entity';
+import { Crawl, CrawlPage } from '../crawls/crawl.entity';
 import { Profile } from '../profiles/profile.entity';
 import { PasswordLink } from '../accounts/password-link.entity';
 import { User } from '../accounts/user.entity';
@@ -42,5 +43,7 @@ export const ENTITIES = [
   Monitor,
   MonitorCheck,
   StorageDestination,
+  Crawl,
+  CrawlPage,
   Profile,
 ];

@@ -17,6 +17,8 @@ export const EVENT_TYPES = [
   'endpoint.disabled',
   'monitor.changed',
   'monitor.failed',
+  'crawl.completed',
+  'crawl.failed',
   'profile.expired',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -141,6 +143,24 @@ export interface MonitorFailedData {
   paused: boolean;
 }
 
+/** `data` of `crawl.completed` and `crawl.failed` (CONTRACT.md, "Crawls"). */
+export interface CrawlEndedData {
+  crawlId: string;
+  /** The start URL. */
+  url: string;
+  status: 'completed' | 'failed';
+  pagesFound: number;
+  pagesQueued: number;
+  pagesDone: number;
+  pagesFailed: number;
+  /** Why the crawl stopped creating jobs: `maxPages`, `exhausted`, `canceled` or `quota`. */
+  stoppedReason: string | null;
+  /** Capability URL of the ZIP of every result file and `manifest.json`; null when it could not be stored. */
+  bundleUrl: string | null;
+  /** Customer-safe reason of a failed crawl; null when completed. */
+  error: string | null;
+}
+
 /**
  * `data` of `profile.expired` (CONTRACT.md, "Browser profiles"): a capture with `profileCheck` did not
  * find its selector, so the profile's login has probably ended. Sent once per profile until its state
@@ -173,5 +193,7 @@ export interface EventDataMap {
   'endpoint.disabled': EndpointDisabledData;
   'monitor.changed': MonitorChangedData;
   'monitor.failed': MonitorFailedData;
+  'crawl.completed': CrawlEndedData;
+  'crawl.failed': CrawlEndedData;
   'profile.expired': ProfileExpiredData;
 }

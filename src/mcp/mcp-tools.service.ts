@@ -12,7 +12,12 @@ import { QuotaService } from '../quota/quota.service';
 import { RunDto } from '../runs/dto/run.dto';
 import { RunsService } from '../runs/runs.service';
 import { MonitorsService } from '../monitors/monitors.service';
+import { CrawlDto } from '../crawls/dto/crawl.dto';
+import { CrawlsService } from '../crawls/crawls.service';
 import {
+  CRAWL_SITE_INPUT_SCHEMA,
+  CRAWL_WAIT_S,
+  CrawlSiteInput,
   CREATE_MONITOR_INPUT_SCHEMA,
   CreateMonitorInput,
   LIST_MONITOR_CHANGES_INPUT_SCHEMA,
@@ -61,7 +66,7 @@ const INSTRUCTIONS =
 
 /**
  * The MCP tools (`take_screenshot`, `read_page`, `get_screenshot`, `get_quota`, `run_browser_session`, `get_run`,
- * `create_monitor`, `list_monitor_changes`) for one authenticated API key.
+ * `create_monitor`, `list_monitor_changes`, `crawl_site`) for one authenticated API key.
  * They go through the same services as the REST API, so captures get the same validation, SSRF
  * guard, quota count and events as `POST /v1/screenshot`. Every failure is a tool result with
  * `isError: true` whose first text is `<CODE>: <message>` (CONTRACT.md's codes).
@@ -76,6 +81,7 @@ export class McpToolsService {
     private readonly runs: RunsService,
     private readonly monitors: MonitorsService,
     private readonly waiter: WorkEndWaiter,
+    private readonly crawls: CrawlsService,
   ) {}
 
   /**
@@ -211,7 +217,36 @@ export class McpToolsService {
       },
       (args) => this.asToolResult(() => this.listMonitorChanges(caller, args)),
     );
+    server.registerTool(
+      'crawl_site',
+      {
+        title: 'Crawl a whole site',
+        description:
+          "Discovers a site's pages (robots.txt, sitemaps, the links of each captured page) within scope, include/exclude, maxDepth and maxPages, " +
+          'captures each with an ordinary screenshot job, and when every job ended stores one ZIP of every result and manifest.json (bundleUrl). ' +
+          'Same arguments as POST /v1/crawls, plus wait (seconds to wait for the end). Returns JSON {crawl: {id, status, pagesFound, pagesQueued, ' +
+          'pagesDone, pagesFailed, stoppedReason, bundleUrl, …}, pages: [{url, depth, jobId, status, resultUrl, title}] (the first 20)}. ' +
+          'Each page counts one screenshot against the monthly quota of this API key.',
+        inputSchema: CRAWL_SITE_INPUT_SCHEMA,
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+      },
+      (args, extra) => this.asToolResult(() => this.crawlSite(caller, args, extra.signal)),
+    );
     return server;
+  }
+
+  /**
+   * `crawl_site` (CONTRACT.md, "Crawls": "waits up to `wait` seconds, then returns the crawl object and
+   * its first pages"): creates the crawl through {@link CrawlsService.create}, waits for its end
+   * ({@link waitForEnd}) and returns it with its first 20 pages. Throws the service's {@link ApiError}s.
+   */
+  private async crawlSite(caller: AuthenticatedKey, args: unknown, signal?: AbortSignal): Promise<CallToolResult> {
+    const { wait = CRAWL_WAIT_S.default, ...request } = validateToolInput(CrawlSiteInput, args);
+    const created = await this.crawls.create(caller, request);
+    const crawl = await this.waitForEnd(created, (id) => this.crawls.get(caller, id), crawlEnded, wait, signal);
+    const pages = await this.crawls.listPages(caller, crawl.id, { limit: 20 });
+    const result = { crawl, pages: pages.data };
+    return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
   }
 
   /**
@@ -461,6 +496,10 @@ export class McpToolsService {
 
 function runEnded(run: RunDto): boolean {
   return run.status === 'completed' || run.status === 'failed';
+}
+
+function crawlEnded(crawl: CrawlDto): boolean {
+  return crawl.status === 'completed' || crawl.status === 'failed' || crawl.status === 'canceled';
 }
 
 function hasEnded(job: ScreenshotJobDto): boolean {

@@ -1,5 +1,6 @@
 import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
+import { CrawlsModule } from '../crawls/crawls.module';
 import { MonitorsModule } from '../monitors/monitors.module';
 import { QuotaModule } from '../quota/quota.module';
 import { RunsModule } from '../runs/runs.module';
@@ -12,7 +13,7 @@ import { McpToolsService } from './mcp-tools.service';
 
 /** The MCP endpoint for AI agents (`POST /mcp` with `Authorization: Bearer <API_KEY>`, or `/mcp/<API_KEY>`) and its tools. */
 @Module({
-  imports: [AuthModule, QuotaModule, ScreenshotsModule, StorageModule, RunsModule, MonitorsModule],
+  imports: [AuthModule, QuotaModule, ScreenshotsModule, StorageModule, RunsModule, MonitorsModule, CrawlsModule],
   controllers: [McpController],
   providers: [McpEndpointService, McpToolsService, McpHttpMiddleware],
 })

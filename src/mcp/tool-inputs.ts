@@ -17,6 +17,8 @@ import {
   SCHEDULE_JSON_SCHEMA,
 } from '../monitors/dto/monitor.dto';
 import { RUN_LIMITS, STEP_ACTIONS } from '../runs/run-steps';
+import { CRAWL_LIMITS, CreateCrawlDto } from '../crawls/dto/create-crawl.dto';
+import { CRAWL_DISCOVER, CRAWL_SCOPES } from '../crawls/crawl-options';
 
 /**
  * How long `take_screenshot` waits for its job, in seconds: bounded as `Prefer: wait=N` is
@@ -253,4 +255,74 @@ export const LIST_MONITOR_CHANGES_INPUT_SCHEMA = advertisedObject({
   monitorId: advertised({ type: 'string', pattern: '^mon_[0-9A-Za-z]+$', description: 'Only changes of this monitor (mon_…).' }),
   since: advertised({ type: 'string', format: 'date-time', description: 'Only changes found at or after this time (ISO 8601).' }),
   limit: advertised({ type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'At most this many changes, newest first.' }),
+});
+
+/** How long `crawl_site` waits for the crawl to end, in seconds. */
+export const CRAWL_WAIT_S = { min: 0, max: 300, default: 60 } as const;
+
+/** Arguments of `crawl_site`: the body of `POST /v1/crawls` (same rules, inherited from {@link CreateCrawlDto}) and `wait`. */
+export class CrawlSiteInput extends CreateCrawlDto {
+  @IsOptional()
+  @IsInt()
+  @Min(CRAWL_WAIT_S.min)
+  @Max(CRAWL_WAIT_S.max)
+  wait?: number;
+}
+
+const C = CRAWL_LIMITS;
+const globs = (description: string) =>
+  advertised({
+    type: 'array',
+    minItems: C.globs.min,
+    maxItems: C.globs.max,
+    items: { type: 'string', maxLength: C.globs.maxLength },
+    description,
+  });
+
+/** Input schema of `crawl_site`: the body of `POST /v1/crawls` and `wait`. */
+export const CRAWL_SITE_INPUT_SCHEMA = advertisedObject({
+  url: advertised(
+    { type: 'string', format: 'uri', maxLength: L.urlMaxLength, description: 'Absolute http(s) URL where the crawl starts.' },
+    true,
+  ),
+  discover: advertised({
+    type: 'string',
+    enum: [...CRAWL_DISCOVER],
+    default: 'both',
+    description: 'Find pages from sitemaps, links, or both.',
+  }),
+  maxPages: advertised({
+    type: 'integer',
+    minimum: C.maxPages.min,
+    maximum: C.maxPages.max,
+    description: `Most pages captured (default ${C.maxPages.default}; the plan caps it: free 20, starter 200, pro 1,000).`,
+  }),
+  maxDepth: advertised({
+    type: 'integer',
+    minimum: C.maxDepth.min,
+    maximum: C.maxDepth.max,
+    default: C.maxDepth.default,
+    description: 'Links followed from the start URL.',
+  }),
+  include: globs('Only pages whose path and query match one of these globs (* any characters).'),
+  exclude: globs('Pages whose path and query match one of these globs are left out.'),
+  scope: advertised({
+    type: 'string',
+    enum: [...CRAWL_SCOPES],
+    default: 'host',
+    description: 'host: the start host only; domain: its hosts below it too.',
+  }),
+  respectRobots: advertised({ type: 'boolean', default: true, description: 'Follow robots.txt rules for user agent Glimpse.' }),
+  capture: advertised({
+    type: 'object',
+    properties: Object.fromEntries(CAPTURE_OPTION_NAMES.map((name) => [name, captureOptionJsonSchema(name)])),
+    description: 'Capture options of every page, as take_screenshot takes them (extract included).',
+  }),
+  wait: advertised({
+    type: 'integer',
+    minimum: CRAWL_WAIT_S.min,
+    maximum: CRAWL_WAIT_S.max,
+    default: CRAWL_WAIT_S.default,
+    description: 'Seconds to wait for the crawl to end before returning it as it is.',
+  }),
 });

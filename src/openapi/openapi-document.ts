@@ -21,6 +21,9 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   monitors:
     'Monitors: a page captured on a schedule (interval or cron) and compared with the previous image; a change fires `monitor.changed` with the ' +
     'changed regions and a diff image. Each check is an ordinary capture job, counted against the monitor’s API key.',
+  crawls:
+    'Crawls: a whole site discovered (robots.txt, sitemaps, links) and captured, one ordinary capture job per page counted when created; ' +
+    'when every job ended, one ZIP of every result and `manifest.json`, and `crawl.completed` / `crawl.failed`.',
   storage:
     'Storage destinations: your own S3-compatible buckets that results are uploaded to (capture option `storage`), credentials stored sealed ' +
     'and never returned; or a presigned PUT URL per capture (capture option `upload`).',

@@ -49,18 +49,20 @@ export interface DurableWorkDefinition<P = unknown> {
 
 /**
  * The {@link DurableWorkDefinition.pendingIds} of rows of `entity` (a table with `id` and `status`
- * columns) in status `pending`, in ascending id order; `narrow` adds conditions on the alias `work`
- * (e.g. leave out rows that only their request may queue), built anew on every call.
+ * columns) in one of `statuses` (default `pending`; a crawl also waits for a worker while `running`),
+ * in ascending id order; `narrow` adds conditions on the alias `work` (e.g. leave out rows that only
+ * their request may queue), built anew on every call.
  */
 export function pendingRowIds(
   entity: EntityTarget<ObjectLiteral>,
   narrow?: (query: SelectQueryBuilder<ObjectLiteral>) => void,
+  statuses: readonly string[] = ['pending'],
 ): DurableWorkDefinition['pendingIds'] {
   return async (manager, afterId, limit) => {
     const query = manager
       .createQueryBuilder(entity, 'work')
       .select('work.id', 'id')
-      .where('work.status = :status', { status: 'pending' })
+      .where('work.status IN (:...statuses)', { statuses })
       .orderBy('work.id', 'ASC')
       .limit(limit);
     if (afterId !== null) query.andWhere('work.id > :afterId', { afterId });

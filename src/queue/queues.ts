@@ -9,10 +9,15 @@ export const RUN_QUEUE = 'runs';
 /** Monitors' schedule and housekeeping (CONTRACT.md, "Monitors"). */
 export const MONITOR_QUEUE = 'monitors';
 
+/** Crawls (CONTRACT.md, "Crawls"): one queue job per crawl, held by the worker driving it. */
+export const CRAWL_QUEUE = 'crawls';
+
 /** Job names within the queues. */
 export const CAPTURE_JOB = 'capture';
 /** One browser session run. */
 export const RUN_JOB = 'run';
+/** One crawl, driven from discovery to its bundle. */
+export const CRAWL_JOB = 'crawl';
 export const HOUSEKEEPING_SWEEP_JOB = 'sweep';
 /** One retention run (retention queue). */
 export const RETENTION_JOB = 'retention';
@@ -36,6 +41,11 @@ export interface RunPayload {
   sealedValues?: string;
   /** Unsealed values of an entry queued before sealing existed. */
   sensitiveValues?: Record<number, string>;
+}
+
+/** Payload of a crawl queue job: the crawl id only. */
+export interface CrawlPayload {
+  crawlId: string;
 }
 
 /** Payload of a webhook attempt job: the delivery id only. */

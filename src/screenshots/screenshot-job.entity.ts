@@ -116,6 +116,11 @@ export class ScreenshotJob extends KeyOwnedWork {
   @Column({ name: 'claimed_by', type: 'varchar', length: 40, nullable: true })
   claimedBy: string | null;
 
+  /** The crawl this job captures a page of (CONTRACT.md, "Crawls"); null for every other job. */
+  @Index('IDX_screenshot_jobs_crawl', { where: 'crawl_id IS NOT NULL' })
+  @Column({ name: 'crawl_id', type: 'varchar', length: 40, nullable: true })
+  crawlId: string | null;
+
   /** Capture attempts started (a worker crash can cause a second one). */
   @Column({ type: 'int', default: 0 })
   attempts: number;

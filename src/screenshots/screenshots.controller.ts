@@ -76,6 +76,7 @@ const PENDING_JOB_EXAMPLE: ScreenshotJobDto = {
   clipped: false,
   targetStatus: null,
   cached: false,
+  crawlId: null,
   options: {},
 };
 const DONE_JOB_EXAMPLE: ScreenshotJobDto = {

@@ -2,9 +2,10 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { findAccountOwned } from '../accounts/find-account-owned';
 import { artifactJobFields, copyArtifacts } from '../results/artifacts';
 import { EXTRACT_CAPS } from '../results/extracted';
+import { CustomerMessage } from '../results/customer-messages';
 import { InjectRepository } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
-import { EntityManager, Repository } from 'typeorm';
+import { EntityManager, In, Repository } from 'typeorm';
 import { AcceptanceService } from '../acceptance/acceptance.service';
 import { CaptureBacklog } from '../acceptance/capture-backlog';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
@@ -101,15 +102,18 @@ export class ScreenshotsService {
    * transaction ({@link AcceptanceService.acceptWithin}: counted against `caller`'s quota like any
    * job; never from the capture cache), for work that commits the job with rows of its own (a
    * monitor's check, CONTRACT.md "Monitors"; queue class `batch`). Returns the job and the work to run after the commit
-   * (queueing). Throws 429 `TOO_MANY_PENDING_JOBS` / `PLAN_QUOTA_EXCEEDED` with nothing written.
+   * (queueing). `crawlId` marks the job as a page of that crawl (CONTRACT.md, "Crawls"). Throws 429
+   * `TOO_MANY_PENDING_JOBS` / `PLAN_QUOTA_EXCEEDED` with nothing written.
    */
   async acceptWithin(
     manager: EntityManager,
     caller: AuthenticatedKey,
     input: CaptureOptionsInput,
     url: string,
+    crawlId: string | null = null,
   ): Promise<{ job: ScreenshotJobDto; afterCommit: () => Promise<void> }> {
     const job = this.newJob(caller, { ...input, cache: false }, url, 'url', 'batch');
+    job.crawlId = crawlId;
     const { afterCommit } = await this.acceptance.acceptWithin(manager, {
       caller,
       insert: [{ entity: ScreenshotJob, rows: [job] }],
@@ -291,6 +295,7 @@ export class ScreenshotsService {
       format: options.format,
       delayMs: options.delayMs,
       options,
+      crawlId: null,
       clipped: false,
       targetStatus: null,
       createdAt: this.clock.now(),
@@ -375,9 +380,60 @@ export class ScreenshotsService {
       clipped: job.clipped,
       targetStatus: job.targetStatus,
       cached: job.cached,
+      crawlId: job.crawlId,
       options: job.requestedOptions ?? {},
     };
   }
+
+  /**
+   * What a crawl reads of its pages' jobs (CONTRACT.md, "Crawls"), by job id, for the ids in `jobIds`
+   * that exist: status, the result file and the extracted files by kind (names in storage), the
+   * page's title (`metadata` extraction) and its extracted links' file.
+   */
+  async crawlPageResults(jobIds: string[]): Promise<Map<string, CrawlPageResult>> {
+    const jobs = jobIds.length ? await this.jobs.findBy({ id: In(jobIds) }) : [];
+    return new Map(
+      jobs.map((job) => {
+        const extracted = job.status === 'done' ? (job.artifacts.extracted ?? null) : null;
+        const files: Record<string, string> = {};
+        for (const kind of ['markdown', 'html', 'text', 'links'] as const) {
+          const file = extracted?.[kind]?.file;
+          if (file) files[kind] = file;
+        }
+        const result: CrawlPageResult = {
+          status: job.status,
+          resultFile: job.status === 'done' ? (job.artifacts.image ?? null) : null,
+          extractedFiles: files,
+          title: extracted?.metadata?.title ?? null,
+          linksFile: extracted?.links?.file ?? null,
+        };
+        return [job.id, result];
+      }),
+    );
+  }
+
+  /**
+   * Ends `failed` every job of the crawl `crawlId` not yet started (`pending`), with `message` as
+   * their customer-safe error and their `screenshot.failed` events; their quota is not given back
+   * (CONTRACT.md, "Crawls": cancel). Returns how many ended.
+   */
+  async failPendingOfCrawl(crawlId: string, message: string): Promise<number> {
+    const pending = await this.jobs.find({ select: { id: true }, where: { crawlId, status: 'pending' } });
+    let ended = 0;
+    for (const { id } of pending) if (await this.lifecycle.fail(id, new CustomerMessage(message))) ended++;
+    return ended;
+  }
+}
+
+/** A crawl page's job as {@link ScreenshotsService.crawlPageResults} reads it (file names, not URLs). */
+export interface CrawlPageResult {
+  status: ScreenshotJob['status'];
+  /** The image or PDF, once done (null with `format: "none"`). */
+  resultFile: string | null;
+  /** Extracted files by kind (`markdown`, `html`, `text`, `links`), once done. */
+  extractedFiles: Record<string, string>;
+  title: string | null;
+  linksFile: string | null;
 }
 
 /** Throws 400 `VALIDATION_FAILED` when the options combine in a way CONTRACT.md refuses. */

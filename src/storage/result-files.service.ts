@@ -68,6 +68,18 @@ export class ResultFilesService {
     return name;
   }
 
+  /**
+   * Stores the bytes of `body` (a crawl's bundle, written as it is read) as a result under a fresh
+   * unguessable name with extension `ext` ({@link ResultStorage.putStream}: memory stays bounded
+   * whatever its length). Returns that name; rejects when `body` errors or the write fails (nothing is
+   * stored then).
+   */
+  async saveStream(body: Readable, ext: ResultFileExtension): Promise<string> {
+    const name = newResultFileName(ext);
+    await this.storage.putStream(name, body, RESULT_FILE_CONTENT_TYPES[ext]);
+    return name;
+  }
+
   /** The public URL of a stored file name. */
   publicUrl(name: string): string {
     return `${this.config.publicBaseUrl}/files/${name}`;

@@ -29,14 +29,15 @@ export const EXTRACTED_FILE_CONTENT_TYPES = {
 
 /**
  * Extensions of result files: what a screenshot job produces (image, PDF or animation, extracted
- * content), and browser session run videos (`webm`, an animation format too).
+ * content), browser session run videos (`webm`, an animation format too) and crawl bundles (`zip`).
  */
-export const RESULT_FILE_EXTENSIONS = [...RESULT_FORMATS, 'md', 'html', 'txt', 'json'] as const;
+export const RESULT_FILE_EXTENSIONS = [...RESULT_FORMATS, 'md', 'html', 'txt', 'json', 'zip'] as const;
 export type ResultFileExtension = (typeof RESULT_FILE_EXTENSIONS)[number];
 
 /** MIME type per result file extension (the `Content-Type` of `/files/…`). */
 export const RESULT_FILE_CONTENT_TYPES: Record<ResultFileExtension, string> = {
   ...RESULT_CONTENT_TYPES,
+  zip: 'application/zip',
   ...EXTRACTED_FILE_CONTENT_TYPES,
 };
 

@@ -32,6 +32,8 @@ describe('plan limits and the webhook test-ping rate', () => {
       render_keys: { free: 2, starter: 10, pro: 50 },
       monitors: { free: 3, starter: 50, pro: 500 },
       storage_destinations: { free: 1, starter: 5, pro: 20 },
+      running_crawls: { free: 1, starter: 3, pro: 10 },
+      crawl_pages: { free: 20, starter: 200, pro: 1000 },
       profiles: { free: 2, starter: 10, pro: 50 },
     });
   });

@@ -164,6 +164,17 @@ async function monitorWithEndedCheck(ctx: Context): Promise<{ id: string; checkI
   }
 }
 
+/** A crawl of one page of the page server (links only, depth 0), waited for until it ended; its id. */
+async function endedCrawlId(ctx: Context): Promise<string> {
+  const body = { url: `${ctx.pages.url}/page`, maxDepth: 0, discover: 'links', capture: { width: 320, height: 240 } };
+  const { id } = (await ctx.t.request('POST', '/v1/crawls', { key: ctx.key, body })).body;
+  for (const deadline = Date.now() + 30_000; ; await new Promise((r) => setTimeout(r, 200))) {
+    const { status } = (await ctx.t.request('GET', `/v1/crawls/${id}`, { key: ctx.key })).body;
+    if (status !== 'pending' && status !== 'running') return id;
+    if (Date.now() > deadline) throw new Error(`crawl ${id} still ${status} after 30 s`);
+  }
+}
+
 /** A run that ended, set by the cancelRun recipe before its scenarios are built. */
 let endedRunId = '';
 
@@ -491,6 +502,41 @@ const RECIPES: Record<string, Recipe> = {
   getRun: {
     valid: async (ctx) => ({ pathParams: { id: await ctx.completedRunId() } }),
     unknownPathParams: { id: 'run_000000000000000000000000' },
+  },
+  createCrawl: {
+    valid: ({ pages }) => ({ body: { url: `${pages.url}/page`, maxDepth: 0, discover: 'links', capture: { width: 320, height: 240 } } }),
+    scenarios: (ctx) => [
+      { name: 'maxDepth above 5', parts: { body: { url: `${ctx.pages.url}/page`, maxDepth: 6 } }, status: 400 },
+      {
+        name: 'capture.profile unknown',
+        parts: { body: { url: `${ctx.pages.url}/page`, capture: { profile: 'prf_000000000000000000000000' } } },
+        status: 404,
+      },
+      // The legacy_free key has the free plan's limits: maxPages at most 20.
+      {
+        name: 'maxPages above the plan cap',
+        parts: { auth: `Bearer ${ctx.exhaustedKey}`, body: { url: `${ctx.pages.url}/page`, maxPages: 21 } },
+        status: 403,
+      },
+    ],
+  },
+  listCrawls: {
+    valid: async (ctx) => {
+      await endedCrawlId(ctx);
+      return {};
+    },
+  },
+  getCrawl: {
+    valid: async (ctx) => ({ pathParams: { id: await endedCrawlId(ctx) } }),
+    unknownPathParams: { id: 'crl_000000000000000000000000' },
+  },
+  listCrawlPages: {
+    valid: async (ctx) => ({ pathParams: { id: await endedCrawlId(ctx) } }),
+    unknownPathParams: { id: 'crl_000000000000000000000000' },
+  },
+  cancelCrawl: {
+    valid: async (ctx) => ({ pathParams: { id: await endedCrawlId(ctx) } }),
+    unknownPathParams: { id: 'crl_000000000000000000000000' },
   },
   cancelRun: {
     valid: async (ctx) => {

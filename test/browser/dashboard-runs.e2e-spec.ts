@@ -1,8 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Browser, BrowserContext, Page } from 'playwright';
-import { adminCliJson } from '../support/admin-cli';
+import { Browser, Page } from 'playwright';
+import { signedInOwner } from '../support/dashboard-owner';
 import { launchTestBrowser, seriousAxeViolations } from '../support/test-browser';
 import { PageServer, startPageServer } from '../support/page-server';
 import { waitForRun } from '../support/runs';
@@ -10,7 +10,6 @@ import { startTestApp, TestApp } from '../support/test-app';
 
 /** Where the 1280×800 PNGs go (the same folder as test/dashboard.e2e-spec.ts; look at them). */
 const SCREENSHOT_DIR = process.env.DASHBOARD_SCREENSHOT_DIR ?? join(tmpdir(), 'glimpse-dashboard-screenshots');
-const PASSWORD = 'correct horse battery staple';
 
 /** The dashboard's Runs pages (docs/dashboard.md): real Chromium and ffmpeg, pages served on loopback. */
 describe('dashboard: Runs pages', () => {
@@ -19,26 +18,8 @@ describe('dashboard: Runs pages', () => {
   let pages: PageServer;
   const cspViolations: string[] = [];
 
-  const cli = (...args: string[]): Promise<any> => adminCliJson(t, ...args);
-
   /** A new account with a key and an owner who has set a password; returns a signed-in page and the key. */
-  async function newOwner(): Promise<{ context: BrowserContext; page: Page; accountId: string; key: string; keyId: string }> {
-    const email = `runs-${Math.random().toString(36).slice(2)}@test.local`;
-    const account = await cli('account:create', '--email', email, '--plan', 'pro');
-    const user = await cli('user:create', '--account', account.id, '--email', email);
-    const key = await cli('key:create', '--account', account.id, '--name', 'checkout-monitor');
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, baseURL: t.baseUrl });
-    const page = await context.newPage();
-    page.on('console', (msg) => {
-      if (/Content Security Policy|Refused to/i.test(msg.text())) cspViolations.push(`${page.url()}: ${msg.text().slice(0, 160)}`);
-    });
-    await page.goto(user.setPasswordUrl);
-    await page.getByLabel('New password').fill(PASSWORD);
-    await page.getByLabel('Repeat the password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Set password and sign in' }).click();
-    await page.waitForURL('**/dashboard');
-    return { context, page, accountId: account.id, key: key.key, keyId: key.id };
-  }
+  const newOwner = () => signedInOwner(t, browser, { prefix: 'runs', keyName: 'checkout-monitor', cspViolations });
 
   /** Axe (no serious or critical violation) and a 1280×800 PNG of the page as it is. */
   async function audit(page: Page, name: string): Promise<void> {

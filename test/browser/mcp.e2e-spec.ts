@@ -74,6 +74,7 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
     const { tools } = await client.listTools();
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
     expect(Object.keys(byName).sort()).toEqual([
+      'crawl_site',
       'create_monitor',
       'get_quota',
       'get_run',
@@ -207,6 +208,30 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
     const bad = await call(client, 'run_browser_session', { url: `${pages.url}/plain`, steps: [{ action: 'fly' }] });
     expect(bad.isError).toBe(true);
     expect((bad.content[0] as { text: string }).text).toMatch(/^VALIDATION_FAILED: .*steps\[0\]\.action/);
+  });
+
+  it('crawl_site crawls, waits for the end and returns the crawl and its first pages; bad arguments are VALIDATION_FAILED', async () => {
+    const client = await connect();
+    const { tools } = await client.listTools();
+    expect(tools.find((tool) => tool.name === 'crawl_site')!.inputSchema).toMatchObject({
+      required: ['url'],
+      additionalProperties: false,
+      properties: { maxDepth: { maximum: 5 }, wait: { maximum: 300 } },
+    });
+    const result = await call(client, 'crawl_site', {
+      url: `${pages.url}/plain`,
+      maxDepth: 0,
+      discover: 'links',
+      capture: { width: 320, height: 240 },
+    });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({
+      crawl: { id: expect.stringMatching(/^crl_/), status: 'completed', pagesDone: 1, bundleUrl: expect.stringContaining('/files/') },
+      pages: [{ url: `${pages.url}/plain`, depth: 0, status: 'done', jobId: expect.stringMatching(/^scr_/) }],
+    });
+    const bad = await call(client, 'crawl_site', { url: `${pages.url}/plain`, maxDepth: 9 });
+    expect(bad.isError).toBe(true);
+    expect((bad.content[0] as { text: string }).text).toMatch(/^VALIDATION_FAILED: .*maxDepth/);
   });
 
   it('take_screenshot captures a page and returns the PNG, its URL and the job as structured content and text', async () => {
@@ -416,6 +441,7 @@ describe('MCP endpoint (/mcp with Authorization: Bearer, and /mcp/<API_KEY>)', (
     const list = await post(`/mcp/${key}`, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, headers);
     expect(list.status).toBe(200);
     expect(list.body.result.tools.map((tool: { name: string }) => tool.name).sort()).toEqual([
+      'crawl_site',
       'create_monitor',
       'get_quota',
       'get_run',

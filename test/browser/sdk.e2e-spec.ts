@@ -192,6 +192,8 @@ describe('TypeScript SDK against the running app', () => {
       expect(Object.keys(doc.webhooks).sort()).toEqual(
         (
           [
+            'crawl.completed',
+            'crawl.failed',
             'endpoint.disabled',
             'monitor.changed',
             'monitor.failed',

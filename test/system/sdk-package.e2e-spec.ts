@@ -124,6 +124,34 @@ describe('@glimpse/sdk package (npm pack → install → use)', () => {
     expect(rejected).toMatchObject({ code: 1, stderr: expect.stringMatching(/VALIDATION_FAILED \(HTTP 400\).*\(request \S+\)/) });
   });
 
+  it('its CLI crawls a loopback site with a progress bar and saves the bundle', async () => {
+    const bin = join(project, 'node_modules', '.bin', 'glimpse');
+    const env = { ...process.env, GLIMPSE_API_KEY: key, GLIMPSE_BASE_URL: t.baseUrl };
+    const out = join(project, 'site.zip');
+    const { stdout, stderr } = await run(
+      bin,
+      [
+        'crawl',
+        `${pages.url}/hello`,
+        '--max-pages',
+        '5',
+        '--max-depth',
+        '0',
+        '--discover',
+        'links',
+        '--capture',
+        '{"width":320,"height":240}',
+        '--out',
+        out,
+      ],
+      { cwd: project, env },
+    );
+    expect(JSON.parse(stdout)).toMatchObject({ status: 'completed', pagesDone: 1, stoppedReason: 'exhausted' });
+    expect(stderr).toMatch(/\[#{30}\] 1\/1 pages \(0 failed, 1 found\)/);
+    expect(stderr).toMatch(/saved .*site\.zip \(application\/zip/);
+    expect(readFileSync(out).subarray(0, 2).toString()).toBe('PK');
+  });
+
   it('bundles the root entry and /webhooks for browsers without any node: module', async () => {
     const nodeImports: string[] = [];
     const noNodeModules: Plugin = {

@@ -1,6 +1,6 @@
 /**
  * `glimpse` — the SDK's command line (Node ≥ 20): `glimpse capture <url> -o shot.png` and
- * `glimpse run <url> --steps steps.json -o run.json`, and `glimpse render-url <url> --render-key rk_…` (prints a
+ * `glimpse run <url> --steps steps.json -o run.json`, `glimpse crawl <url> --max-pages 50 --out site.zip`, and `glimpse render-url <url> --render-key rk_…` (prints a
  * signed render link; the secret from `GLIMPSE_RENDER_SECRET`), and `glimpse monitors create|list|get|checks|check|pause|resume|delete`
  * and `glimpse profiles add|list|delete` (each prints JSON on stdout). Reads `GLIMPSE_API_KEY` and `GLIMPSE_BASE_URL`.
  * Exit codes (README of the SDK, "CLI"): 0 success, 1 the API answered an error, 2 usage error,
@@ -13,7 +13,14 @@ import { CAPTURE_FLAGS, type FlagSpec, kebab, RUN_FLAGS } from './cli-options';
 import { Glimpse } from './client';
 import { GlimpseConnectionError, GlimpseError, GlimpseTimeoutError } from './errors';
 import { type RenderLinkFormat, signRenderUrl } from './render-links';
-import type { CreateMonitorRequest, CreateProfileRequest, CreateRunRequest, CreateScreenshotRequest } from './types';
+import type {
+  Crawl,
+  CreateCrawlRequest,
+  CreateMonitorRequest,
+  CreateProfileRequest,
+  CreateRunRequest,
+  CreateScreenshotRequest,
+} from './types';
 
 declare const __SDK_VERSION__: string;
 
@@ -209,10 +216,96 @@ export function buildProgram(io: { stdout: NodeJS.WritableStream; stderr: NodeJS
     });
     io.stdout.write(`${link}\n`);
   });
+  addCrawlCommand(program, io);
   addMonitorCommands(program, io);
   addStorageCommands(program, io);
   addProfileCommands(program, io);
   return program;
+}
+
+/** Width of the crawl progress bar, characters. */
+const BAR_WIDTH = 30;
+
+/**
+ * The crawl's progress on stderr: `[#####·····] 12/50 pages (1 failed, 60 found) 12.3 s`, redrawn in
+ * place on a terminal, one line per change otherwise. The bar fills with the pages whose job ended
+ * out of those queued so far.
+ */
+function crawlProgress(stderr: NodeJS.WritableStream, id: string) {
+  const started = Date.now();
+  const tty = (stderr as NodeJS.WriteStream).isTTY === true;
+  let last = '';
+  return (crawl: Crawl) => {
+    const ended = crawl.pagesDone + crawl.pagesFailed;
+    const total = Math.max(crawl.pagesQueued, ended, 1);
+    const filled = Math.round((ended / total) * BAR_WIDTH);
+    const text = `${id} ${crawl.status} [${'#'.repeat(filled)}${'·'.repeat(BAR_WIDTH - filled)}] ${ended}/${total} pages (${crawl.pagesFailed} failed, ${crawl.pagesFound} found)`;
+    if (text === last) return;
+    last = text;
+    const line = `${text} ${((Date.now() - started) / 1000).toFixed(1)} s`;
+    stderr.write(tty ? `\r${line}\x1b[K` : `${line}\n`);
+  };
+}
+
+/**
+ * `glimpse crawl <url> --out site.zip`: starts a crawl (docs/crawls.md), shows its progress, saves its
+ * bundle (every result and `manifest.json`) and prints the crawl as JSON on stdout. Exits 3 when the
+ * crawl failed or ended without a bundle.
+ */
+function addCrawlCommand(program: Command, io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream }): void {
+  const crawl = program
+    .command('crawl')
+    .description('crawl a site from <url> (robots.txt, sitemaps, links), wait for it and save its ZIP bundle')
+    .argument('<url>', 'start URL (http or https)')
+    .requiredOption('--out <file>', 'where to save the ZIP of every result and manifest.json')
+    .option('--max-pages <n>', 'most pages captured (the plan caps it)')
+    .option('--max-depth <n>', 'links followed from the start URL (0-5, default 2)')
+    .addOption(new Option('--discover <how>', 'where pages are found').choices(['sitemap', 'links', 'both']))
+    .addOption(new Option('--scope <scope>', 'host: the start host; domain: its hosts below it too').choices(['host', 'domain']))
+    .option('--include <glob>', 'keep only paths matching this glob (repeat for more)', (v: string, p: string[] = []) => [...p, v])
+    .option('--exclude <glob>', 'leave out paths matching this glob (repeat for more)', (v: string, p: string[] = []) => [...p, v])
+    .option('--ignore-robots', 'do not follow robots.txt rules')
+    .option('--capture <json>', 'capture options of every page, as JSON or @file.json');
+  addWaitOptions(crawl, 3_600_000);
+  crawl.action(async (url: string, options: Record<string, unknown>) => {
+    const glimpse = clientFrom(program.opts());
+    const integer = (field: string, text: unknown) =>
+      text === undefined ? undefined : parseValue(field, { kind: 'integer', description: '' }, String(text), undefined);
+    const body = {
+      url,
+      maxPages: integer('maxPages', options.maxPages),
+      maxDepth: integer('maxDepth', options.maxDepth),
+      discover: options.discover,
+      scope: options.scope,
+      include: options.include,
+      exclude: options.exclude,
+      respectRobots: options.ignoreRobots ? false : undefined,
+      capture:
+        options.capture === undefined
+          ? undefined
+          : parseValue('capture', { kind: 'json', description: '' }, String(options.capture), undefined),
+    } as CreateCrawlRequest;
+    const created = await glimpse.crawls.create(body, { idempotencyKey: options.idempotencyKey as string | undefined });
+    const onProgress = crawlProgress(io.stderr, created.id);
+    onProgress(created);
+    const finished = await glimpse.crawls.waitFor(created.id, {
+      timeoutMs: waitTimeout(options.waitTimeout as string | undefined),
+      onProgress: (state) => onProgress(state as Crawl),
+    });
+    io.stderr.write('\n');
+    io.stdout.write(`${JSON.stringify(finished)}\n`);
+    if (finished.bundleUrl) {
+      const file = await glimpse.download(finished.bundleUrl);
+      writeFileSync(String(options.out), file.data);
+      io.stderr.write(`saved ${options.out} (${file.contentType}, ${kB(file.data.length)})\n`);
+    }
+    if (finished.status === 'failed' || !finished.bundleUrl) {
+      io.stderr.write(
+        `glimpse: crawl ${finished.id} ${finished.status}${finished.error ? `: ${finished.error}` : ''}${finished.bundleUrl ? '' : ' (no bundle)'}\n`,
+      );
+      process.exitCode = EXIT.failed;
+    }
+  });
 }
 
 /**

@@ -1,4 +1,5 @@
 import { Core, type DownloadedFile, type GlimpseOptions, type RequestOptions } from './core';
+import { Crawls } from './resources/crawls';
 import { Monitors } from './resources/monitors';
 import { Profiles } from './resources/profiles';
 import { Runs } from './resources/runs';
@@ -26,6 +27,7 @@ export class Glimpse {
   readonly renderKeys: RenderKeys;
   readonly monitors: Monitors;
   readonly storageDestinations: StorageDestinations;
+  readonly crawls: Crawls;
   readonly profiles: Profiles;
   /** The generated openapi-fetch client on the same transport, for anything the resources do not wrap. */
   readonly api: Core['api'];
@@ -40,6 +42,7 @@ export class Glimpse {
     this.renderKeys = new RenderKeys(this.core);
     this.monitors = new Monitors(this.core);
     this.storageDestinations = new StorageDestinations(this.core);
+    this.crawls = new Crawls(this.core);
     this.profiles = new Profiles(this.core);
   }
 

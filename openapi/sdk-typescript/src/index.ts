@@ -12,6 +12,7 @@ export { signRenderUrl } from './render-links';
 export type { RenderLinkFormat, RenderLinkOptionValue, SignRenderUrlInput } from './render-links';
 export type { WaitOptions } from './poll';
 export type { FinishedRun } from './resources/runs';
+export type { FinishedCrawl } from './resources/crawls';
 export type { CapturedScreenshot, CaptureOptions, FinishedScreenshotJob, UploadScreenshotInput } from './resources/screenshots';
 export type { components, operations, paths, webhooks } from './generated/schema';
 export type * from './types';

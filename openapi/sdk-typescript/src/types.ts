@@ -29,6 +29,15 @@ export type RunStep = NonNullable<CreateRunRequest['steps']>[number];
 export type ListRunsParams = Omit<NonNullable<operations['listRuns']['parameters']['query']>, 'cursor'>;
 /** One page of `GET /v1/runs` (`RunListDto`): `data` and `nextCursor` (null on the last page). */
 export type RunPage = Schemas['RunListDto'];
+/** A crawl (`CrawlDto`), the body that starts one, its list and its pages (docs/crawls.md). */
+export type Crawl = Schemas['CrawlDto'];
+export type CreateCrawlRequest = Schemas['CreateCrawlDto'];
+export type CrawlListPage = Schemas['CrawlListDto'];
+/** Query of `GET /v1/crawls` without the `cursor`: `limit` (1–100) and `status`. */
+export type ListCrawlsParams = Omit<NonNullable<operations['listCrawls']['parameters']['query']>, 'cursor'>;
+/** One page of a crawl (`CrawlPageDto`): `url`, `depth`, `jobId`, `status`, `resultUrl`, `title`. */
+export type CrawlPage = Schemas['CrawlPageDto'];
+export type CrawlPageList = Schemas['CrawlPageListDto'];
 /** A webhook endpoint as listed (`WebhookEndpointDto`, without its secret). */
 export type WebhookEndpoint = Schemas['WebhookEndpointDto'];
 /** A webhook endpoint just created, with its signing `secret` (`whsec_…`), shown this once. */

@@ -25,6 +25,7 @@ import { Thumbnails1795730000000 } from './1795730000000-Thumbnails';
 import { RenderKeysApiKey1795740000000 } from './1795740000000-RenderKeysApiKey';
 import { AccountQuota1795745000000 } from './1795745000000-AccountQuota';
 import { FairShare1795755000000 } from './1795755000000-FairShare';
+import { Crawls1795800498402 } from './1795800498402-Crawls';
 import { RunTurns1795765000000 } from './1795765000000-RunTurns';
 import { JobArtifacts1795800496486 } from './1795800496486-JobArtifacts';
 import { Profiles1795801194741 } from './1795801194741-Profiles';
@@ -59,5 +60,6 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   FairShare1795755000000,
   RunTurns1795765000000,
   JobArtifacts1795800496486,
+  Crawls1795800498402,
   Profiles1795801194741,
 ];

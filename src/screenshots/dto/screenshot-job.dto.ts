@@ -57,6 +57,14 @@ export class ScreenshotJobDto extends ArtifactJobFieldsDto {
   cached: boolean;
 
   @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'The crawl this job captures a page of (`POST /v1/crawls`); null for every other job',
+    example: null,
+  })
+  crawlId: string | null;
+
+  @ApiProperty({
     type: 'object',
     description: 'The capture options the job was given (as sent, without url and without defaults)',
     properties: Object.fromEntries(CAPTURE_OPTION_NAMES.map((name) => [name, captureOptionJsonSchema(name)])),

@@ -30,6 +30,8 @@ describe('webhook event envelopes (derived from the event map)', () => {
       'EndpointDisabledEventDto',
       'MonitorChangedEventDto',
       'MonitorFailedEventDto',
+      'CrawlCompletedEventDto',
+      'CrawlFailedEventDto',
       'ProfileExpiredEventDto',
     ]);
     for (const type of EVENT_TYPES) expect(WEBHOOK_EVENT_SCHEMAS[type].name).toBe(envelopeSchemaName(type));

@@ -8,6 +8,7 @@ import type {
   ImageRegion,
   MonitorChangedData,
   MonitorFailedData,
+  CrawlEndedData,
   ProfileExpiredData,
   EventDataMap,
   EventType,
@@ -216,6 +217,30 @@ export class MonitorFailedDataDto implements MonitorFailedData {
   paused: boolean;
 }
 
+/** `data` of `crawl.completed` and `crawl.failed` (CONTRACT.md, "Crawls"). */
+export class CrawlEndedDataDto implements CrawlEndedData {
+  @ApiProperty({ example: 'crl_3fJ9kLmN2pQr5sTu7vWx9yZa' })
+  crawlId: string;
+  @ApiProperty({ description: 'The start URL', example: 'https://example.com/' })
+  url: string;
+  @ApiProperty({ enum: ['completed', 'failed'] })
+  status: 'completed' | 'failed';
+  @ApiProperty({ description: 'Pages found (in scope, each once)', example: 42 })
+  pagesFound: number;
+  @ApiProperty({ description: 'Pages given a job (each counted against the quota)', example: 42 })
+  pagesQueued: number;
+  @ApiProperty({ description: 'Jobs ended done', example: 41 })
+  pagesDone: number;
+  @ApiProperty({ description: 'Jobs ended failed', example: 1 })
+  pagesFailed: number;
+  @ApiProperty({ type: String, nullable: true, enum: ['maxPages', 'exhausted', 'canceled', 'quota'], example: 'exhausted' })
+  stoppedReason: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'Capability URL of the ZIP bundle (result files and manifest.json)' })
+  bundleUrl: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'Customer-safe reason of a failed crawl', example: null })
+  error: string | null;
+}
+
 /** `data` of `profile.expired` (CONTRACT.md, "Browser profiles"). */
 export class ProfileExpiredDataDto implements ProfileExpiredData {
   @ApiProperty({ example: 'prf_4fQx9LmZ2pRt7YvB1nKc3sDw' })
@@ -255,6 +280,8 @@ const WEBHOOK_EVENT_DATA: { readonly [K in EventType]: Type<EventDataMap[K]> } =
   'endpoint.disabled': EndpointDisabledDataDto,
   'monitor.changed': MonitorChangedDataDto,
   'monitor.failed': MonitorFailedDataDto,
+  'crawl.completed': CrawlEndedDataDto,
+  'crawl.failed': CrawlEndedDataDto,
   'profile.expired': ProfileExpiredDataDto,
 };
 
