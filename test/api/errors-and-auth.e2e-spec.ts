@@ -98,7 +98,7 @@ describe('global contract: envelope, request ids, validation, authentication', (
       ['height', { url: 'http://127.0.0.1/', height: 4321 }],
       ['delay', { url: 'http://127.0.0.1/', delay: -1 }],
       ['delay', { url: 'http://127.0.0.1/', delay: 10001 }],
-      ['format', { url: 'http://127.0.0.1/', format: 'gif' }],
+      ['format', { url: 'http://127.0.0.1/', format: 'bmp' }],
       ['fullPage', { url: 'http://127.0.0.1/', fullPage: 'yes' }],
       ['fullpage', { url: 'http://127.0.0.1/', fullpage: true }],
     ])('400 VALIDATION_FAILED naming %s (case %#), and no job created', async (field, body) => {
@@ -165,6 +165,8 @@ describe('global contract: envelope, request ids, validation, authentication', (
       extracted: null,
       // CONTRACT.md, "Storage destinations": where the result was delivered (null until done, and without storage/upload).
       storage: null,
+      // CONTRACT.md, "Crawls": a crawl's pages name their crawl; other jobs have null.
+      crawlId: null,
       options: { width: 100, height: 4320, fullPage: true, format: 'webp', delay: 10000 },
     });
     const polled = await t.request('GET', `/v1/screenshot/${res.body.id}`, { key });
