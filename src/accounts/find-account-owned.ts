@@ -1,4 +1,5 @@
 import { Repository } from 'typeorm';
+import { ApiError } from '../common/api-error';
 import { IdKind, isId } from '../common/ids';
 import { entityFromRow, sqlRows } from '../sql/sql';
 import type { AccountOwned } from './account-owned.entity';
@@ -24,4 +25,20 @@ export async function findAccountOwned<T extends AccountOwned>(
     [id, accountId],
   );
   return row ? entityFromRow(rows, row) : null;
+}
+
+/**
+ * The row as {@link findAccountOwned} finds it; throws 404 `NOT_FOUND` ("`what` not found") where that
+ * finds none, so another account's row is as unknown as a missing one (docs/CONTRACT.md, "Identifiers").
+ */
+export async function requireAccountOwned<T extends AccountOwned>(
+  rows: Repository<T>,
+  kind: IdKind,
+  id: string,
+  accountId: string,
+  what: string,
+): Promise<T> {
+  const row = await findAccountOwned(rows, kind, id, accountId);
+  if (!row) throw ApiError.notFound(what);
+  return row;
 }

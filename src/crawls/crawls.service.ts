@@ -1,14 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
-import { findAccountOwned } from '../accounts/find-account-owned';
+import { requireAccountOwned } from '../accounts/find-account-owned';
 import { planLimit } from '../accounts/plan';
 import { assertBelowPlanLimit, planLimitReached } from '../accounts/plan-limits';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { captureOptionConflicts } from '../capture/capture-options';
 import { ApiError, FieldError } from '../common/api-error';
 import { Clock } from '../common/clock';
-import { isId, newId } from '../common/ids';
+import { newId } from '../common/ids';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { SsrfGuard } from '../egress/ssrf-guard';
 import { ProfilesService } from '../profiles/profiles.service';
@@ -23,9 +23,7 @@ import { Crawl } from './crawl.entity';
 import { CRAWL_LIMITS, CreateCrawlDto } from './dto/create-crawl.dto';
 import { CrawlDto, CrawlListDto, CrawlPageListDto, ListCrawlsQueryDto } from './dto/crawl.dto';
 import { CursorPageQueryDto } from '../common/cursor-page-query.dto';
-
-/** Default page size of the crawl lists. */
-const DEFAULT_PAGE_SIZE = 20;
+import { DEFAULT_PAGE_SIZE, newestFirstPage } from '../common/cursor';
 
 /** The account's crawls not ended (the plan's "crawls running at once"); `$1` the account id. */
 const OPEN_CRAWLS_SQL = `SELECT count(*)::int AS n FROM crawls WHERE account_id = $1 AND status IN ('pending', 'running')`;
@@ -125,23 +123,11 @@ export class CrawlsService {
    * Throws 400 `VALIDATION_FAILED` naming `cursor` when it is not one this endpoint issued.
    */
   async list(caller: Pick<AuthenticatedKey, 'accountId'>, query: ListCrawlsQueryDto): Promise<CrawlListDto> {
-    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-    const qb = this.crawls
-      .createQueryBuilder('c')
-      .where('c.account_id = :accountId', { accountId: caller.accountId })
-      .orderBy('c.created_at', 'DESC')
-      .addOrderBy('c.id', 'DESC')
-      .take(limit + 1);
+    const qb = this.crawls.createQueryBuilder('c').where('c.account_id = :accountId', { accountId: caller.accountId });
     if (query.status) qb.andWhere('c.status = :status', { status: query.status });
-    if (query.cursor !== undefined) qb.andWhere('(c.created_at, c.id) < (:createdAt, :id)', crawlCursorOf(query.cursor));
-    const rows = await qb.getMany();
-    const page = rows.slice(0, limit);
-    const progress = await this.pages.progress(page.filter((c) => !c.finalCounts).map((c) => c.id));
-    const last = page[page.length - 1];
-    return {
-      data: page.map((crawl) => this.toDto(crawl, progress.get(crawl.id) ?? null)),
-      nextCursor: rows.length > limit && last ? Buffer.from(`${last.createdAt.toISOString()}|${last.id}`).toString('base64url') : null,
-    };
+    const { rows, nextCursor } = await newestFirstPage(qb, query, 'crawl');
+    const progress = await this.pages.progress(rows.filter((c) => !c.finalCounts).map((c) => c.id));
+    return { data: rows.map((crawl) => this.toDto(crawl, progress.get(crawl.id) ?? null)), nextCursor };
   }
 
   /**
@@ -183,10 +169,8 @@ export class CrawlsService {
     return this.toDto(crawl, (await this.pages.progress([crawl.id])).get(crawl.id) ?? null);
   }
 
-  private async findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<Crawl> {
-    const crawl = await findAccountOwned(this.crawls, 'crawl', id, caller.accountId);
-    if (!crawl) throw ApiError.notFound('Crawl');
-    return crawl;
+  private findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<Crawl> {
+    return requireAccountOwned(this.crawls, 'crawl', id, caller.accountId, 'Crawl');
   }
 
   /** Maps the entity to its public shape: the counts as ended, else `progress` (its pages now). */
@@ -209,21 +193,9 @@ export class CrawlsService {
   }
 }
 
-/** The position a crawl list cursor names; throws 400 `VALIDATION_FAILED` naming `cursor` when it is not one issued here. */
-function crawlCursorOf(cursor: string): { createdAt: Date; id: string } {
-  const [iso, id, extra] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  const createdAt = new Date(iso ?? '');
-  if (extra !== undefined || !id || !isId('crawl', id) || Number.isNaN(createdAt.getTime())) throw badCursor();
-  return { createdAt, id };
-}
-
-/** The last page (`seq`) a page list cursor names; throws as {@link crawlCursorOf}. */
+/** The last page (`seq`) a page list cursor names; throws 400 `VALIDATION_FAILED` naming `cursor` when it is not one issued here. */
 function pageCursorOf(cursor: string): number {
   const match = /^p\|(\d{1,18})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!match) throw badCursor();
+  if (!match) throw ApiError.validation([{ field: 'cursor', message: 'must be a nextCursor returned by this endpoint' }]);
   return Number(match[1]);
-}
-
-function badCursor(): ApiError {
-  return ApiError.validation([{ field: 'cursor', message: 'must be a nextCursor returned by this endpoint' }]);
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { findAccountOwned } from '../accounts/find-account-owned';
+import { requireAccountOwned } from '../accounts/find-account-owned';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { assertBelowPlanLimit } from '../accounts/plan-limits';
@@ -7,7 +7,7 @@ import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { CAPTURE_LIMITS, captureOptionConflicts, CaptureOptionsInput, givenCaptureOptions } from '../capture/capture-options';
 import { ApiError, FieldError } from '../common/api-error';
-import { decodeCursor, encodeCursor } from '../common/cursor';
+import { newestFirstPage } from '../common/cursor';
 import { ProfilesService } from '../profiles/profiles.service';
 import { Clock } from '../common/clock';
 import { CursorPageQueryDto } from '../common/cursor-page-query.dto';
@@ -33,9 +33,6 @@ import { Monitor, MonitorDiffSettings } from './monitor.entity';
 
 /** Counts the account's monitors for {@link assertBelowPlanLimit}. */
 const MONITORS_SQL = `SELECT count(*)::int AS n FROM monitors WHERE account_id = $1`;
-
-/** Default page size of the lists. */
-const DEFAULT_PAGE_SIZE = 20;
 
 /** Comparison defaults (CONTRACT.md, "Monitors"). */
 const DIFF_DEFAULTS: MonitorDiffSettings = { threshold: 0.1, minChangeRatio: 0.001, ignoreSelectors: [], ignoreRegions: [] };
@@ -104,17 +101,9 @@ export class MonitorsService {
 
   /** The account's monitors, newest first, a page at a time. Throws 400 `VALIDATION_FAILED` for a cursor not issued here. */
   async list(caller: Pick<AuthenticatedKey, 'accountId'>, query: CursorPageQueryDto): Promise<MonitorListDto> {
-    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-    const qb = this.monitors
-      .createQueryBuilder('m')
-      .where('m.account_id = :accountId', { accountId: caller.accountId })
-      .orderBy('m.created_at', 'DESC')
-      .addOrderBy('m.id', 'DESC')
-      .take(limit + 1);
-    if (query.cursor !== undefined) qb.andWhere('(m.created_at, m.id) < (:createdAt, :id)', decodeCursor(query.cursor, 'monitor'));
-    const rows = await qb.getMany();
-    const page = rows.slice(0, limit);
-    return { data: page.map((m) => this.toDto(m)), nextCursor: rows.length > limit ? encodeCursor(page[page.length - 1]) : null };
+    const qb = this.monitors.createQueryBuilder('m').where('m.account_id = :accountId', { accountId: caller.accountId });
+    const { rows, nextCursor } = await newestFirstPage(qb, query, 'monitor');
+    return { data: rows.map((m) => this.toDto(m)), nextCursor };
   }
 
   /** The caller's monitor. Throws 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */
@@ -197,17 +186,9 @@ export class MonitorsService {
   /** The monitor's checks, newest first, a page at a time. Throws 404 `NOT_FOUND`, 400 for a foreign cursor. */
   async listChecks(caller: Pick<AuthenticatedKey, 'accountId'>, id: string, query: CursorPageQueryDto): Promise<MonitorCheckListDto> {
     const monitor = await this.findOwn(caller, id);
-    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-    const qb = this.checks
-      .createQueryBuilder('c')
-      .where('c.monitor_id = :monitorId', { monitorId: monitor.id })
-      .orderBy('c.created_at', 'DESC')
-      .addOrderBy('c.id', 'DESC')
-      .take(limit + 1);
-    if (query.cursor !== undefined) qb.andWhere('(c.created_at, c.id) < (:createdAt, :id)', decodeCursor(query.cursor, 'monitorCheck'));
-    const rows = await qb.getMany();
-    const page = rows.slice(0, limit);
-    return { data: page.map((c) => this.checkDto(c)), nextCursor: rows.length > limit ? encodeCursor(page[page.length - 1]) : null };
+    const qb = this.checks.createQueryBuilder('c').where('c.monitor_id = :monitorId', { monitorId: monitor.id });
+    const { rows, nextCursor } = await newestFirstPage(qb, query, 'monitorCheck');
+    return { data: rows.map((c) => this.checkDto(c)), nextCursor };
   }
 
   /**
@@ -308,10 +289,8 @@ export class MonitorsService {
     return { options, schedule, diff };
   }
 
-  private async findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<Monitor> {
-    const monitor = await findAccountOwned(this.monitors, 'monitor', id, caller.accountId);
-    if (!monitor) throw ApiError.notFound('Monitor');
-    return monitor;
+  private findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<Monitor> {
+    return requireAccountOwned(this.monitors, 'monitor', id, caller.accountId, 'Monitor');
   }
 }
 

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, IsNull, Repository } from 'typeorm';
-import { findAccountOwned } from '../accounts/find-account-owned';
+import { findAccountOwned, requireAccountOwned } from '../accounts/find-account-owned';
 import { assertBelowPlanLimit } from '../accounts/plan-limits';
 import { ApiError, ErrorCode } from '../common/api-error';
 import { Clock } from '../common/clock';
-import { decodeCursor, encodeCursor } from '../common/cursor';
+import { newestFirstPage } from '../common/cursor';
 import type { CursorPageQueryDto } from '../common/cursor-page-query.dto';
 import { hostAllowed } from '../common/host-patterns';
 import { newId } from '../common/ids';
@@ -18,9 +18,6 @@ import { filterStorageState, STORAGE_STATE_MAX_BYTES, StorageState, StorageState
 
 /** Counts the account's profiles for {@link assertBelowPlanLimit}. */
 const PROFILES_SQL = `SELECT count(*)::int AS n FROM profiles WHERE account_id = $1`;
-
-/** Default page size of `GET /v1/profiles`. */
-const DEFAULT_PAGE_SIZE = 20;
 
 /** An account's caller, as far as profiles care. */
 type Caller = { accountId: string };
@@ -73,17 +70,9 @@ export class ProfilesService {
 
   /** The account's profiles, newest first, a page at a time. Throws 400 `VALIDATION_FAILED` for a cursor not issued here. */
   async list(caller: Caller, query: CursorPageQueryDto): Promise<ProfileListDto> {
-    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-    const qb = this.profiles
-      .createQueryBuilder('p')
-      .where('p.account_id = :accountId', { accountId: caller.accountId })
-      .orderBy('p.created_at', 'DESC')
-      .addOrderBy('p.id', 'DESC')
-      .take(limit + 1);
-    if (query.cursor !== undefined) qb.andWhere('(p.created_at, p.id) < (:createdAt, :id)', decodeCursor(query.cursor, 'profile'));
-    const rows = await qb.getMany();
-    const page = rows.slice(0, limit);
-    return { data: page.map(toDto), nextCursor: rows.length > limit ? encodeCursor(page[page.length - 1]) : null };
+    const qb = this.profiles.createQueryBuilder('p').where('p.account_id = :accountId', { accountId: caller.accountId });
+    const { rows, nextCursor } = await newestFirstPage(qb, query, 'profile');
+    return { data: rows.map(toDto), nextCursor };
   }
 
   /** One profile of the account. Throws 404 `NOT_FOUND` for an unknown id or another account's. */
@@ -289,10 +278,8 @@ export class ProfilesService {
     return JSON.parse(this.cipher.open(profile.stateSealed, profile.id)) as StorageState;
   }
 
-  private async findOwn(accountId: string, id: string): Promise<Profile> {
-    const profile = await findAccountOwned(this.profiles, 'profile', id, accountId);
-    if (!profile) throw ApiError.notFound('Profile');
-    return profile;
+  private findOwn(accountId: string, id: string): Promise<Profile> {
+    return requireAccountOwned(this.profiles, 'profile', id, accountId, 'Profile');
   }
 }
 

@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { findAccountOwned } from '../accounts/find-account-owned';
+import { requireAccountOwned } from '../accounts/find-account-owned';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { assertBelowPlanLimit } from '../accounts/plan-limits';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { KeyCache } from '../accounts/key-cache';
-import { ApiError } from '../common/api-error';
 import { Clock } from '../common/clock';
 import { isId, newId, randomBase62 } from '../common/ids';
 import { SecretCipher } from '../common/secret-cipher';
@@ -187,10 +186,8 @@ export class RenderKeysService {
     };
   }
 
-  private async findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<RenderKey> {
-    const key = await findAccountOwned(this.keys, 'renderKey', id, caller.accountId);
-    if (!key) throw ApiError.notFound('Render key');
-    return key;
+  private findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<RenderKey> {
+    return requireAccountOwned(this.keys, 'renderKey', id, caller.accountId, 'Render key');
   }
 }
 

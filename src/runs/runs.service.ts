@@ -1,5 +1,5 @@
 import { InjectQueue } from '@nestjs/bull';
-import { findAccountOwned } from '../accounts/find-account-owned';
+import { requireAccountOwned } from '../accounts/find-account-owned';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
@@ -7,7 +7,7 @@ import { Repository } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { SsrfGuard } from '../egress/ssrf-guard';
 import { ApiError, ErrorCode } from '../common/api-error';
-import { decodeCursor, encodeCursor } from '../common/cursor';
+import { newestFirstPage } from '../common/cursor';
 import { Clock } from '../common/clock';
 import { newId } from '../common/ids';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
@@ -32,9 +32,6 @@ import { ProfilesService } from '../profiles/profiles.service';
  * a script) and whether it is `optional`, so a pending or running run shows what it will do.
  */
 export type RunOverview = RunDto & { apiKeyId: string; plannedSteps: { label: string; optional: boolean }[] };
-
-/** Default page size of `GET /v1/runs`. */
-const DEFAULT_PAGE_SIZE = 20;
 
 /**
  * The API side of browser session runs (CONTRACT.md, "Browser session runs"): accepts them (SSRF
@@ -178,21 +175,9 @@ export class RunsService {
     caller: Pick<AuthenticatedKey, 'accountId'>,
     query: ListRunsQueryDto,
   ): Promise<{ rows: Run[]; nextCursor: string | null }> {
-    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-    const qb = this.runs
-      .createQueryBuilder('run')
-      .where('run.account_id = :accountId', { accountId: caller.accountId })
-      .orderBy('run.created_at', 'DESC')
-      .addOrderBy('run.id', 'DESC')
-      .take(limit + 1);
+    const qb = this.runs.createQueryBuilder('run').where('run.account_id = :accountId', { accountId: caller.accountId });
     if (query.status) qb.andWhere('run.status = :status', { status: query.status });
-    if (query.cursor !== undefined) {
-      qb.andWhere('(run.created_at, run.id) < (:createdAt, :id)', decodeCursor(query.cursor, 'run'));
-    }
-    const rows = await qb.getMany();
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    return { rows: page, nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
+    return newestFirstPage(qb, query, 'run');
   }
 
   /**
@@ -209,10 +194,8 @@ export class RunsService {
     return this.toDto(run);
   }
 
-  private async findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<Run> {
-    const run = await findAccountOwned(this.runs, 'run', id, caller.accountId);
-    if (!run) throw ApiError.notFound('Run');
-    return run;
+  private findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<Run> {
+    return requireAccountOwned(this.runs, 'run', id, caller.accountId, 'Run');
   }
 
   /** The public shape plus what only the dashboard shows ({@link RunOverview}). */

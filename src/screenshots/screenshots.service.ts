@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { findAccountOwned } from '../accounts/find-account-owned';
+import { requireAccountOwned } from '../accounts/find-account-owned';
 import { artifactJobFields, copyArtifacts } from '../results/artifacts';
 import { EXTRACT_CAPS } from '../results/extracted';
 import { CustomerMessage } from '../results/customer-messages';
@@ -345,10 +345,8 @@ export class ScreenshotsService {
     return (await this.files.open(file, EXTRACT_CAPS.html))?.data?.toString('utf8') ?? null;
   }
 
-  private async findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<ScreenshotJob> {
-    const job = await findAccountOwned(this.jobs, 'screenshot', id, caller.accountId);
-    if (!job) throw ApiError.notFound('Screenshot job');
-    return job;
+  private findOwn(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<ScreenshotJob> {
+    return requireAccountOwned(this.jobs, 'screenshot', id, caller.accountId, 'Screenshot job');
   }
 
   /**

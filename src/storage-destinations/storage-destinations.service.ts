@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { findAccountOwned } from '../accounts/find-account-owned';
+import { findAccountOwned, requireAccountOwned } from '../accounts/find-account-owned';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
 import { assertBelowPlanLimit } from '../accounts/plan-limits';
@@ -191,10 +191,8 @@ export class StorageDestinationsService {
     };
   }
 
-  private async findOwn(caller: Caller, id: string): Promise<StorageDestination> {
-    const destination = await this.findFor(caller.accountId, id);
-    if (!destination) throw ApiError.notFound('Storage destination');
-    return destination;
+  private findOwn(caller: Caller, id: string): Promise<StorageDestination> {
+    return requireAccountOwned(this.destinations, 'storageDestination', id, caller.accountId, 'Storage destination');
   }
 }
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { findAccountOwned } from '../accounts/find-account-owned';
+import { requireAccountOwned } from '../accounts/find-account-owned';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
@@ -237,9 +237,7 @@ export class WebhooksService {
 
   /** The caller's endpoint; 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */
   private async find(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<WebhookEndpoint> {
-    const endpoint = await findAccountOwned(this.endpoints, 'webhookEndpoint', id, caller.accountId);
-    if (!endpoint) throw ApiError.notFound('Webhook endpoint');
-    return endpoint;
+    return requireAccountOwned(this.endpoints, 'webhookEndpoint', id, caller.accountId, 'Webhook endpoint');
   }
 
   private toDto(e: WebhookEndpoint): WebhookEndpointDto {
