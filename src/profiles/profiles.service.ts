@@ -15,6 +15,7 @@ import { resealColumns, ResealReport } from '../sql/secret-reseal';
 import { CreateProfileDto, ProfileDto, ProfileListDto, SaveProfileInput, UpdateProfileDto } from './dto/profile.dto';
 import { Profile } from './profile.entity';
 import { filterStorageState, STORAGE_STATE_MAX_BYTES, StorageState, StorageStateInput, storageStateBytes } from './storage-state';
+import { publicColumns } from '../common/public-columns';
 
 /** Counts the account's profiles for {@link assertBelowPlanLimit}. */
 const PROFILES_SQL = `SELECT count(*)::int AS n FROM profiles WHERE account_id = $1`;
@@ -285,15 +286,15 @@ export class ProfilesService {
 
 /** The public shape: never the state. */
 function toDto(p: Profile): ProfileDto {
-  return {
-    id: p.id,
-    name: p.name,
-    allowedDomains: p.allowedDomains,
-    cookieCount: p.cookieCount,
-    originCount: p.originCount,
-    sizeBytes: p.sizeBytes,
-    createdAt: p.createdAt.toISOString(),
-    updatedAt: p.updatedAt.toISOString(),
-    lastUsedAt: p.lastUsedAt?.toISOString() ?? null,
-  };
+  return publicColumns(p, [
+    'id',
+    'name',
+    'allowedDomains',
+    'cookieCount',
+    'originCount',
+    'sizeBytes',
+    'createdAt',
+    'updatedAt',
+    'lastUsedAt',
+  ]);
 }

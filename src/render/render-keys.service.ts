@@ -21,6 +21,7 @@ import {
   RotateRenderKeyDto,
 } from './dto/render-key.dto';
 import { RenderKey } from './render-key.entity';
+import { publicColumns } from '../common/public-columns';
 
 /** Counts the account's render keys for {@link assertBelowPlanLimit}. */
 const RENDER_KEYS_SQL = `SELECT count(*)::int AS n FROM render_keys WHERE account_id = $1`;
@@ -196,11 +197,5 @@ function newSecret(): string {
 }
 
 function toDto(key: RenderKey): RenderKeyDto {
-  return {
-    id: key.id,
-    apiKeyId: key.apiKeyId,
-    description: key.description,
-    allowedHosts: key.allowedHosts,
-    createdAt: key.createdAt.toISOString(),
-  };
+  return publicColumns(key, ['id', 'apiKeyId', 'description', 'allowedHosts', 'createdAt']);
 }

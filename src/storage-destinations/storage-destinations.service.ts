@@ -20,6 +20,7 @@ import {
   StorageDestinationTestDto,
 } from './dto/storage-destination.dto';
 import { StorageDestination } from './storage-destination.entity';
+import { publicColumns } from '../common/public-columns';
 
 /** Counts the account's storage destinations for {@link assertBelowPlanLimit}. */
 const DESTINATIONS_SQL = `SELECT count(*)::int AS n FROM storage_destinations WHERE account_id = $1`;
@@ -197,15 +198,5 @@ export class StorageDestinationsService {
 }
 
 function toDto(d: StorageDestination): StorageDestinationDto {
-  return {
-    id: d.id,
-    type: d.type,
-    bucket: d.bucket,
-    region: d.region,
-    endpoint: d.endpoint,
-    forcePathStyle: d.forcePathStyle,
-    prefix: d.prefix,
-    description: d.description,
-    createdAt: d.createdAt.toISOString(),
-  };
+  return publicColumns(d, ['id', 'type', 'bucket', 'region', 'endpoint', 'forcePathStyle', 'prefix', 'description', 'createdAt']);
 }

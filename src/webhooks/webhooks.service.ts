@@ -29,6 +29,7 @@ import { DELIVERY_LOG_SIZE } from './webhook-deliveries-fan-out';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 import { WebhookTargetPolicy } from './webhook-target';
+import { publicColumns } from '../common/public-columns';
 
 /** Counts an account's webhook endpoints (enabled or not), the plan-limited number. */
 const ENDPOINTS_SQL = `SELECT count(*)::int AS n FROM webhook_endpoints WHERE account_id = $1`;
@@ -236,36 +237,36 @@ export class WebhooksService {
   }
 
   /** The caller's endpoint; 404 `NOT_FOUND` for a malformed id, an unknown one or another account's. */
-  private async find(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<WebhookEndpoint> {
+  private find(caller: Pick<AuthenticatedKey, 'accountId'>, id: string): Promise<WebhookEndpoint> {
     return requireAccountOwned(this.endpoints, 'webhookEndpoint', id, caller.accountId, 'Webhook endpoint');
   }
 
   private toDto(e: WebhookEndpoint): WebhookEndpointDto {
-    return {
-      id: e.id,
-      url: e.url,
-      events: e.events,
-      description: e.description,
-      enabled: e.enabled,
-      disabledReason: e.disabledReason,
-      signatureScheme: e.signatureScheme,
-      createdAt: e.createdAt.toISOString(),
-      updatedAt: e.updatedAt.toISOString(),
-    };
+    return publicColumns(e, [
+      'id',
+      'url',
+      'events',
+      'description',
+      'enabled',
+      'disabledReason',
+      'signatureScheme',
+      'createdAt',
+      'updatedAt',
+    ]);
   }
 
   private toDeliveryDto(d: WebhookDelivery): WebhookDeliveryDto {
-    return {
-      id: d.id,
-      eventId: d.eventId,
-      type: d.type,
-      status: d.status,
-      attempts: d.attempts,
-      responseCode: d.responseCode,
-      errorMessage: d.errorMessage,
-      createdAt: d.createdAt.toISOString(),
-      lastAttemptAt: d.lastAttemptAt?.toISOString() ?? null,
-      nextAttemptAt: d.nextAttemptAt?.toISOString() ?? null,
-    };
+    return publicColumns(d, [
+      'id',
+      'eventId',
+      'type',
+      'status',
+      'attempts',
+      'responseCode',
+      'errorMessage',
+      'createdAt',
+      'lastAttemptAt',
+      'nextAttemptAt',
+    ]);
   }
 }
