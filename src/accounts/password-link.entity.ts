@@ -1,5 +1,5 @@
-import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { User } from './user.entity';
+import { CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
+import { UserOwned } from './user-owned.entity';
 import { TimestampColumn } from '../common/timestamp-column';
 
 /**
@@ -7,18 +7,10 @@ import { TimestampColumn } from '../common/timestamp-column';
  * SHA-256 of its token is stored. Works once and expires after 24 h (CONTRACT.md, "Dashboard").
  */
 @Entity({ name: 'password_links' })
-export class PasswordLink {
+export class PasswordLink extends UserOwned {
   /** Hex SHA-256 of the token in the link. */
   @PrimaryColumn({ name: 'token_hash', type: 'char', length: 64 })
   tokenHash: string;
-
-  @Index()
-  @Column({ name: 'user_id', type: 'varchar', length: 40 })
-  userId: string;
-
-  @ManyToOne(() => User, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'user_id' })
-  user?: User;
 
   @TimestampColumn('expires_at')
   expiresAt: Date;

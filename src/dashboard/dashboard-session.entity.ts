@@ -1,5 +1,5 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { User } from '../accounts/user.entity';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { UserOwned } from '../accounts/user-owned.entity';
 import { TimestampColumn } from '../common/timestamp-column';
 
 /**
@@ -8,7 +8,7 @@ import { TimestampColumn } from '../common/timestamp-column';
  * Account page.
  */
 @Entity({ name: 'dashboard_sessions' })
-export class DashboardSession {
+export class DashboardSession extends UserOwned {
   /** `ses_…`: names the session on the Account page (never the token). */
   @PrimaryColumn({ type: 'varchar', length: 40 })
   id: string;
@@ -17,14 +17,6 @@ export class DashboardSession {
   @Index({ unique: true })
   @Column({ name: 'token_hash', type: 'char', length: 64 })
   tokenHash: string;
-
-  @Index()
-  @Column({ name: 'user_id', type: 'varchar', length: 40 })
-  userId: string;
-
-  @ManyToOne(() => User, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'user_id' })
-  user?: User;
 
   /** The synchronizer token every state-changing request of this session must carry. */
   @Column({ name: 'csrf_token', type: 'varchar', length: 64 })
