@@ -8,7 +8,8 @@ import { WorkLifecycle } from '../queue/work-lifecycle';
 import { CustomerMessage, INTERNAL_FAILURE_MESSAGE, STORAGE_FAILURE_MESSAGE } from '../results/customer-messages';
 import { artifactEventFields, StoredArtifacts } from '../results/artifacts';
 import { ResultFilesService } from '../storage/result-files.service';
-import { ScreenshotJob } from './screenshot-job.entity';
+import { JOB_IMAGE_COLUMNS, ScreenshotJob } from './screenshot-job.entity';
+import { publicColumns } from '../common/public-columns';
 import { ScreenshotUpload } from './screenshot-upload.entity';
 
 /**
@@ -218,12 +219,7 @@ export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
         screenshotId: job.id,
         url: job.targetUrl,
         ...artifactEventFields(job.artifacts, (file) => this.files.publicUrl(file)),
-        format: job.format,
-        width: job.width,
-        height: job.height,
-        fullPage: job.fullPage,
-        clipped: job.clipped,
-        targetStatus: job.targetStatus,
+        ...publicColumns(job, JOB_IMAGE_COLUMNS),
       });
     }
     return this.events.publishWithin(manager, job.accountId, 'screenshot.failed', {

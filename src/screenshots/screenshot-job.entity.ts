@@ -23,6 +23,12 @@ export type JobSource = (typeof JOB_SOURCES)[number];
 export const QUEUE_CLASSES = { interactive: 0, standard: 1, batch: 2 } as const;
 export type QueueClass = keyof typeof QUEUE_CLASSES;
 
+/**
+ * The columns that describe a job's image, shown as they are both on the job object and in
+ * `screenshot.completed` (CONTRACT.md, "Screenshot jobs" and "Webhooks"; `publicColumns`).
+ */
+export const JOB_IMAGE_COLUMNS = ['format', 'width', 'height', 'fullPage', 'clipped', 'targetStatus'] as const;
+
 /** One screenshot job: the capture options, its state and, once done, its result file. */
 @Entity({ name: 'screenshot_jobs' })
 @Index(['accountId', 'createdAt'])

@@ -33,7 +33,8 @@ import { UPLOAD_MAX_BYTES, UPLOAD_MEDIA_TYPES, UploadScreenshotDto } from './dto
 import { CreateScreenshotBatchDto, ScreenshotBatchDto } from './dto/create-screenshot-batch.dto';
 import { CaptureWork } from './capture-work';
 import { ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
-import { QUEUE_CLASSES, QueueClass, ScreenshotJob } from './screenshot-job.entity';
+import { JOB_IMAGE_COLUMNS, QUEUE_CLASSES, QueueClass, ScreenshotJob } from './screenshot-job.entity';
+import { publicColumns } from '../common/public-columns';
 import { ScreenshotUpload } from './screenshot-upload.entity';
 
 /** The uploaded file as the multipart parser hands it over. */
@@ -371,12 +372,7 @@ export class ScreenshotsService {
       error: job.error,
       createdAt: job.createdAt.toISOString(),
       completedAt: job.completedAt?.toISOString() ?? null,
-      format: job.format,
-      width: job.width,
-      height: job.height,
-      fullPage: job.fullPage,
-      clipped: job.clipped,
-      targetStatus: job.targetStatus,
+      ...publicColumns(job, JOB_IMAGE_COLUMNS),
       cached: job.cached,
       crawlId: job.crawlId,
       options: job.requestedOptions ?? {},
