@@ -75,10 +75,22 @@ export class ScreenshotFailedDataDto implements ScreenshotFailedData {
   targetStatus: number | null;
 }
 
-/** `data` of `run.completed` (CONTRACT.md, "Browser session runs"). */
-export class RunCompletedDataDto implements RunCompletedData {
+/** The fields `run.completed` and `run.failed` share (CONTRACT.md, "Browser session runs"). */
+export abstract class RunEndedDataDto {
   @ApiProperty({ description: 'Run id', example: 'run_3pQ8xW1vB8nR3sL6cZ7hT2mK' })
   runId: string;
+  @ApiProperty({ type: 'integer', description: "The page's console errors and uncaught exceptions" })
+  consoleErrorCount: number;
+  @ApiProperty({ type: 'integer', description: 'Requests that failed or were answered 4xx/5xx' })
+  networkErrorCount: number;
+  @ApiProperty({ type: 'integer', description: 'Steps in the run' })
+  stepCount: number;
+  @ApiProperty({ type: 'integer', description: 'Duration of the run in ms' })
+  durationMs: number;
+}
+
+/** `data` of `run.completed` (CONTRACT.md, "Browser session runs"). */
+export class RunCompletedDataDto extends RunEndedDataDto implements RunCompletedData {
   @ApiProperty({ enum: ['completed'] })
   status: 'completed';
   @ApiProperty({ description: 'URL of the page when the run ended' })
@@ -91,20 +103,10 @@ export class RunCompletedDataDto implements RunCompletedData {
     description: 'WebM video capability URL; null when the run was started with `video: false`',
   })
   videoUrl: string | null;
-  @ApiProperty({ type: 'integer', description: "The page's console errors and uncaught exceptions" })
-  consoleErrorCount: number;
-  @ApiProperty({ type: 'integer', description: 'Requests that failed or were answered 4xx/5xx' })
-  networkErrorCount: number;
-  @ApiProperty({ type: 'integer', description: 'Steps in the run' })
-  stepCount: number;
-  @ApiProperty({ type: 'integer', description: 'Duration of the run in ms' })
-  durationMs: number;
 }
 
 /** `data` of `run.failed` (CONTRACT.md, "Browser session runs"). */
-export class RunFailedDataDto implements RunFailedData {
-  @ApiProperty({ description: 'Run id', example: 'run_3pQ8xW1vB8nR3sL6cZ7hT2mK' })
-  runId: string;
+export class RunFailedDataDto extends RunEndedDataDto implements RunFailedData {
   @ApiProperty({ enum: ['failed'] })
   status: 'failed';
   @ApiProperty({ type: 'string', nullable: true, description: 'URL of the page when the run ended; null when no page loaded' })
@@ -113,14 +115,6 @@ export class RunFailedDataDto implements RunFailedData {
   pageTitle: string | null;
   @ApiProperty({ type: 'string', nullable: true, description: 'WebM video of what was recorded up to the failure; null without video' })
   videoUrl: string | null;
-  @ApiProperty({ type: 'integer', description: "The page's console errors and uncaught exceptions" })
-  consoleErrorCount: number;
-  @ApiProperty({ type: 'integer', description: 'Requests that failed or were answered 4xx/5xx' })
-  networkErrorCount: number;
-  @ApiProperty({ type: 'integer', description: 'Steps in the run' })
-  stepCount: number;
-  @ApiProperty({ type: 'integer', description: 'Duration of the run in ms' })
-  durationMs: number;
   @ApiProperty({
     description: 'Why the run failed (customer-safe)',
     example: 'step 3 (click "#buy"): selector not visible within 10000 ms',
