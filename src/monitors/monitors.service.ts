@@ -8,6 +8,7 @@ import { ApiKeysService } from '../auth/api-keys.service';
 import { CAPTURE_LIMITS, captureOptionConflicts, CaptureOptionsInput, givenCaptureOptions } from '../capture/capture-options';
 import { ApiError, FieldError } from '../common/api-error';
 import { newestFirstPage } from '../common/cursor';
+import { publicColumns } from '../common/public-columns';
 import { ProfilesService } from '../profiles/profiles.service';
 import { Clock } from '../common/clock';
 import { CursorPageQueryDto } from '../common/cursor-page-query.dto';
@@ -216,42 +217,20 @@ export class MonitorsService {
   /** Maps a monitor to its public shape. */
   toDto(m: Monitor): MonitorDto {
     return {
-      id: m.id,
-      url: m.url,
-      options: m.options,
-      schedule: m.schedule,
-      diff: m.diff,
-      enabled: m.enabled,
-      pausedReason: m.pausedReason,
-      description: m.description,
-      apiKeyId: m.apiKeyId,
+      ...publicColumns(m, ['id', 'url', 'options', 'schedule', 'diff', 'enabled', 'pausedReason', 'description', 'apiKeyId']),
       baseline: m.baselineCheckId ? 'pinned' : 'previous',
-      baselineCheckId: m.baselineCheckId,
-      createdAt: m.createdAt.toISOString(),
-      updatedAt: m.updatedAt.toISOString(),
-      lastCheckAt: m.lastCheckAt?.toISOString() ?? null,
-      nextCheckAt: m.nextCheckAt?.toISOString() ?? null,
-      consecutiveFailures: m.consecutiveFailures,
-      lastChange: m.lastChange,
+      ...publicColumns(m, ['baselineCheckId', 'createdAt', 'updatedAt', 'lastCheckAt', 'nextCheckAt', 'consecutiveFailures', 'lastChange']),
     };
   }
 
   /** Maps a check to its public shape. */
   checkDto(c: MonitorCheck): MonitorCheckDto {
     return {
-      id: c.id,
-      monitorId: c.monitorId,
-      jobId: c.jobId,
-      status: c.status,
-      diffRatio: c.diffRatio,
-      diffPixels: c.diffPixels,
-      regions: c.regions,
+      ...publicColumns(c, ['id', 'monitorId', 'jobId', 'status', 'diffRatio', 'diffPixels', 'regions']),
       screenshotUrl: this.checksService.urlOf(c.screenshotFile),
       baselineUrl: this.checksService.urlOf(c.baselineFile),
       diffUrl: this.checksService.urlOf(c.diffFile),
-      error: c.error,
-      createdAt: c.createdAt.toISOString(),
-      completedAt: c.completedAt?.toISOString() ?? null,
+      ...publicColumns(c, ['error', 'createdAt', 'completedAt']),
     };
   }
 
