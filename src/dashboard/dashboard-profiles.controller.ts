@@ -2,7 +2,6 @@ import { Body, Controller, Get, Param, Post, Req, Res, UseFilters, UseGuards } f
 import { ApiExcludeController } from '@nestjs/swagger';
 import { plainToInstance } from 'class-transformer';
 import type { Response } from 'express';
-import { ApiError } from '../common/api-error';
 import { CreateProfileDto } from '../profiles/dto/profile.dto';
 import { ProfilesService } from '../profiles/profiles.service';
 import { DashboardAuthGuard } from './dashboard-auth.guard';
@@ -10,7 +9,7 @@ import { DashboardExceptionFilter } from './dashboard-exception.filter';
 import { page, user } from './dashboard-pages.controller';
 import { DashboardRequest, notFoundAsPage } from './dashboard-request';
 import { DashboardViews } from './dashboard-views';
-import { formProblems } from './dashboard.service';
+import { validatedFormAction } from './dashboard.service';
 
 /** Profiles listed on the page (the plan allows at most 50). */
 const PAGE_SIZE = 100;
@@ -56,15 +55,9 @@ export class DashboardProfilesController {
       allowedDomains: echo.allowedDomains.split(/[\s,]+/).filter(Boolean),
       ...(storageState !== undefined ? { storageState } : {}),
     });
-    const invalid = await formProblems(dto);
-    if (invalid) return this.render(req, res, 400, { error: invalid, form: echo });
-    try {
-      const created = await this.profiles.create({ accountId: user(req).accountId }, dto);
-      await this.render(req, res, 201, { added: created });
-    } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500 || err.status === 404) throw err;
-      await this.render(req, res, err.status, { error: err.message, form: echo });
-    }
+    const result = await validatedFormAction(dto, () => this.profiles.create({ accountId: user(req).accountId }, dto));
+    if (!result.ok) return this.render(req, res, result.status ?? 400, { error: result.error, form: echo });
+    await this.render(req, res, 201, { added: result.value });
   }
 
   @Post(':id/delete')

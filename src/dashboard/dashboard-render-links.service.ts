@@ -10,7 +10,7 @@ import { RENDER_FORMATS } from '../render/dto/render-link.dto';
 import { RenderKeysService } from '../render/render-keys.service';
 import { signedRenderLink, signaturesMatch } from '../render/render-signature';
 import { notFoundAsPage } from './dashboard-request';
-import { formAction, formProblems, FormResult, ROTATION_OVERLAPS_S } from './dashboard.service';
+import { FormResult, ROTATION_OVERLAPS_S, validatedFormAction } from './dashboard.service';
 
 /** How long a link built on the page stays valid, s: never (0), a day, 30 days. */
 export const LINK_LIFETIMES_S = [0, 86_400, 2_592_000] as const;
@@ -53,9 +53,7 @@ export class DashboardRenderLinksService {
       .split(/[\s,]+/)
       .filter(Boolean);
     const dto = plainToInstance(CreateRenderKeyDto, { description: String(form.description ?? '').trim(), allowedHosts: hosts });
-    const invalid = await formProblems(dto);
-    if (invalid) return { ok: false, error: invalid };
-    return formAction(() => this.renderKeys.create(caller, dto));
+    return validatedFormAction(dto, () => this.renderKeys.create(caller, dto));
   }
 
   /** A new secret (shown once); the old one keeps signing for `overlap` s (one of {@link ROTATION_OVERLAPS_S}, default 0). 404 page for another account's key. */

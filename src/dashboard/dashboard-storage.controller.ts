@@ -2,15 +2,14 @@ import { Body, Controller, Get, Param, Post, Req, Res, UseFilters, UseGuards } f
 import { ApiExcludeController } from '@nestjs/swagger';
 import { plainToInstance } from 'class-transformer';
 import type { Response } from 'express';
-import { ApiError } from '../common/api-error';
 import { CreateStorageDestinationDto } from '../storage-destinations/dto/storage-destination.dto';
 import { StorageDestinationsService } from '../storage-destinations/storage-destinations.service';
 import { DashboardAuthGuard } from './dashboard-auth.guard';
 import { DashboardExceptionFilter } from './dashboard-exception.filter';
 import { DashboardRequest, notFoundAsPage } from './dashboard-request';
-import { SignedIn } from './dashboard-sessions.service';
+import { page, user } from './dashboard-pages.controller';
 import { DashboardViews } from './dashboard-views';
-import { formProblems } from './dashboard.service';
+import { validatedFormAction } from './dashboard.service';
 
 type Form = Record<string, unknown>;
 
@@ -48,48 +47,32 @@ export class DashboardStorageController {
       prefix: text('prefix'),
       description: text('description'),
     });
-    const invalid = await formProblems(dto);
+    const result = await validatedFormAction(dto, () => this.destinations.create(user(req), dto));
     // The secret is never echoed back into the form.
-    const echo = { ...form, secretAccessKey: undefined };
-    if (invalid) return this.render(req, res, 400, { error: invalid, form: echo });
-    try {
-      const created = await this.destinations.create(accountOf(req), dto);
-      await this.render(req, res, 201, { added: created.id });
-    } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500 || err.status === 404) throw err;
-      await this.render(req, res, err.status, { error: err.message, form: echo });
-    }
+    if (!result.ok)
+      return this.render(req, res, result.status ?? 400, { error: result.error, form: { ...form, secretAccessKey: undefined } });
+    await this.render(req, res, 201, { added: result.value.id });
   }
 
   @Post(':id/test')
   async test(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
-    const result = await notFoundAsPage(() => this.destinations.test(accountOf(req), id));
+    const result = await notFoundAsPage(() => this.destinations.test(user(req), id));
     await this.render(req, res, 200, { tested: { id, ...result } });
   }
 
   @Post(':id/delete')
   async remove(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
-    await notFoundAsPage(() => this.destinations.remove(accountOf(req), id));
+    await notFoundAsPage(() => this.destinations.remove(user(req), id));
     res.redirect(303, '/dashboard/storage');
   }
 
   private async render(req: DashboardRequest, res: Response, status: number, extra: Record<string, unknown>): Promise<void> {
-    const { data } = await this.destinations.list(accountOf(req));
-    this.views.send(res, status, 'storage', {
-      signedIn: req.dashboard.signedIn,
-      csrfToken: req.dashboard.csrfToken,
-      active: 'storage',
-      title: 'Storage',
-      destinations: data,
-      added: null,
-      tested: null,
-      error: null,
-      form: {},
-      ...extra,
-    });
+    const { data } = await this.destinations.list(user(req));
+    this.views.send(
+      res,
+      status,
+      'storage',
+      page(req, 'storage', 'Storage', { destinations: data, added: null, tested: null, error: null, form: {}, ...extra }),
+    );
   }
-}
-
-function accountOf(req: DashboardRequest): { accountId: string } {
-  return { accountId: (req.dashboard.signedIn as SignedIn).user.accountId };
 }

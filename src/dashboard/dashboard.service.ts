@@ -174,9 +174,7 @@ export class DashboardService {
   /** Creates an endpoint from the form (validated like `POST /v1/webhooks`); its secret is shown once. */
   async createEndpoint(user: UserView, form: Record<string, unknown>): Promise<FormResult<CreatedWebhookEndpointDto>> {
     const dto = plainToInstance(CreateWebhookEndpointDto, endpointFormBody(form));
-    const invalid = await formProblems(dto);
-    if (invalid) return { ok: false, error: invalid };
-    return this.formAction(() => this.webhooks.create(user, dto));
+    return validatedFormAction(dto, () => this.webhooks.create(user, dto));
   }
 
   /**
@@ -186,9 +184,7 @@ export class DashboardService {
    */
   async updateEndpoint(user: UserView, id: string, form: Record<string, unknown>): Promise<FormResult<WebhookEndpointDto>> {
     const dto = plainToInstance(UpdateWebhookEndpointDto, endpointFormBody(form));
-    const invalid = await formProblems(dto);
-    if (invalid) return { ok: false, error: invalid };
-    return this.formAction(() => notFoundAsPage(() => this.webhooks.update(user, id, dto)));
+    return validatedFormAction(dto, () => notFoundAsPage(() => this.webhooks.update(user, id, dto)));
   }
 
   /**
@@ -320,6 +316,16 @@ export async function formAction<T>(action: () => Promise<T>): Promise<FormResul
       return { ok: false, error: err.message, status: err.status };
     throw err;
   }
+}
+
+/**
+ * Validates a form's DTO as the matching API route does ({@link formProblems}: 400 with the problems as
+ * the form's message), then runs `action` as {@link formAction}.
+ */
+export async function validatedFormAction<T>(dto: object, action: () => Promise<T>): Promise<FormResult<T>> {
+  const invalid = await formProblems(dto);
+  if (invalid) return { ok: false, error: invalid };
+  return formAction(action);
 }
 
 /** How a page names the key a job or run counted against: its name, else its prefix. */
