@@ -20,6 +20,7 @@ import { CrawlPages, CrawlProgress } from './crawl-pages';
 import { CrawlUrlRules, normaliseUrl } from './crawl-urls';
 import { Crawl, CrawlStoppedReason } from './crawl.entity';
 import { SiteDiscovery, SiteRobots } from './site-discovery';
+import { WakeableWaits } from '../common/wakeable-waits';
 
 /** Crawls one process drives at once (each mostly waits for its pages' jobs). */
 export const CRAWL_DRIVERS_PER_PROCESS = 20;
@@ -64,8 +65,8 @@ const NO_PROGRESS: CrawlProgress = { pagesFound: 0, pagesQueued: 0, pagesDone: 0
 export class CrawlProcessor extends WorkProcessor<CrawlPayload, string, Crawl, CrawlEnding | null> implements OnModuleInit {
   protected readonly logger = new Logger(CrawlProcessor.name);
   protected readonly jobName = CRAWL_JOB;
-  /** Wakes the drivers of this process early: a page's job ended. */
-  private readonly wakers = new Set<() => void>();
+  /** The drivers' waits between looks at their crawls, ended early when a page's job of this process ends. */
+  private readonly ticks = new WakeableWaits(this.stopping.signal);
 
   constructor(
     @InjectQueue(CRAWL_QUEUE) protected readonly queue: Queue<CrawlPayload>,
@@ -89,9 +90,7 @@ export class CrawlProcessor extends WorkProcessor<CrawlPayload, string, Crawl, C
     this.events.registerSink({
       fanOut: (event) => {
         if (event.type !== 'screenshot.completed' && event.type !== 'screenshot.failed') return Promise.resolve();
-        return Promise.resolve(async () => {
-          for (const wake of this.wakers) wake();
-        });
+        return Promise.resolve(async () => this.ticks.wakeAll());
       },
     });
   }
@@ -165,7 +164,7 @@ export class CrawlProcessor extends WorkProcessor<CrawlPayload, string, Crawl, C
       if (progress.open === 0 && progress.unharvested === 0 && !waiting) {
         return this.conclude(crawl, stopped ?? (progress.unqueued > 0 ? 'maxPages' : 'exhausted'));
       }
-      await this.pause();
+      await this.ticks.wait(CRAWL_TICK_MS);
     }
   }
 
@@ -333,21 +332,6 @@ export class CrawlProcessor extends WorkProcessor<CrawlPayload, string, Crawl, C
       }
       return allowed;
     };
-  }
-
-  /** Waits {@link CRAWL_TICK_MS}, or less when a job ends in this process or it stops. */
-  private pause(): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.wakers.delete(done);
-        this.stopping.signal.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, CRAWL_TICK_MS);
-      this.wakers.add(done);
-      this.stopping.signal.addEventListener('abort', done, { once: true });
-    });
   }
 }
 

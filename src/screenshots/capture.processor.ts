@@ -21,6 +21,7 @@ import { CustomerMessage } from '../results/customer-messages';
 import { CaptureOutcome, ScreenshotJobLifecycle } from './screenshot-job-lifecycle';
 import { ScreenshotUpload } from './screenshot-upload.entity';
 import { saveThumbnail } from './thumbnail';
+import { WakeableWaits } from '../common/wakeable-waits';
 
 /** Capture attempts per job: the first, and one more when a worker died during the first. */
 export const MAX_CAPTURE_ATTEMPTS = 2;
@@ -56,7 +57,7 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
   protected readonly logger = new Logger(CaptureProcessor.name);
   protected readonly jobName = CAPTURE_JOB;
   /** Claims waiting for a capture of this process to end (an account at `ACCOUNT_MAX_RUNNING`). */
-  private readonly endedWaiters = new Set<() => void>();
+  private readonly captureEnded = new WakeableWaits(this.stopping.signal);
   /** Jobs this process claimed and has not finished yet (`glimpse_worker_slots`). */
   private claimedJobs = 0;
   /**
@@ -164,7 +165,7 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
       }
       endTurn();
       if (!claimed.capped || this.stopping.signal.aborted) return null;
-      await this.captureEnded(CAPPED_RETRY_MS);
+      await this.captureEnded.wait(CAPPED_RETRY_MS);
     }
   }
 
@@ -189,21 +190,6 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
   private endTurn(jobId: string): void {
     this.turns.get(jobId)?.();
     this.turns.delete(jobId);
-  }
-
-  /** Resolves when a capture of this process ends, after `ms`, or when the process stops, whichever is first. */
-  private captureEnded(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.endedWaiters.delete(done);
-        this.stopping.signal.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.endedWaiters.add(done);
-      this.stopping.signal.addEventListener('abort', done, { once: true });
-    });
   }
 
   protected async work(job: ScreenshotJob): Promise<CaptureAttempt> {
@@ -272,7 +258,7 @@ export class CaptureProcessor extends WorkProcessor<CapturePayload, string, Scre
   protected async finish(job: ScreenshotJob, attempt: CaptureAttempt): Promise<void> {
     if (attempt.ok) await this.lifecycle.complete(job.id, attempt);
     else await this.lifecycle.fail(job.id, attempt.cause, attempt.targetStatus);
-    for (const wake of [...this.endedWaiters]) wake();
+    this.captureEnded.wakeAll();
     const status = attempt.ok ? 'done' : 'failed';
     this.metrics.captures.inc({ status, format: job.format });
     attempt.stopTimer({ status });
