@@ -24,7 +24,8 @@ const PENDING_CRAWL_EXAMPLE: CrawlDto = {
   createdAt: '2026-11-20T12:00:00.000Z',
   completedAt: null,
 };
-const COMPLETED_CRAWL_EXAMPLE: CrawlDto = {
+/** A completed crawl as the API shows it (OpenAPI examples; `crawl.completed`'s example derives from it). */
+export const COMPLETED_CRAWL_EXAMPLE: CrawlDto = {
   ...PENDING_CRAWL_EXAMPLE,
   status: 'completed',
   pagesFound: 42,

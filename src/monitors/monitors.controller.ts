@@ -19,7 +19,8 @@ import {
 } from './dto/monitor.dto';
 import { MonitorsService } from './monitors.service';
 
-const MONITOR_EXAMPLE: MonitorDto = {
+/** A monitor as the API shows it (OpenAPI examples; the monitor events' examples derive from it). */
+export const MONITOR_EXAMPLE: MonitorDto = {
   id: 'mon_4fQx9LmZ2pRt7YvB1nKc3sDw',
   url: 'https://example.com/pricing',
   options: { width: 1280, fullPage: true },
@@ -39,17 +40,23 @@ const MONITOR_EXAMPLE: MonitorDto = {
   lastChange: { checkId: 'chk_8cV1nQw3ZrT5yU7iO9pA2sD4', at: '2026-11-25T11:00:09.000Z', diffRatio: 0.0123 },
 };
 
-const CHECK_EXAMPLE: MonitorCheckDto = {
-  id: 'chk_8cV1nQw3ZrT5yU7iO9pA2sD4',
-  monitorId: MONITOR_EXAMPLE.id,
-  jobId: 'scr_2mK8pQ4xW1vB8nR3sL6cZ7hT',
-  status: 'changed',
+/** The change {@link CHECK_EXAMPLE} found, as the check and `monitor.changed` both show it (OpenAPI examples). */
+export const CHANGE_EXAMPLE = {
   diffRatio: 0.0123,
   diffPixels: 14170,
   regions: [{ x: 120, y: 40, width: 300, height: 48 }],
   screenshotUrl: 'https://glimpse.example.com/files/Jd0aZxY2mNw8PqRs4kq1Jd0aZxY2mNw8.png',
   baselineUrl: 'https://glimpse.example.com/files/Rs4kq1Jd0aZxY2mNw8PqRs4kq1Jd0a.png',
   diffUrl: 'https://glimpse.example.com/files/mNw8PqRs4kq1Jd0aZxY2mNw8PqRs4k.png',
+};
+
+/** A check that found a change (OpenAPI examples). */
+export const CHECK_EXAMPLE: MonitorCheckDto = {
+  id: 'chk_8cV1nQw3ZrT5yU7iO9pA2sD4',
+  monitorId: MONITOR_EXAMPLE.id,
+  jobId: 'scr_2mK8pQ4xW1vB8nR3sL6cZ7hT',
+  status: 'changed',
+  ...CHANGE_EXAMPLE,
   error: null,
   createdAt: '2026-11-25T11:00:02.000Z',
   completedAt: '2026-11-25T11:00:09.000Z',

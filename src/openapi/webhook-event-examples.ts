@@ -6,6 +6,8 @@
 import type { EventType } from '../events/event-types';
 import { artifactExamples } from '../results/artifacts';
 import type { EventEnvelope } from '../events/events.service';
+import { COMPLETED_CRAWL_EXAMPLE } from '../crawls/crawls.controller';
+import { CHANGE_EXAMPLE, CHECK_EXAMPLE, MONITOR_EXAMPLE } from '../monitors/monitors.controller';
 
 /** One example envelope per event type, for the document's webhook request bodies; typed by the event map. */
 export const WEBHOOK_EVENT_EXAMPLES: { readonly [K in EventType]: EventEnvelope<K> } = {
@@ -104,15 +106,10 @@ export const WEBHOOK_EVENT_EXAMPLES: { readonly [K in EventType]: EventEnvelope<
     type: 'monitor.changed',
     createdAt: '2026-11-25T12:00:00.000Z',
     data: {
-      monitorId: 'mon_4fQx9LmZ2pRt7YvB1nKc3sDw',
-      checkId: 'chk_8cV1nQw3ZrT5yU7iO9pA2sD4',
-      url: 'https://example.com/pricing',
-      diffRatio: 0.0123,
-      diffPixels: 14170,
-      regions: [{ x: 120, y: 40, width: 300, height: 48 }],
-      screenshotUrl: 'https://glimpse.example.com/files/Jd0aZxY2mNw8PqRs4kq1Jd0aZxY2mNw8.png',
-      baselineUrl: 'https://glimpse.example.com/files/Rs4kq1Jd0aZxY2mNw8PqRs4kq1Jd0a.png',
-      diffUrl: 'https://glimpse.example.com/files/mNw8PqRs4kq1Jd0aZxY2mNw8PqRs4k.png',
+      monitorId: MONITOR_EXAMPLE.id,
+      checkId: CHECK_EXAMPLE.id,
+      url: MONITOR_EXAMPLE.url,
+      ...CHANGE_EXAMPLE,
     },
   },
   'monitor.failed': {
@@ -133,16 +130,16 @@ export const WEBHOOK_EVENT_EXAMPLES: { readonly [K in EventType]: EventEnvelope<
     type: 'crawl.completed',
     createdAt: '2026-11-25T12:00:00.000Z',
     data: {
-      crawlId: 'crl_3fJ9kLmN2pQr5sTu7vWx9yZa',
-      url: 'https://example.com/',
+      crawlId: COMPLETED_CRAWL_EXAMPLE.id,
+      url: COMPLETED_CRAWL_EXAMPLE.url,
       status: 'completed',
-      pagesFound: 42,
-      pagesQueued: 42,
-      pagesDone: 41,
-      pagesFailed: 1,
-      stoppedReason: 'exhausted',
-      bundleUrl: 'https://glimpse.example.com/files/Zx2mNw8PqRs4kq1Jd0aZxY2mNw8PqRs4kq1Jd0aZxY2.zip',
-      error: null,
+      pagesFound: COMPLETED_CRAWL_EXAMPLE.pagesFound,
+      pagesQueued: COMPLETED_CRAWL_EXAMPLE.pagesQueued,
+      pagesDone: COMPLETED_CRAWL_EXAMPLE.pagesDone,
+      pagesFailed: COMPLETED_CRAWL_EXAMPLE.pagesFailed,
+      stoppedReason: COMPLETED_CRAWL_EXAMPLE.stoppedReason,
+      bundleUrl: COMPLETED_CRAWL_EXAMPLE.bundleUrl,
+      error: COMPLETED_CRAWL_EXAMPLE.error,
     },
   },
   'crawl.failed': {
