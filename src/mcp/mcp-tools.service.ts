@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { WorkEndWaiter } from '../queue/work-ended';
 import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { ApiError, ErrorCode } from '../common/api-error';
@@ -56,6 +56,12 @@ export const INLINE_IMAGE_MAX_BYTES = 10 * 1024 * 1024;
 export const READ_PAGE_MARKDOWN_MAX_CHARS = 100_000;
 
 /** Name and version the server reports in `initialize`. */
+/** The hints of a tool that starts work on the open web (a capture, a monitor, a crawl): it adds, never deletes, and each call adds anew. */
+const STARTS_WORK: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };
+
+/** The hints of a tool that only reads what the account already has (a job, a run, the quota, changes). */
+const READS_ACCOUNT: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
+
 const SERVER_INFO = { name: 'glimpse', title: 'Glimpse screenshots', version: '1.0.0' };
 
 const INSTRUCTIONS =
@@ -110,7 +116,7 @@ export class McpToolsService {
           'later fails; a call refused for its arguments, its target or a reached quota counts nothing.',
         inputSchema: TAKE_SCREENSHOT_INPUT_SCHEMA,
         outputSchema: SCREENSHOT_OUTPUT_SCHEMA,
-        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+        annotations: STARTS_WORK,
       },
       (args, extra) => this.asToolResult(() => this.takeScreenshot(caller, args, extra.signal)),
     );
@@ -128,7 +134,7 @@ export class McpToolsService {
           'Counts one screenshot against the monthly quota of this API key.',
         inputSchema: TAKE_SCREENSHOT_INPUT_SCHEMA,
         outputSchema: READ_PAGE_OUTPUT_SCHEMA,
-        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+        annotations: STARTS_WORK,
       },
       (args, extra) => this.asToolResult(() => this.readPage(caller, args, extra.signal)),
     );
@@ -142,7 +148,7 @@ export class McpToolsService {
           'Use it for a take_screenshot call that returned before the capture finished. Does not count against the quota.',
         inputSchema: GET_SCREENSHOT_INPUT_SCHEMA,
         outputSchema: SCREENSHOT_OUTPUT_SCHEMA,
-        annotations: { readOnlyHint: true, openWorldHint: false },
+        annotations: READS_ACCOUNT,
       },
       (args) => this.asToolResult(() => this.getScreenshot(caller, args)),
     );
@@ -156,7 +162,7 @@ export class McpToolsService {
           '00:00 UTC). Does not count against the quota.',
         inputSchema: GET_QUOTA_INPUT_SCHEMA,
         outputSchema: QUOTA_OUTPUT_SCHEMA,
-        annotations: { readOnlyHint: true, openWorldHint: false },
+        annotations: READS_ACCOUNT,
       },
       () => this.asToolResult(() => this.getQuota(caller)),
     );
@@ -185,7 +191,7 @@ export class McpToolsService {
           'Returns a browser session run of this account by id as JSON (see run_browser_session); with includeScreenshots true and the run ended, ' +
           'also its step screenshots as images. Does not count against the quota.',
         inputSchema: GET_RUN_INPUT_SCHEMA,
-        annotations: { readOnlyHint: true, openWorldHint: false },
+        annotations: READS_ACCOUNT,
       },
       (args) => this.asToolResult(() => this.getRun(caller, args)),
     );
@@ -200,7 +206,7 @@ export class McpToolsService {
           'Returns the monitor as JSON {id, url, schedule, diff, enabled, nextCheckAt, …}. Each check counts one screenshot against the ' +
           'monthly quota of this API key.',
         inputSchema: CREATE_MONITOR_INPUT_SCHEMA,
-        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+        annotations: STARTS_WORK,
       },
       (args) => this.asToolResult(() => this.createMonitor(caller, args)),
     );
@@ -213,7 +219,7 @@ export class McpToolsService {
           'diffRatio, diffPixels, regions, screenshotUrl, baselineUrl, diffUrl, createdAt}]}; monitorId limits them to one monitor, since ' +
           '(ISO 8601) to those found at or after that time. Does not count against the quota.',
         inputSchema: LIST_MONITOR_CHANGES_INPUT_SCHEMA,
-        annotations: { readOnlyHint: true, openWorldHint: false },
+        annotations: READS_ACCOUNT,
       },
       (args) => this.asToolResult(() => this.listMonitorChanges(caller, args)),
     );
@@ -228,7 +234,7 @@ export class McpToolsService {
           'pagesDone, pagesFailed, stoppedReason, bundleUrl, …}, pages: [{url, depth, jobId, status, resultUrl, title}] (the first 20)}. ' +
           'Each page counts one screenshot against the monthly quota of this API key.',
         inputSchema: CRAWL_SITE_INPUT_SCHEMA,
-        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+        annotations: STARTS_WORK,
       },
       (args, extra) => this.asToolResult(() => this.crawlSite(caller, args, extra.signal)),
     );
