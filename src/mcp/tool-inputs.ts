@@ -95,6 +95,11 @@ function advertisedObject(shape: Record<string, z.ZodType>) {
   return z.looseObject(shape).meta({ additionalProperties: false });
 }
 
+/** An advertised whole number of seconds to wait, from `limits.min` to `limits.max` (default `limits.default`). */
+function waitSeconds(limits: { readonly min: number; readonly max: number; readonly default: number }, description: string) {
+  return advertised({ type: 'integer', minimum: limits.min, maximum: limits.max, default: limits.default, description });
+}
+
 const L = CAPTURE_LIMITS;
 
 /** Input schema of `take_screenshot`: `url`, every capture option of the options table (`CAPTURE_OPTION_TABLE`), and `timeoutSeconds`. */
@@ -109,21 +114,11 @@ export const TAKE_SCREENSHOT_INPUT_SCHEMA = advertisedObject({
     true,
   ),
   ...Object.fromEntries(CAPTURE_OPTION_NAMES.map((name) => [name, advertised(captureOptionJsonSchema(name))])),
-  wait: advertised({
-    type: 'integer',
-    minimum: SCREENSHOT_WAIT_S.min,
-    maximum: SCREENSHOT_WAIT_S.max,
-    default: SCREENSHOT_WAIT_S.default,
-    description:
-      'Seconds to wait for the capture (as the REST header Prefer: wait=N): the image when it ends in time, else the job id and status without it.',
-  }),
-  timeoutSeconds: advertised({
-    type: 'integer',
-    minimum: SCREENSHOT_WAIT_S.min,
-    maximum: SCREENSHOT_WAIT_S.max,
-    default: SCREENSHOT_WAIT_S.default,
-    description: 'The older name of wait (give one of them).',
-  }),
+  wait: waitSeconds(
+    SCREENSHOT_WAIT_S,
+    'Seconds to wait for the capture (as the REST header Prefer: wait=N): the image when it ends in time, else the job id and status without it.',
+  ),
+  timeoutSeconds: waitSeconds(SCREENSHOT_WAIT_S, 'The older name of wait (give one of them).'),
 });
 
 /** Input schema of `get_screenshot`. */
@@ -195,13 +190,10 @@ export const RUN_BROWSER_SESSION_INPUT_SCHEMA = advertisedObject({
       "Record a login: when the run completes, the session's cookies and local storage (filtered to the allowedDomains) become the browser " +
       'profile { name, allowedDomains } or replace the state of { profileId }; the run says savedProfileId.',
   }),
-  timeoutSeconds: advertised({
-    type: 'integer',
-    minimum: RUN_WAIT_S.min,
-    maximum: RUN_WAIT_S.max,
-    default: RUN_WAIT_S.default,
-    description: 'Seconds to wait for the run to end before returning it as it is (then call get_run with its id).',
-  }),
+  timeoutSeconds: waitSeconds(
+    RUN_WAIT_S,
+    'Seconds to wait for the run to end before returning it as it is (then call get_run with its id).',
+  ),
 });
 
 /** Input schema of `get_run`. */
@@ -318,11 +310,5 @@ export const CRAWL_SITE_INPUT_SCHEMA = advertisedObject({
     properties: Object.fromEntries(CAPTURE_OPTION_NAMES.map((name) => [name, captureOptionJsonSchema(name)])),
     description: 'Capture options of every page, as take_screenshot takes them (extract included).',
   }),
-  wait: advertised({
-    type: 'integer',
-    minimum: CRAWL_WAIT_S.min,
-    maximum: CRAWL_WAIT_S.max,
-    default: CRAWL_WAIT_S.default,
-    description: 'Seconds to wait for the crawl to end before returning it as it is.',
-  }),
+  wait: waitSeconds(CRAWL_WAIT_S, 'Seconds to wait for the crawl to end before returning it as it is.'),
 });
