@@ -106,6 +106,13 @@ export const text = () =>
 export const selectorSchema = () =>
   text().min(1, 'must not be empty').max(L.selectorMaxLength, `must be at most ${L.selectorMaxLength} characters`);
 
+/** A list of 1 to `max` CSS selectors (`mask`, `hideSelectors`); `example` is one selector, for the item's schema. */
+export const selectorListSchema = (max: number, example: string) =>
+  z
+    .array(selectorSchema().meta({ description: 'A CSS selector.', example }), 'must be an array of CSS selectors')
+    .min(1, 'must have at least 1 selector')
+    .max(max, `must have at most ${max} selectors`);
+
 export const int = (min: number, max: number) =>
   z.int('must be an integer').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
 

@@ -22,6 +22,7 @@ import {
   isTimeZone,
   PdfOptions,
   pdfSchema,
+  selectorListSchema,
   selectorSchema,
   text,
   ThumbnailOptions,
@@ -241,18 +242,12 @@ export const CAPTURE_OPTION_TABLE = {
       resolve: (patterns): string[] | null => (patterns ? [...patterns] : null),
     },
   ),
-  mask: option(
-    z
-      .array(selectorSchema().meta({ description: 'A CSS selector.', example: '.price' }), 'must be an array of CSS selectors')
-      .min(1, 'must have at least 1 selector')
-      .max(L.maskMax, `must have at most ${L.maskMax} selectors`),
-    {
-      doc: 'Elements covered with a solid box of maskColor in the image (the page layout does not change).',
-      example: ['.price', '#user-name'],
-      formats: IMAGE_FORMATS,
-      resolve: (selectors): string[] | null => (selectors ? [...selectors] : null),
-    },
-  ),
+  mask: option(selectorListSchema(L.maskMax, '.price'), {
+    doc: 'Elements covered with a solid box of maskColor in the image (the page layout does not change).',
+    example: ['.price', '#user-name'],
+    formats: IMAGE_FORMATS,
+    resolve: (selectors): string[] | null => (selectors ? [...selectors] : null),
+  }),
   maskColor: option(text().regex(/^#[0-9a-fA-F]{6}$/, 'must be a colour #rrggbb'), {
     doc: 'Colour of the mask boxes, #rrggbb.',
     default: '#ff00ff',
@@ -318,17 +313,11 @@ export const CAPTURE_OPTION_TABLE = {
     doc: 'After waitUntil, wait until an element matching this CSS selector is visible (not within the capture timeout: the job fails with "selector not visible").',
     example: '.chart[data-ready]',
   }),
-  hideSelectors: option(
-    z
-      .array(selectorSchema().meta({ description: 'A CSS selector.', example: '#cookie-banner' }), 'must be an array of CSS selectors')
-      .min(1, 'must have at least 1 selector')
-      .max(L.hideSelectorsMax, `must have at most ${L.hideSelectorsMax} selectors`),
-    {
-      doc: 'Elements hidden (visibility: hidden !important) before the capture.',
-      example: ['#cookie-banner', '.chat-widget'],
-      resolve: (selectors): string[] | null => (selectors ? [...selectors] : null),
-    },
-  ),
+  hideSelectors: option(selectorListSchema(L.hideSelectorsMax, '#cookie-banner'), {
+    doc: 'Elements hidden (visibility: hidden !important) before the capture.',
+    example: ['#cookie-banner', '.chat-widget'],
+    resolve: (selectors): string[] | null => (selectors ? [...selectors] : null),
+  }),
   css: option(text().max(L.codeMaxLength, `must be at most ${L.codeMaxLength} characters`), {
     doc: 'Style sheet added to the page after load.',
     example: 'body { font-family: serif !important; }',
