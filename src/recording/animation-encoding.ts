@@ -58,9 +58,9 @@ export interface EncodedAnimation {
  * entries of {@link VIDEO_ENCODINGS} (CONTRACT.md, "Animated captures"). A GIF over `gifMaxBytes` is
  * encoded again at a lower frame rate (half, at least 5 fps), then also at half the width and height;
  * still over: {@link AnimationTooLargeError}. An attempt that a sample of its frames predicts more than
- * 15% over the cap is skipped ({@link predictSize}), and an encoding stops as soon as its file passes the
- * cap (docs/animated-captures.md, "GIF size cap"). Throws `VideoEncodingError` when ffmpeg fails. ffmpeg
- * reads the frames from the file, so memory stays bounded whatever the animation's length.
+ * 15% over the cap is skipped ({@link sampleFrameBytes}), and an encoding stops as soon as its file
+ * passes the cap (docs/animated-captures.md, "GIF size cap"). Throws `VideoEncodingError` when ffmpeg
+ * fails. ffmpeg reads the frames from the file, so memory stays bounded whatever the animation's length.
  */
 export async function encodeAnimation(recording: Recording, options: AnimationEncodeOptions): Promise<EncodedAnimation> {
   const encoding: VideoEncoding = VIDEO_ENCODINGS[options.format];
@@ -74,6 +74,8 @@ export async function encodeAnimation(recording: Recording, options: AnimationEn
           { fps: lowerFps, scale: GIF_FALLBACK_SCALE },
         ];
   const dir = dirname(recording.path);
+  /** Mean bytes of a GIF frame in the last size sample (the last attempt, the only one at a smaller scale, is never sampled). */
+  let frameBytes: number | null = null;
   for (const [index, attempt] of attempts.entries()) {
     const output = join(dir, `animation-${index}.${encoding.ext}`);
     const job: EncodeJob = {
@@ -90,8 +92,11 @@ export async function encodeAnimation(recording: Recording, options: AnimationEn
       return { path: output, size: (await stat(output)).size, ...attempt };
     }
     if (index < attempts.length - 1) {
-      const predicted = await predictSize(recording, encoding, job, join(dir, `sample-${index}.mjpeg`), options);
-      if (predicted !== null && predicted > options.gifMaxBytes * SKIP_OVER_FACTOR) continue;
+      const frames = outputFrames(recording, job.fps);
+      // An earlier sample that already shows this attempt under the cap spares a new one: the encoding checks the cap anyway.
+      if (frameBytes === null || frameBytes * frames > options.gifMaxBytes)
+        frameBytes = await sampleFrameBytes(recording, encoding, job, join(dir, `sample-${index}.mjpeg`), options);
+      if (frameBytes !== null && frameBytes * frames > options.gifMaxBytes * SKIP_OVER_FACTOR) continue;
     }
     for (const args of encoding.passes({ ...job, maxBytes: options.gifMaxBytes }))
       await runFfmpeg(options.ffmpegPath, args, options.passTimeoutMs);
@@ -101,14 +106,17 @@ export async function encodeAnimation(recording: Recording, options: AnimationEn
   throw new AnimationTooLargeError(options.gifMaxBytes);
 }
 
+/** Frames of `recording` encoded at `fps` (the frames file's, dropped evenly). */
+const outputFrames = (recording: Recording, fps: number): number => Math.round((recording.frameOffsets.length * fps) / recording.fps);
+
 /**
- * Predicts the bytes of `job`'s output from a sample of its frames (`encoding.sizeSample`): runs of
- * consecutive output frames spread evenly over the recording are copied from the frames file into
- * `samplePath` and encoded; the mean size of a frame encoded against its predecessor, times the
- * output's frames, is the prediction. Null when the output has too few frames for a sample to be
+ * Mean bytes of a frame of `job`'s output, from a sample of its frames (`encoding.sizeSample`): runs
+ * of consecutive output frames spread evenly over the recording are copied from the frames file into
+ * `samplePath` and encoded; the mean is over the frames encoded against their predecessor (times the
+ * output's frames: its predicted size). Null when the output has too few frames for a sample to be
  * cheaper than the encoding itself. Throws `VideoEncodingError` when ffmpeg fails.
  */
-async function predictSize(
+async function sampleFrameBytes(
   recording: Recording,
   encoding: VideoEncoding,
   job: EncodeJob,
@@ -116,14 +124,14 @@ async function predictSize(
   options: AnimationEncodeOptions,
 ): Promise<number | null> {
   const offsets = recording.frameOffsets;
-  const outputFrames = Math.round((offsets.length * job.fps) / job.inputFps);
-  if (!encoding.sizeSample || outputFrames <= 2 * SAMPLE_RUNS * SAMPLE_RUN_FRAMES) return null;
+  const frameCount = outputFrames(recording, job.fps);
+  if (!encoding.sizeSample || frameCount <= 2 * SAMPLE_RUNS * SAMPLE_RUN_FRAMES) return null;
   const { size: fileSize } = await stat(recording.path);
   const file = await open(recording.path, 'r');
   const frames: Buffer[] = [];
   try {
     for (let run = 0; run < SAMPLE_RUNS; run++) {
-      const first = Math.floor(((run + 0.5) * outputFrames) / SAMPLE_RUNS) - 1;
+      const first = Math.floor(((run + 0.5) * frameCount) / SAMPLE_RUNS) - 1;
       for (let k = 0; k < SAMPLE_RUN_FRAMES; k++) {
         const frame = Math.min(offsets.length - 1, Math.round(((first + k) * job.inputFps) / job.fps));
         const start = offsets[frame];
@@ -147,5 +155,5 @@ async function predictSize(
     .map((line) => Number(line.split(',')[4]))
     .filter((size, i) => i % SAMPLE_RUN_FRAMES !== 0 && Number.isFinite(size));
   if (!sizes.length) return null;
-  return (sizes.reduce((sum, size) => sum + size, 0) / sizes.length) * outputFrames;
+  return sizes.reduce((sum, size) => sum + size, 0) / sizes.length;
 }
