@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // `npm run build:js`: dist/ from src/ without type checking, for `openapi:check` and the system tests'
 // processes (docs/testing.md). SWC transpiles each file with jest's settings (scripts/swc-options.js),
-// a source map beside each; about a tenth of the CPU of `tsc --noCheck`. `npm run build`, the
+// a source map beside each, and the JSON files it imports copied; about a tenth of the CPU of `tsc --noCheck`. `npm run build`, the
 // production build, stays tsc with its type check. Spec files are left out, as tsconfig.build.json does.
 const { transformFile } = require('@swc/core');
-const { mkdirSync, readdirSync, writeFileSync } = require('node:fs');
+const { copyFileSync, mkdirSync, readdirSync, writeFileSync } = require('node:fs');
 const { basename, dirname, join, relative } = require('node:path');
 const swcOptions = require('./swc-options');
 
@@ -12,19 +12,19 @@ const root = join(__dirname, '..');
 const src = join(root, 'src');
 const dist = join(root, 'dist');
 
-/** Every `.ts` file under `dir` but specs and declarations. */
-function sources(dir) {
+/** Every file under `dir` whose name matches `pattern`. */
+function filesUnder(dir, pattern) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sources(path);
-    return /\.ts$/.test(entry.name) && !/\.(spec|d)\.ts$/.test(entry.name) ? [path] : [];
+    if (entry.isDirectory()) return filesUnder(path, pattern);
+    return pattern.test(entry.name) ? [path] : [];
   });
 }
 
 async function main() {
   const options = swcOptions(true);
   await Promise.all(
-    sources(src).map(async (file) => {
+    filesUnder(src, /^(?!.*\.(spec|d)\.ts$).*\.ts$/).map(async (file) => {
       const out = join(dist, relative(src, file)).replace(/\.ts$/, '.js');
       const { code, map } = await transformFile(file, {
         ...options,
@@ -37,6 +37,12 @@ async function main() {
       if (map) writeFileSync(`${out}.map`, map);
     }),
   );
+  // JSON the code imports (as `tsc` copies it with `resolveJsonModule`).
+  for (const file of filesUnder(src, /\.json$/)) {
+    const out = join(dist, relative(src, file));
+    mkdirSync(dirname(out), { recursive: true });
+    copyFileSync(file, out);
+  }
 }
 
 main().catch((err) => {

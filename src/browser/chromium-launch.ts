@@ -1,4 +1,4 @@
-import { Browser, chromium, LaunchOptions } from 'playwright';
+import type { Browser, LaunchOptions } from 'playwright';
 import { browserEnvironment } from './browser-sandbox';
 
 /**
@@ -61,4 +61,9 @@ export function chromiumLaunchOptions(request: LaunchRequest): LaunchOptions {
 }
 
 /** The real launcher: Playwright starts the system Chromium with {@link chromiumLaunchOptions}. */
-export const launchChromium: BrowserLauncher = (request) => chromium.launch(chromiumLaunchOptions(request));
+export const launchChromium: BrowserLauncher = async (request) => {
+  // Loaded at the first launch, not at boot: a process that never captures never loads Playwright
+  // (docs/performance.md, "Boot").
+  const { chromium } = await import('playwright');
+  return chromium.launch(chromiumLaunchOptions(request));
+};

@@ -37,16 +37,24 @@ export type CaptureOptionsInput = { [K in CaptureOptionName]?: z.output<Table[K]
 /** The session options as a customer sends them (run bodies). */
 export type SessionOptionsInput = Pick<CaptureOptionsInput, SessionOptionName>;
 
+/** Each option's JSON Schema, converted once (the DTOs, the upload form, the OpenAPI document and the MCP tools all ask). */
+const jsonSchemas = new Map<CaptureOptionName, Record<string, unknown>>();
+
 /**
  * JSON Schema (2020-12, OpenAPI 3.1 and MCP `inputSchema` alike) of one option, with its description,
- * default and example.
+ * default and example: a copy of its own, which the caller may change.
  */
 export function captureOptionJsonSchema(name: CaptureOptionName): Record<string, unknown> {
-  const { $schema: _ignored, ...schema } = z.toJSONSchema(CAPTURE_OPTION_FIELDS[name], {
-    target: 'draft-2020-12',
-    unrepresentable: 'any',
-  }) as Record<string, unknown>;
-  return schema;
+  let schema = jsonSchemas.get(name);
+  if (!schema) {
+    const { $schema: _ignored, ...converted } = z.toJSONSchema(CAPTURE_OPTION_FIELDS[name], {
+      target: 'draft-2020-12',
+      unrepresentable: 'any',
+    }) as Record<string, unknown>;
+    schema = converted;
+    jsonSchemas.set(name, schema);
+  }
+  return structuredClone(schema);
 }
 
 /** An entry's resolved value: what its `resolve` returns, else its output type (null when it has no default). */

@@ -1,4 +1,4 @@
-import { devices } from 'playwright';
+import { DEVICES } from './devices';
 import type { FieldError } from '../common/api-error';
 import { isAnimationFormat } from '../results/result-formats';
 import { AnimationOptions, animationLengthMs, CAPTURE_LIMITS } from './capture-options-schemas';
@@ -91,7 +91,7 @@ export function resolveSessionOptions(input: SessionOptionsInput): SessionOption
 }
 
 function resolveNamed(input: CaptureOptionsInput, names: readonly CaptureOptionName[]): Record<string, unknown> {
-  const device = input.device ? devices[input.device] : undefined;
+  const device = input.device ? DEVICES[input.device] : undefined;
   const context: ResolveContext = { device, format: input.format ?? DEFAULT_FORMAT };
   const resolved: Record<string, unknown> = {};
   for (const name of names) {

@@ -1,4 +1,4 @@
-import { devices } from 'playwright';
+import { DEVICES } from './devices';
 import { z } from 'zod';
 import { FULL_PAGE_MAX_HEIGHT_PX } from '../results/result-formats';
 
@@ -66,7 +66,7 @@ export const BLOCKABLE_RESOURCE_TYPES = ['image', 'media', 'font', 'stylesheet',
 export type BlockableResourceType = (typeof BLOCKABLE_RESOURCE_TYPES)[number];
 
 /** Device names of `device`: Playwright's device descriptors (`playwright.devices`). */
-export const DEVICE_NAMES = Object.keys(devices).sort();
+export const DEVICE_NAMES = Object.keys(DEVICES).sort();
 
 /** The default locale (`navigator.language`, `Accept-Language`) when none is given. */
 export const DEFAULT_LOCALE = 'en-US';

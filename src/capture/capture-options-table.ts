@@ -1,4 +1,4 @@
-import { devices } from 'playwright';
+import type { DeviceDescriptor } from './devices';
 import { z } from 'zod';
 import { EXTRACT_KINDS, MARKDOWN_MODES } from '../results/extracted';
 import { ANIMATION_FORMATS, IMAGE_FORMATS, isAnimationFormat, JOB_FORMATS, JobFormat, RESULT_FORMATS } from '../results/result-formats';
@@ -41,7 +41,7 @@ const L = CAPTURE_LIMITS;
 /** What an option's resolution may look at besides its own value: the emulated device and the result format. */
 export interface ResolveContext {
   /** Playwright's descriptor of `device`, when one is given. */
-  device: (typeof devices)[string] | undefined;
+  device: DeviceDescriptor | undefined;
   format: JobFormat;
 }
 

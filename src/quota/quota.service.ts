@@ -68,11 +68,19 @@ export class QuotaService {
    * ({@link AuthenticatedKey.usageAtAuth}), else the current status (one query).
    */
   statusFor(caller: AuthenticatedKey): Promise<QuotaStatus> {
+    const known = this.knownStatusFor(caller);
+    return known ? Promise.resolve(known) : this.status(caller);
+  }
+
+  /**
+   * {@link statusFor} when it needs no query (what a reservation or refusal of this request found, or
+   * the usage read with the key this month), synchronously; else null.
+   */
+  knownStatusFor(caller: AuthenticatedKey): QuotaStatus | null {
     const seen = this.observed.get(caller);
-    if (seen) return Promise.resolve(seen);
+    if (seen) return seen;
     const { month, resetAt } = utcMonthOf(this.clock.now());
-    if (caller.usageAtAuth?.month === month) return Promise.resolve(this.toStatus(caller.plan, caller.usageAtAuth.used, resetAt));
-    return this.status(caller);
+    return caller.usageAtAuth?.month === month ? this.toStatus(caller.plan, caller.usageAtAuth.used, resetAt) : null;
   }
 
   /** The key's plan, cap, usage and reset time for the current month. */

@@ -44,12 +44,27 @@ export interface RenderKeyVerifier {
 }
 
 /** A render key as cached by {@link KeyCache}: secrets opened, the previous one with its end. */
-interface LoadedRenderKey {
+export interface CachedRenderKey {
   id: string;
   secret: string;
+  /** The previous secret during a rotation's overlap, and when it stops signing (ms since the epoch). */
   previous: { secret: string; expiresAt: number } | null;
   allowedHosts: string[];
+  /** The creating API key, active, with its usage this month as loaded; shared by every use of the entry, so never annotated. */
   caller: AuthenticatedKey;
+}
+
+/** A secret of a render key that signs links, and until when (ms since the epoch; Infinity for the current one). */
+export interface SigningSecret {
+  secret: string;
+  untilMs: number;
+}
+
+/** The secrets of `key` that sign links at `nowMs` (ms), the current one first, then the previous one during a rotation's overlap. */
+export function signingSecretsAt(key: CachedRenderKey, nowMs: number): SigningSecret[] {
+  const secrets = [{ secret: key.secret, untilMs: Number.POSITIVE_INFINITY }];
+  if (key.previous && key.previous.expiresAt > nowMs) secrets.push({ secret: key.previous.secret, untilMs: key.previous.expiresAt });
+  return secrets;
 }
 
 /**
@@ -155,13 +170,22 @@ export class RenderKeysService {
     if (!isId('renderKey', id)) return null;
     const key = await this.keyCache.get(`render:${id}`, () => this.load(id));
     if (!key) return null;
-    const secrets = [key.secret];
-    if (key.previous && key.previous.expiresAt > this.clock.now().getTime()) secrets.push(key.previous.secret);
+    const secrets = signingSecretsAt(key, this.clock.now().getTime()).map((s) => s.secret);
     return { id: key.id, secrets, allowedHosts: key.allowedHosts, caller: { ...key.caller } };
   }
 
+  /**
+   * Render key `id` as cached under the auth `version` ({@link KeyCache.peek}), synchronously: the
+   * same object while its cache entry lasts (a reload, a rotation, a deletion or a revocation of its
+   * API key gives another or none), or undefined when not cached (then {@link verifier} loads it). For
+   * the hit route (docs/render-links.md#performance).
+   */
+  cached(id: string, version: string): CachedRenderKey | undefined {
+    return this.keyCache.peek<CachedRenderKey>(`render:${id}`, version);
+  }
+
   /** The render key `id` with its secrets opened and its active caller, or null (unknown, or its API key revoked). */
-  private async load(id: string): Promise<LoadedRenderKey | null> {
+  private async load(id: string): Promise<CachedRenderKey | null> {
     const { month } = utcMonthOf(this.clock.now());
     const [row] = await sqlRows<{
       id: string;

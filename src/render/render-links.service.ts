@@ -30,6 +30,8 @@ export const RENDER_FLIGHT_RETENTION_MS = 24 * 3600 * 1000;
 
 /** How long a capture found for a link is served without looking it up again, ms (docs/render-links.md#performance). */
 export const RECENT_HIT_MS = 5_000;
+/** How long before a found capture's {@link RECENT_HIT_MS} end a hit looks it up again in the background, ms. */
+const RECENT_HIT_REFRESH_AHEAD_MS = 1_000;
 /** Largest file held in memory with a recent hit, bytes; larger ones are streamed from storage each time. */
 const RECENT_HIT_MAX_FILE_BYTES = 1024 * 1024;
 /** Bytes of files held in memory for recent hits, at most. */
@@ -58,6 +60,8 @@ interface PreparedLink {
 
 /** A fresh capture as found for a cache key. */
 interface FoundCapture {
+  /** When it was looked up (ms since the epoch). */
+  foundAtMs: number;
   jobId: string;
   completedAtMs: number;
   file: ResultFileInfo;
@@ -74,12 +78,18 @@ interface FoundCapture {
  * The hot path (docs/render-links.md#performance): a link's validated options are remembered (they
  * depend on its parameters only), and a capture found in the cache is served for
  * {@link RECENT_HIT_MS} without a lookup, small files from memory; its freshness is still checked at
- * every request.
+ * every request. A hit in the last {@link RECENT_HIT_REFRESH_AHEAD_MS} of that time looks the capture up
+ * again in the background (one lookup at a time per cache key), so a link in steady use keeps being
+ * answered by {@link recentHit} instead of sending a burst of requests to the lookup every 5 s.
  */
 @Injectable()
 export class RenderLinksService {
   private readonly validation = createValidationPipe();
   private readonly prepared = new RecentCache<PreparedLink>(2_000);
+  /** {@link prepared}'s entries by the link object, with whether the link's host is allowed: the hit route reuses its link objects. */
+  private readonly preparedOfLink = new WeakMap<VerifiedRenderLink, { prepared: PreparedLink; hostAllowed: boolean }>();
+  /** Cache keys (with their account) being looked up again in the background. */
+  private readonly refreshing = new Set<string>();
   private readonly recentHits = new RecentCache<FoundCapture>(2_000, RECENT_HIT_MAX_BYTES);
 
   constructor(
@@ -130,7 +140,7 @@ export class RenderLinksService {
 
   /** The link's capture input, cache key and host, validated once per distinct link (see {@link options}). */
   private async prepare(link: VerifiedRenderLink): Promise<PreparedLink> {
-    const memoKey = `${link.format}\n${JSON.stringify(link.params)}`;
+    const memoKey = preparedKeyOf(link);
     const now = Date.now();
     const known = this.prepared.get(memoKey, now);
     if (known) return known;
@@ -182,22 +192,27 @@ export class RenderLinksService {
 
   /**
    * The link's file when a capture of it was found in the last {@link RECENT_HIT_MS} and is still
-   * fresh, without any lookup (`X-Glimpse-Cache: HIT`); else null, also when the link's options are
-   * invalid, its host is not allowed or it names a `profile` (whose use is checked at every request,
-   * {@link cacheKeyOf}): {@link render} answers those. For the hit route (docs/render-links.md#performance).
+   * fresh at `nowMs` (ms), without any lookup and synchronously (`X-Glimpse-Cache: HIT`); else null,
+   * also when the link's options have not been validated yet in the last hour or are invalid, its host
+   * is not allowed or it names a `profile` (whose use is checked at every request,
+   * {@link cacheKeyOf}): {@link render} answers those. For the hit route
+   * (docs/render-links.md#performance).
    */
-  async recentHit(caller: AuthenticatedKey, link: VerifiedRenderLink): Promise<RenderedFile | null> {
-    let prepared: PreparedLink;
-    try {
-      prepared = await this.prepare(link);
-    } catch (err) {
-      if (err instanceof ApiError) return null;
-      throw err;
+  recentHit(caller: AuthenticatedKey, link: VerifiedRenderLink, nowMs: number): RenderedFile | null {
+    let known = this.preparedOfLink.get(link);
+    if (!known) {
+      const prepared = this.prepared.get(preparedKeyOf(link), nowMs);
+      if (!prepared) return null;
+      known = { prepared, hostAllowed: hostAllowed(prepared.host, link.allowedHosts) };
+      this.preparedOfLink.set(link, known);
     }
-    if (prepared.input.profile || !hostAllowed(prepared.host, link.allowedHosts)) return null;
-    const nowMs = this.clock.now().getTime();
+    const { prepared, hostAllowed: allowed } = known;
+    if (prepared.input.profile || !allowed) return null;
     const found = this.recent(caller.accountId, prepared.cacheKey, prepared.ttlS, nowMs);
-    return found ? { ...servable(found, prepared.ttlS, nowMs), cache: 'HIT' } : null;
+    if (!found) return null;
+    if (nowMs - found.foundAtMs >= RECENT_HIT_MS - RECENT_HIT_REFRESH_AHEAD_MS)
+      this.refresh(caller.accountId, prepared.cacheKey, prepared.ttlS);
+    return { file: found.file, data: found.data, jobId: found.jobId, cache: 'HIT', freshS: freshSOf(found, prepared.ttlS, nowMs) };
   }
 
   /**
@@ -207,14 +222,34 @@ export class RenderLinksService {
    */
   private async cached(accountId: string, cacheKey: string, ttlS: number): Promise<Omit<RenderedFile, 'cache'> | null> {
     const nowMs = this.clock.now().getTime();
-    let found = this.recent(accountId, cacheKey, ttlS, nowMs);
+    const found = this.recent(accountId, cacheKey, ttlS, nowMs) ?? (await this.lookUp(accountId, cacheKey, ttlS, nowMs));
+    return found && servable(found, ttlS, nowMs);
+  }
+
+  /** Looks the cache key's capture up again in the background, unless that is under way; a failure leaves the found one to expire. */
+  private refresh(accountId: string, cacheKey: string, ttlS: number): void {
+    const key = `${accountId}\n${cacheKey}`;
+    if (this.refreshing.has(key)) return;
+    this.refreshing.add(key);
+    this.lookUp(accountId, cacheKey, ttlS, this.clock.now().getTime())
+      .catch(() => null)
+      .finally(() => this.refreshing.delete(key));
+  }
+
+  /**
+   * The fresh capture of the cache key looked up at `nowMs` (ms) in PostgreSQL and storage, and
+   * remembered for {@link RECENT_HIT_MS} (at most until its file expires); none found: forgets the one
+   * remembered.
+   */
+  private async lookUp(accountId: string, cacheKey: string, ttlS: number, nowMs: number): Promise<FoundCapture | null> {
+    const key = `${accountId}\n${cacheKey}`;
+    const found = await this.find(accountId, cacheKey, ttlS, nowMs);
     if (!found) {
-      found = (await this.find(accountId, cacheKey, ttlS)) ?? undefined;
-      if (!found) return null;
-      const weight = found.data?.length ?? 0;
-      this.recentHits.set(`${accountId}\n${cacheKey}`, found, Math.min(nowMs + RECENT_HIT_MS, found.file.expiresAt.getTime()), weight);
+      this.recentHits.delete(key);
+      return null;
     }
-    return servable(found, ttlS, nowMs);
+    this.recentHits.set(key, found, Math.min(nowMs + RECENT_HIT_MS, found.file.expiresAt.getTime()), found.data?.length ?? 0);
+    return found;
   }
 
   /** The capture of the cache key found in the last {@link RECENT_HIT_MS} when still fresh for `ttlS` at `nowMs` (ms) and its file unexpired. */
@@ -224,14 +259,14 @@ export class RenderLinksService {
   }
 
   /** The fresh capture of the cache key in PostgreSQL with its file described (and read when small), or null. */
-  private async find(accountId: string, cacheKey: string, ttlS: number): Promise<FoundCapture | null> {
+  private async find(accountId: string, cacheKey: string, ttlS: number, nowMs: number): Promise<FoundCapture | null> {
     const capture = await this.screenshots.freshCapture(accountId, cacheKey, ttlS);
     if (!capture) return null;
     const file = await this.files.describe(capture.artifacts.image);
     if (!file) return null;
     const data =
       file.size <= RECENT_HIT_MAX_FILE_BYTES ? ((await this.files.open(file.name, RECENT_HIT_MAX_FILE_BYTES))?.data ?? null) : null;
-    return { jobId: capture.id, completedAtMs: capture.completedAt.getTime(), file, data };
+    return { foundAtMs: nowMs, jobId: capture.id, completedAtMs: capture.completedAt.getTime(), file, data };
   }
 
   /**
@@ -321,8 +356,17 @@ export class RenderLinksService {
 
 /** What a found capture answers at `nowMs` (ms): its file, and the seconds it stays fresh for `ttlS`. */
 function servable(found: FoundCapture, ttlS: number, nowMs: number): Omit<RenderedFile, 'cache'> {
-  const ageS = (nowMs - found.completedAtMs) / 1000;
-  return { file: found.file, data: found.data, jobId: found.jobId, freshS: Math.max(0, Math.floor(ttlS - ageS)) };
+  return { file: found.file, data: found.data, jobId: found.jobId, freshS: freshSOf(found, ttlS, nowMs) };
+}
+
+/** Seconds `found` stays fresh for `ttlS` after `nowMs` (ms): `Cache-Control: max-age`. */
+function freshSOf(found: FoundCapture, ttlS: number, nowMs: number): number {
+  return Math.max(0, Math.floor(ttlS - (nowMs - found.completedAtMs) / 1000));
+}
+
+/** The key of a link's validated options in {@link RenderLinksService}'s memo: they depend on its format and parameters only. */
+function preparedKeyOf(link: VerifiedRenderLink): string {
+  return `${link.format}\n${JSON.stringify(link.params)}`;
 }
 
 /** 422 `CAPTURE_FAILED` with the job's customer-safe error. */

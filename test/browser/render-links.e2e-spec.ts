@@ -251,6 +251,47 @@ describe('render links', () => {
     }
   });
 
+  it('a link the hit route remembers stops at its expires, and one signed by the previous secret at the end of the overlap', async () => {
+    const owner = await t.createKey('pro');
+    const own = (await t.request('POST', '/v1/render-keys', { key: owner.key, body: {} })).body;
+    const params = { url: `${pages.url}/?remembered`, width: '320', height: '200' };
+    expect((await fetch(signedLink(t.baseUrl, own.id, own.secret, 'png', params))).status).toBe(200);
+    /** Requests `href` until it stops answering 200 (at most 15 s); its answer then, and when it came. */
+    const untilRefused = async (href: string) => {
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        const res = await fetch(href);
+        if (res.status !== 200) return { at: Date.now(), status: res.status, code: (await res.json()).code };
+        await res.arrayBuffer();
+        if (Date.now() > deadline) throw new Error(`${href} still answered 200 after 15 s`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    const render = jest.spyOn(t.get(RenderLinksService), 'render');
+    try {
+      // The capture is cached (expires is no option): answered by the hit route, which remembers the link.
+      const expiresS = Math.floor(Date.now() / 1000) + 3;
+      const expiring = signedLink(t.baseUrl, own.id, own.secret, 'png', { ...params, expires: String(expiresS) });
+      expect((await fetch(expiring)).status).toBe(200);
+      expect(render).not.toHaveBeenCalled();
+      const expired = await untilRefused(expiring);
+      expect(expired).toMatchObject({ status: 403, code: 'RENDER_LINK_EXPIRED' });
+      expect(expired.at).toBeGreaterThanOrEqual(expiresS * 1000);
+
+      const byOldSecret = signedLink(t.baseUrl, own.id, own.secret, 'png', params);
+      const rotatedAt = Date.now();
+      expect((await t.request('POST', `/v1/render-keys/${own.id}/rotate`, { key: owner.key, body: { expiresInSeconds: 2 } })).status).toBe(
+        200,
+      );
+      expect((await fetch(byOldSecret)).status).toBe(200);
+      const ended = await untilRefused(byOldSecret);
+      expect(ended).toMatchObject({ status: 401, code: 'INVALID_SIGNATURE' });
+      expect(ended.at).toBeGreaterThanOrEqual(rotatedAt + 2_000);
+    } finally {
+      render.mockRestore();
+    }
+  });
+
   it('403 RENDER_LINK_EXPIRED for a past expires, 403 HOST_NOT_ALLOWED outside allowedHosts, 414 over 8,192 characters, 400 for invalid options', async () => {
     const expired = await fetch(link({ url: `${pages.url}/`, expires: String(Math.floor(Date.now() / 1000) - 10) }));
     expect(expired.status).toBe(403);
