@@ -2,9 +2,10 @@
  * Animated capture figures (docs/animated-captures.md#cost): a 5 s scroll of a long loopback page at
  * 1280 × 800 and 25 fps, recorded by the capture's own code (recordAnimation) on Debian's Chromium:
  * - recording wall time against the animation's length;
- * - encoding wall time and ffmpeg's CPU time of MP4, WebM and GIF from the same frames (GIF at the
- *   recording's 25 fps too, its worst case), against the animation's length (targets: MP4 at most 0.5×,
- *   GIF at most 1×), and the output sizes;
+ * - encoding wall time and ffmpeg's CPU time of MP4, WebM and GIF (GIF at 25 fps too, its worst case),
+ *   against the animation's length (targets: MP4 at most 0.5×, GIF at most 1×), and the output sizes,
+ *   from reference frames: a screenshot at each frame's scroll position, every frame distinct as in a
+ *   recording on an idle machine, so the figures do not depend on how busy the machine was while recording;
  * - peak RSS while encoding: this process (the worker's part) and the ffmpeg processes it started;
  * - distinct frames of one recording alone and of two recordings at once (repeated frames are frames the
  *   page did not repaint in time).
@@ -12,9 +13,11 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Browser, chromium } from 'playwright';
 import { resolveChromiumExecutable } from '../src/browser/chromium-executable';
 import { recordAnimation } from '../src/capture/animated-capture';
@@ -117,6 +120,35 @@ async function record(browser: Browser, url: string): Promise<{ recording: Recor
   }
 }
 
+/**
+ * The frames an idle machine records of the animation: the page scrolled to each frame's position
+ * (ease-in-out, as the capture plays it) and shot as JPEG at the screencast's quality, in a frames file.
+ */
+async function referenceFrames(browser: Browser, url: string): Promise<Recording> {
+  const context = await browser.newContext({ viewport: { width: WIDTH, height: HEIGHT } });
+  const page = await context.newPage();
+  const dir = mkdtempSync(join(tmpdir(), 'glimpse-bench-frames-'));
+  try {
+    await page.goto(url);
+    const toY = await page.evaluate(() => document.documentElement.scrollHeight - window.innerHeight);
+    const count = Math.round((DURATION_MS * FPS) / 1000);
+    const frames: Buffer[] = [];
+    for (let i = 0; i < count; i++) {
+      const y = Math.round((toY * (1 - Math.cos((Math.PI * i) / (count - 1)))) / 2);
+      await page.evaluate((top) => window.scrollTo({ top, left: 0, behavior: 'instant' }), y);
+      frames.push(await page.screenshot({ type: 'jpeg', quality: 80 }));
+    }
+    const path = join(dir, 'frames.mjpeg');
+    writeFileSync(path, Buffer.concat(frames));
+    const frameOffsets: number[] = [];
+    frames.reduce((offset, frame) => (frameOffsets.push(offset), offset + frame.length), 0);
+    const dispose = async () => rmSync(dir, { recursive: true, force: true });
+    return { path, frames: count, fps: FPS, durationMs: DURATION_MS, firstFrame: frames[0], frameOffsets, dropped: 0, dispose };
+  } finally {
+    await context.close();
+  }
+}
+
 async function main() {
   const config = loadConfig(process.env);
   const html = longPage();
@@ -135,11 +167,14 @@ async function main() {
       `recording: ${alone.wallMs.toFixed(0)} ms wall for ${DURATION_MS} ms (${(alone.wallMs / DURATION_MS).toFixed(2)}×, includes going to the top); ` +
         `${aloneFrames.frames} frames, ${aloneFrames.distinct} distinct`,
     );
+    await alone.recording.dispose();
+    const reference = await referenceFrames(browser, url);
+    console.log(`reference frames: ${distinctFrames(reference).distinct} distinct of ${reference.frames}`);
     for (const format of ['mp4', 'webm', 'gif'] as const) {
       const started = performance.now();
       const cpu0 = childrenCpuMs();
       const { result, ownMiB, ffmpegMiB } = await peakRss(() =>
-        encodeAnimation(alone.recording, {
+        encodeAnimation(reference, {
           ffmpegPath: config.ffmpegPath,
           format,
           width: WIDTH,
@@ -156,7 +191,7 @@ async function main() {
           `at ${result.fps} fps, scale ${result.scale}; peak RSS: this process ${ownMiB.toFixed(0)} MiB, ffmpeg ${ffmpegMiB.toFixed(0)} MiB`,
       );
     }
-    await alone.recording.dispose();
+    await reference.dispose();
 
     const pair = await Promise.all([record(browser, url), record(browser, url)]);
     for (const [i, { recording, wallMs }] of pair.entries()) {

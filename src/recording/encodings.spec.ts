@@ -51,4 +51,16 @@ describe('the output kinds of the recorder (docs/animated-captures.md, "One reco
     expect(after(frames, '-lavfi')).toContain('fps=12,scale=401:301:flags=lanczos[frames];[frames][1:v]paletteuse');
     expect(lastAfter(frames, '-f')).toBe('gif');
   });
+
+  it('gif: an encoding stops just past maxBytes; its size sample encodes the same way and reports each frame on standard output', () => {
+    const [, frames] = VIDEO_ENCODINGS.gif.passes({ ...JOB, maxBytes: 1000 });
+    expect(after(frames, '-fs')).toBe('1001');
+    expect(VIDEO_ENCODINGS.gif.passes(JOB)[1]).not.toContain('-fs');
+    const sample = VIDEO_ENCODINGS.gif.sizeSample(JOB);
+    expect(after(sample, '-lavfi')).toBe(
+      'scale=801:601:flags=lanczos,split[frames][copy];[copy]palettegen=stats_mode=diff[palette];' +
+        '[frames][palette]paletteuse=dither=bayer:bayer_scale=5:diff_mode=rectangle',
+    );
+    expect(sample.slice(-5)).toEqual(['-c:v', 'gif', '-f', 'framecrc', '-']);
+  });
 });

@@ -26,12 +26,20 @@ export interface EncodeJob {
   output: string;
   /** Path of a scratch file a pass may write and a later pass read (the GIF's palette). */
   scratch: string;
+  /** Bytes the output may reach: ffmpeg stops writing just past them (`-fs`), so an output over a cap ends early. */
+  maxBytes?: number;
 }
 
 /** One output kind: its extension and its ffmpeg passes (argument lists, run in order). */
 export interface VideoEncoding {
   ext: AnimationFormat;
   passes: (job: EncodeJob) => string[][];
+  /**
+   * One pass encoding `job.input`, a sample of the frames already at the output's rate (`inputFps` = `fps`), as the passes
+   * would, and writing the encoded size of each frame on standard output (ffmpeg's `framecrc`, bytes
+   * in the 5th field); the GIF's, to foresee its size cap (docs/animated-captures.md, "GIF size cap").
+   */
+  sizeSample?: (job: EncodeJob) => string[];
 }
 
 /** ffmpeg's arguments reading the frames of `job`: a stream of JPEG images at the input's rate. */
@@ -61,6 +69,12 @@ function frameFilters(job: EncodeJob, flags: string): string {
   const rate = job.fps < job.inputFps ? `fps=${job.fps},` : '';
   return `${rate}scale=${width}:${height}:flags=${flags}`;
 }
+
+/** The GIF's palette pass: the frames' own 256 colours, weighted to what changes between frames. */
+const GIF_PALETTE = 'palettegen=stats_mode=diff';
+
+/** The GIF's mapping onto its palette (second input of the filter): ordered dithering, only each frame's changed rectangle. */
+const GIF_PALETTE_USE = 'paletteuse=dither=bayer:bayer_scale=5:diff_mode=rectangle';
 
 /** The output kinds, by name. */
 export const VIDEO_ENCODINGS = {
@@ -111,20 +125,27 @@ export const VIDEO_ENCODINGS = {
    * An animated capture as GIF, in two passes: the first reads every frame into a 256-colour palette
    * of the video's own colours (`palettegen`, weighted to what changes between frames), the second maps
    * the frames onto it (`paletteuse`, ordered dithering, only the changed rectangle of each frame
-   * rewritten). Loops forever. Neither pass holds more than a frame.
+   * rewritten). Loops forever. Neither pass holds more than a frame. Its size sample makes the palette
+   * of the sample's frames and maps them onto it in one pass (which holds the sample's frames).
    */
   gif: {
     ext: 'gif',
     passes: (job) => [
-      [...framesInput(job), '-vf', `${frameFilters(job, 'lanczos')},palettegen=stats_mode=diff`, '-y', job.scratch],
+      [...framesInput(job), '-vf', `${frameFilters(job, 'lanczos')},${GIF_PALETTE}`, '-y', job.scratch],
       [
         ...framesInput(job),
         '-i',
         job.scratch,
         '-lavfi',
-        `${frameFilters(job, 'lanczos')}[frames];[frames][1:v]paletteuse=dither=bayer:bayer_scale=5:diff_mode=rectangle`,
-        ...['-loop', '0', '-f', 'gif', '-y', job.output],
+        `${frameFilters(job, 'lanczos')}[frames];[frames][1:v]${GIF_PALETTE_USE}`,
+        ...['-loop', '0', ...(job.maxBytes === undefined ? [] : ['-fs', String(job.maxBytes + 1)]), '-f', 'gif', '-y', job.output],
       ],
+    ],
+    sizeSample: (job) => [
+      ...framesInput(job),
+      '-lavfi',
+      `${frameFilters(job, 'lanczos')},split[frames][copy];[copy]${GIF_PALETTE}[palette];[frames][palette]${GIF_PALETTE_USE}`,
+      ...['-c:v', 'gif', '-f', 'framecrc', '-'],
     ],
   },
 } as const satisfies Record<string, VideoEncoding>;

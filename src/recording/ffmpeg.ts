@@ -7,6 +7,9 @@ export const FINISH_TIMEOUT_MS = 30_000;
 /** Bytes of ffmpeg's standard error kept for the message of a failure (its last line is quoted). */
 const STDERR_KEPT = 8192;
 
+/** Bytes of ffmpeg's standard output kept for {@link Ffmpeg.finish} (a pass writing a short report there, e.g. `framecrc`). */
+const STDOUT_KEPT = 65536;
+
 /** A recording or an encoding could not be produced (ffmpeg missing, failed or too slow, or no frame ever arrived). */
 export class VideoEncodingError extends Error {}
 
@@ -24,6 +27,7 @@ interface FfmpegExit {
  */
 export class Ffmpeg {
   private stderr = '';
+  private stdout = '';
   private readonly exited: Promise<FfmpegExit>;
 
   private constructor(private readonly child: ChildProcessWithoutNullStreams) {
@@ -36,6 +40,9 @@ export class Ffmpeg {
     });
     child.stderr.on('data', (chunk: Buffer) => {
       if (this.stderr.length < STDERR_KEPT) this.stderr += chunk.toString('utf8');
+    });
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (this.stdout.length < STDOUT_KEPT) this.stdout += chunk.toString('utf8');
     });
     child.stdin.on('error', () => undefined);
   }
@@ -58,10 +65,11 @@ export class Ffmpeg {
   }
 
   /**
-   * Ends the input and waits up to `timeoutMs` for the process to exit (then kills it). Throws
-   * {@link VideoEncodingError} naming the exit code or signal and ffmpeg's last error line unless it exited 0.
+   * Ends the input and waits up to `timeoutMs` for the process to exit (then kills it); returns what it
+   * wrote on its standard output (the first 64 KiB). Throws {@link VideoEncodingError} naming the exit
+   * code or signal and ffmpeg's last error line unless it exited 0.
    */
-  async finish(timeoutMs = FINISH_TIMEOUT_MS): Promise<void> {
+  async finish(timeoutMs = FINISH_TIMEOUT_MS): Promise<string> {
     this.child.stdin.end();
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
@@ -75,6 +83,7 @@ export class Ffmpeg {
       const last = this.stderr.trim().split('\n').pop() ?? '';
       throw new VideoEncodingError(`ffmpeg exited with ${result.signal ?? result.code}: ${last}`);
     }
+    return this.stdout;
   }
 
   /** Kills the process and waits for it to be gone. Never throws. */
@@ -84,8 +93,8 @@ export class Ffmpeg {
   }
 }
 
-/** Runs ffmpeg with `args` to the end (no input on stdin), as {@link Ffmpeg.finish} does. */
-export async function runFfmpeg(ffmpegPath: string, args: readonly string[], timeoutMs = FINISH_TIMEOUT_MS): Promise<void> {
+/** Runs ffmpeg with `args` to the end (no input on stdin) and returns its standard output, as {@link Ffmpeg.finish} does. */
+export async function runFfmpeg(ffmpegPath: string, args: readonly string[], timeoutMs = FINISH_TIMEOUT_MS): Promise<string> {
   const ffmpeg = await Ffmpeg.spawn(ffmpegPath, args);
-  await ffmpeg.finish(timeoutMs);
+  return ffmpeg.finish(timeoutMs);
 }

@@ -52,6 +52,11 @@ export interface Recording {
   durationMs: number;
   /** The first frame written (JPEG): an animation's poster. */
   firstFrame: Buffer;
+  /**
+   * Byte offset of each frame in the file of frames (`frames` output), in order; each frame ends where
+   * the next starts, the last at the end of the file. Fewer than `frames` when frames were dropped.
+   */
+  frameOffsets: number[];
   /** Frames the output could not take in time (the encoder was behind); 0 in a healthy recording. */
   dropped: number;
   /** Removes the file and its directory. */
@@ -80,6 +85,8 @@ export class ScreencastRecorder {
   private first: Buffer | null = null;
   private written = 0;
   private dropped = 0;
+  private readonly offsets: number[] = [];
+  private bytes = 0;
   private startedAt = 0;
   /** Epoch ms beyond which no frame is written (start + `lengthMs`). */
   private endsAt = Number.POSITIVE_INFINITY;
@@ -187,6 +194,7 @@ export class ScreencastRecorder {
       fps: this.fps,
       durationMs: Math.round((this.written * 1000) / this.fps),
       firstFrame: this.first,
+      frameOffsets: this.offsets,
       dropped: this.dropped,
       dispose: () => this.dispose(),
     };
@@ -221,6 +229,8 @@ export class ScreencastRecorder {
       }
       this.first ??= this.latest;
       this.sink.write(this.latest);
+      this.offsets.push(this.bytes);
+      this.bytes += this.latest.length;
       this.written++;
     }
   }

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -9,6 +9,28 @@ import type { Recording } from '../../src/recording/screencast-recorder';
 import { probeVideo } from '../support/video';
 
 const run = promisify(execFile);
+
+/** The recorder's frames file of `seconds` of 320 × 200 random noise at 12 fps (concatenated JPEGs), as a {@link Recording}. */
+async function noiseRecording(ffmpegPath: string, dir: string, seconds: number): Promise<Recording> {
+  const path = join(dir, 'frames.mjpeg');
+  const frames = 12 * seconds;
+  await run(ffmpegPath, [
+    ...['-v', 'error', '-f', 'lavfi', '-i', 'nullsrc=s=320x200:r=12,geq=lum=random(1)*255:cb=random(2)*255:cr=random(3)*255'],
+    ...['-frames:v', String(frames), '-c:v', 'mjpeg', '-q:v', '2', '-f', 'image2pipe', '-y', path],
+  ]);
+  // Each JPEG starts after the previous one's end-of-image marker (FF D9).
+  const data = readFileSync(path);
+  const frameOffsets = [0];
+  for (
+    let end = data.indexOf(Buffer.from([0xff, 0xd9]));
+    end >= 0 && end + 2 < data.length;
+    end = data.indexOf(Buffer.from([0xff, 0xd9]), end + 2)
+  )
+    frameOffsets.push(end + 2);
+  expect(frameOffsets).toHaveLength(frames);
+  const durationMs = seconds * 1000;
+  return { path, frames, fps: 12, durationMs, firstFrame: Buffer.alloc(0), frameOffsets, dropped: 0, dispose: async () => undefined };
+}
 
 /**
  * The GIF size cap's fallbacks (CONTRACT.md, "Animated captures": over `GIF_MAX_BYTES`, a lower frame
@@ -24,13 +46,7 @@ describe('encodeAnimation: the GIF size cap', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'glimpse-gif-cap-'));
-    const path = join(dir, 'frames.mjpeg');
-    // The recorder's frames file: concatenated JPEGs, 12 per second.
-    await run(config.ffmpegPath, [
-      ...['-v', 'error', '-f', 'lavfi', '-i', 'nullsrc=s=320x200:r=12,geq=lum=random(1)*255:cb=random(2)*255:cr=random(3)*255'],
-      ...['-frames:v', '12', '-c:v', 'mjpeg', '-q:v', '2', '-f', 'image2pipe', path],
-    ]);
-    recording = { path, frames: 12, fps: 12, durationMs: 1000, firstFrame: Buffer.alloc(0), dropped: 0, dispose: async () => undefined };
+    recording = await noiseRecording(config.ffmpegPath, dir, 1);
   });
 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -72,5 +88,28 @@ describe('encodeAnimation: the GIF size cap', () => {
   it('still over after both: AnimationTooLargeError with the message customers see', async () => {
     await expect(encode(65_536)).rejects.toThrow(new AnimationTooLargeError(65_536));
     await expect(encode(65_536)).rejects.toThrow('animation larger than 65536 bytes');
+  });
+
+  it('a long GIF that a sample of its frames shows far over the cap skips that attempt (never encoded), and keeps its length', async () => {
+    const longDir = mkdtempSync(join(tmpdir(), 'glimpse-gif-sample-'));
+    try {
+      // 4 s of noise: 48 frames at 12 fps (~3.9 MB), 24 at 6 fps (~1.9 MB); the cap between them, the whole 1.2× over it.
+      const long = await noiseRecording(config.ffmpegPath, longDir, 4);
+      const gif = await encodeAnimation(long, {
+        ffmpegPath: config.ffmpegPath,
+        format: 'gif',
+        width: 320,
+        height: 200,
+        gifMaxBytes: 3 * 1024 * 1024,
+        passTimeoutMs: 60_000,
+      });
+      expect(gif).toMatchObject({ fps: 6, scale: 1 });
+      expect(existsSync(join(longDir, 'animation-0.gif'))).toBe(false);
+      const probe = await probeVideo(gif.path);
+      expect(probe).toMatchObject({ width: 320, height: 200, frames: 24 });
+      expect(Math.abs(probe.durationS - 4)).toBeLessThanOrEqual(1 / 6);
+    } finally {
+      rmSync(longDir, { recursive: true, force: true });
+    }
   });
 });
