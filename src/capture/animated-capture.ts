@@ -6,6 +6,7 @@ import { encodeAnimation } from '../recording/animation-encoding';
 import { Recording, ScreencastRecorder } from '../recording/screencast-recorder';
 import type { AnimationFormat } from '../results/result-formats';
 import { animationLengthMs, AnimationOptions } from './capture-options-schemas';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Longer than the animation the in-page scroll may take before the capture gives up on it, ms (a page that stopped painting). */
 const SCROLL_GRACE_MS = 5_000;
@@ -69,7 +70,7 @@ export async function recordAnimation(page: Page, animation: AnimationOptions, v
         throw new PageFailure(`the page did not finish its scroll within ${lengthMs + SCROLL_GRACE_MS} ms`);
       throw err;
     });
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, endAt - Date.now())));
+    await sleep(Math.max(0, endAt - Date.now()));
   } catch (err) {
     await recorder.abort();
     throw err;

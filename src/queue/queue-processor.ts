@@ -79,7 +79,8 @@ export interface PeriodicJob {
  *   (`retryStateWrite`, CONTRACT.md "Durability"), which stops retrying once the process is stopping.
  */
 export abstract class QueueProcessor implements OnApplicationBootstrap, OnModuleDestroy {
-  protected abstract readonly logger: Logger;
+  /** Named after the subclass (`CaptureProcessor`, …). */
+  protected readonly logger = new Logger(this.constructor.name);
   /** The queue whose jobs this processor runs. */
   protected abstract readonly queue: Queue;
   /** Aborted when the process stops: state writes stop retrying (the reconciler or a sweep takes their rows). */

@@ -8,6 +8,7 @@ import type { Writable } from 'node:stream';
 import type { Page } from 'playwright';
 import { VIDEO_ENCODINGS, VideoEncodingName } from './encodings';
 import { Ffmpeg, VideoEncodingError } from './ffmpeg';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Frames per second when none is given: a run's video (CONTRACT.md, "Browser session runs"). */
 export const DEFAULT_FPS = 10;
@@ -167,7 +168,7 @@ export class ScreencastRecorder {
    */
   async stop(endAt = Date.now()): Promise<Recording> {
     const lastFrames = Math.min(endAt, this.endsAt) + LATE_FRAME_MS - Date.now();
-    if (lastFrames > 0) await new Promise((resolve) => setTimeout(resolve, lastFrames));
+    if (lastFrames > 0) await sleep(lastFrames);
     this.stopped = true;
     clearInterval(this.timer);
     await this.page.screencast.stop().catch(() => undefined);
