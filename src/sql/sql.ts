@@ -1,5 +1,5 @@
 import type { Pool, PoolClient, QueryConfig } from 'pg';
-import type { DataSource, EntityManager, ObjectLiteral, Repository } from 'typeorm';
+import { QueryRunnerAlreadyReleasedError, type DataSource, type EntityManager, type ObjectLiteral, type Repository } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import type { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
@@ -58,11 +58,14 @@ export async function sqlRows<T>(dataSource: DataSource, text: string, params: u
  * transaction's own connection without TypeORM's query path, for the statements every ended job runs
  * in its completion transaction (docs/performance.md#captures). Returns the rows as `pg` gives them
  * (for an `UPDATE … RETURNING`, the returned rows). Throws what `pg` throws (not wrapped in TypeORM's
- * `QueryFailedError`), and an `Error` when `manager` is not in a transaction.
+ * `QueryFailedError`; `isDependencyUnavailable` reads both), TypeORM's `QueryRunnerAlreadyReleasedError` when the
+ * transaction's connection broke, and an `Error` when `manager` is not in a transaction.
  */
 export async function transactionRows<T>(manager: EntityManager, text: string, params: unknown[]): Promise<T[]> {
   const runner = manager.queryRunner as PostgresQueryRunner | undefined;
-  if (!runner?.isTransactionActive || runner.isReleased) throw new Error('transactionRows needs the EntityManager of an open transaction');
+  // A connection that broke between two statements of the transaction: as TypeORM's own query would say (isDependencyUnavailable).
+  if (runner?.isReleased) throw new QueryRunnerAlreadyReleasedError();
+  if (!runner?.isTransactionActive) throw new Error('transactionRows needs the EntityManager of an open transaction');
   // The runner's connection, which the transaction holds (`connect()` answers it once connected).
   const client = (await runner.connect()) as PoolClient;
   return (await client.query(preparedQuery(text, params))).rows as T[];
