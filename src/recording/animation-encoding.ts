@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import type { AnimationFormat } from '../results/result-formats';
 import { EncodeJob, VIDEO_ENCODINGS, VideoEncoding } from './encodings';
 import { runFfmpeg } from './ffmpeg';
-import type { Recording } from './screencast-recorder';
+import type { Recording } from './frame-output';
 
 /** Lowest frame rate the GIF size cap's first fallback goes down to, frames per second. */
 const GIF_MIN_FPS = 5;
