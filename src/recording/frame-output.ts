@@ -79,7 +79,6 @@ export class FrameOutput {
         const path = join(dir, `video.${encoding.ext}`);
         const [args] = encoding.passes({
           input: 'pipe:0',
-          inputFps: options.fps,
           fps: options.fps,
           width: options.width,
           height: options.height,
