@@ -127,7 +127,9 @@ export async function recordSteps(page: Page, options: SteppedRecordingOptions):
     throw err;
   } finally {
     clearTimeout(deadlineTimer);
-    await cdp?.detach().catch(() => undefined);
+    await cdp?.send('Page.stopScreencast').catch(() => undefined);
+    // Not awaited: the detach of a page whose main thread hangs never answers (the context's close ends the session anyway).
+    void cdp?.detach().catch(() => undefined);
   }
   return output.finish();
 }

@@ -1,6 +1,7 @@
 import { Browser } from 'playwright';
 import sharp from 'sharp';
 import { readFileSync } from 'node:fs';
+import { PageFailure } from '../../src/browser/page-toolkit';
 import { recordAnimation } from '../../src/capture/animated-capture';
 import type { AnimationOptions } from '../../src/capture/capture-options';
 import { loadConfig } from '../../src/config/app-config';
@@ -17,7 +18,8 @@ const HEIGHT = 200;
  * The frames of an animated capture's recording (docs/animated-captures.md, "How it is recorded"):
  * every frame shows the scroll position of its own time, also on a page that paints a few times a
  * second (its main thread busy 150 ms at a time), where a recorder keeping whatever the page last
- * painted repeats frames. Read from the recorder's file of JPEG frames, a grey level per position.
+ * painted repeats frames (read from the recorder's file of JPEG frames, a grey level per position);
+ * a page that stops painting fails once the recording is later than it may be.
  */
 describe('animated capture frames', () => {
   const config = loadConfig(process.env);
@@ -29,6 +31,10 @@ describe('animated capture frames', () => {
     pages = await startPageServer({
       '/janky': `<!doctype html><html><body style="margin:0">${gradient}<script>
         setInterval(() => { const end = performance.now() + 150; while (performance.now() < end); }, 0);
+      </script></body></html>`,
+      // Once scrolled, the page's main thread never returns: no position is painted again.
+      '/freezes': `<!doctype html><html><body style="margin:0">${gradient}<script>
+        addEventListener('scroll', () => { for (;;); }, { once: true });
       </script></body></html>`,
     });
     browser = await launchTestBrowser(config);
@@ -83,6 +89,28 @@ describe('animated capture frames', () => {
       levels.forEach((level, i) => expect(Math.abs(level - expected[i])).toBeLessThan(8));
     } finally {
       await recording?.dispose();
+      await context.close();
+    }
+  });
+
+  it('a page that stops painting fails the capture once the frames are more than the allowed time late', async () => {
+    const context = await browser.newContext({ viewport: { width: WIDTH, height: HEIGHT } });
+    const page = await context.newPage();
+    const animation: AnimationOptions = {
+      scrollTo: 'bottom',
+      durationMs: 1000,
+      fps: 10,
+      easing: 'linear',
+      startDelayMs: 0,
+      pauseAtEndMs: 0,
+      scrollBack: false,
+    };
+    try {
+      await page.goto(`${pages.url}/freezes`);
+      const recording = recordAnimation(page, animation, { width: WIDTH, height: HEIGHT, scale: 1, fullPageMaxHeight: 16_384 }, 500);
+      await expect(recording).rejects.toThrow(PageFailure);
+      await expect(recording).rejects.toThrow('the page did not paint the animation within 1500 ms');
+    } finally {
       await context.close();
     }
   });
