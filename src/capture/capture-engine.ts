@@ -34,6 +34,7 @@ import { VideoEncodingError } from '../recording/ffmpeg';
 import type { Recording } from '../recording/frame-output';
 import { AnimationViewport, encodeAnimatedCapture, recordAnimation } from './animated-capture';
 import { SessionSetup, sessionContextOptions } from './session-options';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export { redactInternals };
 
@@ -224,7 +225,7 @@ export class CaptureEngine {
       if (problem) throw new CaptureError(quote(problem));
     }
     if (options.javascript) await this.runScript(page, options.javascript, timeout);
-    if (options.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
+    if (options.delayMs > 0) await sleep(options.delayMs);
     if (options.disableAnimations) await settleAnimations(page);
     if (request.beforeImage) await request.beforeImage(page, loaded);
     if (options.format === 'none') return { image: null, format: null, poster: null, clipped: false, targetStatus: target.status };

@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, IsNull, LessThan, Not, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
@@ -31,8 +31,6 @@ const OPEN_CRAWL_STATUSES: CrawlStatus[] = ['pending', 'running'];
  */
 @Injectable()
 export class CrawlLifecycle extends WorkLifecycle<Crawl> {
-  protected readonly logger = new Logger(CrawlLifecycle.name);
-
   constructor(
     @InjectRepository(Crawl) crawls: Repository<Crawl>,
     private readonly files: ResultFilesService,

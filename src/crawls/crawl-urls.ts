@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { withoutBrackets } from '../common/host-brackets';
 import { compileGlob, GlobMatcher } from '../common/url-glob';
 import type { CrawlScope } from './crawl-options';
 
@@ -37,7 +38,7 @@ export class CrawlUrlRules {
 
   constructor(startUrl: string, scope: CrawlScope, include: readonly string[], exclude: readonly string[]) {
     this.host = new URL(startUrl).hostname;
-    this.domain = scope === 'domain' && !isIP(this.host.replace(/^\[|\]$/g, '')) ? this.host.replace(/^www\./, '') : null;
+    this.domain = scope === 'domain' && !isIP(withoutBrackets(this.host)) ? this.host.replace(/^www\./, '') : null;
     this.include = include.map(compileGlob);
     this.exclude = exclude.map(compileGlob);
   }

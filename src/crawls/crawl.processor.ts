@@ -1,5 +1,5 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
 import { DataSource } from 'typeorm';
@@ -63,7 +63,6 @@ const NO_PROGRESS: CrawlProgress = { pagesFound: 0, pagesQueued: 0, pagesDone: 0
  */
 @Injectable()
 export class CrawlProcessor extends WorkProcessor<CrawlPayload, string, Crawl, CrawlEnding | null> implements OnModuleInit {
-  protected readonly logger = new Logger(CrawlProcessor.name);
   protected readonly jobName = CRAWL_JOB;
   /** The drivers' waits between looks at their crawls, ended early when a page's job of this process ends. */
   private readonly ticks = new WakeableWaits(this.stopping.signal);

@@ -1,12 +1,11 @@
 import { Controller, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { ApiError } from '../common/api-error';
 import { CrawlsService } from '../crawls/crawls.service';
 import { DashboardAuthGuard } from './dashboard-auth.guard';
 import { DashboardExceptionFilter } from './dashboard-exception.filter';
 import { page, user } from './dashboard-pages.controller';
-import { DashboardError, DashboardRequest } from './dashboard-request';
+import { DashboardRequest, rethrowAsNotFoundPage } from './dashboard-request';
 import { DashboardViews } from './dashboard-views';
 
 /** Pages of a crawl shown on its dashboard page, with their thumbnails. */
@@ -57,6 +56,5 @@ export class DashboardCrawlsController {
 
 /** The API's 404 (and a malformed cursor) as the dashboard's own not-found page. */
 function notFoundOnBadInput(err: unknown): never {
-  if (err instanceof ApiError && (err.status === 404 || err.status === 400)) throw DashboardError.notFound();
-  throw err;
+  rethrowAsNotFoundPage(err, [400, 404]);
 }

@@ -10,7 +10,7 @@ import { ProfilesService } from '../profiles/profiles.service';
 import { DashboardAuthGuard } from './dashboard-auth.guard';
 import { DashboardExceptionFilter } from './dashboard-exception.filter';
 import { page, user } from './dashboard-pages.controller';
-import { DashboardError, DashboardRequest } from './dashboard-request';
+import { DashboardRequest, rethrowAsNotFoundPage } from './dashboard-request';
 import { DashboardViews } from './dashboard-views';
 import { DashboardService, formProblems } from './dashboard.service';
 
@@ -83,14 +83,14 @@ export class DashboardMonitorsController {
   async edit(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string, @Body() form: Form): Promise<void> {
     const dto = plainToInstance(UpdateMonitorDto, monitorBody(form, 'edit'));
     const account = { accountId: user(req).accountId };
-    const problem = await formOutcome(dto, () => this.monitors.update(account, id, dto).catch(notFoundOnBadInput));
+    const problem = await formOutcome(dto, () => this.monitors.update(account, id, dto).catch(rethrowAsNotFoundPage));
     if (problem) return this.renderMonitor(req, res, id, problem.status, { error: problem.message, form });
     res.redirect(303, `/dashboard/monitors/${encodeURIComponent(id)}?done=edit`);
   }
 
   @Post(':id/delete')
   async remove(@Req() req: DashboardRequest, @Res() res: Response, @Param('id') id: string): Promise<void> {
-    await this.monitors.remove({ accountId: user(req).accountId }, id).catch(notFoundOnBadInput);
+    await this.monitors.remove({ accountId: user(req).accountId }, id).catch(rethrowAsNotFoundPage);
     res.redirect(303, '/dashboard/monitors?done=delete');
   }
 
@@ -102,7 +102,7 @@ export class DashboardMonitorsController {
   ): Promise<void> {
     const account = { accountId: user(req).accountId };
     const { cursor, ...shown } = extra;
-    const { data, nextCursor } = await this.monitors.list(account, { limit: 20, cursor: cursor || undefined }).catch(notFoundOnBadInput);
+    const { data, nextCursor } = await this.monitors.list(account, { limit: 20, cursor: cursor || undefined }).catch(rethrowAsNotFoundPage);
     const rows = await Promise.all(
       data.map(async (monitor) => ({ monitor, last: (await this.monitors.listChecks(account, monitor.id, { limit: 1 })).data[0] ?? null })),
     );
@@ -133,7 +133,7 @@ export class DashboardMonitorsController {
     extra: { notice?: string | null; error?: string; form?: Form },
   ): Promise<void> {
     const account = { accountId: user(req).accountId };
-    const monitor = await this.monitors.get(account, id).catch(notFoundOnBadInput);
+    const monitor = await this.monitors.get(account, id).catch(rethrowAsNotFoundPage);
     const { data: checks } = await this.monitors.listChecks(account, id, { limit: HISTORY_SIZE });
     const profiles = await this.profileChoices(account);
     this.views.send(
@@ -157,7 +157,7 @@ export class DashboardMonitorsController {
     @Param('id') id: string,
     @Body() form: Record<string, unknown>,
   ): Promise<void> {
-    await this.monitors.checkNow({ accountId: user(req).accountId }, id).catch(notFoundOnBadInput);
+    await this.monitors.checkNow({ accountId: user(req).accountId }, id).catch(rethrowAsNotFoundPage);
     res.redirect(303, back(form, id, 'check'));
   }
 
@@ -168,7 +168,7 @@ export class DashboardMonitorsController {
     @Param('id') id: string,
     @Body() form: Record<string, unknown>,
   ): Promise<void> {
-    await this.monitors.update({ accountId: user(req).accountId }, id, { enabled: false }).catch(notFoundOnBadInput);
+    await this.monitors.update({ accountId: user(req).accountId }, id, { enabled: false }).catch(rethrowAsNotFoundPage);
     res.redirect(303, back(form, id, 'pause'));
   }
 
@@ -179,7 +179,7 @@ export class DashboardMonitorsController {
     @Param('id') id: string,
     @Body() form: Record<string, unknown>,
   ): Promise<void> {
-    await this.monitors.update({ accountId: user(req).accountId }, id, { enabled: true }).catch(notFoundOnBadInput);
+    await this.monitors.update({ accountId: user(req).accountId }, id, { enabled: true }).catch(rethrowAsNotFoundPage);
     res.redirect(303, back(form, id, 'resume'));
   }
 }
@@ -229,10 +229,4 @@ async function formOutcome(dto: object, action: () => Promise<unknown>): Promise
 /** Where an action returns: the monitor's page when its form says so (`from=monitor`), else the list. */
 function back(form: Record<string, unknown>, id: string, done: string): string {
   return `${form?.from === 'monitor' ? `/dashboard/monitors/${encodeURIComponent(id)}` : '/dashboard/monitors'}?done=${done}`;
-}
-
-/** The API's 404 (and a refused action) as the dashboard's own error page. */
-function notFoundOnBadInput(err: unknown): never {
-  if (err instanceof ApiError && err.status === 404) throw DashboardError.notFound();
-  throw err;
 }

@@ -41,15 +41,21 @@ export class DashboardError extends Error {
 }
 
 /**
- * Runs `action`, one of the REST API's services scoped to the signed-in account; its 404 `ApiError`
- * (another account's id, or none) becomes the dashboard's 404 page ({@link DashboardError.notFound},
- * docs/dashboard.md). Any other error passes through.
+ * Rethrows `err`, an error of one of the REST API's services scoped to the signed-in account, as the
+ * dashboard's 404 page ({@link DashboardError.notFound}, docs/dashboard.md) when it is an `ApiError`
+ * whose status is in `statuses` (default 404: another account's id, or none); any other error as it is.
+ * Fits `promise.catch(rethrowAsNotFoundPage)`.
  */
+export function rethrowAsNotFoundPage(err: unknown, statuses: readonly number[] = [404]): never {
+  if (err instanceof ApiError && statuses.includes(err.status)) throw DashboardError.notFound();
+  throw err;
+}
+
+/** Runs `action` and turns its 404 `ApiError` into the dashboard's 404 page ({@link rethrowAsNotFoundPage}). */
 export async function notFoundAsPage<T>(action: () => Promise<T>): Promise<T> {
   try {
     return await action();
   } catch (err) {
-    if (err instanceof ApiError && err.status === 404) throw DashboardError.notFound();
-    throw err;
+    rethrowAsNotFoundPage(err);
   }
 }

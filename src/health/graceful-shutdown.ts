@@ -2,6 +2,7 @@ import { INestApplication, INestApplicationContext, Logger } from '@nestjs/commo
 import type { Server } from 'node:http';
 import { DrainState } from './drain-state';
 import { InFlightRequests } from './in-flight-requests';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** How long in-flight HTTP requests may take to finish after SIGTERM/SIGINT, ms. */
 export const HTTP_DRAIN_TIMEOUT_MS = 10_000;
@@ -19,7 +20,7 @@ export async function drainHttpAndClose(app: INestApplication, readyGraceMs: num
   const logger = new Logger('Shutdown');
   app.get(DrainState).begin();
   logger.log(`${signal}: not ready any more; draining HTTP requests, then stopping`);
-  if (readyGraceMs > 0) await new Promise((r) => setTimeout(r, readyGraceMs));
+  if (readyGraceMs > 0) await sleep(readyGraceMs);
   const deadline = Date.now() + HTTP_DRAIN_TIMEOUT_MS;
   const server = app.getHttpServer() as Server;
   await new Promise<void>((resolve) => {

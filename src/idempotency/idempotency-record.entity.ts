@@ -1,5 +1,5 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { ApiKey } from '../auth/api-key.entity';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { KeyScoped } from '../auth/key-scoped.entity';
 import { TimestampColumn } from '../common/timestamp-column';
 
 /**
@@ -8,10 +8,7 @@ import { TimestampColumn } from '../common/timestamp-column';
  */
 @Entity({ name: 'idempotency_keys' })
 @Index(['expiresAt'])
-export class IdempotencyRecord {
-  @PrimaryColumn({ name: 'api_key_id', type: 'varchar', length: 40 })
-  apiKeyId: string;
-
+export class IdempotencyRecord extends KeyScoped {
   @PrimaryColumn({ type: 'varchar', length: 10 })
   method: string;
 
@@ -21,10 +18,6 @@ export class IdempotencyRecord {
   /** The `Idempotency-Key` header value. */
   @PrimaryColumn({ type: 'varchar', length: 128 })
   key: string;
-
-  @ManyToOne(() => ApiKey, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'api_key_id' })
-  apiKey?: ApiKey;
 
   /** Hex SHA-256 of the request (canonical JSON of the body, hashes of uploaded files). */
   @Column({ type: 'char', length: 64 })

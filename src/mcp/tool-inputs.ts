@@ -102,17 +102,14 @@ function waitSeconds(limits: { readonly min: number; readonly max: number; reado
 
 const L = CAPTURE_LIMITS;
 
+/** A tool's required `url`: an absolute http(s) URL of at most `urlMaxLength` characters, as the REST body's `url`. */
+function pageUrl(description: string) {
+  return advertised({ type: 'string', format: 'uri', maxLength: L.urlMaxLength, description }, true);
+}
+
 /** Input schema of `take_screenshot`: `url`, every capture option of the options table (`CAPTURE_OPTION_TABLE`), and `timeoutSeconds`. */
 export const TAKE_SCREENSHOT_INPUT_SCHEMA = advertisedObject({
-  url: advertised(
-    {
-      type: 'string',
-      format: 'uri',
-      maxLength: L.urlMaxLength,
-      description: `Absolute http(s) URL of the page to capture (at most ${L.urlMaxLength} characters).`,
-    },
-    true,
-  ),
+  url: pageUrl(`Absolute http(s) URL of the page to capture (at most ${L.urlMaxLength} characters).`),
   ...Object.fromEntries(CAPTURE_OPTION_NAMES.map((name) => [name, advertised(captureOptionJsonSchema(name))])),
   wait: waitSeconds(
     SCREENSHOT_WAIT_S,
@@ -159,10 +156,7 @@ const R = RUN_LIMITS;
 
 /** Input schema of `run_browser_session`: the body of `POST /v1/runs` (its session options from the options table) and `timeoutSeconds`, self-contained (no `$ref`s). */
 export const RUN_BROWSER_SESSION_INPUT_SCHEMA = advertisedObject({
-  url: advertised(
-    { type: 'string', format: 'uri', maxLength: L.urlMaxLength, description: 'Absolute http(s) URL of the first page.' },
-    true,
-  ),
+  url: pageUrl('Absolute http(s) URL of the first page.'),
   steps: advertised({
     type: 'array',
     maxItems: R.maxSteps,
@@ -225,10 +219,7 @@ export class ListMonitorChangesInput {
 
 /** Input schema of `create_monitor`: `url`, `schedule`, `diff`, `enabled`, `description` and the capture options a monitor takes. */
 export const CREATE_MONITOR_INPUT_SCHEMA = advertisedObject({
-  url: advertised(
-    { type: 'string', format: 'uri', maxLength: L.urlMaxLength, description: 'Absolute http(s) URL of the page to watch.' },
-    true,
-  ),
+  url: pageUrl('Absolute http(s) URL of the page to watch.'),
   schedule: advertised(
     { ...SCHEDULE_JSON_SCHEMA, description: 'When to check: {"intervalSeconds": n} or {"cron": "five fields", "timezone": "IANA zone"}.' },
     true,
@@ -273,10 +264,7 @@ const globs = (description: string) =>
 
 /** Input schema of `crawl_site`: the body of `POST /v1/crawls` and `wait`. */
 export const CRAWL_SITE_INPUT_SCHEMA = advertisedObject({
-  url: advertised(
-    { type: 'string', format: 'uri', maxLength: L.urlMaxLength, description: 'Absolute http(s) URL where the crawl starts.' },
-    true,
-  ),
+  url: pageUrl('Absolute http(s) URL where the crawl starts.'),
   discover: advertised({
     type: 'string',
     enum: [...CRAWL_DISCOVER],

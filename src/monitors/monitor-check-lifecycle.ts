@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { PublishedWithin, WorkLifecycle } from '../queue/work-lifecycle';
@@ -18,8 +18,6 @@ const OPEN: MonitorCheck['status'][] = ['pending'];
  */
 @Injectable()
 export class MonitorCheckLifecycle extends WorkLifecycle<MonitorCheck> {
-  protected readonly logger = new Logger(MonitorCheckLifecycle.name);
-
   constructor(@InjectRepository(MonitorCheck) checks: Repository<MonitorCheck>) {
     super(checks);
   }

@@ -1,5 +1,5 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
 import { DataSource } from 'typeorm';
@@ -44,7 +44,6 @@ export const MONITOR_HOUSEKEEPING_JOB = 'monitor-housekeeping';
  */
 @Injectable()
 export class MonitorScheduler extends QueueProcessor implements OnModuleInit {
-  protected readonly logger = new Logger(MonitorScheduler.name);
   /** The state writes of a check's comparison, retried ({@link QueueProcessor.write}). */
   private readonly retried: StateWrite = (what, write) => this.write(what, write);
 

@@ -1,4 +1,3 @@
-import { Logger } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { EventEmitter } from 'node:events';
 import { DurableQueueService, RepeatableWork } from './durable-queue.service';
@@ -28,7 +27,6 @@ function unreachable(): Error {
 
 /** A processor whose steps are scripted by the test and recorded. */
 class ScriptedProcessor extends WorkProcessor<{ id: string }, string, string, string> {
-  protected readonly logger = new Logger('ScriptedProcessor');
   protected readonly jobName = 'piece';
   readonly calls: string[] = [];
   claimFailures = 0;

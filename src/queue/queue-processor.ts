@@ -35,6 +35,19 @@ function nameWorkerQuietly(queue: Queue): void {
   };
 }
 
+/**
+ * Ends the queue's blocking connection at once, aborting the wait for the next job (a `BRPOPLPUSH` of
+ * up to Bull's `drainDelay`, 5 s) that this process's handlers keep open. Bull's own pause and close
+ * send `QUIT` on that connection first, which Redis reads only after the wait ends, and give up after
+ * 500 ms (node_modules/bull/lib/queue.js, `redisClientDisconnect`): half a second per queue, one queue
+ * after another, on every shutdown. Bull reconnects it itself when it pauses the queue (and closes it
+ * for good with the queue); no job is lost, as a job is only taken from the wait list by that call.
+ */
+function abortBlockingWait(queue: Queue): void {
+  const internals = queue as Queue & { bclientInitialized?: boolean; bclient?: { status: string; disconnect(): void } };
+  if (internals.bclientInitialized && internals.bclient?.status === 'ready') internals.bclient.disconnect();
+}
+
 /** Resolves once `work` has settled (either way) or `timeoutMs` ms have passed, whichever comes first. */
 async function settledWithin(work: Promise<unknown>, timeoutMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
@@ -66,7 +79,8 @@ export interface PeriodicJob {
  *   (`retryStateWrite`, CONTRACT.md "Durability"), which stops retrying once the process is stopping.
  */
 export abstract class QueueProcessor implements OnApplicationBootstrap, OnModuleDestroy {
-  protected abstract readonly logger: Logger;
+  /** Named after the subclass (`CaptureProcessor`, …). */
+  protected readonly logger = new Logger(this.constructor.name);
   /** The queue whose jobs this processor runs. */
   protected abstract readonly queue: Queue;
   /** Aborted when the process stops: state writes stop retrying (the reconciler or a sweep takes their rows). */
@@ -101,6 +115,7 @@ export abstract class QueueProcessor implements OnApplicationBootstrap, OnModule
     this.stopping.abort();
     // Before the queue closes (@nestjs/bull closes it at application shutdown, after this hook).
     await settledWithin(workerNaming.get(this.queue) ?? Promise.resolve(), WORKER_NAMING_WAIT_MS);
+    abortBlockingWait(this.queue);
     await this.stop();
   }
 

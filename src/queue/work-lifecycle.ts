@@ -20,7 +20,8 @@ export interface PublishedWithin {
  * `T` is the entity; its `id` column is the primary key and `status` the state column.
  */
 export abstract class WorkLifecycle<T extends ObjectLiteral & { id: string; status: string }> {
-  protected abstract readonly logger: Logger;
+  /** Named after the subclass (`RunLifecycle`, …). */
+  protected readonly logger = new Logger(this.constructor.name);
 
   constructor(protected readonly rows: Repository<T>) {}
 

@@ -1,5 +1,5 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { ApiKey } from '../auth/api-key.entity';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { KeyScoped } from '../auth/key-scoped.entity';
 
 /**
  * Screenshots accepted for one API key on one UTC day: the dashboard's per-day usage chart. Written
@@ -8,17 +8,10 @@ import { ApiKey } from '../auth/api-key.entity';
  */
 @Entity({ name: 'quota_usage_daily' })
 @Index(['day'])
-export class QuotaUsageDaily {
-  @PrimaryColumn({ name: 'api_key_id', type: 'varchar', length: 40 })
-  apiKeyId: string;
-
+export class QuotaUsageDaily extends KeyScoped {
   /** `YYYY-MM-DD` (UTC). */
   @PrimaryColumn({ type: 'date' })
   day: string;
-
-  @ManyToOne(() => ApiKey, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'api_key_id' })
-  apiKey?: ApiKey;
 
   @Column({ type: 'int' })
   used: number;

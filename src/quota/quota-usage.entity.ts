@@ -1,5 +1,5 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { ApiKey } from '../auth/api-key.entity';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { KeyScoped } from '../auth/key-scoped.entity';
 
 /**
  * Screenshots accepted for one API key in one calendar month (UTC). Written only by
@@ -7,17 +7,10 @@ import { ApiKey } from '../auth/api-key.entity';
  */
 @Entity({ name: 'quota_usage' })
 @Index(['month'])
-export class QuotaUsage {
-  @PrimaryColumn({ name: 'api_key_id', type: 'varchar', length: 40 })
-  apiKeyId: string;
-
+export class QuotaUsage extends KeyScoped {
   /** First day of the month, `YYYY-MM-01`. */
   @PrimaryColumn({ type: 'date' })
   month: string;
-
-  @ManyToOne(() => ApiKey, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'api_key_id' })
-  apiKey?: ApiKey;
 
   @Column({ type: 'int' })
   used: number;

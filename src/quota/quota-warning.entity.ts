@@ -1,5 +1,5 @@
-import { Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { ApiKey } from '../auth/api-key.entity';
+import { Entity, Index, PrimaryColumn } from 'typeorm';
+import { KeyScoped } from '../auth/key-scoped.entity';
 import { TimestampColumn } from '../common/timestamp-column';
 
 /**
@@ -8,10 +8,7 @@ import { TimestampColumn } from '../common/timestamp-column';
  */
 @Entity({ name: 'quota_warnings' })
 @Index(['month'])
-export class QuotaWarning {
-  @PrimaryColumn({ name: 'api_key_id', type: 'varchar', length: 40 })
-  apiKeyId: string;
-
+export class QuotaWarning extends KeyScoped {
   /** First day of the month, `YYYY-MM-01`. */
   @PrimaryColumn({ type: 'date' })
   month: string;
@@ -19,10 +16,6 @@ export class QuotaWarning {
   /** 80 or 95. */
   @PrimaryColumn({ name: 'threshold_percent', type: 'smallint' })
   thresholdPercent: number;
-
-  @ManyToOne(() => ApiKey, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'api_key_id' })
-  apiKey?: ApiKey;
 
   /** From the service clock. */
   @TimestampColumn('created_at')

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Page } from 'playwright';
 import { FRAME_QUALITY, FrameOutput, RecorderOutput, Recording } from './frame-output';
 
@@ -82,7 +83,7 @@ export class ScreencastRecorder {
    */
   async stop(endAt = Date.now()): Promise<Recording> {
     const lastFrames = endAt + LATE_FRAME_MS - Date.now();
-    if (lastFrames > 0) await new Promise((resolve) => setTimeout(resolve, lastFrames));
+    if (lastFrames > 0) await sleep(lastFrames);
     this.stopped = true;
     clearInterval(this.timer);
     await this.page.screencast.stop().catch(() => undefined);

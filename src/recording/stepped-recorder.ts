@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { CDPSession, Page } from 'playwright';
 import { FRAME_QUALITY, FrameOutput, Recording } from './frame-output';
 
@@ -112,7 +113,7 @@ export async function recordSteps(page: Page, options: SteppedRecordingOptions):
     for (let i = 0; i < options.frames; i++) {
       const timeMs = (i * 1000) / options.fps;
       const ahead = startedAt + timeMs - Date.now();
-      if (ahead > 0) await new Promise((resolve) => setTimeout(resolve, ahead));
+      if (ahead > 0) await sleep(ahead);
       const y = await beforeDeadline(options.moveTo(timeMs));
       let frame = await beforeDeadline(frameShowing(y));
       if (!frame) {

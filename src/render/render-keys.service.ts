@@ -7,6 +7,7 @@ import type { AuthenticatedKey } from '../auth/api-keys.service';
 import { KeyCache } from '../accounts/key-cache';
 import { Clock } from '../common/clock';
 import { isId, newId, randomBase62 } from '../common/ids';
+import { rotatedSecret } from '../common/rotating-secret';
 import { SecretCipher } from '../common/secret-cipher';
 import { resealColumns, ResealReport } from '../sql/secret-reseal';
 import { sqlRows } from '../sql/sql';
@@ -134,14 +135,7 @@ export class RenderKeysService {
     const key = await this.findOwn(caller, id);
     const overlapS = dto.expiresInSeconds ?? 0;
     const secret = newSecret();
-    await this.keys.update(
-      { id: key.id },
-      {
-        secretSealed: this.cipher.seal(secret, key.id),
-        previousSecretSealed: overlapS > 0 ? key.secretSealed : null,
-        previousSecretExpiresAt: overlapS > 0 ? new Date(this.clock.now().getTime() + overlapS * 1000) : null,
-      },
-    );
+    await this.keys.update({ id: key.id }, rotatedSecret(key, this.cipher.seal(secret, key.id), overlapS, this.clock.now()));
     await this.keyCache.bump();
     return { id: key.id, secret };
   }

@@ -1,5 +1,5 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { PeriodicJob, QueueProcessor } from '../queue/queue-processor';
@@ -37,8 +37,6 @@ export interface RetentionResult {
  */
 @Injectable()
 export class RetentionProcessor extends QueueProcessor {
-  protected readonly logger = new Logger(RetentionProcessor.name);
-
   constructor(
     @InjectQueue(RETENTION_QUEUE) protected readonly queue: Queue,
     private readonly idempotency: IdempotencyService,

@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, In, IsNull, LessThan, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
@@ -83,8 +83,6 @@ export function skippedSteps(steps: RunStep[]): Run['stepResults'] {
  */
 @Injectable()
 export class RunLifecycle extends WorkLifecycle<Run> {
-  protected readonly logger = new Logger(RunLifecycle.name);
-
   constructor(
     @InjectRepository(Run) runs: Repository<Run>,
     private readonly files: ResultFilesService,

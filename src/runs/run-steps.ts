@@ -1,3 +1,4 @@
+import { truncate } from '../browser/page-toolkit/playwright-errors';
 import { compileGlob } from '../common/url-glob';
 import type { ImageFormat } from '../results/result-formats';
 
@@ -154,8 +155,4 @@ export function stepLabel(step: RunStep): string {
     default:
       return `${step.action} "${truncate(step.selector, 200)}"`;
   }
-}
-
-function truncate(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }

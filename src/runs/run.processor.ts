@@ -1,5 +1,5 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Job, Queue } from 'bull';
 import { BrowserGoneError, BrowserPoolClosedError } from '../browser/browser-errors';
 import { BrowserPool } from '../browser/browser-pool';
@@ -70,7 +70,6 @@ class SessionSetupError extends Error {}
  */
 @Injectable()
 export class RunProcessor extends WorkProcessor<RunPayload, RunPayload, Run, RunEnding> {
-  protected readonly logger = new Logger(RunProcessor.name);
   protected readonly jobName = RUN_JOB;
 
   constructor(

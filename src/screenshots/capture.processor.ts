@@ -1,6 +1,6 @@
 import { InjectQueue } from '@nestjs/bull';
 import pLimit from 'p-limit';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
 import { Repository } from 'typeorm';
@@ -54,7 +54,6 @@ type CaptureAttempt = (({ ok: true } & CaptureOutcome) | { ok: false; cause: unk
  */
 @Injectable()
 export class CaptureProcessor extends WorkProcessor<CapturePayload, string, ScreenshotJob, CaptureAttempt> {
-  protected readonly logger = new Logger(CaptureProcessor.name);
   protected readonly jobName = CAPTURE_JOB;
   /** Claims waiting for a capture of this process to end (an account at `ACCOUNT_MAX_RUNNING`). */
   private readonly captureEnded = new WakeableWaits(this.stopping.signal);

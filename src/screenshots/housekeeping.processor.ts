@@ -1,5 +1,5 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
 import { LessThan, Repository } from 'typeorm';
@@ -28,8 +28,6 @@ export const SWEEP_INTERVAL_MS = 60_000;
  */
 @Injectable()
 export class HousekeepingProcessor extends QueueProcessor {
-  protected readonly logger = new Logger(HousekeepingProcessor.name);
-
   constructor(
     @InjectQueue(HOUSEKEEPING_QUEUE) protected readonly queue: Queue,
     @InjectRepository(ScreenshotJob) private readonly jobs: Repository<ScreenshotJob>,

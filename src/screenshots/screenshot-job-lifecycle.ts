@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { CaptureError, redactInternals } from '../capture/capture-engine';
@@ -110,8 +110,6 @@ const OPEN_JOB_STATUSES: ScreenshotJob['status'][] = ['pending', 'processing'];
  */
 @Injectable()
 export class ScreenshotJobLifecycle extends WorkLifecycle<ScreenshotJob> {
-  protected readonly logger = new Logger(ScreenshotJobLifecycle.name);
-
   constructor(
     @InjectRepository(ScreenshotJob) jobs: Repository<ScreenshotJob>,
     @InjectRepository(ScreenshotUpload) private readonly uploads: Repository<ScreenshotUpload>,

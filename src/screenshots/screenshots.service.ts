@@ -4,7 +4,6 @@ import { artifactJobFields, copyArtifacts } from '../results/artifacts';
 import { EXTRACT_CAPS } from '../results/extracted';
 import { CustomerMessage } from '../results/customer-messages';
 import { InjectRepository } from '@nestjs/typeorm';
-import { createHash } from 'node:crypto';
 import { EntityManager, In, Repository } from 'typeorm';
 import { AcceptanceService } from '../acceptance/acceptance.service';
 import { CaptureBacklog } from '../acceptance/capture-backlog';
@@ -23,6 +22,7 @@ import { SsrfGuard } from '../egress/ssrf-guard';
 import { Clock } from '../common/clock';
 import { ApiError, ErrorCode, FieldError } from '../common/api-error';
 import { newId } from '../common/ids';
+import { sha256Hex } from '../common/hashing';
 import { DurableQueueService } from '../queue/durable-queue.service';
 import { ResultFilesService, ServedFile } from '../storage/result-files.service';
 import { ProfilesService } from '../profiles/profiles.service';
@@ -191,7 +191,7 @@ export class ScreenshotsService {
     }
     assertNoConflicts(captureOptionConflicts(dto, this.config));
     await this.destinations.assertUsable(caller.accountId, [{ input: dto, prefix: '' }]);
-    const sha256 = uploadDigest(file.buffer);
+    const sha256 = sha256Hex(file.buffer);
     const job = this.newJob(caller, dto, `upload:${sha256}`, 'upload', queueClass);
     const cached = await this.fromCache(caller, job);
     if (cached) return cached;
@@ -433,9 +433,4 @@ export interface CrawlPageResult {
 /** Throws 400 `VALIDATION_FAILED` when the options combine in a way CONTRACT.md refuses. */
 function assertNoConflicts(conflicts: FieldError[]): void {
   if (conflicts.length) throw ApiError.validation(conflicts);
-}
-
-/** Hex SHA-256 of an uploaded document: its identity in `targetUrl` and its idempotency fingerprint. */
-export function uploadDigest(document: Buffer): string {
-  return createHash('sha256').update(document).digest('hex');
 }

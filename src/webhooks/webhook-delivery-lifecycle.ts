@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, In, IsNull, Repository } from 'typeorm';
 import { WorkLifecycle } from '../queue/work-lifecycle';
@@ -27,8 +27,6 @@ export interface AttemptEnding {
  */
 @Injectable()
 export class DeliveryLifecycle extends WorkLifecycle<WebhookDelivery> {
-  protected readonly logger = new Logger(DeliveryLifecycle.name);
-
   constructor(@InjectRepository(WebhookDelivery) deliveries: Repository<WebhookDelivery>) {
     super(deliveries);
   }

@@ -1,5 +1,5 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Metrics } from '../metrics/metrics';
@@ -24,7 +24,6 @@ export const WEBHOOK_SWEEP_INTERVAL_MS = 60_000;
  */
 @Injectable()
 export class WebhookDeliveryProcessor extends WorkProcessor<WebhookAttemptPayload, string, ClaimedAttempt, AttemptOutcome> {
-  protected readonly logger = new Logger(WebhookDeliveryProcessor.name);
   protected readonly jobName = WEBHOOK_ATTEMPT_JOB;
 
   constructor(

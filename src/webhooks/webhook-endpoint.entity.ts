@@ -1,6 +1,7 @@
 import { Column, Entity, Index } from 'typeorm';
 import { AccountOwned } from '../accounts/account-owned.entity';
 import type { SignatureScheme } from './signing';
+import { WithRotatingSecret } from '../common/rotating-secret';
 import { TimestampColumn } from '../common/timestamp-column';
 
 /** Why an endpoint is disabled (CONTRACT.md "Webhooks"): by its owner, or automatically after failing. */
@@ -9,11 +10,11 @@ export type DisabledReason = (typeof DISABLED_REASONS)[number];
 
 /**
  * A URL of an account that receives events (spec section 2.3, CONTRACT.md "Webhooks"). The signing
- * secret is stored sealed (see {@link SecretCipher}); it never leaves the service layer.
+ * secret is stored sealed ({@link WithRotatingSecret}); it never leaves the service layer.
  */
 @Entity({ name: 'webhook_endpoints' })
 @Index(['accountId', 'createdAt'])
-export class WebhookEndpoint extends AccountOwned {
+export class WebhookEndpoint extends WithRotatingSecret(AccountOwned) {
   @Column({ type: 'text' })
   url: string;
 
@@ -23,18 +24,6 @@ export class WebhookEndpoint extends AccountOwned {
 
   @Column({ type: 'varchar', length: 500, default: '' })
   description: string;
-
-  /** The signing secret as sealed by {@link SecretCipher.seal} (bound to this id). */
-  @Column({ name: 'secret_sealed', type: 'text' })
-  secretSealed: string;
-
-  /** The secret before the last rotation, sealed, while it still signs (rotation with overlap); else null. */
-  @Column({ name: 'previous_secret_sealed', type: 'text', nullable: true })
-  previousSecretSealed: string | null;
-
-  /** Until when {@link previousSecretSealed} still signs deliveries; null when there is none. */
-  @TimestampColumn('previous_secret_expires_at', { nullable: true })
-  previousSecretExpiresAt: Date | null;
 
   /** `glimpse-v1` (the spec's `t=…,v1=<hex>`) or `standard-webhooks`. */
   @Column({ name: 'signature_scheme', type: 'varchar', length: 32, default: 'glimpse-v1' })

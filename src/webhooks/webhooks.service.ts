@@ -20,6 +20,7 @@ import {
   WebhookEndpointDto,
   WebhookEndpointListDto,
 } from './dto/webhook-endpoint.dto';
+import { rotatedSecret } from '../common/rotating-secret';
 import { SecretCipher, SecretUnreadableError } from '../common/secret-cipher';
 import { resealColumns, ResealReport } from '../sql/secret-reseal';
 import { isStandardWebhooksSecret, newSigningSecret } from './signing';
@@ -156,12 +157,7 @@ export class WebhooksService {
     const overlapS = dto.expiresInSeconds ?? 0;
     const result = await this.endpoints.update(
       { id: endpoint.id, accountId: caller.accountId },
-      {
-        secretSealed: this.cipher.seal(secret, endpoint.id),
-        previousSecretSealed: overlapS > 0 ? endpoint.secretSealed : null,
-        previousSecretExpiresAt: overlapS > 0 ? new Date(now.getTime() + overlapS * 1000) : null,
-        updatedAt: now,
-      },
+      { ...rotatedSecret(endpoint, this.cipher.seal(secret, endpoint.id), overlapS, now), updatedAt: now },
     );
     if (!result.affected) throw ApiError.notFound('Webhook endpoint');
     return { id: endpoint.id, secret };

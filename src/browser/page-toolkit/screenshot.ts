@@ -1,6 +1,7 @@
 import type { CDPSession, Locator, Page } from 'playwright';
 import { PageFailure } from './playwright-errors';
 import { withTimeLimit } from './time-budget';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Image formats Chromium's DevTools screenshot writes. */
 export type ScreenshotFormat = 'png' | 'jpeg' | 'webp';
@@ -91,7 +92,7 @@ export async function captureScreenshot(cdp: CDPSession, params: ScreenshotParam
       } catch (err) {
         if (retry >= SCREENSHOT_RETRIES || !(err instanceof Error) || !err.message.includes(NO_FRAME_TO_COPY)) throw err;
       }
-      await new Promise((resolve) => setTimeout(resolve, SCREENSHOT_RETRY_PAUSE_MS));
+      await sleep(SCREENSHOT_RETRY_PAUSE_MS);
     }
   };
   try {
