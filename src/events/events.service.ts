@@ -3,8 +3,12 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
 import { newId } from '../common/ids';
+import { transactionRows } from '../sql/sql';
 import { EventRecord } from './event.entity';
 import { EventDataMap, EventType } from './event-types';
+
+/** The row of one event (the columns of {@link EventRecord}). */
+const INSERT_EVENT_SQL = 'INSERT INTO events (id, account_id, type, data, created_at) VALUES ($1, $2, $3, $4, $5)';
 
 /** The event envelope sent to receivers (spec section 2.5 plus CONTRACT.md's `id`). */
 export interface EventEnvelope<T extends EventType = EventType> {
@@ -54,7 +58,8 @@ export class EventsService {
    * Stores one event and fans it out inside the caller's transaction, so the event commits or rolls
    * back with the caller's own change (a job's state and its `screenshot.*` event, for example).
    * Returns the stored record and the sinks' after-commit work, which the caller runs once its
-   * transaction has committed (it enqueues the webhook deliveries). Throws when a write fails.
+   * transaction has committed (it enqueues the webhook deliveries). `manager` must be in a
+   * transaction (`DataSource.transaction`'s). Throws when a write fails.
    */
   async publishWithin<T extends EventType>(
     manager: EntityManager,
@@ -63,7 +68,8 @@ export class EventsService {
     data: EventDataMap[T],
   ): Promise<{ event: EventRecord; afterCommit: () => Promise<void> }> {
     const event = manager.create(EventRecord, { id: newId('event'), accountId, type, data, createdAt: this.clock.now() });
-    await manager.insert(EventRecord, event);
+    // A prepared statement rather than TypeORM's insert builder: every ended job stores one (docs/performance.md#captures).
+    await transactionRows(manager, INSERT_EVENT_SQL, [event.id, accountId, type, JSON.stringify(data), event.createdAt]);
     const pending: (() => Promise<void>)[] = [];
     for (const sink of this.sinks) {
       const after = await sink.fanOut(event, manager);

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { Client } from 'pg';
 import type { EntityManager } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { transactionRows } from '../sql/sql';
 
 /** The PostgreSQL `LISTEN/NOTIFY` channel on which the end of a capture job or run is announced; the payload is its id. */
 export const WORK_ENDED_CHANNEL = 'glimpse_work_ended';
@@ -12,7 +13,7 @@ export const WORK_ENDED_CHANNEL = 'glimpse_work_ended';
  * the ended row. Call it in the transaction that writes the final status.
  */
 export async function notifyWorkEnded(manager: EntityManager, id: string): Promise<void> {
-  await manager.query('SELECT pg_notify($1, $2)', [WORK_ENDED_CHANNEL, id]);
+  await transactionRows(manager, 'SELECT pg_notify($1, $2)', [WORK_ENDED_CHANNEL, id]);
 }
 
 /** The PostgreSQL `LISTEN/NOTIFY` channel on which a cancel asked of a running run is announced; the payload is its id. */
@@ -24,7 +25,7 @@ export const CANCEL_REQUESTED_CHANNEL = 'glimpse_cancel_requested';
  * writes `cancel_requested_at`; the worker running the run hears it ({@link WorkEndWaiter.watchCancel}).
  */
 export async function notifyCancelRequested(manager: EntityManager, id: string): Promise<void> {
-  await manager.query('SELECT pg_notify($1, $2)', [CANCEL_REQUESTED_CHANNEL, id]);
+  await transactionRows(manager, 'SELECT pg_notify($1, $2)', [CANCEL_REQUESTED_CHANNEL, id]);
 }
 
 /** A watch of a running run's cancel ({@link WorkEndWaiter.watchCancel}). */

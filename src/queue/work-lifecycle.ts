@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { EntityManager, ObjectLiteral, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { columnOf, entityFromRow, sqlRows } from '../sql/sql';
+import { columnOf, entityFromRow, sqlRows, transactionRows } from '../sql/sql';
 import { notifyWorkEnded } from './work-ended';
 
 /** What storing an event inside a transaction hands back (`EventsService.publishWithin`): the work to run after the commit. */
@@ -30,8 +30,8 @@ export abstract class WorkLifecycle<T extends ObjectLiteral & { id: string; stat
    * round trip, in `manager`'s transaction when given); returns the row as written, or null when it
    * is unknown or in none of `from`. A change given as a function is an SQL expression of the row
    * (TypeORM's convention, e.g. `() => 'attempts + 1'`); other values are converted as TypeORM writes
-   * them. Outside a transaction the statement is a named prepared statement (`sqlRows`), and either
-   * way it skips TypeORM's query builder: a claim and a completion run it for every job
+   * them. The statement is a named prepared statement (`sqlRows`, or `transactionRows` in a
+   * transaction) that skips TypeORM's query builder: a claim and a completion run it for every job
    * (docs/performance.md). `guard`, when given, adds a condition on the row beyond its state (e.g. a
    * claim's lease): it gets `param(value)`, which binds a value and answers its placeholder (`$n`),
    * and returns an SQL condition. Throws what the database throws.
@@ -66,15 +66,12 @@ export abstract class WorkLifecycle<T extends ObjectLiteral & { id: string; stat
   /**
    * The rows of one parameterised statement (`$1`… bound to `params`) as a named prepared statement
    * on the pool (`sqlRows`: one round trip, parsed once per connection), for a subclass's own guarded
-   * statements (e.g. a claim that picks its row); in `manager`'s transaction when given. Rows are as
+   * statements (e.g. a claim that picks its row); in `manager`'s transaction when given (`transactionRows`). Rows are as
    * PostgreSQL gives them (column names); {@link entityOf} maps one of this lifecycle's table. Throws
    * what the database throws.
    */
   protected async statementRows<R extends Record<string, unknown>>(text: string, params: unknown[], manager?: EntityManager): Promise<R[]> {
-    if (!manager) return sqlRows<R>(this.rows.manager.connection, text, params);
-    const result = (await manager.query(text, params)) as R[] | [R[], number];
-    // TypeORM answers an UPDATE with [rows, row count], anything else with the rows.
-    return Array.isArray(result[0]) ? (result[0] as R[]) : (result as R[]);
+    return manager ? transactionRows<R>(manager, text, params) : sqlRows<R>(this.rows.manager.connection, text, params);
   }
 
   /** The entity of one row of this lifecycle's table as PostgreSQL gives it (`RETURNING *`, `SELECT *`). */

@@ -1,6 +1,7 @@
-import type { Pool, QueryConfig } from 'pg';
-import type { DataSource, ObjectLiteral, Repository } from 'typeorm';
+import type { Pool, PoolClient, QueryConfig } from 'pg';
+import type { DataSource, EntityManager, ObjectLiteral, Repository } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
+import type { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { ApplyValueTransformers } from 'typeorm/util/ApplyValueTransformers';
 
@@ -49,6 +50,22 @@ export function preparedStatementName(text: string): string | undefined {
  */
 export async function sqlRows<T>(dataSource: DataSource, text: string, params: unknown[]): Promise<T[]> {
   return (await pgPool(dataSource).query(preparedQuery(text, params))).rows as T[];
+}
+
+/**
+ * {@link sqlRows} inside the transaction of `manager` (the `EntityManager` that
+ * `DataSource.transaction` hands its callback): the same named prepared statement, sent on the
+ * transaction's own connection without TypeORM's query path, for the statements every ended job runs
+ * in its completion transaction (docs/performance.md#captures). Returns the rows as `pg` gives them
+ * (for an `UPDATE … RETURNING`, the returned rows). Throws what `pg` throws (not wrapped in TypeORM's
+ * `QueryFailedError`), and an `Error` when `manager` is not in a transaction.
+ */
+export async function transactionRows<T>(manager: EntityManager, text: string, params: unknown[]): Promise<T[]> {
+  const runner = manager.queryRunner as PostgresQueryRunner | undefined;
+  if (!runner?.isTransactionActive || runner.isReleased) throw new Error('transactionRows needs the EntityManager of an open transaction');
+  // The runner's connection, which the transaction holds (`connect()` answers it once connected).
+  const client = (await runner.connect()) as PoolClient;
+  return (await client.query(preparedQuery(text, params))).rows as T[];
 }
 
 /** TypeORM's own `pg` pool of `dataSource` (the one {@link sqlRows} runs on). */

@@ -2,6 +2,7 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
 import { newId } from '../common/ids';
+import { entityFromRow, transactionRows } from '../sql/sql';
 import { EventRecord } from '../events/event.entity';
 import type { EndpointDisabledData, TestPingData } from '../events/event-types';
 import { EventSink, EventsService } from '../events/events.service';
@@ -9,6 +10,9 @@ import { subscribes } from './signing';
 import { WebhookAttempts } from './webhook-deliveries-attempts';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
+
+/** The account's endpoints, oldest first, share-locked until the event's transaction ends (an endpoint deleted meanwhile waits for it). */
+const ENDPOINTS_OF_ACCOUNT_SQL = 'SELECT * FROM webhook_endpoints WHERE account_id = $1 ORDER BY created_at FOR SHARE';
 
 /** Deliveries kept per endpoint: the log shows the newest 50 (spec section 8); older ended ones are deleted. */
 export const DELIVERY_LOG_SIZE = 50;
@@ -40,11 +44,11 @@ export class WebhookFanOut implements EventSink, OnModuleInit {
    * the commit.
    */
   async fanOut(event: EventRecord, manager: EntityManager): Promise<(() => Promise<void>) | void> {
-    const endpoints = await manager.find(WebhookEndpoint, {
-      where: { accountId: event.accountId },
-      order: { createdAt: 'ASC' },
-      lock: { mode: 'pessimistic_read' },
-    });
+    // A prepared statement rather than TypeORM's find: every ended job's event reads them (docs/performance.md#captures).
+    const endpointRows = manager.getRepository(WebhookEndpoint);
+    const endpoints = (await transactionRows<Record<string, unknown>>(manager, ENDPOINTS_OF_ACCOUNT_SQL, [event.accountId])).map((row) =>
+      entityFromRow(endpointRows, row),
+    );
     const targets =
       event.type === 'test.ping'
         ? endpoints.filter((e) => e.id === (event.data as TestPingData).endpointId)
