@@ -4,11 +4,12 @@
  * - recording wall time against the animation's length;
  * - encoding wall time and ffmpeg's CPU time of MP4, WebM and GIF (GIF at 25 fps too, its worst case),
  *   against the animation's length (targets: MP4 at most 0.5×, GIF at most 1×), and the output sizes,
- *   from reference frames: a screenshot at each frame's scroll position, every frame distinct as in a
- *   recording on an idle machine, so the figures do not depend on how busy the machine was while recording;
+ *   from reference frames: a screenshot at each frame's scroll position, the frames a recording takes,
+ *   shot apart so that the encodings always read the same frames;
  * - peak RSS while encoding: this process (the worker's part) and the ffmpeg processes it started;
- * - distinct frames of one recording alone and of two recordings at once (repeated frames are frames the
- *   page did not repaint in time).
+ * - wall time and distinct frames of one recording alone and of two recordings at once (the recorder
+ *   steps the scroll, so a frame repeated is a position missed: none should be; a busy machine takes
+ *   longer instead).
  * Run: npm run bench:animated   (BENCH_DURATION_MS, default 5000; BENCH_FPS, default 25)
  */
 import { execFileSync } from 'node:child_process';
@@ -20,11 +21,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Browser, chromium } from 'playwright';
 import { resolveChromiumExecutable } from '../src/browser/chromium-executable';
+import { scrollPositionAt, scrollTarget, scrollToY } from '../src/browser/page-toolkit';
 import { recordAnimation } from '../src/capture/animated-capture';
 import type { AnimationOptions } from '../src/capture/capture-options';
 import { loadConfig } from '../src/config/app-config';
 import { encodeAnimation } from '../src/recording/animation-encoding';
-import type { Recording } from '../src/recording/screencast-recorder';
+import type { Recording } from '../src/recording/frame-output';
 import { envNumber, loadAverage } from './bench-support';
 
 const WIDTH = 1280;
@@ -107,13 +109,13 @@ async function peakRss<T>(work: () => Promise<T>): Promise<{ result: T; ownMiB: 
   }
 }
 
-async function record(browser: Browser, url: string): Promise<{ recording: Recording; wallMs: number }> {
+async function record(browser: Browser, url: string, maxLateMs: number): Promise<{ recording: Recording; wallMs: number }> {
   const context = await browser.newContext({ viewport: { width: WIDTH, height: HEIGHT } });
   const page = await context.newPage();
   try {
     await page.goto(url);
     const started = performance.now();
-    const recording = await recordAnimation(page, ANIMATION, VIEWPORT);
+    const recording = await recordAnimation(page, ANIMATION, VIEWPORT, maxLateMs);
     return { recording, wallMs: performance.now() - started };
   } finally {
     await context.close();
@@ -121,8 +123,8 @@ async function record(browser: Browser, url: string): Promise<{ recording: Recor
 }
 
 /**
- * The frames an idle machine records of the animation: the page scrolled to each frame's position
- * (ease-in-out, as the capture plays it) and shot as JPEG at the screencast's quality, in a frames file.
+ * The frames of the animation, taken without the recorder: the page scrolled to each frame's position
+ * (scrollPositionAt, as the capture computes it) and shot as JPEG at the screencast's quality, in a frames file.
  */
 async function referenceFrames(browser: Browser, url: string): Promise<Recording> {
   const context = await browser.newContext({ viewport: { width: WIDTH, height: HEIGHT } });
@@ -130,12 +132,12 @@ async function referenceFrames(browser: Browser, url: string): Promise<Recording
   const dir = mkdtempSync(join(tmpdir(), 'glimpse-bench-frames-'));
   try {
     await page.goto(url);
-    const toY = await page.evaluate(() => document.documentElement.scrollHeight - window.innerHeight);
+    const toY = await scrollTarget(page, 'bottom', VIEWPORT.fullPageMaxHeight);
+    const plan = { toY, durationMs: DURATION_MS, startDelayMs: 0, easing: 'ease-in-out', scrollBack: false } as const;
     const count = Math.round((DURATION_MS * FPS) / 1000);
     const frames: Buffer[] = [];
     for (let i = 0; i < count; i++) {
-      const y = Math.round((toY * (1 - Math.cos((Math.PI * i) / (count - 1)))) / 2);
-      await page.evaluate((top) => window.scrollTo({ top, left: 0, behavior: 'instant' }), y);
+      await scrollToY(page, scrollPositionAt(plan, (i * 1000) / FPS));
       frames.push(await page.screenshot({ type: 'jpeg', quality: 80 }));
     }
     const path = join(dir, 'frames.mjpeg');
@@ -161,7 +163,7 @@ async function main() {
   });
   console.log(`animated capture bench: ${WIDTH}×${HEIGHT}, ${DURATION_MS} ms scroll at ${FPS} fps; load ${loadAverage()}`);
   try {
-    const alone = await record(browser, url);
+    const alone = await record(browser, url, config.captureTimeoutMs);
     const aloneFrames = distinctFrames(alone.recording);
     console.log(
       `recording: ${alone.wallMs.toFixed(0)} ms wall for ${DURATION_MS} ms (${(alone.wallMs / DURATION_MS).toFixed(2)}×, includes going to the top); ` +
@@ -193,10 +195,12 @@ async function main() {
     }
     await reference.dispose();
 
-    const pair = await Promise.all([record(browser, url), record(browser, url)]);
+    const pair = await Promise.all([record(browser, url, config.captureTimeoutMs), record(browser, url, config.captureTimeoutMs)]);
     for (const [i, { recording, wallMs }] of pair.entries()) {
       const { frames, distinct } = distinctFrames(recording);
-      console.log(`two at once, recording ${i + 1}: ${wallMs.toFixed(0)} ms wall; ${frames} frames, ${distinct} distinct`);
+      console.log(
+        `two at once, recording ${i + 1}: ${wallMs.toFixed(0)} ms wall (${(wallMs / DURATION_MS).toFixed(2)}×); ${frames} frames, ${distinct} distinct`,
+      );
       await recording.dispose();
     }
     console.log(`load after: ${loadAverage()}`);

@@ -1,15 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright';
 import sharp from 'sharp';
-import { PageFailure, playScroll, scrollTarget, TimeLimitExceededError, withTimeLimit } from '../browser/page-toolkit';
+import { PageFailure, ScrollPlan, scrollPositionAt, scrollTarget, scrollToY } from '../browser/page-toolkit';
 import { encodeAnimation } from '../recording/animation-encoding';
-import { Recording, ScreencastRecorder } from '../recording/screencast-recorder';
+import type { Recording } from '../recording/frame-output';
+import { recordSteps, RecordingLateError } from '../recording/stepped-recorder';
 import type { AnimationFormat } from '../results/result-formats';
 import { animationLengthMs, AnimationOptions } from './capture-options-schemas';
-import { setTimeout as sleep } from 'node:timers/promises';
-
-/** Longer than the animation the in-page scroll may take before the capture gives up on it, ms (a page that stopped painting). */
-const SCROLL_GRACE_MS = 5_000;
 
 /** The recorder's settings of an animated capture (configuration: `FFMPEG_PATH`, `GIF_MAX_BYTES`, `CAPTURE_TIMEOUT_MS`). */
 export interface AnimationEncoder {
@@ -38,44 +35,46 @@ export interface AnimatedResult {
 
 /**
  * Records the animated capture of a loaded page (CONTRACT.md, "Animated captures";
- * docs/animated-captures.md): the page goes to its top, the {@link ScreencastRecorder} starts keeping
- * frames at `animation.fps`, the page plays the scroll on its own animation frames ({@link playScroll}:
- * still for `startDelayMs`, to `scrollTo` over `durationMs` with the easing, back with `scrollBack`), and
- * the recording stops exactly {@link animationLengthMs} after it started, so the file lasts that long
- * (± one frame). Returns the frames (encode them with {@link encodeAnimatedCapture}, outside the
- * browser lease); throws what the page throws (the recording is removed then), a {@link PageFailure}
- * "the page did not finish its scroll within … ms" when the page stops painting, or a `VideoEncodingError`.
+ * docs/animated-captures.md, "How it is recorded"): the page goes to its top, then each frame of
+ * {@link animationLengthMs} at `animation.fps` is taken with the page scrolled where the scroll is at
+ * that frame's time ({@link scrollPositionAt}: still for `startDelayMs`, to `scrollTo` over `durationMs`
+ * with the easing, back with `scrollBack`), by {@link recordSteps}: paced on the wall clock, never
+ * missing a position when the machine is slow, so the file lasts the animation's length (± one frame)
+ * with every position in it. Returns the frames (encode them with {@link encodeAnimatedCapture},
+ * outside the browser lease); throws what the page throws (the recording is removed then), a
+ * {@link PageFailure} "the page did not paint the animation within … ms" when the frames are not all
+ * taken `maxLateMs` after the animation's length (`CAPTURE_TIMEOUT_MS`: the screenshot's share of the
+ * capture's budget, which an animation does not take), or a `VideoEncodingError`.
  */
-export async function recordAnimation(page: Page, animation: AnimationOptions, viewport: AnimationViewport): Promise<Recording> {
+export async function recordAnimation(
+  page: Page,
+  animation: AnimationOptions,
+  viewport: AnimationViewport,
+  maxLateMs: number,
+): Promise<Recording> {
   const toY = await scrollTarget(page, animation.scrollTo, Math.floor(viewport.fullPageMaxHeight / viewport.scale));
+  const plan: ScrollPlan = {
+    toY,
+    startDelayMs: animation.startDelayMs,
+    durationMs: animation.durationMs,
+    easing: animation.easing,
+    scrollBack: animation.scrollBack,
+  };
   const lengthMs = animationLengthMs(animation);
-  const recorder = await ScreencastRecorder.start(page, {
-    width: viewport.width,
-    height: viewport.height,
-    fps: animation.fps,
-    lengthMs,
-    output: { frames: true },
-  });
-  const endAt = recorder.startTime + lengthMs;
+  const limitMs = lengthMs + maxLateMs;
   try {
-    const scroll = playScroll(page, {
-      toY,
-      startInMs: animation.startDelayMs - (Date.now() - recorder.startTime),
-      durationMs: animation.durationMs,
-      easing: animation.easing,
-      scrollBack: animation.scrollBack,
+    return await recordSteps(page, {
+      width: viewport.width,
+      height: viewport.height,
+      fps: animation.fps,
+      frames: Math.max(1, Math.round((lengthMs * animation.fps) / 1000)),
+      moveTo: (timeMs) => scrollToY(page, scrollPositionAt(plan, timeMs)),
+      deadline: Date.now() + limitMs,
     });
-    await withTimeLimit(scroll, lengthMs + SCROLL_GRACE_MS).catch((err: unknown) => {
-      if (err instanceof TimeLimitExceededError)
-        throw new PageFailure(`the page did not finish its scroll within ${lengthMs + SCROLL_GRACE_MS} ms`);
-      throw err;
-    });
-    await sleep(Math.max(0, endAt - Date.now()));
   } catch (err) {
-    await recorder.abort();
+    if (err instanceof RecordingLateError) throw new PageFailure(`the page did not paint the animation within ${limitMs} ms`);
     throw err;
   }
-  return recorder.stop(endAt);
 }
 
 /**

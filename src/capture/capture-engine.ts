@@ -31,7 +31,7 @@ import { captureBudgetMs, CaptureOptions, PdfOptions } from './capture-options';
 import { ImageFormat, isAnimationFormat, ResultFormat } from '../results/result-formats';
 import { AnimationTooLargeError } from '../recording/animation-encoding';
 import { VideoEncodingError } from '../recording/ffmpeg';
-import type { Recording } from '../recording/screencast-recorder';
+import type { Recording } from '../recording/frame-output';
 import { AnimationViewport, encodeAnimatedCapture, recordAnimation } from './animated-capture';
 import { SessionSetup, sessionContextOptions } from './session-options';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -230,7 +230,7 @@ export class CaptureEngine {
     if (request.beforeImage) await request.beforeImage(page, loaded);
     if (options.format === 'none') return { image: null, format: null, poster: null, clipped: false, targetStatus: target.status };
     if (isAnimationFormat(options.format) && options.animation) {
-      const recording = await recordAnimation(page, options.animation, animationViewport(options));
+      const recording = await recordAnimation(page, options.animation, animationViewport(options), this.config.captureTimeoutMs);
       return { image: null, format: options.format, poster: null, clipped: false, targetStatus: target.status, recording };
     }
     const result = options.format === 'pdf' ? await this.print(page, cdp, options) : await this.screenshot(page, cdp, options, timeout);

@@ -1,9 +1,12 @@
-import { open, stat, writeFile } from 'node:fs/promises';
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
+import { finished } from 'node:stream/promises';
 import { dirname, join } from 'node:path';
 import type { AnimationFormat } from '../results/result-formats';
 import { EncodeJob, VIDEO_ENCODINGS, VideoEncoding } from './encodings';
-import { runFfmpeg } from './ffmpeg';
-import type { Recording } from './screencast-recorder';
+import { runFfmpeg, VideoEncodingError } from './ffmpeg';
+import type { Recording } from './frame-output';
 
 /** Lowest frame rate the GIF size cap's first fallback goes down to, frames per second. */
 const GIF_MIN_FPS = 5;
@@ -74,13 +77,21 @@ export async function encodeAnimation(recording: Recording, options: AnimationEn
           { fps: lowerFps, scale: GIF_FALLBACK_SCALE },
         ];
   const dir = dirname(recording.path);
+  /** The file of frames at each rate: below the recording's, the frames of that rate copied once ({@link copyFrames}), so ffmpeg decodes only the frames it encodes. */
+  const inputs = new Map<number, string>([[recording.fps, recording.path]]);
   /** Mean bytes of a GIF frame in the last size sample (the last attempt, the only one at a smaller scale, is never sampled). */
   let frameBytes: number | null = null;
   for (const [index, attempt] of attempts.entries()) {
     const output = join(dir, `animation-${index}.${encoding.ext}`);
+    let input = inputs.get(attempt.fps);
+    if (input === undefined) {
+      input = join(dir, `frames-${attempt.fps}fps.mjpeg`);
+      const frames = Array.from({ length: outputFrames(recording, attempt.fps) }, (_, k) => sourceFrame(recording, attempt.fps, k));
+      await copyFrames(recording, frames, input);
+      inputs.set(attempt.fps, input);
+    }
     const job: EncodeJob = {
-      input: recording.path,
-      inputFps: recording.fps,
+      input,
       width: options.width,
       height: options.height,
       ...attempt,
@@ -109,6 +120,36 @@ export async function encodeAnimation(recording: Recording, options: AnimationEn
 /** Frames of `recording` encoded at `fps` (the frames file's, dropped evenly). */
 const outputFrames = (recording: Recording, fps: number): number => Math.round((recording.frameOffsets.length * fps) / recording.fps);
 
+/** Index in `recording` of frame `k` of its encoding at `fps`: the frame of the recording at that frame's time. */
+const sourceFrame = (recording: Recording, fps: number, k: number): number =>
+  Math.min(recording.frameOffsets.length - 1, Math.round((k * recording.fps) / fps));
+
+/**
+ * Copies frames `indices` of `recording`'s file of frames, in that order, into a new file of frames at
+ * `path`, one frame in memory at a time. Throws `VideoEncodingError` when a file cannot be read or written.
+ */
+async function copyFrames(recording: Recording, indices: number[], path: string): Promise<void> {
+  const offsets = recording.frameOffsets;
+  const { size: fileSize } = await stat(recording.path);
+  const file = await open(recording.path, 'r');
+  const copy = createWriteStream(path);
+  try {
+    for (const frame of indices) {
+      const start = offsets[frame];
+      const data = Buffer.alloc((offsets[frame + 1] ?? fileSize) - start);
+      await file.read(data, 0, data.length, start);
+      if (!copy.write(data)) await once(copy, 'drain');
+    }
+    copy.end();
+    await finished(copy);
+  } catch (err) {
+    copy.destroy();
+    throw new VideoEncodingError(`the frames could not be copied: ${(err as Error).message}`);
+  } finally {
+    await file.close();
+  }
+}
+
 /**
  * Mean bytes of a frame of `job`'s output, from a sample of its frames (`encoding.sizeSample`): runs
  * of consecutive output frames spread evenly over the recording are copied from the frames file into
@@ -123,32 +164,14 @@ async function sampleFrameBytes(
   samplePath: string,
   options: AnimationEncodeOptions,
 ): Promise<number | null> {
-  const offsets = recording.frameOffsets;
   const frameCount = outputFrames(recording, job.fps);
   if (!encoding.sizeSample || frameCount <= 2 * SAMPLE_RUNS * SAMPLE_RUN_FRAMES) return null;
-  const { size: fileSize } = await stat(recording.path);
-  const file = await open(recording.path, 'r');
-  const frames: Buffer[] = [];
-  try {
-    for (let run = 0; run < SAMPLE_RUNS; run++) {
-      const first = Math.floor(((run + 0.5) * frameCount) / SAMPLE_RUNS) - 1;
-      for (let k = 0; k < SAMPLE_RUN_FRAMES; k++) {
-        const frame = Math.min(offsets.length - 1, Math.round(((first + k) * job.inputFps) / job.fps));
-        const start = offsets[frame];
-        const data = Buffer.alloc((offsets[frame + 1] ?? fileSize) - start);
-        await file.read(data, 0, data.length, start);
-        frames.push(data);
-      }
-    }
-  } finally {
-    await file.close();
-  }
-  await writeFile(samplePath, Buffer.concat(frames));
-  const report = await runFfmpeg(
-    options.ffmpegPath,
-    encoding.sizeSample({ ...job, input: samplePath, inputFps: job.fps }),
-    options.passTimeoutMs,
-  );
+  const indices = Array.from({ length: SAMPLE_RUNS }, (_, run) => {
+    const first = Math.floor(((run + 0.5) * frameCount) / SAMPLE_RUNS) - 1;
+    return Array.from({ length: SAMPLE_RUN_FRAMES }, (_, k) => sourceFrame(recording, job.fps, first + k));
+  }).flat();
+  await copyFrames(recording, indices, samplePath);
+  const report = await runFfmpeg(options.ffmpegPath, encoding.sizeSample({ ...job, input: samplePath }), options.passTimeoutMs);
   const sizes = report
     .split('\n')
     .filter((line) => line.trim() && !line.startsWith('#'))

@@ -3,7 +3,6 @@ import { EncodeJob, VIDEO_ENCODINGS } from './encodings';
 
 const JOB: EncodeJob = {
   input: '/tmp/frames.mjpeg',
-  inputFps: 25,
   width: 801,
   height: 601,
   fps: 25,
@@ -43,12 +42,13 @@ describe('the output kinds of the recorder (docs/animated-captures.md, "One reco
     expect(after(run, '-i')).toBe('pipe:0');
   });
 
-  it('gif: a palette pass, then a pass mapping the frames onto it, at the lower rate and scale of a fallback', () => {
+  it('gif: a palette pass counting one pixel in 4 × 4, then a pass mapping the frames onto it, at the scale of a fallback', () => {
     const [palette, frames] = VIDEO_ENCODINGS.gif.passes({ ...JOB, fps: 12, scale: 0.5 });
     expect(palette[palette.length - 1]).toBe(JOB.scratch);
-    expect(after(palette, '-vf')).toBe('fps=12,scale=401:301:flags=lanczos,palettegen=stats_mode=diff');
+    expect(after(palette, '-framerate')).toBe('12');
+    expect(after(palette, '-vf')).toBe('scale=ceil(iw/4):ceil(ih/4):flags=neighbor,palettegen=stats_mode=diff');
     expect(frames).toEqual(expect.arrayContaining(['-i', JOB.scratch]));
-    expect(after(frames, '-lavfi')).toContain('fps=12,scale=401:301:flags=lanczos[frames];[frames][1:v]paletteuse');
+    expect(after(frames, '-lavfi')).toContain('scale=401:301:flags=lanczos[frames];[frames][1:v]paletteuse');
     expect(lastAfter(frames, '-f')).toBe('gif');
   });
 
@@ -58,8 +58,8 @@ describe('the output kinds of the recorder (docs/animated-captures.md, "One reco
     expect(VIDEO_ENCODINGS.gif.passes(JOB)[1]).not.toContain('-fs');
     const sample = VIDEO_ENCODINGS.gif.sizeSample(JOB);
     expect(after(sample, '-lavfi')).toBe(
-      'scale=801:601:flags=lanczos,split[frames][copy];[copy]palettegen=stats_mode=diff[palette];' +
-        '[frames][palette]paletteuse=dither=bayer:bayer_scale=5:diff_mode=rectangle',
+      'split[whole][copy];[copy]scale=ceil(iw/4):ceil(ih/4):flags=neighbor,palettegen=stats_mode=diff[palette];' +
+        '[whole]scale=801:601:flags=lanczos[frames];[frames][palette]paletteuse=dither=bayer:bayer_scale=5:diff_mode=rectangle',
     );
     expect(sample.slice(-5)).toEqual(['-c:v', 'gif', '-f', 'framecrc', '-']);
   });

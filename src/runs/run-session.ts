@@ -26,7 +26,8 @@ import { EGRESS_ERROR_HEADER } from '../egress/egress-proxy';
 import { PageErrorCollector, ConsoleErrorEntry, NetworkErrorEntry } from './page-errors';
 import { RUN_LIMITS, RunStep, stepLabel, waitForUrlMatcher } from './run-steps';
 import { VideoEncodingError } from '../recording/ffmpeg';
-import { Recording, ScreencastRecorder } from '../recording/screencast-recorder';
+import type { Recording } from '../recording/frame-output';
+import { ScreencastRecorder } from '../recording/screencast-recorder';
 
 /** Where a run failed (CONTRACT.md, "Browser session runs", `failure.stage`). */
 export const FAILURE_STAGES = ['step', 'timeout', 'browser', 'worker', 'finalize', 'canceled'] as const;

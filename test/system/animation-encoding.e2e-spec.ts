@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/app-config';
 import { AnimationTooLargeError, encodeAnimation } from '../../src/recording/animation-encoding';
-import type { Recording } from '../../src/recording/screencast-recorder';
+import type { Recording } from '../../src/recording/frame-output';
 import { probeVideo } from '../support/video';
 
 const run = promisify(execFile);

@@ -3,12 +3,12 @@ import type { Page } from 'playwright';
 /** How the scroll's position follows time: `linear`, or `ease-in-out` (a half cosine: slow at both ends, fastest in the middle). */
 export type ScrollEasing = 'linear' | 'ease-in-out';
 
-/** One scroll of the page, timed from when {@link playScroll} is called. Times in ms, positions in CSS px. */
+/** One scroll of the page, timed from the start of the recording. Times in ms, positions in CSS px. */
 export interface ScrollPlan {
   /** The y position the scroll ends at ({@link scrollTarget}). */
   toY: number;
   /** Still time before the scroll starts. */
-  startInMs: number;
+  startDelayMs: number;
   /** Length of the scroll (and of the scroll back). */
   durationMs: number;
   easing: ScrollEasing;
@@ -35,32 +35,27 @@ export async function scrollTarget(page: Page, scrollTo: 'bottom' | number, maxP
 }
 
 /**
- * Plays `plan` in the page, on its animation frames (`requestAnimationFrame`, timed with
- * `performance.now()`, so the position at each painted frame is the plan's at that time): still until
- * `startInMs`, then from the top to `toY` over `durationMs` with the easing, and back with `scrollBack`.
- * Each position is set at once (`behavior: "instant"`), so the page's own smooth scrolling does not lag
- * it. Resolves when the scroll is over; rejects when the page goes away meanwhile.
+ * The y position, whole CSS px, of `plan` at `timeMs` after its start (CONTRACT.md, "Animated captures";
+ * docs/animated-captures.md, "How it is recorded"): 0 until `startDelayMs`, then from the top to `toY`
+ * over `durationMs` with the easing, back to 0 over `durationMs` again with `scrollBack`, then still
+ * (at `toY`, or 0 with `scrollBack`). The one place of the scroll's maths.
  */
-export async function playScroll(page: Page, plan: ScrollPlan): Promise<void> {
-  await page.evaluate(
-    (plan) =>
-      new Promise<void>((resolve) => {
-        const ease = (t: number) => (plan.easing === 'linear' ? t : (1 - Math.cos(Math.PI * t)) / 2);
-        const legs = plan.scrollBack ? 2 : 1;
-        const origin = performance.now();
-        const at = (y: number) => window.scrollTo({ top: y, left: 0, behavior: 'instant' });
-        const frame = (now: number) => {
-          const t = (now - origin - plan.startInMs) / plan.durationMs;
-          if (t >= legs) {
-            at(plan.scrollBack ? 0 : plan.toY);
-            resolve();
-            return;
-          }
-          if (t > 0) at(plan.toY * (t <= 1 ? ease(t) : 1 - ease(t - 1)));
-          requestAnimationFrame(frame);
-        };
-        requestAnimationFrame(frame);
-      }),
-    plan,
-  );
+export function scrollPositionAt(plan: ScrollPlan, timeMs: number): number {
+  const ease = (t: number) => (plan.easing === 'linear' ? t : (1 - Math.cos(Math.PI * t)) / 2);
+  const t = (timeMs - plan.startDelayMs) / plan.durationMs;
+  if (t <= 0) return 0;
+  if (t >= (plan.scrollBack ? 2 : 1)) return plan.scrollBack ? 0 : plan.toY;
+  return Math.round(plan.toY * (t <= 1 ? ease(t) : 1 - ease(t - 1)));
+}
+
+/**
+ * Scrolls the page's document to `y` (CSS px) at once (`behavior: "instant"`, so the page's own smooth
+ * scrolling does not lag it) and returns the y position it reached, CSS px (less than `y` when the
+ * page got shorter). Rejects when the page goes away meanwhile.
+ */
+export function scrollToY(page: Page, y: number): Promise<number> {
+  return page.evaluate((top) => {
+    window.scrollTo({ top, left: 0, behavior: 'instant' });
+    return window.scrollY;
+  }, y);
 }
