@@ -12,9 +12,8 @@
  *   longer instead).
  * Run: npm run bench:animated   (BENCH_DURATION_MS, default 5000; BENCH_FPS, default 25)
  */
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -82,22 +81,47 @@ function childrenCpuMs(): number {
   return (Number(fields[13]) + Number(fields[14])) * 10;
 }
 
-/** Peak RSS (MiB) of this process and, summed at each sample, of its ffmpeg children, while `work` runs. */
+/** This process's direct children running ffmpeg, from /proc (no process spawned: `ps` every 50 ms cost more CPU than the encodes' differences). */
+function ffmpegChildren(): number[] {
+  const pids: number[] = [];
+  for (const task of readdirSync('/proc/self/task')) {
+    let children = '';
+    try {
+      children = readFileSync(`/proc/self/task/${task}/children`, 'utf8');
+    } catch {
+      continue; // the thread ended
+    }
+    for (const pid of children.split(' ').filter(Boolean).map(Number)) {
+      try {
+        if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'ffmpeg') pids.push(pid);
+      } catch {
+        /* ended meanwhile */
+      }
+    }
+  }
+  return pids;
+}
+
+/** Resident set size of process `pid` (VmRSS), bytes; 0 once it ended. */
+function rssBytes(pid: number): number {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Peak RSS (MiB) of this process and, summed at each sample (every 50 ms, from /proc), of its ffmpeg children, while `work` runs. */
 async function peakRss<T>(work: () => Promise<T>): Promise<{ result: T; ownMiB: number; ffmpegMiB: number }> {
   let own = 0;
   let ffmpeg = 0;
   const sample = () => {
     own = Math.max(own, process.memoryUsage().rss);
-    try {
-      const out = execFileSync('ps', ['--ppid', String(process.pid), '-o', 'rss=,comm=']).toString();
-      const kib = out
-        .split('\n')
-        .filter((l) => l.includes('ffmpeg'))
-        .reduce((sum, l) => sum + Number(l.trim().split(/\s+/)[0]), 0);
-      ffmpeg = Math.max(ffmpeg, kib * 1024);
-    } catch {
-      /* no child at this instant */
-    }
+    ffmpeg = Math.max(
+      ffmpeg,
+      ffmpegChildren().reduce((sum, pid) => sum + rssBytes(pid), 0),
+    );
   };
   const timer = setInterval(sample, 50);
   try {
