@@ -60,25 +60,28 @@ describe('animated capture frames', () => {
     return levels;
   }
 
+  /** A 1 s linear scroll to the bottom at 10 fps: 10 frames, each 10 % further down. */
+  const animation: AnimationOptions = {
+    scrollTo: 'bottom',
+    durationMs: 1000,
+    fps: 10,
+    easing: 'linear',
+    startDelayMs: 0,
+    pauseAtEndMs: 0,
+    scrollBack: false,
+  };
+  const viewport = { width: WIDTH, height: HEIGHT, scale: 1, fullPageMaxHeight: 16_384 };
+
   /** The grey level of the page's middle row when the page is scrolled to `y` (CSS px). */
   const levelOfScroll = (y: number) => (255 * (y + HEIGHT / 2)) / PAGE_HEIGHT;
 
   it('every frame of a scroll shows its own position, none repeated, on a page that paints a few times a second', async () => {
     const context = await browser.newContext({ viewport: { width: WIDTH, height: HEIGHT } });
     const page = await context.newPage();
-    const animation: AnimationOptions = {
-      scrollTo: 'bottom',
-      durationMs: 1000,
-      fps: 10,
-      easing: 'linear',
-      startDelayMs: 0,
-      pauseAtEndMs: 0,
-      scrollBack: false,
-    };
     let recording: Recording | null = null;
     try {
       await page.goto(`${pages.url}/janky`);
-      recording = await recordAnimation(page, animation, { width: WIDTH, height: HEIGHT, scale: 1, fullPageMaxHeight: 16_384 }, 30_000);
+      recording = await recordAnimation(page, animation, viewport, 30_000);
       expect(recording).toMatchObject({ frames: 10, fps: 10, durationMs: 1000, dropped: 0 });
       const levels = await frameLevels(recording);
       expect(levels).toHaveLength(10);
@@ -96,18 +99,9 @@ describe('animated capture frames', () => {
   it('a page that stops painting fails the capture once the frames are more than the allowed time late', async () => {
     const context = await browser.newContext({ viewport: { width: WIDTH, height: HEIGHT } });
     const page = await context.newPage();
-    const animation: AnimationOptions = {
-      scrollTo: 'bottom',
-      durationMs: 1000,
-      fps: 10,
-      easing: 'linear',
-      startDelayMs: 0,
-      pauseAtEndMs: 0,
-      scrollBack: false,
-    };
     try {
       await page.goto(`${pages.url}/freezes`);
-      const recording = recordAnimation(page, animation, { width: WIDTH, height: HEIGHT, scale: 1, fullPageMaxHeight: 16_384 }, 500);
+      const recording = recordAnimation(page, animation, viewport, 500);
       await expect(recording).rejects.toThrow(PageFailure);
       await expect(recording).rejects.toThrow('the page did not paint the animation within 1500 ms');
     } finally {
