@@ -70,7 +70,7 @@ describe('capture options (CONTRACT.md "Capture options")', () => {
       },
       '/doc': `<!doctype html><body style="margin:0"><h1 style="color:rgb(200,0,0)">Invoice 42</h1><p>Lorem ipsum dolor sit amet.</p></body>`,
     });
-    t = await startTestApp({ env: { CAPTURE_TIMEOUT_MS: '3000' } });
+    t = await startTestApp({ env: { CAPTURE_TIMEOUT_MS: '5000' } });
     ({ key } = await t.createKey());
   });
 

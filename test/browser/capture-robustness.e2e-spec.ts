@@ -56,7 +56,9 @@ describe('capture engine robustness, full page and fonts', () => {
         '<html><body style="margin:0;background:#fff"><div style="font-size:64px;line-height:80px">\uE000\uE001\uE002\uE003\uE004\uE005\uE006\uE007</div></body></html>',
       '/emoji': '<html><body style="margin:0;background:#fff"><div style="font-size:64px;line-height:80px">😀🎉🍣</div></body></html>',
     });
-    t = await startTestApp({ env: { CAPTURE_TIMEOUT_MS: '2000', CAPTURE_BROWSER_RECYCLE_AFTER: '3' } });
+    // 6 s: the page that never loads waits that long, and a 16,384 px screenshot (its own CAPTURE_TIMEOUT_MS)
+    // took more than 2 s on a 2-core machine busy with the whole suite.
+    t = await startTestApp({ env: { CAPTURE_TIMEOUT_MS: '6000', CAPTURE_BROWSER_RECYCLE_AFTER: '3' } });
     ({ key } = await t.createKey());
   });
 

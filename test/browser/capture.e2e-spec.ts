@@ -17,7 +17,7 @@ describe('capture a real page end to end', () => {
         /* never answers */
       },
     });
-    t = await startTestApp({ env: { CAPTURE_TIMEOUT_MS: '2000' } });
+    t = await startTestApp({ env: { CAPTURE_TIMEOUT_MS: '5000' } });
     ({ key } = await t.createKey());
   });
 
@@ -108,7 +108,7 @@ describe('capture a real page end to end', () => {
 
   it('fails a job whose page never answers at the navigation timeout', async () => {
     const job = await capture({ url: `${pages.url}/hang` });
-    expect(job).toMatchObject({ status: 'failed', error: 'navigation timed out after 2000 ms' });
+    expect(job).toMatchObject({ status: 'failed', error: 'navigation timed out after 5000 ms' });
   });
 
   it('answers 404 for an unknown result file', async () => {

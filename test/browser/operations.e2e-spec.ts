@@ -8,7 +8,7 @@ import { ScreenshotsService } from '../../src/screenshots/screenshots.service';
 import { startOpsHttpServer } from '../../src/health/ops-http-server';
 import { scanLogsForSecrets, SECRET_IN_LOG } from '../support/log-scan';
 import { startPageServer } from '../support/page-server';
-import { waitFor } from '../support/outage';
+import { sleep, waitFor } from '../support/outage';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { startTestApp, TestApp, waitForJob } from '../support/test-app';
 import { startWebhookReceiver, WebhookReceiver } from '../support/webhook-receiver';
@@ -91,7 +91,14 @@ describe('operations: health, readiness, metrics, logs', () => {
     expect(health.status).toBe(200);
     expect(health.body.status).toBe('ok');
 
-    const ready = await t.request('GET', '/ready');
+    // Readiness is polled, as a load balancer does: right after boot, on a machine busy with other work,
+    // the readiness check's own Redis connection may still be connecting (a 503 until it is).
+    let ready = await t.request('GET', '/ready');
+    const deadline = Date.now() + 15_000;
+    while (ready.status !== 200 && Date.now() < deadline) {
+      await sleep(250);
+      ready = await t.request('GET', '/ready');
+    }
     // Status and body together, so a failure shows which check was down.
     expect({ status: ready.status, body: ready.body }).toMatchObject({ status: 200, body: { status: 'ok' } });
     expect(ready.body.details).toMatchObject({
