@@ -137,20 +137,37 @@ export function descendants(root: number): number[] {
   return out;
 }
 
-/** CPU time (user + system, own and reaped children) of the live processes `pids`, ms. */
-export function cpuMsOf(pids: number[]): number {
-  let ticks = 0;
+/** CPU time of the live processes `pids`, own and reaped children, split into user and system (kernel) time, ms. */
+export function cpuSplitMsOf(pids: number[]): { user: number; system: number } {
+  let user = 0;
+  let system = 0;
   for (const pid of pids) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       // fields[11..14] = utime, stime, cutime, cstime (stat fields 14-17).
-      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+      user += Number(fields[11]) + Number(fields[13]);
+      system += Number(fields[12]) + Number(fields[14]);
     } catch {
       /* gone */
     }
   }
-  return (ticks * 1000) / CLK_TCK;
+  return { user: (user * 1000) / CLK_TCK, system: (system * 1000) / CLK_TCK };
+}
+
+/** CPU time (user + system, own and reaped children) of the live processes `pids`, ms. */
+export function cpuMsOf(pids: number[]): number {
+  const { user, system } = cpuSplitMsOf(pids);
+  return user + system;
+}
+
+/** Whether process `pid` is a Chromium process (its command line names it); false once it has exited. */
+export function isChromium(pid: number): boolean {
+  try {
+    return /chrom/i.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+  } catch {
+    return false;
+  }
 }
 
 /** CPU ms of a process tree so far; the difference of two readings is the tree's CPU in between. */

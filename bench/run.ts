@@ -51,6 +51,7 @@ import {
   dropBenchState,
   envNumber,
   freePort,
+  isChromium,
   loadAverage,
   percentile,
   postgresConnection,
@@ -232,14 +233,6 @@ function memoryOf(pids: number[]): { pss: number; rss: number } {
     }
   }
   return { pss, rss };
-}
-
-function isChromium(pid: number): boolean {
-  try {
-    return /chrom/i.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
-  } catch {
-    return false;
-  }
 }
 
 const GiB = 1024 ** 3;
