@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Agent, fetch } from 'undici';
 import { AccountsService } from '../../src/accounts/accounts.service';
 import { Plan } from '../../src/accounts/plan';
 import { AppModule } from '../../src/app.module';
@@ -36,6 +37,14 @@ export interface TestApp {
   /** Ends the log stream and deletes the storage directory, for an app the test closed itself (e.g. by the SIGTERM drain). */
   release(): Promise<void>;
 }
+
+/**
+ * The connections of {@link TestApp.request}: an idle one is closed after 1 s, well before the app's
+ * server closes it (Node's `keepAliveTimeout`, 5 s). With the client's default (the server's hint less
+ * 1 s), a request sent on a connection the server was closing at that moment failed with "other side
+ * closed" on a 2-core machine busy with the suite, whose timers ran late.
+ */
+const testClient = new Agent({ keepAliveTimeout: 1000, keepAliveMaxTimeout: 1000 });
 
 export interface TestResponse {
   status: number;
@@ -113,6 +122,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     },
     async request(method, path, { key, body, headers = {} } = {}) {
       const res = await fetch(baseUrl + path, {
+        dispatcher: testClient,
         method,
         headers: {
           ...(key ? { authorization: `Bearer ${key}` } : {}),
