@@ -1,5 +1,7 @@
 import { DataSource } from 'typeorm';
 import { preferredWaitSeconds } from '../../src/idempotency/prefer-wait';
+import { WorkEndWaiter } from '../../src/queue/work-ended';
+import { waitFor } from '../support/outage';
 import { startPageServer, PageServer } from '../support/page-server';
 import { startTestApp, TestApp, waitForJob } from '../support/test-app';
 
@@ -19,6 +21,15 @@ describe('Prefer: wait=N', () => {
     });
     t = await startTestApp();
     ({ key, accountId } = await t.createKey());
+    // The process's listening connection open before the tests: on a 2-core machine busy with the
+    // suite, opening it at the first wait took longer than DEPENDENCY_TIMEOUT_MS once, and that wait
+    // then answered 202 at once, as it does without a connection (`WorkEndWaiter`, src/queue/work-ended.ts).
+    const watch = t.get(WorkEndWaiter).watchCancel('warm-up', () => undefined);
+    try {
+      await waitFor('the ended-work listener', async () => watch.listening(), 30_000);
+    } finally {
+      watch.stop();
+    }
   });
 
   afterAll(async () => {
