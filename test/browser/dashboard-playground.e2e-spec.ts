@@ -172,8 +172,17 @@ describe('dashboard playground (real Chromium against the real app)', () => {
     await page.getByLabel('Format').selectOption('mp4');
     for (const kind of ['markdown', 'metadata', 'links', 'html', 'text']) await page.getByLabel(kind, { exact: true }).uncheck();
     await page.getByRole('button', { name: 'Capture' }).click();
+    // The job's end, done or failed (the card asks for itself again while it runs), with the error shown
+    // on failure: on a 2-core machine busy with the suite this took more than 45 s once.
+    const ended = page.locator('#playground-result[data-status="done"], #playground-result[data-status="failed"]');
+    await ended.waitFor({ timeout: 90_000 });
+    const error = page.locator('#playground-result .alert-error');
+    expect({ status: await ended.getAttribute('data-status'), error: (await error.count()) ? await error.textContent() : null }).toEqual({
+      status: 'done',
+      error: null,
+    });
     const video = page.locator('#pg-video');
-    await video.waitFor({ timeout: 45_000 });
+    await video.waitFor();
     expect(await video.getAttribute('src')).toMatch(/\/files\/[^/]+\.mp4$/);
     expect(await video.getAttribute('poster')).toMatch(/\/files\/[^/]+\.png$/);
     // The browser decodes it: its size is the viewport's, and it seeks (the file answers Range requests).
