@@ -6,6 +6,7 @@ import { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import type { Browser } from 'playwright';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/database/data-source';
 
@@ -167,6 +168,27 @@ export function isChromium(pid: number): boolean {
     return /chrom/i.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
   } catch {
     return false;
+  }
+}
+
+/** The Chromium processes started by this process (its direct children; their renderers are below them). */
+export function chromiumChildren(): number[] {
+  return [...processTable()].filter(([pid, ppid]) => ppid === process.pid && isChromium(pid)).map(([pid]) => pid);
+}
+
+/**
+ * One capture as the script a user would write does it (docs/performance.md, "The figures": the raw
+ * script): a fresh 1280×800 context, `goto` until `load` (30 s at most), a PNG `page.screenshot`, the
+ * context closed. Throws what Playwright throws.
+ */
+export async function rawCapture(browser: Browser, url: string): Promise<void> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  try {
+    const page = await context.newPage();
+    await page.goto(url, { waitUntil: 'load', timeout: 30_000 });
+    await page.screenshot({ type: 'png' });
+  } finally {
+    await context.close();
   }
 }
 

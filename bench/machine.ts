@@ -18,7 +18,7 @@ import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { chromium } from 'playwright';
 import { resolveChromiumExecutable } from '../src/browser/chromium-executable';
-import { cpuSplitMsOf, descendants, envNumber, isChromium, loadAverage, percentile, processTable } from './bench-support';
+import { chromiumChildren, cpuSplitMsOf, descendants, envNumber, loadAverage, percentile, rawCapture } from './bench-support';
 import { fixedLoopMs } from './render-hits';
 
 const ROUNDS = envNumber('BENCH_MACHINE_ROUNDS', 3);
@@ -47,20 +47,11 @@ function systemCallUs(count: number): number {
 /** CPU ms per raw Playwright capture of `url` (this process and Chromium's), and the kernel's part of it. */
 async function captureCpuMs(url: string, count: number): Promise<{ total: number; system: number }> {
   const browser = await chromium.launch({ executablePath: resolveChromiumExecutable(null), headless: true, args: ['--no-sandbox'] });
-  const captureOne = async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    try {
-      const page = await context.newPage();
-      await page.goto(url, { waitUntil: 'load' });
-      await page.screenshot({ type: 'png' });
-    } finally {
-      await context.close();
-    }
-  };
+  const captureOne = () => rawCapture(browser, url);
   try {
     await captureOne();
     // The browser is a child of this process; its renderers end and are reaped inside its tree.
-    const roots = [...processTable()].filter(([pid, ppid]) => ppid === process.pid && isChromium(pid)).map(([pid]) => pid);
+    const roots = chromiumChildren();
     const now = () => {
       const chromium = cpuSplitMsOf(roots.flatMap((root) => descendants(root)));
       const own = process.cpuUsage();

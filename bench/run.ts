@@ -51,12 +51,13 @@ import {
   dropBenchState,
   envNumber,
   freePort,
+  chromiumChildren,
   isChromium,
   loadAverage,
+  rawCapture,
   percentile,
   postgresConnection,
   processCpuMs,
-  processTable,
   descendants,
   cpuMsOf,
   treeCpuMs,
@@ -304,21 +305,11 @@ const cpuText = (r: RunFigure) => `CPU ${r.cpuMsPerCapture.toFixed(0)} ms/captur
  */
 async function rawPlaywright(urls: string[], count: number, concurrency: number): Promise<RunFigure> {
   const browser = await chromium.launch({ executablePath: resolveChromiumExecutable(null), headless: true, args: ['--no-sandbox'] });
-  const captureOne = async (url: string) => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    try {
-      const page = await context.newPage();
-      await page.goto(url, { waitUntil: 'load', timeout: 30_000 });
-      await page.screenshot({ type: 'png' });
-    } finally {
-      await context.close();
-    }
-  };
+  const captureOne = (url: string) => rawCapture(browser, url);
   try {
     for (const url of urls) await captureOne(url); // warm-up: one per site
     // The browser is a direct child of this process; its renderers are its descendants.
-    const table = processTable();
-    const browserPids = [...table].filter(([pid, ppid]) => ppid === process.pid && isChromium(pid)).map(([pid]) => pid);
+    const browserPids = chromiumChildren();
     const cpuNow = () =>
       browserPids.reduce((sum, pid) => sum + treeCpuMs(pid), 0) + (process.cpuUsage().user + process.cpuUsage().system) / 1000;
     const cpu0 = cpuNow();
