@@ -17,6 +17,7 @@ import { RenderHitRoute } from './render/render-hit-route';
 import { requestContextMiddleware } from './logging/request-log-context';
 import type { Logger as PinoInstance } from 'pino';
 import { buildOpenApiDocument } from './openapi/openapi-document';
+import { WorkEndWaiter } from './queue/work-ended';
 
 /**
  * The HTTP pipeline shared by `main.ts` and the tests: the pino logger, the in-flight count the
@@ -24,8 +25,9 @@ import { buildOpenApiDocument } from './openapi/openapi-document';
  * HTTP metrics, the `X-Organization-ID` check, undecodable paths as 404, body parsing with envelope
  * errors, the queue dashboard (`/admin/queues`, with `ADMIN_TOKEN`), the global error filter and
  * validation pipe, Swagger UI at
- * `/docs` (its OpenAPI document built once, on its first request). The app must be created with
- * `bodyParser: false`.
+ * `/docs` (its OpenAPI document built once, on its first request), and the connection on which
+ * `Prefer: wait` and render-link misses hear of ended work opened ahead ({@link WorkEndWaiter.openAhead}).
+ * The app must be created with `bodyParser: false`.
  */
 export function configureApp(app: INestApplication): void {
   const express = app.getHttpAdapter().getInstance();
@@ -47,6 +49,7 @@ export function configureApp(app: INestApplication): void {
     jsonDocumentUrl: 'docs/openapi.json',
     swaggerOptions: { persistAuthorization: true },
   });
+  app.get(WorkEndWaiter).openAhead();
 }
 
 /**

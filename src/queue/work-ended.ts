@@ -68,10 +68,11 @@ class Wakeup {
 /**
  * Waits for capture jobs and runs to end without polling (CONTRACT.md, "Synchronous answers" and
  * "Render links"): one PostgreSQL connection per process `LISTEN`s on {@link WORK_ENDED_CHANNEL}
- * (opened at the first wait) and wakes the waiters of the id it hears. Each waiter subscribes first,
- * then reads the row, so an end committed between the two is never missed. When the listener
- * connection cannot be opened, a wait reads the row once and returns (the caller answers as if the
- * time ran out); a broken connection is reopened at the next wait.
+ * (opened at boot in the HTTP process, {@link openAhead}, else at the first wait) and wakes the
+ * waiters of the id it hears. Each waiter subscribes first, then reads the row, so an end committed
+ * between the two is never missed. When the listener connection cannot be opened, a wait reads the
+ * row once and returns (the caller answers as if the time ran out); a broken connection is reopened
+ * at the next wait.
  *
  * The same connection `LISTEN`s on {@link CANCEL_REQUESTED_CHANNEL}, for the worker running a run to
  * hear its cancel ({@link watchCancel}, docs/runs.md "Cancel").
@@ -150,6 +151,19 @@ export class WorkEndWaiter implements OnModuleDestroy {
         if (!watchers.size && this.cancelWatchers.get(id) === watchers) this.cancelWatchers.delete(id);
       },
     };
+  }
+
+  /**
+   * Starts opening the listening connection now instead of at the first wait: the HTTP process calls
+   * it at boot (`configureApp`), so the first `Prefer: wait` or render-link miss after a start does not
+   * pay the connect, which on a loaded machine took longer than `DEPENDENCY_TIMEOUT_MS` (and such a wait
+   * answers at once, as if its time ran out). Never throws: a failure is logged, and the next wait
+   * opens the connection again.
+   */
+  openAhead(): void {
+    this.listening().catch((err: unknown) =>
+      this.logger.warn(`Cannot listen for ended work yet (${(err as Error).message}); the next wait opens the connection`),
+    );
   }
 
   /** The process's listening connection, opened on first use and again after it broke. */

@@ -1,6 +1,5 @@
 import { DataSource } from 'typeorm';
 import { preferredWaitSeconds } from '../../src/idempotency/prefer-wait';
-import { WorkEndWaiter } from '../../src/queue/work-ended';
 import { waitFor } from '../support/outage';
 import { startPageServer, PageServer } from '../support/page-server';
 import { startTestApp, TestApp, waitForJob } from '../support/test-app';
@@ -21,15 +20,10 @@ describe('Prefer: wait=N', () => {
     });
     t = await startTestApp();
     ({ key, accountId } = await t.createKey());
-    // The process's listening connection open before the tests: on a 2-core machine busy with the
-    // suite, opening it at the first wait took longer than DEPENDENCY_TIMEOUT_MS once, and that wait
-    // then answered 202 at once, as it does without a connection (`WorkEndWaiter`, src/queue/work-ended.ts).
-    const watch = t.get(WorkEndWaiter).watchCancel('warm-up', () => undefined);
-    try {
-      await waitFor('the ended-work listener', async () => watch.listening(), 30_000);
-    } finally {
-      watch.stop();
-    }
+    // The process opens its listening connection at boot (`WorkEndWaiter.openAhead`), before any
+    // wait: this fails without it. Waited for, as on a 2-core machine busy with the suite the connect
+    // took longer than DEPENDENCY_TIMEOUT_MS once, and a wait without the connection answers 202 at once.
+    await waitFor('the ended-work listener, opened at boot', async () => (await listeners()) === 1, 30_000);
   });
 
   afterAll(async () => {
@@ -37,6 +31,14 @@ describe('Prefer: wait=N', () => {
     await t.close();
     await pages.close();
   });
+
+  /** How many connections of this database listen for ended work (`WorkEndWaiter`). */
+  async function listeners(): Promise<number> {
+    const rows = await t
+      .get(DataSource)
+      .query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = 'LISTEN glimpse_work_ended' AND datname = current_database()`);
+    return rows[0].n;
+  }
 
   async function used(): Promise<number> {
     const rows = await t
@@ -61,10 +63,7 @@ describe('Prefer: wait=N', () => {
   });
 
   it('waits on one shared LISTEN connection of the process, not a poll per request', async () => {
-    const rows = await t
-      .get(DataSource)
-      .query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = 'LISTEN glimpse_work_ended' AND datname = current_database()`);
-    expect(rows[0].n).toBe(1);
+    expect(await listeners()).toBe(1);
   });
 
   it('answers the usual 202 when the job has not ended within N seconds, and the job goes on', async () => {
