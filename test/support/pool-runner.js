@@ -28,6 +28,44 @@ const systemSlots = () => Math.max(1, Number(process.env.GLIMPSE_TEST_SYSTEM_SLO
 /** jest-runner's worker module (not in its package exports, so found beside its entry point). */
 const TEST_WORKER = join(dirname(require.resolve('jest-runner')), 'testWorker.js');
 
+/** jest-worker's pool of child processes, its default (not in its package exports either). */
+const { default: ChildProcessPool } = require(join(dirname(require.resolve('jest-worker')), 'WorkerPool.js'));
+
+/** jest-worker's message asking a child to end (`ChildMessageEnd` in its types): it then exits once nothing is left running. */
+const CHILD_MESSAGE_END = 2;
+
+/**
+ * How long a worker asked to end may take to exit by itself before it is killed, ms. jest-worker's own
+ * pool allows 500 ms: on a 2-core machine whose kernel frees memory slowly (docs/testing.md, "What a
+ * run costs", machine B) a worker of 0.5–1 GB with nothing left running took 440–590 ms from its
+ * `exit` event to its end, so that kill said nothing about the tests.
+ */
+const WORKER_EXIT_GRACE_MS = 5_000;
+
+/**
+ * jest-worker's pool of child processes, ending them with {@link WORKER_EXIT_GRACE_MS} of grace: a
+ * worker still there after it was killed because something a test started kept it alive.
+ */
+class PatientPool extends ChildProcessPool {
+  async end() {
+    const killed = await Promise.all(
+      this.getWorkers().map(async (worker) => {
+        const noop = () => undefined;
+        worker.send([CHILD_MESSAGE_END, false], noop, noop, noop);
+        let timer;
+        const grace = new Promise((resolve) => (timer = setTimeout(() => resolve(false), WORKER_EXIT_GRACE_MS)));
+        const exited = await Promise.race([worker.waitForExit().then(() => true), grace]);
+        clearTimeout(timer);
+        if (exited) return false;
+        worker.forceExit();
+        await worker.waitForExit();
+        return true;
+      }),
+    );
+    return { forceExited: killed.includes(true) };
+  }
+}
+
 class PoolRunner extends EmittingTestRunner {
   #events = new Emittery();
 
@@ -48,7 +86,11 @@ class PoolRunner extends EmittingTestRunner {
       await this.#schedule(tests, watcher, worker);
     } finally {
       const { forceExited } = await worker.end();
-      if (forceExited) process.stderr.write('A jest worker did not exit by itself and was ended: a test left something running.\n');
+      if (forceExited) {
+        process.stderr.write(
+          `A jest worker did not exit within ${WORKER_EXIT_GRACE_MS} ms of its last file and was ended: a test left something running.\n`,
+        );
+      }
     }
   }
 
@@ -64,6 +106,7 @@ class PoolRunner extends EmittingTestRunner {
       if (!resolvers.has(config.id)) resolvers.set(config.id, { config, serializableModuleMap: moduleMap.toJSON() });
     }
     const worker = new Worker(TEST_WORKER, {
+      WorkerPool: PatientPool,
       exposedMethods: ['worker'],
       forkOptions: { serialization: 'json', stdio: 'pipe' },
       maxRetries: 3,
