@@ -11,7 +11,7 @@ import { PendingJobsLimit } from './pending-jobs-limit';
 
 /** One row to queue once the acceptance has committed: its kind of work and its id (= the queue job id). */
 export interface WorkToQueue {
-  work: DurableWork<any>;
+  work: DurableWork;
   id: string;
 }
 

@@ -110,7 +110,7 @@ export interface ReconcileResult {
 @Injectable()
 export class DurableQueueService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(DurableQueueService.name);
-  private readonly works: DurableWork<any>[] = [];
+  private readonly works: DurableWork[] = [];
   private readonly repeatables: RepeatableWork[] = [];
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<ReconcileResult> | null = null;
@@ -252,7 +252,7 @@ export class DurableQueueService implements OnApplicationBootstrap, OnModuleDest
   }
 
   /** Queues again every pending row of `work` without a live queue entry; returns how many. */
-  private async requeueLost(manager: EntityManager, work: DurableWork<any>): Promise<number> {
+  private async requeueLost(manager: EntityManager, work: DurableWork): Promise<number> {
     let requeued = 0;
     let afterId: string | null = null;
     for (;;) {
